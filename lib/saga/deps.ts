@@ -1,0 +1,32 @@
+import type { Clock } from "./clock";
+import type { CrashPoints } from "./crash-points";
+import type { IdGenerator } from "./ids";
+import type { Actor, SagaStore } from "./store";
+import type { ToolRegistry } from "./tools";
+
+/** Everything the engine's use cases need, injected so tests can fake each piece. */
+export interface EngineDeps {
+  /** Persistence (the port). */
+  store: SagaStore;
+  /** Known tools and compensators. */
+  registry: ToolRegistry;
+  /** Time; a manual clock makes lag and pauses deterministic. */
+  clock: Clock;
+  /** Id generation. */
+  ids: IdGenerator;
+  /** Named crash points (tests only). */
+  crashPoints: CrashPoints;
+  /** Pause before reconcile looks a key up a second time, because search indexes lag. */
+  recheckAfterMs: number;
+  /** Calls (or lookups) attempted under one key when the provider says "not done, try later". */
+  maxAttempts: number;
+  /** First backoff pause; doubles on each attempt. */
+  backoffMs: number;
+  /** Who the system is in the audit log. */
+  systemActor: Actor;
+}
+
+/** Backoff before attempt `attempt + 1` (attempt counts from 1). */
+export function backoffDelay(deps: EngineDeps, attempt: number): number {
+  return deps.backoffMs * 2 ** (attempt - 1);
+}

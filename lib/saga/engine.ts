@@ -1,0 +1,570 @@
+/**
+ * The saga engine: the harness an agent calls instead of calling tools directly. See ARCHITECTURE.md
+ * for the state machine and where each invariant is enforced.
+ */
+import { systemClock, type Clock } from "./clock";
+import { CrashPoint, noCrashPoints, SimulatedCrash, type CrashPoints } from "./crash-points";
+import { backoffDelay, type EngineDeps } from "./deps";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
+import { checkGate, currentPolicyVersion, type ApprovalReason } from "./gate";
+import { randomIds, type IdGenerator } from "./ids";
+import { argsHash, compensationKey, planHash, stepKey } from "./keys";
+import { irreversibleBeforePivot } from "./metrics";
+import { reconcileStep, toJson } from "./reconcile";
+import type { Actor, EscalationRecord, PivotRecord, PlanItem, RunRecord, SagaStore, StepRecord } from "./store";
+import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
+import { unwindRun, type UnwindReport } from "./unwind";
+import { EscalationKind, EscalationStatus, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+
+/** Options of an engine. */
+export interface SagaEngineOptions {
+  /** Persistence. */
+  store: SagaStore;
+  /** Tools and compensators this process can run. */
+  registry: ToolRegistry;
+  /** Time (default: the wall clock). */
+  clock?: Clock;
+  /** Id generation (default: time-ordered random ids). */
+  ids?: IdGenerator;
+  /** Named crash points (tests only). */
+  crashPoints?: CrashPoints;
+  /** Pause before reconcile's second lookup (default 2000 ms: search indexes lag). */
+  recheckAfterMs?: number;
+  /** Attempts under one key when the provider says "try later" (default 3). */
+  maxAttempts?: number;
+  /** First backoff pause (default 200 ms, doubling). */
+  backoffMs?: number;
+}
+
+/** What a call returns when it did not throw. */
+export type CallOutcome =
+  | {
+      /** The call ran (or was replayed from the log). */
+      status: "ok";
+      /** The step's index (null for PURE calls, which are not logged). */
+      stepIdx: number | null;
+      /** The step's key (null for PURE calls). */
+      stepKey: string | null;
+      /** The external system's id for the effect. */
+      externalRef: string | null;
+      /** The tool's result. */
+      result: Json;
+      /** True when the result came from the log (replay or reconcile), not from a new call. */
+      replayed: boolean;
+    }
+  | {
+      /** The call was not made: a person must approve first. */
+      status: "approval_required";
+      /** Why. */
+      reason: ApprovalReason;
+      /** What to do, in words. */
+      message: string;
+      /** The escalation holding the call, if one was raised. */
+      escalationId: string | null;
+      /** The pivot concerned, if any. */
+      pivotId: string | null;
+    };
+
+/** One item of a commit plan, as the agent proposes it. */
+export interface ProposedPlanItem {
+  /** Tool name. */
+  tool: string;
+  /** Exact arguments. */
+  args: unknown;
+}
+
+/** A pivot request. */
+export interface PivotRequest {
+  /** One paragraph for the reviewer. */
+  summary: string;
+  /** The commit calls to approve. */
+  plan: ProposedPlanItem[];
+  /** When the staged effects stop being releasable (an authorisation hold expires). */
+  deadline?: Date | null;
+}
+
+const CLOSED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.COMPLETED, RunStatus.UNWINDING, RunStatus.UNWOUND, RunStatus.NEEDS_ATTENTION];
+
+/** The harness. One per process; it holds no run state besides what the store has. */
+export class SagaEngine {
+  readonly deps: EngineDeps;
+
+  constructor(options: SagaEngineOptions) {
+    this.deps = {
+      store: options.store,
+      registry: options.registry,
+      clock: options.clock ?? systemClock,
+      ids: options.ids ?? randomIds,
+      crashPoints: options.crashPoints ?? noCrashPoints,
+      recheckAfterMs: options.recheckAfterMs ?? 2000,
+      maxAttempts: options.maxAttempts ?? 3,
+      backoffMs: options.backoffMs ?? 200,
+      systemActor: { type: "system", id: "engine" },
+    };
+  }
+
+  /** Starts a run for an agent. */
+  async startRun(input: { title: string; agent: string; onBehalfOf?: string | null; metadata?: Json }): Promise<RunContext> {
+    const run = await this.deps.store.createRun(
+      { id: this.deps.ids.next("run"), title: input.title, agent: input.agent, onBehalfOf: input.onBehalfOf ?? null, metadata: input.metadata ?? {} },
+      { type: "run.started", actor: { type: "agent", id: input.agent }, data: { title: input.title } },
+    );
+    return new RunContext(this.deps, run);
+  }
+
+  /** Continues a run from its log alone (a new process after a crash): replayed steps return their recorded results. */
+  async resume(runId: string): Promise<RunContext> {
+    return new RunContext(this.deps, await this.getRun(runId));
+  }
+
+  /** The run, or RUN_NOT_FOUND. */
+  async getRun(runId: string): Promise<RunRecord> {
+    const run = await this.deps.store.getRun(runId);
+    if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist; check the id, or start a new run.`);
+    return run;
+  }
+
+  /** Unwinds a run (reconcile, then compensate in reverse); call again to resume a crashed unwind. */
+  async unwind(runId: string, actor: Actor, reason: string): Promise<UnwindReport> {
+    return unwindRun(this.deps, runId, actor, reason);
+  }
+
+  /** Reconciles one step against the real system. */
+  async reconcile(stepId: string, actor: Actor = this.deps.systemActor): Promise<StepRecord> {
+    const step = await this.deps.store.getStep(stepId);
+    if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
+    return reconcileStep(this.deps, step, actor);
+  }
+
+  /** Irreversible steps executed before the pivot without approval (must be 0). */
+  async irreversibleBeforePivot(runId: string): Promise<number> {
+    return irreversibleBeforePivot(await this.deps.store.listSteps(runId));
+  }
+
+  /**
+   * A reviewer's decision on a pivot, bound to the plan hash the reviewer saw. Refused with
+   * PIVOT_CONFLICT when it was already decided or the plan changed since.
+   */
+  async decidePivot(
+    pivotId: string,
+    decision: { approve: boolean; actor: Actor; planHash: string; reason?: string | null },
+  ): Promise<PivotRecord> {
+    if (!decision.approve && !decision.reason?.trim()) {
+      throw new SagaError("INVALID_ARGS", "A rejection needs a reason: it goes back to the agent.", [{ path: "reason", message: "required when rejecting" }]);
+    }
+    const status = decision.approve ? PivotStatus.APPROVED : PivotStatus.REJECTED;
+    const decided = await this.deps.store.decidePivot(
+      pivotId,
+      { status, decidedBy: decision.actor.id, reason: decision.reason ?? null, expectedPlanHash: decision.planHash },
+      { type: decision.approve ? "pivot.approved" : "pivot.rejected", actor: decision.actor, data: { pivotId, planHash: decision.planHash, reason: decision.reason ?? null } },
+    );
+    if (decided) return decided;
+    const pivot = await this.deps.store.getPivot(pivotId);
+    if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
+    if (pivot.status !== PivotStatus.PENDING) {
+      throw new SagaError("PIVOT_CONFLICT", `Pivot ${pivotId} was already ${pivot.status.toLowerCase()} by ${pivot.decidedBy ?? "someone"}; reload it.`);
+    }
+    throw new SagaError(
+      "PIVOT_CONFLICT",
+      `The plan of pivot ${pivotId} changed since it was loaded (plan hash ${pivot.planHash.slice(0, 12)}, not ${decision.planHash.slice(0, 12)}); review the current plan and decide again.`,
+    );
+  }
+
+  /** A reviewer approves or rejects a call held in the escalation queue (APPROVAL_REQUIRED). */
+  async decideHeldCall(escalationId: string, decision: { approve: boolean; actor: Actor; note?: string }): Promise<EscalationRecord> {
+    const escalation = await this.getOpenEscalation(escalationId, EscalationKind.APPROVAL_REQUIRED);
+    return this.resolve(escalation, decision.actor, { approved: decision.approve, note: decision.note ?? null });
+  }
+
+  /**
+   * A person settles an UNKNOWN outcome with evidence: CONFIRMED (with the external ref found) or
+   * NOT_EXECUTED (a retry may then reuse the key). Writes back to the saga log.
+   */
+  async settleUnknown(
+    escalationId: string,
+    decision: { outcome: "CONFIRMED" | "NOT_EXECUTED"; evidence: string; externalRef?: string | null; actor: Actor },
+  ): Promise<EscalationRecord> {
+    if (!decision.evidence.trim()) {
+      throw new SagaError("INVALID_ARGS", "Settling an unknown outcome needs evidence (what you saw in the real system).", [{ path: "evidence", message: "required" }]);
+    }
+    const escalation = await this.getOpenEscalation(escalationId, EscalationKind.OUTCOME_UNKNOWN);
+    if (!escalation.stepId) throw new SagaError("STEP_NOT_FOUND", `Escalation ${escalationId} names no step.`);
+    const patch =
+      decision.outcome === "CONFIRMED"
+        ? { status: StepStatus.CONFIRMED, externalRef: decision.externalRef ?? null, result: { settledBy: decision.actor.id, evidence: decision.evidence } }
+        : { status: StepStatus.NOT_EXECUTED };
+    const step = await this.deps.store.updateStep(escalation.stepId, { status: UNSETTLED_STATUSES }, patch, {
+      type: "step.settled",
+      actor: decision.actor,
+      data: { outcome: decision.outcome, evidence: decision.evidence, externalRef: decision.externalRef ?? null, escalationId },
+    });
+    if (!step) throw new SagaError("CONFLICT", `The step of escalation ${escalationId} is no longer unsettled; reload it.`);
+    return this.resolve(escalation, decision.actor, { outcome: decision.outcome, evidence: decision.evidence });
+  }
+
+  /** Records a manual resolution (a repaired compensation, a decided stuck step) with a note. */
+  async resolveEscalation(escalationId: string, decision: { actor: Actor; note: string; resolution?: Json }): Promise<EscalationRecord> {
+    if (!decision.note.trim()) throw new SagaError("INVALID_ARGS", "A resolution needs a note saying what was done.", [{ path: "note", message: "required" }]);
+    const escalation = await this.getOpenEscalation(escalationId, null);
+    return this.resolve(escalation, decision.actor, { note: decision.note, ...(decision.resolution && typeof decision.resolution === "object" && !Array.isArray(decision.resolution) ? decision.resolution : {}) });
+  }
+
+  private async getOpenEscalation(escalationId: string, kind: EscalationKind | null): Promise<EscalationRecord> {
+    const escalation = await this.deps.store.getEscalation(escalationId);
+    if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist.`);
+    if (kind && escalation.kind !== kind) {
+      throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalationId} is ${escalation.kind}, not ${kind}; use the resolution for its kind.`);
+    }
+    if (escalation.status === EscalationStatus.RESOLVED) {
+      throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalationId} was already resolved by ${escalation.resolvedBy ?? "someone"}.`);
+    }
+    return escalation;
+  }
+
+  private async resolve(escalation: EscalationRecord, actor: Actor, resolution: Json): Promise<EscalationRecord> {
+    const resolved = await this.deps.store.resolveEscalation(
+      escalation.id,
+      { resolvedBy: actor.id, resolution },
+      { type: "escalation.resolved", actor, data: { escalationId: escalation.id, kind: escalation.kind, resolution } },
+    );
+    if (!resolved) throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalation.id} was resolved by someone else first.`);
+    return resolved;
+  }
+}
+
+/**
+ * One run as an agent drives it. The context owns the step cursor: it starts at 0 on every resume,
+ * so replay walks the recorded log, and it never advances past a step whose outcome is unknown.
+ */
+export class RunContext {
+  private cursor = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly actor: Actor;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    /** The run as it was when the context was made. */
+    readonly run: RunRecord,
+  ) {
+    this.actor = { type: "agent", id: run.agent };
+  }
+
+  /** The run's id. */
+  get runId(): string {
+    return this.run.id;
+  }
+
+  /** Calls a tool through the saga log. Calls are serialised so step indexes follow call order. */
+  call(tool: string, args: unknown): Promise<CallOutcome> {
+    const next = this.queue.then(() => this.dispatch(tool, args));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Proposes the pivot: everything staged so far plus the commit plan. Re-proposing the same plan returns the same pivot. */
+  async requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    const { store, registry } = this.deps;
+    if (!request.summary?.trim()) throw new SagaError("INVALID_ARGS", "A pivot needs a summary for the reviewer.", [{ path: "summary", message: "required" }]);
+    if (!Array.isArray(request.plan) || request.plan.length === 0) {
+      throw new SagaError("INVALID_ARGS", "A pivot needs a commit plan with at least one call.", [{ path: "plan", message: "must be a non-empty list" }]);
+    }
+    const plan: PlanItem[] = request.plan.map((item, i) => {
+      const def = registry.tool(item.tool);
+      if (def.class === ToolClass.PURE) {
+        throw new SagaError("INVALID_ARGS", `Plan item ${i} (${def.name}) is PURE: pure calls need no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
+      }
+      const parsed = toJson(parseArgsAt(registry, def, item.args, `plan.${i}.args`));
+      return { tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: currentPolicyVersion(def), toolClass: def.class };
+    });
+    const hash = planHash(plan);
+    const pivots = await store.listPivots(this.runId);
+    const latest = pivots.at(-1);
+    if (latest && latest.planHash === hash && latest.status !== PivotStatus.REJECTED) return latest;
+    if (latest?.status === PivotStatus.PENDING) {
+      throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} is still waiting for a decision with a different plan; wait for it before proposing another.`);
+    }
+    const run = await store.getRun(this.runId);
+    if (run && CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
+    const steps = await store.listSteps(this.runId);
+    const staged = steps.filter((s) => s.phase === Phase.STAGING && s.status !== StepStatus.NOT_EXECUTED && s.status !== StepStatus.FAILED);
+    return store.createPivot(
+      { id: this.deps.ids.next("piv"), runId: this.runId, summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
+      { type: "pivot.requested", actor: this.actor, data: { planHash: hash, items: plan.length, staged: staged.length } },
+    );
+  }
+
+  /** Waits (polling the store) until the pivot is decided or `timeoutMs` passes. */
+  async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    const deadline = Date.now() + options.timeoutMs;
+    for (;;) {
+      const pivot = await this.deps.store.getPivot(pivotId);
+      if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
+      if (pivot.status !== PivotStatus.PENDING || Date.now() >= deadline) return pivot;
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+    }
+  }
+
+  /** Unwinds this run. */
+  unwind(reason: string): Promise<UnwindReport> {
+    return unwindRun(this.deps, this.runId, this.actor, reason);
+  }
+
+  /** Marks the run finished; refused while a step is unsettled. */
+  async complete(): Promise<RunRecord> {
+    const steps = await this.deps.store.listSteps(this.runId);
+    const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+    if (open) {
+      throw new SagaError("STEP_UNRESOLVED", `Step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile before completing the run.`);
+    }
+    const run = await this.deps.store.setRunStatus(this.runId, [RunStatus.RUNNING, RunStatus.COMMITTING], RunStatus.COMPLETED, { type: "run.completed", actor: this.actor });
+    if (!run) throw closedRun((await this.deps.store.getRun(this.runId)) ?? this.run);
+    return run;
+  }
+
+  private async dispatch(toolName: string, rawArgs: unknown): Promise<CallOutcome> {
+    const { registry, store } = this.deps;
+    const def = registry.tool(toolName);
+    const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
+    if (def.class === ToolClass.PURE) {
+      const effect = await def.call(args, { stepKey: "", runId: this.runId, stepIdx: -1 });
+      return { status: "ok", stepIdx: null, stepKey: null, externalRef: effect.externalRef, result: toJson(effect.result), replayed: false };
+    }
+
+    const run = await store.getRun(this.runId);
+    if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${this.runId} does not exist.`);
+    if (CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
+
+    const steps = await store.listSteps(this.runId);
+    for (;;) {
+      const row = steps.find((s) => s.stepIdx === this.cursor);
+      if (!row) return this.newStep(def, args, steps);
+      if (row.tool !== def.name) {
+        if (UNSETTLED_STATUSES.includes(row.status)) {
+          throw new SagaError(
+            "STEP_UNRESOLVED",
+            `Step ${row.stepIdx} (${row.tool}) has an unknown outcome; call ${row.tool} again so it is reconciled before calling ${def.name}.`,
+          );
+        }
+        if (row.status === StepStatus.NOT_EXECUTED) {
+          this.cursor++; // a step that never happened may be abandoned for another tool
+          continue;
+        }
+        throw new SagaError(
+          "DETERMINISM",
+          `Step ${row.stepIdx} was recorded as ${row.tool} but ${def.name} was called. ` +
+            "Resume must replay the same tool calls in the same order; check that the agent is deterministic up to its last recorded step, or start a new run.",
+        );
+      }
+      return this.existingStep(def, args, row);
+    }
+  }
+
+  private async existingStep(def: ToolDefinition, args: Json, row: StepRecord): Promise<CallOutcome> {
+    let step = row;
+    if (UNSETTLED_STATUSES.includes(step.status)) {
+      step = await reconcileStep(this.deps, step, this.actor);
+      if (UNSETTLED_STATUSES.includes(step.status)) throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey);
+    }
+    switch (step.status) {
+      case StepStatus.NOT_EXECUTED:
+        return this.retryStep(def, args, step);
+      case StepStatus.FAILED: {
+        this.cursor++;
+        const error = (step.error ?? {}) as { reason?: string; message?: string };
+        throw new ToolCallFailed(def.name, step.stepIdx, error.reason ?? "rejected", error.message ?? "refused");
+      }
+      default:
+        this.cursor++;
+        return { status: "ok", stepIdx: step.stepIdx, stepKey: step.stepKey, externalRef: step.externalRef, result: step.result, replayed: true };
+    }
+  }
+
+  private prepare(def: ToolDefinition, args: Json, key: string, compKey: string) {
+    let compensation: CompensationPlan | null = null;
+    if (def.compensation) {
+      try {
+        const built = def.compensation.build(args, key);
+        if (built !== null && built !== undefined && this.deps.registry.compensator(def.compensation.with).args.safeParse(built).success) {
+          compensation = { tool: def.compensation.with, args: toJson(built) };
+        }
+      } catch {
+        compensation = null; // unbuildable: the gate holds the call for approval
+      }
+    }
+    const correction: CorrectionDraft | null = def.correction ? def.correction(args) : null;
+    const audience = def.audience ? def.audience(args) : def.class === ToolClass.REVERSIBLE ? ["agent"] : [];
+    return {
+      compensation,
+      compensationKey: compensation ? compKey : null,
+      correction: correction ? (toJson(correction) as unknown as CorrectionDraft) : null,
+      audience,
+      compensationBuildable: def.class === ToolClass.IRREVERSIBLE || compensation !== null,
+    };
+  }
+
+  private async gate(def: ToolDefinition, args: Json, hash: string, buildable: boolean, steps: readonly StepRecord[]) {
+    const pivots = await this.deps.store.listPivots(this.runId);
+    return checkGate(this.deps, { runId: this.runId, def, args, argsHash: hash, compensationBuildable: buildable, pivots, steps, actor: this.actor });
+  }
+
+  private async newStep(def: ToolDefinition, args: Json, steps: readonly StepRecord[]): Promise<CallOutcome> {
+    const idx = this.cursor;
+    const key = stepKey(this.runId, idx, def.name);
+    const prepared = this.prepare(def, args, key, compensationKey(this.runId, idx, def.name));
+    const hash = argsHash(args);
+    const decision = await this.gate(def, args, hash, prepared.compensationBuildable, steps);
+    if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
+
+    const { created, step } = await this.deps.store.insertIntent(
+      {
+        id: this.deps.ids.next("stp"),
+        runId: this.runId,
+        stepIdx: idx,
+        tool: def.name,
+        toolClass: def.class,
+        stepKey: key,
+        args,
+        argsHash: hash,
+        phase: decision.phase,
+        policyVersion: currentPolicyVersion(def),
+        approvalId: decision.approvalId,
+        planItemIdx: decision.planItemIdx,
+        compensation: prepared.compensation,
+        compensationKey: prepared.compensationKey,
+        correction: prepared.correction,
+        audience: prepared.audience,
+      },
+      { type: "step.intended", actor: this.actor, data: { stepIdx: idx, tool: def.name, stepKey: key, phase: decision.phase } },
+    );
+    if (!created) {
+      // Another process wrote this step first: treat its row as the log says.
+      if (step.tool !== def.name) throw new SagaError("DETERMINISM", `Step ${idx} was recorded as ${step.tool} by another writer while ${def.name} was called.`);
+      return this.existingStep(def, args, step);
+    }
+    this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
+    return this.execute(def, args, step);
+  }
+
+  /** Retries a NOT_EXECUTED step under the same key; the reworded args replace the old ones. */
+  private async retryStep(def: ToolDefinition, args: Json, row: StepRecord): Promise<CallOutcome> {
+    const hash = argsHash(args);
+    const prepared = this.prepare(def, args, row.stepKey, compensationKey(this.runId, row.stepIdx, def.name));
+    const steps = await this.deps.store.listSteps(this.runId);
+    const others = steps.filter((s) => s.id !== row.id);
+    const decision =
+      row.approvalId && row.argsHash === hash
+        ? { allowed: true as const, phase: row.phase, approvalId: row.approvalId, planItemIdx: row.planItemIdx }
+        : await this.gate(def, args, hash, prepared.compensationBuildable, others);
+    if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
+    const step = await this.deps.store.updateStep(
+      row.id,
+      { status: [StepStatus.NOT_EXECUTED] },
+      {
+        status: StepStatus.INTENDED,
+        args,
+        argsHash: hash,
+        phase: decision.phase,
+        approvalId: decision.approvalId,
+        planItemIdx: decision.planItemIdx,
+        compensation: prepared.compensation,
+        correction: prepared.correction,
+        audience: prepared.audience,
+        error: null,
+      },
+      { type: "step.retry_intended", actor: this.actor, data: { stepIdx: row.stepIdx, stepKey: row.stepKey } },
+    );
+    if (!step) throw new SagaError("CONFLICT", `Step ${row.stepIdx} changed while it was being retried; call ${def.name} again.`);
+    this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
+    return this.execute(def, args, step);
+  }
+
+  /** Calls the tool for a committed INTENDED row and records the outcome. */
+  private async execute(def: ToolDefinition, args: Json, step: StepRecord): Promise<CallOutcome> {
+    const { store, clock, crashPoints } = this.deps;
+    for (let attempt = 1; ; attempt++) {
+      let effect;
+      try {
+        effect = await def.call(args, { stepKey: step.stepKey, runId: this.runId, stepIdx: step.stepIdx });
+      } catch (e) {
+        if (e instanceof SimulatedCrash) throw e;
+        if (e instanceof ToolRejected) {
+          if (e.retryable && attempt < this.deps.maxAttempts) {
+            await clock.sleep(backoffDelay(this.deps, attempt));
+            continue;
+          }
+          return this.fail(def, step, e, attempt);
+        }
+        const message = e instanceof Error ? e.message : String(e);
+        await store.updateStep(
+          step.id,
+          { status: [StepStatus.INTENDED] },
+          { status: StepStatus.UNKNOWN, error: { reason: "outcome_unknown", message }, attempts: attempt },
+          { type: "step.unknown", actor: this.actor, data: { stepIdx: step.stepIdx, message } },
+        );
+        throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey, e);
+      }
+      crashPoints.hit(CrashPoint.AFTER_EFFECT);
+      const result = toJson(effect.result);
+      const confirmed = await store.updateStep(
+        step.id,
+        { status: [StepStatus.INTENDED] },
+        { status: StepStatus.CONFIRMED, externalRef: effect.externalRef, result, error: null, attempts: attempt },
+        { type: "step.confirmed", actor: this.actor, data: { stepIdx: step.stepIdx, externalRef: effect.externalRef } },
+      );
+      if (!confirmed) {
+        // Someone (reconcile in another process) settled the row meanwhile: the log wins.
+        const current = await store.getStep(step.id);
+        if (current) return this.existingStep(def, args, current);
+      }
+      this.cursor++;
+      return { status: "ok", stepIdx: step.stepIdx, stepKey: step.stepKey, externalRef: effect.externalRef, result, replayed: false };
+    }
+  }
+
+  private async fail(def: ToolDefinition, step: StepRecord, e: ToolRejected, attempts: number): Promise<never> {
+    const { store } = this.deps;
+    const error = { reason: e.reason, message: e.message, attempts, retryable: e.retryable };
+    await store.updateStep(step.id, { status: [StepStatus.INTENDED] }, { status: StepStatus.FAILED, error, attempts }, {
+      type: "step.failed",
+      actor: this.actor,
+      data: { stepIdx: step.stepIdx, ...error },
+    });
+    if (step.phase !== Phase.STAGING) {
+      await store.createEscalation(
+        {
+          id: this.deps.ids.next("esc"),
+          runId: this.runId,
+          stepId: step.id,
+          kind: EscalationKind.STUCK_AFTER_PIVOT,
+          title: `${def.name} (step ${step.stepIdx}) failed after the pivot: ${e.message}`,
+          detail: { tool: def.name, args: step.args, stepKey: step.stepKey, error },
+          owner: def.owner ?? null,
+          dedupeKey: `stuck:${step.id}`,
+        },
+        { type: "escalation.raised", actor: this.actor, data: { kind: EscalationKind.STUCK_AFTER_PIVOT, stepIdx: step.stepIdx } },
+      );
+    }
+    this.cursor++;
+    throw new ToolCallFailed(def.name, step.stepIdx, e.reason, e.message);
+  }
+}
+
+function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown, prefix: string): unknown {
+  try {
+    return registry.parseArgs(def, args);
+  } catch (e) {
+    if (e instanceof SagaError && prefix !== "args") {
+      throw new SagaError(e.code, e.message, e.issues.map((i) => ({ ...i, path: i.path.replace(/^args/, prefix) })));
+    }
+    throw e;
+  }
+}
+
+function closedRun(run: RunRecord): SagaError {
+  return new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
+}
+
+function omitAllowed<T extends { allowed: false }>(decision: T): Omit<T, "allowed"> {
+  const { allowed: _allowed, ...rest } = decision;
+  return rest;
+}

@@ -1,0 +1,143 @@
+import type { EngineDeps } from "./deps";
+import type { Actor, EscalationRecord, PivotRecord, StepRecord } from "./store";
+import type { Json, ToolDefinition } from "./tools";
+import { EscalationKind, EscalationStatus, Phase, PivotStatus, StepStatus, ToolClass } from "./vocabulary";
+
+/** Why a call needs a person before it may run. */
+export const ApprovalReason = {
+  /** The tool is irreversible and no approval covers this call. */
+  IRREVERSIBLE: "IRREVERSIBLE",
+  /** No compensation can be built for these arguments, so it is treated like irreversible. */
+  COMPENSATION_UNBUILDABLE: "COMPENSATION_UNBUILDABLE",
+  /** A pivot is waiting for its decision: nothing more may be staged or committed meanwhile. */
+  PIVOT_PENDING: "PIVOT_PENDING",
+  /** After the pivot, the call matches no approved plan item (tool + args hash). */
+  NOT_IN_PLAN: "NOT_IN_PLAN",
+  /** The tool's policy changed since the approval: the approval is stale. */
+  POLICY_CHANGED: "POLICY_CHANGED",
+  /** A reviewer rejected this held call. */
+  REJECTED: "REJECTED",
+} as const;
+export type ApprovalReason = (typeof ApprovalReason)[keyof typeof ApprovalReason];
+
+/** The gate's answer for one call. */
+export type GateDecision =
+  | { allowed: true; phase: Phase; approvalId: string | null; planItemIdx: number | null }
+  | { allowed: false; reason: ApprovalReason; message: string; escalationId: string | null; pivotId: string | null };
+
+/** The policy version a tool is at now. */
+export function currentPolicyVersion(def: ToolDefinition): number {
+  return def.policyVersion ?? 1;
+}
+
+interface GateInput {
+  runId: string;
+  def: ToolDefinition;
+  args: Json;
+  argsHash: string;
+  compensationBuildable: boolean;
+  pivots: readonly PivotRecord[];
+  steps: readonly StepRecord[];
+  actor: Actor;
+}
+
+/** Plan items already consumed by a logged call (a NOT_EXECUTED retry keeps its own item). */
+function consumedItems(steps: readonly StepRecord[], approvalId: string): Set<number> {
+  return new Set(
+    steps.filter((s) => s.approvalId === approvalId && s.planItemIdx !== null && s.status !== StepStatus.NOT_EXECUTED).map((s) => s.planItemIdx as number),
+  );
+}
+
+/**
+ * The pivot gate. Before a pivot is approved, releasable calls stage freely; irreversible calls (and
+ * calls whose compensation cannot be built) are held as APPROVAL_REQUIRED escalations until a reviewer
+ * approves that exact call. After approval, only calls matching an unconsumed plan item (same tool, same
+ * args hash, same policy version) run.
+ */
+export async function checkGate(deps: EngineDeps, input: GateInput): Promise<GateDecision> {
+  const { def, pivots } = input;
+  const latest = pivots.at(-1);
+  if (latest?.status === PivotStatus.PENDING) {
+    return {
+      allowed: false,
+      reason: ApprovalReason.PIVOT_PENDING,
+      message: `Pivot ${latest.id} is waiting for a reviewer; wait for the decision before calling ${def.name}.`,
+      escalationId: null,
+      pivotId: latest.id,
+    };
+  }
+
+  const version = currentPolicyVersion(def);
+  if (latest?.status === PivotStatus.APPROVED) {
+    const consumed = consumedItems(input.steps, latest.id);
+    const candidates = latest.plan
+      .map((item, idx) => ({ item, idx }))
+      .filter(({ item, idx }) => item.tool === def.name && item.argsHash === input.argsHash && !consumed.has(idx));
+    const match = candidates.find(({ item }) => item.policyVersion === version);
+    if (match) return { allowed: true, phase: Phase.COMMIT, approvalId: latest.id, planItemIdx: match.idx };
+    if (candidates.length > 0) {
+      return hold(deps, input, ApprovalReason.POLICY_CHANGED,
+        `The policy of ${def.name} changed (now version ${version}) since pivot ${latest.id} was approved; a fresh approval is needed.`);
+    }
+    return hold(deps, input, ApprovalReason.NOT_IN_PLAN,
+      `${def.name} with these arguments is not an unconsumed item of the approved plan of pivot ${latest.id}; it is held for a reviewer.`);
+  }
+
+  const needsApproval = def.class === ToolClass.IRREVERSIBLE || !input.compensationBuildable;
+  if (!needsApproval) return { allowed: true, phase: Phase.STAGING, approvalId: null, planItemIdx: null };
+  return hold(
+    deps,
+    input,
+    def.class === ToolClass.IRREVERSIBLE ? ApprovalReason.IRREVERSIBLE : ApprovalReason.COMPENSATION_UNBUILDABLE,
+    def.class === ToolClass.IRREVERSIBLE
+      ? `${def.name} is irreversible and no approved pivot covers it; it is held until a reviewer approves it.`
+      : `No compensation can be built for ${def.name} with these arguments, so it needs approval before the call.`,
+  );
+}
+
+function holdKey(input: GateInput): string {
+  return `hold:${input.runId}:${input.def.name}:${input.argsHash}`;
+}
+
+function isApproved(e: EscalationRecord): boolean {
+  const r = e.resolution as { approved?: unknown } | null;
+  return e.status === EscalationStatus.RESOLVED && r?.approved === true;
+}
+
+/** Holds the call as an escalation, or lets it through when a reviewer already approved this exact call. */
+async function hold(deps: EngineDeps, input: GateInput, reason: ApprovalReason, message: string): Promise<GateDecision> {
+  const existing = await deps.store.findEscalationByDedupeKey(holdKey(input));
+  if (existing && existing.status === EscalationStatus.RESOLVED) {
+    const used = input.steps.some((s) => s.approvalId === existing.id && s.status !== StepStatus.NOT_EXECUTED);
+    if (isApproved(existing) && !used) {
+      return { allowed: true, phase: Phase.APPROVED_HOLD, approvalId: existing.id, planItemIdx: null };
+    }
+    return {
+      allowed: false,
+      reason: ApprovalReason.REJECTED,
+      message: isApproved(existing)
+        ? `The approval ${existing.id} for this call was already used; a repeat needs a new approval.`
+        : `A reviewer (${existing.resolvedBy ?? "unknown"}) rejected this call: ${JSON.stringify(existing.resolution)}.`,
+      escalationId: existing.id,
+      pivotId: null,
+    };
+  }
+  const { escalation } = await deps.store.createEscalation(
+    {
+      id: deps.ids.next("esc"),
+      runId: input.runId,
+      stepId: null,
+      kind: EscalationKind.APPROVAL_REQUIRED,
+      title: `Approve ${input.def.name}? (${reason.toLowerCase().replace(/_/g, " ")})`,
+      detail: { tool: input.def.name, toolClass: input.def.class, args: input.args, argsHash: input.argsHash, reason, message },
+      owner: input.def.owner ?? null,
+      dedupeKey: holdKey(input),
+    },
+    { type: "escalation.raised", actor: input.actor, data: { kind: EscalationKind.APPROVAL_REQUIRED, tool: input.def.name, reason } },
+  );
+  return { allowed: false, reason, message, escalationId: escalation.id, pivotId: latest(input.pivots)?.id ?? null };
+}
+
+function latest(pivots: readonly PivotRecord[]): PivotRecord | undefined {
+  return pivots.at(-1);
+}

@@ -1,0 +1,409 @@
+/**
+ * The saga store port. The engine talks to persistence only through this interface; the in-memory
+ * store (tests), the Prisma store (the app) and later the HTTP client implement it.
+ *
+ * Contract for every implementation:
+ * - each mutating method is one atomic transaction that also appends its audit event;
+ * - fenced updates (`expect`) change nothing and return null when the row moved on;
+ * - unique constraints, not application checks, carry the invariants: one row per step key,
+ *   one row per (run, stepIdx), one escalation per dedupe key, one correction per step.
+ */
+import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
+import type {
+  CompensationState,
+  CorrectionStatus,
+  EscalationKind,
+  EscalationStatus,
+  Phase,
+  PivotStatus,
+  RunStatus,
+  StepStatus,
+  ToolClass,
+} from "./vocabulary";
+
+/** Who did something: an agent token, a person, or the system itself. */
+export interface Actor {
+  /** Kind of actor. */
+  type: "agent" | "user" | "system";
+  /** Agent name, user id/email, or the system component. */
+  id: string;
+}
+
+/** Renders an actor for the audit log (`user:ana@example.com`). */
+export function actorLabel(actor: Actor): string {
+  return `${actor.type}:${actor.id}`;
+}
+
+/** The audit event a mutation appends in the same transaction. */
+export interface AuditInput {
+  /** Event type (`step.intended`, `pivot.approved`). */
+  type: string;
+  /** Who caused it. */
+  actor: Actor;
+  /** What changed, for people reading the log. */
+  data?: Json;
+}
+
+/** One run of an agent. */
+export interface RunRecord {
+  /** `run_...` */
+  id: string;
+  /** What the run is for, in words. */
+  title: string;
+  /** The agent (or its token's name) running it. */
+  agent: string;
+  /** The customer or user the agent acts for. */
+  onBehalfOf: string | null;
+  /** Free-form data from the harness. */
+  metadata: Json;
+  /** Where the run stands. */
+  status: RunStatus;
+  /** Created (database clock). */
+  createdAt: Date;
+  /** Last changed (database clock). */
+  updatedAt: Date;
+}
+
+/** Input for a new run. */
+export type NewRun = Pick<RunRecord, "id" | "title" | "agent" | "onBehalfOf" | "metadata">;
+
+/** One row of the saga log. */
+export interface StepRecord {
+  /** `stp_...` */
+  id: string;
+  /** The run. */
+  runId: string;
+  /** Harness-assigned position in the run, from 0. */
+  stepIdx: number;
+  /** Tool name. */
+  tool: string;
+  /** Tool class at dispatch. */
+  toolClass: ToolClass;
+  /** sha256(runId:stepIdx:tool), 32 hex; unique. */
+  stepKey: string;
+  /** Arguments of the latest attempt (a reworded retry replaces them; the key stays). */
+  args: Json;
+  /** Hash of `args`, to match approved plan items. */
+  argsHash: string;
+  /** Where the row stands. */
+  status: StepStatus;
+  /** Staging, commit, or individually approved. */
+  phase: Phase;
+  /** The tool's policy version at dispatch. */
+  policyVersion: number;
+  /** The pivot or escalation that approved this call, if any. */
+  approvalId: string | null;
+  /** Index of the approved plan item this call consumed. */
+  planItemIdx: number | null;
+  /** The external system's id for the effect. */
+  externalRef: string | null;
+  /** What the call returned (or reconcile found). */
+  result: Json | null;
+  /** Why it failed or is unknown. */
+  error: Json | null;
+  /** The pre-written compensation, stored before the call. */
+  compensation: CompensationPlan | null;
+  /** sha256(runId:stepIdx:compensate:tool). */
+  compensationKey: string | null;
+  /** Requested is not confirmed. */
+  compensationState: CompensationState;
+  /** The compensation's external id (refund id). */
+  compensationRef: string | null;
+  /** When the compensation was sent. */
+  compensationRequestedAt: Date | null;
+  /** When reading back confirmed it. */
+  compensationConfirmedAt: Date | null;
+  /** Why the compensation failed, and what is still out there. */
+  compensationError: Json | null;
+  /** The correction drafted at dispatch (irreversible tools). */
+  correction: CorrectionDraft | null;
+  /** Who could see the effect. */
+  audience: string[];
+  /** Calls made under this key (retries included). */
+  attempts: number;
+  /** Created (database clock). */
+  createdAt: Date;
+  /** Last changed (database clock). */
+  updatedAt: Date;
+}
+
+/** A new INTENDED row. */
+export type NewIntent = Pick<
+  StepRecord,
+  | "id"
+  | "runId"
+  | "stepIdx"
+  | "tool"
+  | "toolClass"
+  | "stepKey"
+  | "args"
+  | "argsHash"
+  | "phase"
+  | "policyVersion"
+  | "approvalId"
+  | "planItemIdx"
+  | "compensation"
+  | "compensationKey"
+  | "correction"
+  | "audience"
+>;
+
+/** Fields a transition may change. */
+export type StepPatch = Partial<
+  Pick<
+    StepRecord,
+    | "status"
+    | "args"
+    | "argsHash"
+    | "phase"
+    | "policyVersion"
+    | "approvalId"
+    | "planItemIdx"
+    | "externalRef"
+    | "result"
+    | "error"
+    | "compensation"
+    | "correction"
+    | "audience"
+    | "compensationState"
+    | "compensationRef"
+    | "compensationRequestedAt"
+    | "compensationConfirmedAt"
+    | "compensationError"
+    | "attempts"
+  >
+>;
+
+/** The fence of a step transition: the update applies only while the row is in one of these states. */
+export interface StepFence {
+  /** Allowed current statuses. */
+  status?: readonly StepStatus[];
+  /** Allowed current compensation states. */
+  compensationState?: readonly CompensationState[];
+}
+
+/** One call of a pivot's commit plan. */
+export interface PlanItem {
+  /** Tool name. */
+  tool: string;
+  /** Exact arguments the reviewer approves. */
+  args: Json;
+  /** Their hash. */
+  argsHash: string;
+  /** The tool's policy version when the plan was made. */
+  policyVersion: number;
+  /** The tool's class (irreversible items are highlighted). */
+  toolClass: ToolClass;
+}
+
+/** One human approval point of a run. */
+export interface PivotRecord {
+  /** `piv_...` */
+  id: string;
+  /** The run. */
+  runId: string;
+  /** Decision state. */
+  status: PivotStatus;
+  /** The agent's summary of the proposal. */
+  summary: string;
+  /** The commit plan. */
+  plan: PlanItem[];
+  /** Hash of the plan and policy versions; a decision must name it. */
+  planHash: string;
+  /** Staged steps the reviewer sees (ids, in order). */
+  stagedStepIds: string[];
+  /** When the staged effects stop being releasable (an authorisation hold expires). */
+  deadline: Date | null;
+  /** Who decided. */
+  decidedBy: string | null;
+  /** When. */
+  decidedAt: Date | null;
+  /** Why (rejections carry it back to the agent). */
+  reason: string | null;
+  /** Requested (database clock). */
+  createdAt: Date;
+}
+
+/** A new pivot request. */
+export type NewPivot = Pick<PivotRecord, "id" | "runId" | "summary" | "plan" | "planHash" | "stagedStepIds" | "deadline">;
+
+/** An item in the escalation queue. */
+export interface EscalationRecord {
+  /** `esc_...` */
+  id: string;
+  /** The run. */
+  runId: string;
+  /** The step concerned, if any. */
+  stepId: string | null;
+  /** What kind of decision is needed. */
+  kind: EscalationKind;
+  /** Open, claimed or resolved. */
+  status: EscalationStatus;
+  /** One line for the queue. */
+  title: string;
+  /** Everything the person needs: held call, remaining state, evidence. */
+  detail: Json;
+  /** Routed to (the tool's owner). */
+  owner: string | null;
+  /** One escalation per situation (`hold:run:tool:argsHash`, `compfail:stp_...`). */
+  dedupeKey: string;
+  /** Who holds it. */
+  claimedBy: string | null;
+  /** What was decided. */
+  resolution: Json | null;
+  /** Who resolved it. */
+  resolvedBy: string | null;
+  /** When. */
+  resolvedAt: Date | null;
+  /** Raised (database clock). */
+  createdAt: Date;
+}
+
+/** A new escalation. */
+export type NewEscalation = Pick<EscalationRecord, "id" | "runId" | "stepId" | "kind" | "title" | "detail" | "owner" | "dedupeKey">;
+
+/** A correction message draft for people. */
+export interface CorrectionRecord {
+  /** `cor_...` */
+  id: string;
+  /** The run. */
+  runId: string;
+  /** The effect it answers. */
+  stepId: string;
+  /** Who would receive it. */
+  audience: string[];
+  /** Blast radius: 0 internal, 1 partner, 2 customer. */
+  rank: number;
+  /** Draft, sent or dismissed. */
+  status: CorrectionStatus;
+  /** Subject. */
+  subject: string;
+  /** Body. */
+  body: string;
+  /** Drafted (database clock). */
+  createdAt: Date;
+}
+
+/** A new correction draft. */
+export type NewCorrection = Pick<CorrectionRecord, "id" | "runId" | "stepId" | "audience" | "rank" | "subject" | "body">;
+
+/** One link of the tamper-evident audit chain. */
+export interface AuditEventRecord {
+  /** Position in the chain of its scope, from 1. */
+  seq: number;
+  /** Chain scope (`run:<id>`). */
+  scope: string;
+  /** The run. */
+  runId: string | null;
+  /** The step, if the event is about one. */
+  stepId: string | null;
+  /** Event type. */
+  type: string;
+  /** `agent:x`, `user:y`, `system:z`. */
+  actor: string;
+  /** What changed. */
+  data: Json;
+  /** Database clock. */
+  at: Date;
+  /** The previous link's hash (64 zeros for the first). */
+  prevHash: string;
+  /** sha256(prevHash + canonical event). */
+  hash: string;
+}
+
+/** The first link's previous hash. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** The audit chain scope of a run. */
+export function runScope(runId: string): string {
+  return `run:${runId}`;
+}
+
+/** The fields of an audit event that its hash covers. */
+export function auditHashedContent(e: Omit<AuditEventRecord, "hash" | "prevHash">): Json {
+  return {
+    seq: e.seq,
+    scope: e.scope,
+    runId: e.runId,
+    stepId: e.stepId,
+    type: e.type,
+    actor: e.actor,
+    data: e.data,
+    at: e.at.toISOString(),
+  };
+}
+
+/** Result of inserting an intent: the existing row when the key or (run, stepIdx) already exists. */
+export interface InsertIntentResult {
+  /** True when this call created the row. */
+  created: boolean;
+  /** The row (new or existing). */
+  step: StepRecord;
+}
+
+/** Result of raising an escalation: the existing one when the dedupe key already exists. */
+export interface CreateEscalationResult {
+  /** True when this call created it. */
+  created: boolean;
+  /** The escalation. */
+  escalation: EscalationRecord;
+}
+
+/** Persistence for the engine. */
+export interface SagaStore {
+  /** Creates a run. */
+  createRun(run: NewRun, audit: AuditInput): Promise<RunRecord>;
+  /** The run, or null. */
+  getRun(runId: string): Promise<RunRecord | null>;
+  /** Moves a run to `to` if its status is in `from` (null: any); null when fenced out. */
+  setRunStatus(runId: string, from: readonly RunStatus[] | null, to: RunStatus, audit: AuditInput): Promise<RunRecord | null>;
+
+  /** The run's saga log, by stepIdx. */
+  listSteps(runId: string): Promise<StepRecord[]>;
+  /** One step, or null. */
+  getStep(stepId: string): Promise<StepRecord | null>;
+  /** Commits an INTENDED row (durably) or returns the row that already holds its key/index. */
+  insertIntent(intent: NewIntent, audit: AuditInput): Promise<InsertIntentResult>;
+  /** Applies `patch` if the row matches `fence`; null when it moved on. */
+  updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null>;
+
+  /** Records a pivot request and moves the run to AWAITING_PIVOT. */
+  createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord>;
+  /** The pivot, or null. */
+  getPivot(pivotId: string): Promise<PivotRecord | null>;
+  /** The run's pivots, oldest first. */
+  listPivots(runId: string): Promise<PivotRecord[]>;
+  /**
+   * Decides a PENDING pivot whose plan hash is `expectedPlanHash`, and moves the run to COMMITTING
+   * (approve) or RUNNING (reject, so the agent can unwind). Null when it was already decided or the
+   * plan hash differs.
+   */
+  decidePivot(
+    pivotId: string,
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
+    audit: AuditInput,
+  ): Promise<PivotRecord | null>;
+
+  /** Raises an escalation, or returns the one with the same dedupe key. */
+  createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult>;
+  /** The escalation, or null. */
+  getEscalation(escalationId: string): Promise<EscalationRecord | null>;
+  /** The escalation with this dedupe key, or null. */
+  findEscalationByDedupeKey(dedupeKey: string): Promise<EscalationRecord | null>;
+  /** Escalations of a run (or all), oldest first. */
+  listEscalations(filter: { runId?: string; status?: readonly EscalationStatus[] }): Promise<EscalationRecord[]>;
+  /** Resolves an unresolved escalation; null when already resolved. */
+  resolveEscalation(
+    escalationId: string,
+    resolution: { resolvedBy: string; resolution: Json },
+    audit: AuditInput,
+  ): Promise<EscalationRecord | null>;
+
+  /** Drafts a correction, or returns the one already drafted for the step. */
+  createCorrection(correction: NewCorrection, audit: AuditInput): Promise<CorrectionRecord>;
+  /** The run's corrections, by rank then age. */
+  listCorrections(runId: string): Promise<CorrectionRecord[]>;
+
+  /** The run's audit chain, oldest first. */
+  listAuditEvents(runId: string): Promise<AuditEventRecord[]>;
+}

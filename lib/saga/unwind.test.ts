@@ -1,0 +1,577 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ManualClock } from "@/lib/saga/clock";
+import { CrashPoint, CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
+import { SagaEngine } from "@/lib/saga/engine";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "@/lib/saga/errors";
+import { sequentialIds } from "@/lib/saga/ids";
+import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
+import { MemorySagaStore } from "@/lib/saga/memory-store";
+import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type StepRecord } from "@/lib/saga/store";
+import {
+  defineCompensator,
+  defineTool,
+  ToolRegistry,
+  type CompensationCheck,
+  type CompensationContext,
+  type CompensatorDefinition,
+  type Json,
+  type ToolCallContext,
+  type ToolDefinition,
+  type ToolEffect,
+} from "@/lib/saga/tools";
+import { ToolClass } from "@/lib/saga/vocabulary";
+
+// ---------------------------------------------------------------------------------------------
+// A tiny fake external system (kept in this file on purpose: these tests do not use lib/sim).
+// It never deduplicates by key: every call that reaches it records an effect, so a count above one
+// per key is a double effect the engine let through.
+// ---------------------------------------------------------------------------------------------
+
+/** How the next tool call behaves. */
+type CallMode =
+  | "ok"
+  /** The provider says no (4xx): nothing recorded. */
+  | "reject"
+  /** The provider says "try later" (429): nothing recorded. */
+  | "reject-retryable"
+  /** A gateway timeout before the provider did anything. */
+  | "timeout-before"
+  /** The effect happened, then the answer was lost (504). */
+  | "timeout-after"
+  /** The effect happened, then the process died. */
+  | "crash-after";
+
+interface FakeEffect {
+  key: string;
+  tool: string;
+  ref: string;
+  args: Json;
+}
+
+const fakeArgs = z.object({
+  text: z.string().min(1),
+  amount: z.number().int().positive().optional(),
+  receipts: z.boolean().optional(),
+});
+type FakeArgs = z.output<typeof fakeArgs>;
+
+class FakeSystem {
+  /** Every effect, in the order it happened. */
+  readonly effects: FakeEffect[] = [];
+  /** Every call that reached a tool, with the key it carried. */
+  readonly calls: { tool: string; key: string }[] = [];
+  /** Behaviour of the next calls, in order ("ok" once empty). */
+  readonly modes: CallMode[] = [];
+  /** Every compensation effect, in the order it happened. */
+  readonly compensations: { compensator: string; compensationKey: string; targetKey: string; targetRef: string | null }[] = [];
+  /** Compensation calls (including refused ones). */
+  compensationCalls = 0;
+  /** Step keys whose compensation the provider refuses (non-retryable). */
+  readonly refuseCompensationOf = new Set<string>();
+  /** Compensations that time out after taking effect. */
+  compensationTimeoutAfter = false;
+  /** The next `lookupLag` lookups answer null even when the effect exists (a lagging index). */
+  lookupLag = 0;
+  /** Every lookup throws (the provider's search is down). */
+  lookupThrows = false;
+  /** Lookups made. */
+  lookups = 0;
+  /** Called inside every tool call before anything happens (to inspect the saga log mid-call). */
+  onCall: ((tool: string, ctx: ToolCallContext) => Promise<void>) | null = null;
+  /** Called inside every compensation before anything happens. */
+  onCompensate: ((ctx: CompensationContext) => Promise<void>) | null = null;
+
+  effectCount(key: string): number {
+    return this.effects.filter((e) => e.key === key).length;
+  }
+
+  compensationCount(compensationKey: string): number {
+    return this.compensations.filter((c) => c.compensationKey === compensationKey).length;
+  }
+
+  callsOf(tool: string): number {
+    return this.calls.filter((c) => c.tool === tool).length;
+  }
+
+  async call(tool: string, args: FakeArgs, ctx: ToolCallContext): Promise<ToolEffect> {
+    if (this.onCall) await this.onCall(tool, ctx);
+    this.calls.push({ tool, key: ctx.stepKey });
+    const mode = this.modes.shift() ?? "ok";
+    if (mode === "reject") throw new ToolRejected("card declined", "card_declined", false);
+    if (mode === "reject-retryable") throw new ToolRejected("rate limited, try later", "rate_limited", true);
+    if (mode === "timeout-before") throw new Error("504 gateway timeout");
+    const ref = `${tool}-${this.effects.length + 1}`;
+    this.effects.push({ key: ctx.stepKey, tool, ref, args: args as Json });
+    if (mode === "timeout-after") throw new Error("504 gateway timeout");
+    if (mode === "crash-after") throw new SimulatedCrash(CrashPoint.AFTER_EFFECT);
+    return { externalRef: ref, result: { id: ref, tool } };
+  }
+
+  async lookup(key: string): Promise<ToolEffect | null> {
+    this.lookups++;
+    if (this.lookupThrows) throw new Error("search unavailable");
+    if (this.lookupLag > 0) {
+      this.lookupLag--;
+      return null;
+    }
+    const found = this.effects.find((e) => e.key === key);
+    return found ? { externalRef: found.ref, result: { id: found.ref, tool: found.tool } } : null;
+  }
+
+  async compensate(compensator: string, ctx: CompensationContext): Promise<{ externalRef: string | null }> {
+    if (this.onCompensate) await this.onCompensate(ctx);
+    this.compensationCalls++;
+    if (this.refuseCompensationOf.has(ctx.target.stepKey)) {
+      throw new ToolRejected("refund refused: the charge is disputed", "charge_disputed", false);
+    }
+    const ref = `comp-${this.compensations.length + 1}`;
+    this.compensations.push({ compensator, compensationKey: ctx.compensationKey, targetKey: ctx.target.stepKey, targetRef: ctx.target.externalRef });
+    if (this.compensationTimeoutAfter) throw new Error("504 gateway timeout");
+    return { externalRef: ref };
+  }
+
+  async verifyCompensation(ctx: CompensationContext): Promise<CompensationCheck> {
+    if (this.compensationCount(ctx.compensationKey) > 0) return { done: true };
+    return { done: false, remaining: { stepKey: ctx.target.stepKey, externalRef: ctx.target.externalRef } };
+  }
+}
+
+const HIGH_AMOUNT = 1000;
+
+function fakeTools(sys: FakeSystem): ToolDefinition[] {
+  const side = (name: string) => ({
+    name,
+    args: fakeArgs,
+    call: (a: FakeArgs, ctx: ToolCallContext) => sys.call(name, a, ctx),
+    lookup: (key: string) => sys.lookup(key),
+  });
+  const undo = { with: "undo", build: (_a: FakeArgs, key: string): Json => ({ stepKey: key }) };
+  return [
+    defineTool({
+      name: "lookup_order",
+      class: ToolClass.PURE,
+      args: fakeArgs,
+      call: async (a: FakeArgs) => {
+        sys.calls.push({ tool: "lookup_order", key: "" });
+        return { externalRef: null, result: { order: a.text } };
+      },
+    }),
+    defineTool({ ...side("stage_draft"), class: ToolClass.REVERSIBLE, compensation: undo }),
+    defineTool({ ...side("create_ticket"), class: ToolClass.COMPENSATABLE, compensation: undo }),
+    defineTool({
+      ...side("charge_card"),
+      class: ToolClass.COMPENSATABLE,
+      compensation: { with: "refund", build: (_a: FakeArgs, key: string): Json => ({ stepKey: key }) },
+      audience: (a: FakeArgs) => (a.receipts ? ["customer"] : ["finance"]),
+      correction: (a: FakeArgs) => ({ audience: ["customer"], subject: "About your charge", body: `We refunded ${a.amount ?? 0}.` }),
+    }),
+    defineTool({
+      ...side("hold_funds"),
+      class: ToolClass.COMPENSATABLE,
+      // No release can be built for large holds: the gate must treat them like irreversible calls.
+      compensation: { with: "undo", build: (a: FakeArgs, key: string): Json | null => ((a.amount ?? 0) > HIGH_AMOUNT ? null : { stepKey: key }) },
+    }),
+    defineTool({
+      ...side("send_email"),
+      class: ToolClass.IRREVERSIBLE,
+      audience: () => ["customer"],
+      correction: (a: FakeArgs) => ({ audience: ["customer"], subject: "Correction", body: `Please disregard: ${a.text}` }),
+    }),
+  ] as ToolDefinition[];
+}
+
+function fakeCompensator(sys: FakeSystem, name: string): CompensatorDefinition {
+  return defineCompensator({
+    name,
+    args: z.object({ stepKey: z.string() }),
+    run: (_a, ctx) => sys.compensate(name, ctx),
+    verify: (_a, ctx) => sys.verifyCompensation(ctx),
+  }) as CompensatorDefinition;
+}
+
+const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
+
+function setup() {
+  const sys = new FakeSystem();
+  const clock = new ManualClock(T0);
+  const store = new MemorySagaStore(clock);
+  const crashPoints = new CrashPoints();
+  const registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
+  // One id generator for every engine on this store: a restarted engine must not reuse ids.
+  const ids = sequentialIds();
+  const makeEngine = () => new SagaEngine({ store, registry, clock, ids, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
+  const engine = makeEngine();
+  return {
+    sys,
+    clock,
+    store,
+    crashPoints,
+    registry,
+    engine,
+    /** A fresh engine on the same store: a new process after a crash. */
+    restart: makeEngine,
+    start: () => engine.startRun({ title: "refund order 42", agent: "agent-1" }),
+    /** Milliseconds the manual clock moved since the start. */
+    elapsed: () => clock.now().getTime() - T0,
+  };
+}
+
+/** The error a promise rejects with (fails the test when it resolves). */
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    (v) => {
+      throw new Error(`expected a rejection, got ${JSON.stringify(v)}`);
+    },
+    (e: unknown) => e,
+  );
+}
+
+/** The single step row at `idx`. */
+async function stepAt(store: MemorySagaStore, runId: string, idx: number): Promise<StepRecord> {
+  const step = (await store.listSteps(runId)).find((s) => s.stepIdx === idx);
+  if (!step) throw new Error(`no step ${idx}`);
+  return step;
+}
+
+const reviewer = { type: "user" as const, id: "rita@example.com" };
+
+/** Runs send_email through the held-call approval, so an IRREVERSIBLE step is CONFIRMED. */
+async function sendApprovedEmail(engine: SagaEngine, run: Awaited<ReturnType<SagaEngine["startRun"]>>, text: string) {
+  const held = await run.call("send_email", { text });
+  if (held.status !== "approval_required" || !held.escalationId) throw new Error("expected a held call");
+  await engine.decideHeldCall(held.escalationId, { approve: true, actor: reviewer });
+  const out = await run.call("send_email", { text });
+  if (out.status !== "ok") throw new Error("expected the approved call to run");
+  return out;
+}
+
+describe("unwind: order and classes", () => {
+  it("compensates in reverse step order, each under its own compensation key, once", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("stage_draft", { text: "draft" });
+    await run.call("create_ticket", { text: "help" });
+    await run.call("charge_card", { text: "charge", amount: 10 });
+    const keys = [0, 1, 2].map((i) => stepKey(run.runId, i, ["stage_draft", "create_ticket", "charge_card"][i]!));
+
+    const report = await run.unwind("customer cancelled");
+
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([keys[2], keys[1], keys[0]]);
+    expect(sys.compensations.map((c) => c.compensator)).toEqual(["refund", "undo", "undo"]);
+    expect(sys.compensations.map((c) => c.compensationKey)).toEqual([
+      compensationKey(run.runId, 2, "charge_card"),
+      compensationKey(run.runId, 1, "create_ticket"),
+      compensationKey(run.runId, 0, "stage_draft"),
+    ]);
+    for (const c of sys.compensations) expect(sys.compensationCount(c.compensationKey)).toBe(1);
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [2, 1, 0], compensationFailed: [], unresolved: [], corrections: [], skipped: [] });
+    expect((await store.listSteps(run.runId)).map((s) => s.status)).toEqual(["COMPENSATED", "COMPENSATED", "COMPENSATED"]);
+    expect((await store.getRun(run.runId))!.status).toBe("UNWOUND");
+    // The originals stay on record: the effects are not removed, they are answered.
+    expect(sys.effects).toHaveLength(3);
+  });
+
+  it("REVERSIBLE: released silently (COMPENSATED, no correction, no escalation)", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("stage_draft", { text: "draft" });
+    const report = await run.unwind("not needed");
+    expect(sys.compensations).toHaveLength(1);
+    expect(sys.compensationCount(compensationKey(run.runId, 0, "stage_draft"))).toBe(1);
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED", audience: ["agent"] });
+    expect(await store.listCorrections(run.runId)).toEqual([]);
+    expect(await store.listEscalations({ runId: run.runId })).toEqual([]);
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [0], corrections: [] });
+  });
+
+  it("COMPENSATABLE: the compensation runs with its key; REQUESTED is recorded before the call, CONFIRMED after reading back", async () => {
+    const { sys, store, start, clock } = setup();
+    const run = await start();
+    const out = await run.call("create_ticket", { text: "help" });
+    clock.advance(60_000);
+    const seen: { ctx: CompensationContext; row: StepRecord }[] = [];
+    sys.onCompensate = async (ctx) => {
+      seen.push({ ctx, row: await stepAt(store, run.runId, 0) });
+      clock.advance(5_000); // the provider takes a while
+    };
+
+    await run.unwind("customer cancelled");
+
+    const compKey = compensationKey(run.runId, 0, "create_ticket");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.ctx).toEqual({
+      compensationKey: compKey,
+      target: { stepKey: stepKey(run.runId, 0, "create_ticket"), externalRef: out.status === "ok" ? out.externalRef : null, tool: "create_ticket", args: { text: "help" } },
+    });
+    expect(seen[0]!.row).toMatchObject({ status: "CONFIRMED", compensationState: "REQUESTED", compensationConfirmedAt: null });
+    expect(seen[0]!.row.compensationRequestedAt?.getTime()).toBe(T0 + 60_000);
+    expect(sys.compensationCount(compKey)).toBe(1);
+
+    const row = await stepAt(store, run.runId, 0);
+    expect(row).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED", compensationKey: compKey, compensationRef: "comp-1" });
+    expect(row.compensationRequestedAt?.getTime()).toBe(T0 + 60_000);
+    expect(row.compensationConfirmedAt?.getTime()).toBe(T0 + 65_000);
+    const types = (await store.listAuditEvents(run.runId)).map((e) => e.type);
+    expect(types.slice(-4)).toEqual(["run.unwinding", "compensation.requested", "compensation.confirmed", "run.unwound"]);
+  });
+
+  it("a compensation that times out after taking effect is confirmed by reading back, once", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "help" });
+    sys.compensationTimeoutAfter = true;
+    const report = await run.unwind("cancel");
+    expect(sys.compensationCalls).toBe(1);
+    expect(sys.compensationCount(compensationKey(run.runId, 0, "create_ticket"))).toBe(1);
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
+    expect(report.status).toBe("UNWOUND");
+  });
+
+  it("a refused compensation is COMPENSATION_FAILED with an escalation naming the external ref; the unwind goes on", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "first" });
+    const charge = await run.call("charge_card", { text: "charge", amount: 10 });
+    await run.call("create_ticket", { text: "second" });
+    const chargeKey = stepKey(run.runId, 1, "charge_card");
+    sys.refuseCompensationOf.add(chargeKey);
+
+    const report = await run.unwind("customer cancelled");
+
+    expect(report).toMatchObject({ status: "NEEDS_ATTENTION", compensated: [2, 0], compensationFailed: [1] });
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([stepKey(run.runId, 2, "create_ticket"), stepKey(run.runId, 0, "create_ticket")]);
+    const failed = await stepAt(store, run.runId, 1);
+    const externalRef = charge.status === "ok" ? charge.externalRef : "?";
+    expect(externalRef).toBe("charge_card-2");
+    expect(failed).toMatchObject({
+      status: "COMPENSATION_FAILED",
+      compensationState: "FAILED",
+      compensationConfirmedAt: null,
+      compensationError: { reason: "charge_disputed", externalRef, stepKey: chargeKey, remaining: { stepKey: chargeKey, externalRef } },
+    });
+    expect(failed.compensationRequestedAt).not.toBeNull(); // it was sent; it did not happen
+    const escalations = await store.listEscalations({ runId: run.runId });
+    expect(escalations).toHaveLength(1);
+    expect(escalations[0]).toMatchObject({
+      kind: "COMPENSATION_FAILED",
+      stepId: failed.id,
+      status: "OPEN",
+      dedupeKey: `compfail:${failed.id}`,
+      detail: { tool: "charge_card", externalRef, stepKey: chargeKey, compensationKey: compensationKey(run.runId, 1, "charge_card") },
+    });
+    expect(escalations[0]!.title).toContain(externalRef);
+    expect((await store.getRun(run.runId))!.status).toBe("NEEDS_ATTENTION");
+
+    // Unwinding again neither duplicates the escalation nor re-sends finished compensations.
+    const again = await run.unwind("retry unwind");
+    expect(again.compensationFailed).toEqual([1]);
+    expect(await store.listEscalations({ runId: run.runId })).toHaveLength(1);
+    expect(sys.compensations).toHaveLength(2);
+  });
+
+  it("IRREVERSIBLE confirmed: no compensation, a correction is drafted (rank 2 for a customer audience)", async () => {
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "help" });
+    await sendApprovedEmail(engine, run, "your refund is on its way");
+    expect(sys.effects).toHaveLength(2);
+
+    const report = await run.unwind("wrong customer");
+
+    expect(report).toMatchObject({ status: "NEEDS_ATTENTION", compensated: [0], corrections: [1] });
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([stepKey(run.runId, 0, "create_ticket")]);
+    const email = await stepAt(store, run.runId, 1);
+    expect(email).toMatchObject({ status: "CONFIRMED", toolClass: "IRREVERSIBLE", compensationState: "NONE", phase: "APPROVED_HOLD" });
+    const corrections = await store.listCorrections(run.runId);
+    expect(corrections).toHaveLength(1);
+    expect(corrections[0]).toMatchObject({
+      stepId: email.id,
+      rank: 2,
+      audience: ["customer"],
+      status: "DRAFT",
+      subject: "Correction",
+      body: "Please disregard: your refund is on its way",
+    });
+  });
+
+  it("COMPENSATABLE with audience [finance] and a correction template: compensated, no correction; with receipts on: a correction", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("charge_card", { text: "silent", amount: 10 });
+    await run.call("charge_card", { text: "loud", amount: 20, receipts: true });
+
+    const report = await run.unwind("cancel");
+
+    expect(report).toMatchObject({ compensated: [1, 0], corrections: [1], status: "NEEDS_ATTENTION" });
+    expect(sys.compensations).toHaveLength(2);
+    const [silent, loud] = await store.listSteps(run.runId);
+    expect(silent).toMatchObject({ audience: ["finance"], status: "COMPENSATED" });
+    expect(silent!.correction).not.toBeNull(); // the template existed; the audience never saw anything
+    expect(loud).toMatchObject({ audience: ["customer"], status: "COMPENSATED" });
+    const corrections = await store.listCorrections(run.runId);
+    expect(corrections.map((c) => c.stepId)).toEqual([loud!.id]);
+    expect(corrections[0]).toMatchObject({ rank: 2, body: "We refunded 20." });
+  });
+
+  it("only the finance-audience charge: UNWOUND with no correction", async () => {
+    const { store, start } = setup();
+    const run = await start();
+    await run.call("charge_card", { text: "silent", amount: 10 });
+    const report = await run.unwind("cancel");
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [0], corrections: [] });
+    expect(await store.listCorrections(run.runId)).toEqual([]);
+  });
+
+  it("FAILED and NOT_EXECUTED rows are skipped: nothing to undo", async () => {
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    sys.modes.push("reject");
+    await rejection(run.call("charge_card", { text: "charge", amount: 10 })); // 0 FAILED
+    sys.modes.push("timeout-before");
+    await rejection(run.call("create_ticket", { text: "help" })); // 1 UNKNOWN, nothing happened
+    const unknown = await stepAt(store, run.runId, 1);
+    expect(await engine.reconcile(unknown.id)).toMatchObject({ status: "NOT_EXECUTED" }); // looked twice
+    expect(sys.lookups).toBe(2);
+    // A step that never happened may be abandoned for another tool: the cursor skips it.
+    expect(await run.call("stage_draft", { text: "draft" })).toMatchObject({ status: "ok", stepIdx: 2 });
+
+    const report = await run.unwind("give up");
+
+    expect((await store.listSteps(run.runId)).map((s) => s.status)).toEqual(["FAILED", "NOT_EXECUTED", "COMPENSATED"]);
+    expect(report).toMatchObject({ status: "UNWOUND", skipped: [1, 0], compensated: [2], compensationFailed: [] });
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([stepKey(run.runId, 2, "stage_draft")]);
+    expect(sys.compensationCalls).toBe(1);
+    expect(sys.lookups).toBe(2); // settled rows are not looked up again
+  });
+
+  it("an UNKNOWN row is reconciled first during the unwind: absent twice -> NOT_EXECUTED -> skipped, no compensation", async () => {
+    const { sys, store, start, elapsed } = setup();
+    const run = await start();
+    sys.modes.push("timeout-before");
+    await rejection(run.call("create_ticket", { text: "help" }));
+    const report = await run.unwind("give up");
+    expect(sys.lookups).toBe(2);
+    expect(elapsed()).toBe(2000);
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "NOT_EXECUTED", compensationState: "NONE" });
+    expect(report).toMatchObject({ status: "UNWOUND", skipped: [0], compensated: [] });
+    expect(sys.compensationCalls).toBe(0);
+  });
+
+  it("reconciles before compensating: an INTENDED row whose effect exists is found and then compensated once", async () => {
+    const { sys, store, start, restart } = setup();
+    const run = await start();
+    sys.modes.push("crash-after");
+    await rejection(run.call("create_ticket", { text: "help" }));
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "INTENDED" });
+
+    const report = await restart().unwind(run.runId, reviewer, "crashed run");
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [0] });
+    expect(sys.lookups).toBe(1);
+    expect(sys.effectCount(stepKey(run.runId, 0, "create_ticket"))).toBe(1);
+    expect(sys.compensationCount(compensationKey(run.runId, 0, "create_ticket"))).toBe(1);
+    const types = (await store.listAuditEvents(run.runId)).map((e) => e.type);
+    expect(types.indexOf("step.reconciled")).toBeLessThan(types.indexOf("compensation.requested"));
+  });
+
+  it("an unknown outcome the lookup cannot settle is left UNKNOWN, escalated, and the run NEEDS_ATTENTION", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("stage_draft", { text: "draft" });
+    sys.modes.push("timeout-after");
+    await rejection(run.call("create_ticket", { text: "help" }));
+    sys.lookupThrows = true;
+
+    const report = await run.unwind("cancel");
+    expect(report).toMatchObject({ status: "NEEDS_ATTENTION", unresolved: [1], compensated: [0] });
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([stepKey(run.runId, 0, "stage_draft")]);
+    expect(await stepAt(store, run.runId, 1)).toMatchObject({ status: "UNKNOWN", compensationState: "NONE" });
+    expect((await store.listEscalations({ runId: run.runId })).map((e) => e.kind)).toEqual(["OUTCOME_UNKNOWN"]);
+  });
+
+  it("an unwound run takes no more tool calls (RUN_CLOSED)", async () => {
+    const { sys, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "help" });
+    await run.unwind("cancel");
+    const e = await rejection(run.call("create_ticket", { text: "again" }));
+    expect(e).toBeInstanceOf(SagaError);
+    expect((e as SagaError).code).toBe("RUN_CLOSED");
+    expect(sys.calls).toHaveLength(1);
+  });
+});
+
+describe("unwind: crashes", () => {
+  it("MID_COMPENSATION: the compensation ran but was not recorded; the next unwind verifies it and does not send it again", async () => {
+    const { sys, store, start, restart, crashPoints } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "help" });
+    const compKey = compensationKey(run.runId, 0, "create_ticket");
+    crashPoints.arm(CrashPoint.MID_COMPENSATION);
+
+    const e = await rejection(run.unwind("cancel"));
+    expect(e).toMatchObject({ name: "SimulatedCrash", point: CrashPoint.MID_COMPENSATION });
+    expect(sys.compensationCount(compKey)).toBe(1);
+    const mid = await stepAt(store, run.runId, 0);
+    expect(mid).toMatchObject({ status: "CONFIRMED", compensationState: "REQUESTED", compensationConfirmedAt: null });
+    expect(mid.compensationRequestedAt).not.toBeNull();
+    expect((await store.getRun(run.runId))!.status).toBe("UNWINDING");
+
+    const report = await restart().unwind(run.runId, reviewer, "resume unwind");
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [0] });
+    expect(sys.compensationCalls).toBe(1);
+    expect(sys.compensationCount(compKey)).toBe(1);
+    const row = await stepAt(store, run.runId, 0);
+    expect(row).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
+    expect(row.compensationRequestedAt).toEqual(mid.compensationRequestedAt);
+    expect(row.compensationConfirmedAt).not.toBeNull();
+  });
+
+  it("MID_UNWIND: the next unwind completes the rest and compensates nothing twice", async () => {
+    const { sys, store, start, restart, crashPoints } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "one" });
+    await run.call("stage_draft", { text: "two" });
+    await run.call("charge_card", { text: "three", amount: 10 });
+    crashPoints.arm(CrashPoint.MID_UNWIND);
+
+    expect(await rejection(run.unwind("cancel"))).toMatchObject({ point: CrashPoint.MID_UNWIND });
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([stepKey(run.runId, 2, "charge_card")]);
+    expect((await store.listSteps(run.runId)).map((s) => s.status)).toEqual(["CONFIRMED", "CONFIRMED", "COMPENSATED"]);
+
+    const report = await restart().unwind(run.runId, reviewer, "resume unwind");
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [2, 1, 0] });
+    expect(sys.compensations.map((c) => c.targetKey)).toEqual([
+      stepKey(run.runId, 2, "charge_card"),
+      stepKey(run.runId, 1, "stage_draft"),
+      stepKey(run.runId, 0, "create_ticket"),
+    ]);
+    expect(sys.compensationCalls).toBe(3);
+    expect((await store.listSteps(run.runId)).map((s) => s.status)).toEqual(["COMPENSATED", "COMPENSATED", "COMPENSATED"]);
+  });
+});
+
+describe("unwind: a reworded retry that makes the compensation buildable", () => {
+  it("stores the compensation key with the compensation, so the unwind can run it", async () => {
+    // hold_funds above 1000 has no buildable release: held, approved, times out with no effect.
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    const held = await run.call("hold_funds", { text: "hold", amount: 5000 });
+    expect(held).toMatchObject({ status: "approval_required", reason: "COMPENSATION_UNBUILDABLE" });
+    await engine.decideHeldCall((held as { escalationId: string }).escalationId, { approve: true, actor: reviewer });
+    sys.modes.push("timeout-before");
+    await rejection(run.call("hold_funds", { text: "hold", amount: 5000 }));
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "UNKNOWN", compensation: null, compensationKey: null });
+
+    // The agent retries with a smaller amount: reconcile says NOT_EXECUTED, the retry runs with a release.
+    const out = await run.call("hold_funds", { text: "hold", amount: 500 });
+    expect(out).toMatchObject({ status: "ok", stepIdx: 0 });
+    const row = await stepAt(store, run.runId, 0);
+    expect(row.compensation).toEqual({ tool: "undo", args: { stepKey: stepKey(run.runId, 0, "hold_funds") } });
+    expect(row.compensationKey).toBe(compensationKey(run.runId, 0, "hold_funds"));
+
+    const report = await run.unwind("cancel");
+    expect(report.compensated).toEqual([0]);
+    expect(sys.compensationCount(compensationKey(run.runId, 0, "hold_funds"))).toBe(1);
+  });
+});

@@ -1,0 +1,235 @@
+import { CrashPoint, SimulatedCrash } from "./crash-points";
+import type { EngineDeps } from "./deps";
+import { SagaError, ToolRejected } from "./errors";
+import { reconcileStep } from "./reconcile";
+import type { Actor, StepRecord } from "./store";
+import type { CompensationContext, Json } from "./tools";
+import {
+  audienceRank,
+  CompensationState,
+  EscalationKind,
+  isExternalAudience,
+  RunStatus,
+  StepStatus,
+  ToolClass,
+  UNSETTLED_STATUSES,
+} from "./vocabulary";
+
+/** What an unwind did, step by step. */
+export interface UnwindReport {
+  /** The run. */
+  runId: string;
+  /** Final run status: UNWOUND, or NEEDS_ATTENTION when people must act. */
+  status: RunStatus;
+  /** Steps whose compensation was confirmed (stepIdx). */
+  compensated: number[];
+  /** Steps whose compensation failed and were escalated. */
+  compensationFailed: number[];
+  /** Steps whose outcome is still unknown (escalated). */
+  unresolved: number[];
+  /** Steps answered by a correction draft, in rank order. */
+  corrections: number[];
+  /** Steps with nothing to undo (failed, not executed). */
+  skipped: number[];
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Runs a confirmed step's pre-written compensation under its own key and confirms it by reading back. */
+async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<StepRecord> {
+  const plan = step.compensation;
+  if (!plan || !step.compensationKey) {
+    return failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null);
+  }
+  const compensator = deps.registry.compensator(plan.tool);
+  const parsed = compensator.args.safeParse(plan.args);
+  if (!parsed.success) {
+    return failCompensation(deps, step, actor, "invalid_compensation", parsed.error.message, null);
+  }
+  const ctx: CompensationContext = {
+    compensationKey: step.compensationKey,
+    target: { stepKey: step.stepKey, externalRef: step.externalRef, tool: step.tool, args: step.args },
+  };
+
+  let current = step;
+  if (current.compensationState === CompensationState.NONE) {
+    const requested = await deps.store.updateStep(
+      step.id,
+      { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
+      { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
+      { type: "compensation.requested", actor, data: { compensation: plan as unknown as Json, compensationKey: step.compensationKey } },
+    );
+    if (!requested) return (await deps.store.getStep(step.id)) ?? step;
+    current = requested;
+  } else {
+    // A compensation was requested before a crash: read the real system before sending anything again.
+    const check = await compensator.verify(parsed.data, ctx);
+    if (check.done) return confirmCompensation(deps, current, actor, null, "verified after resume");
+  }
+
+  let lastError = "compensation not confirmed";
+  let remaining: Json | null = null;
+  for (let attempt = 1; attempt <= deps.maxAttempts; attempt++) {
+    let compensationRef: string | null = null;
+    try {
+      compensationRef = (await compensator.run(parsed.data, ctx)).externalRef ?? null;
+    } catch (e) {
+      if (e instanceof SimulatedCrash) throw e;
+      if (e instanceof ToolRejected && !e.retryable) {
+        const check = await compensator.verify(parsed.data, ctx);
+        if (check.done) return confirmCompensation(deps, current, actor, null, "already in effect");
+        return failCompensation(deps, current, actor, e.reason, e.message, check.remaining ?? null);
+      }
+      lastError = errorMessage(e); // timeout or retryable: the real system says what happened
+    }
+    deps.crashPoints.hit(CrashPoint.MID_COMPENSATION);
+    let check = await compensator.verify(parsed.data, ctx);
+    if (!check.done) {
+      await deps.clock.sleep(deps.recheckAfterMs);
+      check = await compensator.verify(parsed.data, ctx);
+    }
+    if (check.done) return confirmCompensation(deps, current, actor, compensationRef, "read back");
+    remaining = check.remaining ?? null;
+  }
+  return failCompensation(deps, current, actor, "not_confirmed", lastError, remaining);
+}
+
+async function confirmCompensation(
+  deps: EngineDeps,
+  step: StepRecord,
+  actor: Actor,
+  compensationRef: string | null,
+  how: string,
+): Promise<StepRecord> {
+  const updated = await deps.store.updateStep(
+    step.id,
+    { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE, CompensationState.REQUESTED] },
+    {
+      status: StepStatus.COMPENSATED,
+      compensationState: CompensationState.CONFIRMED,
+      compensationConfirmedAt: deps.clock.now(),
+      compensationRef,
+      compensationRequestedAt: step.compensationRequestedAt ?? deps.clock.now(),
+    },
+    { type: "compensation.confirmed", actor, data: { compensationRef, how } },
+  );
+  return updated ?? ((await deps.store.getStep(step.id)) as StepRecord);
+}
+
+async function failCompensation(
+  deps: EngineDeps,
+  step: StepRecord,
+  actor: Actor,
+  reason: string,
+  message: string,
+  remaining: Json | null,
+): Promise<StepRecord> {
+  const error = { reason, message, remaining, externalRef: step.externalRef, stepKey: step.stepKey };
+  const updated =
+    (await deps.store.updateStep(
+      step.id,
+      { status: [StepStatus.CONFIRMED] },
+      { status: StepStatus.COMPENSATION_FAILED, compensationState: CompensationState.FAILED, compensationError: error },
+      { type: "compensation.failed", actor, data: error },
+    )) ?? ((await deps.store.getStep(step.id)) as StepRecord);
+  await escalateFailedCompensation(deps, updated, actor);
+  return updated;
+}
+
+/** Idempotent: a crash between the row update and the escalation is mended on the next unwind. */
+async function escalateFailedCompensation(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<void> {
+  const def = deps.registry.has(step.tool) ? deps.registry.tool(step.tool) : null;
+  await deps.store.createEscalation(
+    {
+      id: deps.ids.next("esc"),
+      runId: step.runId,
+      stepId: step.id,
+      kind: EscalationKind.COMPENSATION_FAILED,
+      title: `Compensation of ${step.tool} (step ${step.stepIdx}) failed: ${step.externalRef ?? step.stepKey} is still out there`,
+      detail: {
+        tool: step.tool,
+        stepKey: step.stepKey,
+        externalRef: step.externalRef,
+        compensation: step.compensation as unknown as Json,
+        compensationKey: step.compensationKey,
+        error: step.compensationError,
+      },
+      owner: def?.owner ?? null,
+      dedupeKey: `compfail:${step.id}`,
+    },
+    { type: "escalation.raised", actor, data: { kind: EscalationKind.COMPENSATION_FAILED, stepIdx: step.stepIdx } },
+  );
+}
+
+/**
+ * Drafts the correction for an effect people saw. Irreversible effects always had an audience; a
+ * compensated effect needs a note only when someone outside saw it (a refund with receipts off does not).
+ */
+async function draftCorrection(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<boolean> {
+  if (!step.correction) return false;
+  if (step.toolClass !== ToolClass.IRREVERSIBLE && !isExternalAudience(step.audience)) return false;
+  await deps.store.createCorrection(
+    {
+      id: deps.ids.next("cor"),
+      runId: step.runId,
+      stepId: step.id,
+      audience: step.correction.audience,
+      rank: audienceRank(step.correction.audience),
+      subject: step.correction.subject,
+      body: step.correction.body,
+    },
+    { type: "correction.drafted", actor, data: { stepIdx: step.stepIdx, audience: step.correction.audience } },
+  );
+  return true;
+}
+
+/**
+ * Unwinds a run: walks the log backwards; reconciles unsettled rows first; releases REVERSIBLE effects
+ * silently; compensates COMPENSATABLE ones under their own keys and confirms by reading back; drafts
+ * corrections for IRREVERSIBLE ones. A failing compensation is escalated and the unwind goes on.
+ * Idempotent: a crashed unwind is resumed by calling it again.
+ */
+export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, reason: string): Promise<UnwindReport> {
+  const run = await deps.store.getRun(runId);
+  if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist.`);
+  if (run.status !== RunStatus.UNWINDING) {
+    await deps.store.setRunStatus(runId, null, RunStatus.UNWINDING, { type: "run.unwinding", actor, data: { reason } });
+  }
+
+  const report: UnwindReport = { runId, status: RunStatus.UNWINDING, compensated: [], compensationFailed: [], unresolved: [], corrections: [], skipped: [] };
+  const steps = (await deps.store.listSteps(runId)).reverse();
+  let settledOne = false;
+  for (const original of steps) {
+    if (settledOne) deps.crashPoints.hit(CrashPoint.MID_UNWIND);
+    let step = original;
+    if (UNSETTLED_STATUSES.includes(step.status)) step = await reconcileStep(deps, step, actor);
+
+    if (step.status === StepStatus.CONFIRMED && step.toolClass !== ToolClass.IRREVERSIBLE) {
+      step = await compensate(deps, step, actor);
+    }
+
+    if (UNSETTLED_STATUSES.includes(step.status)) report.unresolved.push(step.stepIdx);
+    else if (step.status === StepStatus.COMPENSATED) report.compensated.push(step.stepIdx);
+    else if (step.status === StepStatus.COMPENSATION_FAILED) {
+      await escalateFailedCompensation(deps, step, actor);
+      report.compensationFailed.push(step.stepIdx);
+    } else if (step.status !== StepStatus.CONFIRMED) report.skipped.push(step.stepIdx);
+
+    if (step.status === StepStatus.CONFIRMED || step.status === StepStatus.COMPENSATED) {
+      if (await draftCorrection(deps, step, actor)) report.corrections.push(step.stepIdx);
+    }
+    settledOne = true;
+  }
+
+  const openEscalations = await deps.store.listEscalations({ runId, status: ["OPEN", "CLAIMED"] });
+  const needsPeople = report.compensationFailed.length + report.unresolved.length + report.corrections.length + openEscalations.length > 0;
+  report.status = needsPeople ? RunStatus.NEEDS_ATTENTION : RunStatus.UNWOUND;
+  await deps.store.setRunStatus(runId, [RunStatus.UNWINDING], report.status, {
+    type: "run.unwound",
+    actor,
+    data: { ...report, reason } as unknown as Json,
+  });
+  return report;
+}
