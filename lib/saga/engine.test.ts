@@ -71,6 +71,10 @@ class FakeSystem {
   readonly refuseCompensationOf = new Set<string>();
   /** Compensations that time out after taking effect. */
   compensationTimeoutAfter = false;
+  /** The provider accepts compensations but they never take effect (a cancel that was sent, not done). */
+  compensationNoEffect = false;
+  /** The next `verifyLag` read-backs say "not done" even when it is. */
+  verifyLag = 0;
   /** The next `lookupLag` lookups answer null even when the effect exists (a lagging index). */
   lookupLag = 0;
   /** Every lookup throws (the provider's search is down). */
@@ -125,6 +129,7 @@ class FakeSystem {
     if (this.refuseCompensationOf.has(ctx.target.stepKey)) {
       throw new ToolRejected("refund refused: the charge is disputed", "charge_disputed", false);
     }
+    if (this.compensationNoEffect) return { externalRef: "comp-accepted" };
     const ref = `comp-${this.compensations.length + 1}`;
     this.compensations.push({ compensator, compensationKey: ctx.compensationKey, targetKey: ctx.target.stepKey, targetRef: ctx.target.externalRef });
     if (this.compensationTimeoutAfter) throw new Error("504 gateway timeout");
@@ -132,6 +137,10 @@ class FakeSystem {
   }
 
   async verifyCompensation(ctx: CompensationContext): Promise<CompensationCheck> {
+    if (this.verifyLag > 0) {
+      this.verifyLag--;
+      return { done: false, remaining: { stepKey: ctx.target.stepKey, externalRef: ctx.target.externalRef } };
+    }
     if (this.compensationCount(ctx.compensationKey) > 0) return { done: true };
     return { done: false, remaining: { stepKey: ctx.target.stepKey, externalRef: ctx.target.externalRef } };
   }
@@ -192,12 +201,12 @@ function fakeCompensator(sys: FakeSystem, name: string): CompensatorDefinition {
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
 
-function setup() {
+function setup(extraTools: (sys: FakeSystem) => ToolDefinition[] = () => []) {
   const sys = new FakeSystem();
   const clock = new ManualClock(T0);
   const store = new MemorySagaStore(clock);
   const crashPoints = new CrashPoints();
-  const registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
+  const registry = new ToolRegistry([...fakeTools(sys), ...extraTools(sys)], [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
   // One id generator for every engine on this store: a restarted engine must not reuse ids.
   const ids = sequentialIds();
   const makeEngine = () => new SagaEngine({ store, registry, clock, ids, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });

@@ -158,16 +158,41 @@ export class SagaEngine {
       { status, decidedBy: decision.actor.id, reason: decision.reason ?? null, expectedPlanHash: decision.planHash },
       { type: decision.approve ? "pivot.approved" : "pivot.rejected", actor: decision.actor, data: { pivotId, planHash: decision.planHash, reason: decision.reason ?? null } },
     );
-    if (decided) return decided;
+    if (decided) {
+      if (decided.status === PivotStatus.APPROVED) await this.supersedeHolds(decided, decision.actor);
+      return decided;
+    }
     const pivot = await this.deps.store.getPivot(pivotId);
     if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
     if (pivot.status !== PivotStatus.PENDING) {
       throw new SagaError("PIVOT_CONFLICT", `Pivot ${pivotId} was already ${pivot.status.toLowerCase()} by ${pivot.decidedBy ?? "someone"}; reload it.`);
     }
+    if (pivot.planHash === decision.planHash) {
+      const run = await this.deps.store.getRun(pivot.runId);
+      throw new SagaError("PIVOT_CONFLICT", `Run ${pivot.runId} is ${run?.status ?? "gone"} and no longer waits for pivot ${pivotId}; nothing was decided.`);
+    }
     throw new SagaError(
       "PIVOT_CONFLICT",
       `The plan of pivot ${pivotId} changed since it was loaded (plan hash ${pivot.planHash.slice(0, 12)}, not ${decision.planHash.slice(0, 12)}); review the current plan and decide again.`,
     );
+  }
+
+  /**
+   * Held calls that an approved pivot covers are resolved as superseded: the pivot is now their
+   * approval, and a late approval of the old hold must not let the same call run a second time.
+   */
+  private async supersedeHolds(pivot: PivotRecord, actor: Actor): Promise<void> {
+    const open = await this.deps.store.listEscalations({ runId: pivot.runId, status: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] });
+    for (const e of open) {
+      const held = e.detail as { tool?: unknown; argsHash?: unknown } | null;
+      if (e.kind !== EscalationKind.APPROVAL_REQUIRED || !pivot.plan.some((i) => i.tool === held?.tool && i.argsHash === held?.argsHash)) continue;
+      const resolution = { approved: false, supersededBy: pivot.id, note: `covered by approved pivot ${pivot.id}` };
+      await this.deps.store.resolveEscalation(e.id, { resolvedBy: actor.id, resolution }, {
+        type: "escalation.resolved",
+        actor,
+        data: { escalationId: e.id, kind: e.kind, resolution },
+      });
+    }
   }
 
   /** A reviewer approves or rejects a call held in the escalation queue (APPROVAL_REQUIRED). */
@@ -268,14 +293,15 @@ export class RunContext {
     if (!Array.isArray(request.plan) || request.plan.length === 0) {
       throw new SagaError("INVALID_ARGS", "A pivot needs a commit plan with at least one call.", [{ path: "plan", message: "must be a non-empty list" }]);
     }
-    const plan: PlanItem[] = request.plan.map((item, i) => {
+    const plan: PlanItem[] = [];
+    for (const [i, item] of request.plan.entries()) {
       const def = registry.tool(item.tool);
       if (def.class === ToolClass.PURE) {
         throw new SagaError("INVALID_ARGS", `Plan item ${i} (${def.name}) is PURE: pure calls need no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
       }
       const parsed = toJson(parseArgsAt(registry, def, item.args, `plan.${i}.args`));
-      return { tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: currentPolicyVersion(def), toolClass: def.class };
-    });
+      plan.push({ tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: await this.policyVersion(def), toolClass: def.class });
+    }
     const hash = planHash(plan);
     const pivots = await store.listPivots(this.runId);
     const latest = pivots.at(-1);
@@ -395,16 +421,24 @@ export class RunContext {
     const audience = def.audience ? def.audience(args) : def.class === ToolClass.REVERSIBLE ? ["agent"] : [];
     return {
       compensation,
-      compensationKey: compensation ? compKey : null,
+      // Derived from the step, so it is stored even when this attempt's args cannot build a compensation.
+      compensationKey: def.compensation ? compKey : null,
       correction: correction ? (toJson(correction) as unknown as CorrectionDraft) : null,
       audience,
       compensationBuildable: def.class === ToolClass.IRREVERSIBLE || compensation !== null,
     };
   }
 
+  /** The tool's policy version: the store's tool table when it has one, else the registry's. */
+  private async policyVersion(def: ToolDefinition): Promise<number> {
+    const fromTable = this.deps.store.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(def.name) : null;
+    return fromTable ?? currentPolicyVersion(def);
+  }
+
   private async gate(def: ToolDefinition, args: Json, hash: string, buildable: boolean, steps: readonly StepRecord[]) {
     const pivots = await this.deps.store.listPivots(this.runId);
-    return checkGate(this.deps, { runId: this.runId, def, args, argsHash: hash, compensationBuildable: buildable, pivots, steps, actor: this.actor });
+    const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await this.policyVersion(def) };
+    return checkGate(this.deps, { runId: this.runId, def: tool, args, argsHash: hash, compensationBuildable: buildable, pivots, steps, actor: this.actor });
   }
 
   private async newStep(def: ToolDefinition, args: Json, steps: readonly StepRecord[]): Promise<CallOutcome> {
@@ -426,7 +460,7 @@ export class RunContext {
         args,
         argsHash: hash,
         phase: decision.phase,
-        policyVersion: currentPolicyVersion(def),
+        policyVersion: await this.policyVersion(def),
         approvalId: decision.approvalId,
         planItemIdx: decision.planItemIdx,
         compensation: prepared.compensation,
@@ -492,13 +526,13 @@ export class RunContext {
             await clock.sleep(backoffDelay(this.deps, attempt));
             continue;
           }
-          return this.fail(def, step, e, attempt);
+          return this.fail(def, step, e, step.attempts + attempt);
         }
         const message = e instanceof Error ? e.message : String(e);
         await store.updateStep(
           step.id,
           { status: [StepStatus.INTENDED] },
-          { status: StepStatus.UNKNOWN, error: { reason: "outcome_unknown", message }, attempts: attempt },
+          { status: StepStatus.UNKNOWN, error: { reason: "outcome_unknown", message }, attempts: step.attempts + attempt },
           { type: "step.unknown", actor: this.actor, data: { stepIdx: step.stepIdx, message } },
         );
         throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey, e);
@@ -508,7 +542,7 @@ export class RunContext {
       const confirmed = await store.updateStep(
         step.id,
         { status: [StepStatus.INTENDED] },
-        { status: StepStatus.CONFIRMED, externalRef: effect.externalRef, result, error: null, attempts: attempt },
+        { status: StepStatus.CONFIRMED, externalRef: effect.externalRef, result, error: null, attempts: step.attempts + attempt },
         { type: "step.confirmed", actor: this.actor, data: { stepIdx: step.stepIdx, externalRef: effect.externalRef } },
       );
       if (!confirmed) {

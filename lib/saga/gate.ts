@@ -17,6 +17,8 @@ export const ApprovalReason = {
   POLICY_CHANGED: "POLICY_CHANGED",
   /** A reviewer rejected this held call. */
   REJECTED: "REJECTED",
+  /** The approval of this exact call was already used (or a pivot covered it): a repeat needs a new one. */
+  APPROVAL_USED: "APPROVAL_USED",
 } as const;
 export type ApprovalReason = (typeof ApprovalReason)[keyof typeof ApprovalReason];
 
@@ -25,19 +27,31 @@ export type GateDecision =
   | { allowed: true; phase: Phase; approvalId: string | null; planItemIdx: number | null }
   | { allowed: false; reason: ApprovalReason; message: string; escalationId: string | null; pivotId: string | null };
 
+/** What the gate needs to know of a tool: a registered definition, or the server's tool-table row. */
+export type GateTool = Pick<ToolDefinition, "name" | "class" | "owner" | "policyVersion">;
+
 /** The policy version a tool is at now. */
-export function currentPolicyVersion(def: ToolDefinition): number {
+export function currentPolicyVersion(def: GateTool): number {
   return def.policyVersion ?? 1;
 }
 
-interface GateInput {
+/** Everything the gate decides on. */
+export interface GateInput {
+  /** The run. */
   runId: string;
-  def: ToolDefinition;
+  /** The tool as the deciding side knows it. */
+  def: GateTool;
+  /** The call's arguments. */
   args: Json;
+  /** Their hash. */
   argsHash: string;
+  /** False when no compensation could be built for these arguments. */
   compensationBuildable: boolean;
+  /** The run's pivots, oldest first. */
   pivots: readonly PivotRecord[];
+  /** The run's log (other rows than the one being decided). */
   steps: readonly StepRecord[];
+  /** Who is calling. */
   actor: Actor;
 }
 
@@ -54,7 +68,7 @@ function consumedItems(steps: readonly StepRecord[], approvalId: string): Set<nu
  * approves that exact call. After approval, only calls matching an unconsumed plan item (same tool, same
  * args hash, same policy version) run.
  */
-export async function checkGate(deps: EngineDeps, input: GateInput): Promise<GateDecision> {
+export async function checkGate(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput): Promise<GateDecision> {
   const { def, pivots } = input;
   const latest = pivots.at(-1);
   if (latest?.status === PivotStatus.PENDING) {
@@ -105,18 +119,25 @@ function isApproved(e: EscalationRecord): boolean {
 }
 
 /** Holds the call as an escalation, or lets it through when a reviewer already approved this exact call. */
-async function hold(deps: EngineDeps, input: GateInput, reason: ApprovalReason, message: string): Promise<GateDecision> {
+async function hold(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput, reason: ApprovalReason, message: string): Promise<GateDecision> {
   const existing = await deps.store.findEscalationByDedupeKey(holdKey(input));
   if (existing && existing.status === EscalationStatus.RESOLVED) {
-    const used = input.steps.some((s) => s.approvalId === existing.id && s.status !== StepStatus.NOT_EXECUTED);
+    // Used: run under this approval, or the same call was carried out since (e.g. as a pivot plan item).
+    const used = input.steps.some(
+      (s) =>
+        s.status !== StepStatus.NOT_EXECUTED &&
+        (s.approvalId === existing.id ||
+          (s.tool === input.def.name && s.argsHash === input.argsHash && s.createdAt.getTime() >= existing.createdAt.getTime())),
+    );
     if (isApproved(existing) && !used) {
       return { allowed: true, phase: Phase.APPROVED_HOLD, approvalId: existing.id, planItemIdx: null };
     }
+    const spent = isApproved(existing) || Boolean((existing.resolution as { supersededBy?: unknown } | null)?.supersededBy);
     return {
       allowed: false,
-      reason: ApprovalReason.REJECTED,
-      message: isApproved(existing)
-        ? `The approval ${existing.id} for this call was already used; a repeat needs a new approval.`
+      reason: spent ? ApprovalReason.APPROVAL_USED : ApprovalReason.REJECTED,
+      message: spent
+        ? `The approval ${existing.id} for this call was already used (or a pivot covered it); a repeat needs a new approval.`
         : `A reviewer (${existing.resolvedBy ?? "unknown"}) rejected this call: ${JSON.stringify(existing.resolution)}.`,
       escalationId: existing.id,
       pivotId: null,

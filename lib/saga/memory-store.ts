@@ -135,7 +135,8 @@ export class MemorySagaStore implements SagaStore {
     if (fence.status && !fence.status.includes(step.status)) return null;
     if (fence.compensationState && !fence.compensationState.includes(step.compensationState)) return null;
     const now = this.clock.now();
-    Object.assign(step, copy(patch), { updatedAt: now });
+    for (const [k, v] of Object.entries(patch)) if (v !== undefined) Object.assign(step, { [k]: copy(v) });
+    step.updatedAt = now;
     this.append(step.runId, step.id, audit, now);
     return copy(step);
   }
@@ -175,6 +176,8 @@ export class MemorySagaStore implements SagaStore {
   ): Promise<PivotRecord | null> {
     const pivot = this.pivots.get(pivotId);
     if (!pivot || pivot.status !== PivotStatus.PENDING || pivot.planHash !== decision.expectedPlanHash) return null;
+    // A decision only moves a run that is still waiting for it (not one the agent unwound meanwhile).
+    if (this.runs.get(pivot.runId)?.status !== RunStatus.AWAITING_PIVOT) return null;
     const now = this.clock.now();
     Object.assign(pivot, { status: decision.status, decidedBy: decision.decidedBy, reason: decision.reason, decidedAt: now });
     const run = this.runs.get(pivot.runId);

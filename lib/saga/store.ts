@@ -148,7 +148,7 @@ export type NewIntent = Pick<
   | "audience"
 >;
 
-/** Fields a transition may change. */
+/** Fields a transition may change; a field left out (or `undefined`) stays as it is. */
 export type StepPatch = Partial<
   Pick<
     StepRecord,
@@ -375,8 +375,8 @@ export interface SagaStore {
   listPivots(runId: string): Promise<PivotRecord[]>;
   /**
    * Decides a PENDING pivot whose plan hash is `expectedPlanHash`, and moves the run to COMMITTING
-   * (approve) or RUNNING (reject, so the agent can unwind). Null when it was already decided or the
-   * plan hash differs.
+   * (approve) or RUNNING (reject, so the agent can unwind). Null when it was already decided, the
+   * plan hash differs, or the run no longer waits for it (AWAITING_PIVOT).
    */
   decidePivot(
     pivotId: string,
@@ -406,4 +406,10 @@ export interface SagaStore {
 
   /** The run's audit chain, oldest first. */
   listAuditEvents(runId: string): Promise<AuditEventRecord[]>;
+
+  /**
+   * The tool's current policy version in the tool table, when the store has one (null: not in the
+   * table). Stores without a table omit it and the registry's version is used.
+   */
+  toolPolicyVersion?(tool: string): Promise<number | null>;
 }

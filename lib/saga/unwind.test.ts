@@ -3,11 +3,11 @@ import { z } from "zod";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoint, CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
-import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "@/lib/saga/errors";
+import { SagaError, ToolRejected } from "@/lib/saga/errors";
 import { sequentialIds } from "@/lib/saga/ids";
-import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
+import { compensationKey, stepKey } from "@/lib/saga/keys";
 import { MemorySagaStore } from "@/lib/saga/memory-store";
-import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type StepRecord } from "@/lib/saga/store";
+import { type StepRecord } from "@/lib/saga/store";
 import {
   defineCompensator,
   defineTool,
@@ -71,6 +71,10 @@ class FakeSystem {
   readonly refuseCompensationOf = new Set<string>();
   /** Compensations that time out after taking effect. */
   compensationTimeoutAfter = false;
+  /** The provider accepts compensations but they never take effect (a cancel that was sent, not done). */
+  compensationNoEffect = false;
+  /** The next `verifyLag` read-backs say "not done" even when it is. */
+  verifyLag = 0;
   /** The next `lookupLag` lookups answer null even when the effect exists (a lagging index). */
   lookupLag = 0;
   /** Every lookup throws (the provider's search is down). */
@@ -125,6 +129,7 @@ class FakeSystem {
     if (this.refuseCompensationOf.has(ctx.target.stepKey)) {
       throw new ToolRejected("refund refused: the charge is disputed", "charge_disputed", false);
     }
+    if (this.compensationNoEffect) return { externalRef: "comp-accepted" };
     const ref = `comp-${this.compensations.length + 1}`;
     this.compensations.push({ compensator, compensationKey: ctx.compensationKey, targetKey: ctx.target.stepKey, targetRef: ctx.target.externalRef });
     if (this.compensationTimeoutAfter) throw new Error("504 gateway timeout");
@@ -132,6 +137,10 @@ class FakeSystem {
   }
 
   async verifyCompensation(ctx: CompensationContext): Promise<CompensationCheck> {
+    if (this.verifyLag > 0) {
+      this.verifyLag--;
+      return { done: false, remaining: { stepKey: ctx.target.stepKey, externalRef: ctx.target.externalRef } };
+    }
     if (this.compensationCount(ctx.compensationKey) > 0) return { done: true };
     return { done: false, remaining: { stepKey: ctx.target.stepKey, externalRef: ctx.target.externalRef } };
   }
@@ -192,12 +201,12 @@ function fakeCompensator(sys: FakeSystem, name: string): CompensatorDefinition {
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
 
-function setup() {
+function setup(extraTools: (sys: FakeSystem) => ToolDefinition[] = () => []) {
   const sys = new FakeSystem();
   const clock = new ManualClock(T0);
   const store = new MemorySagaStore(clock);
   const crashPoints = new CrashPoints();
-  const registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
+  const registry = new ToolRegistry([...fakeTools(sys), ...extraTools(sys)], [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
   // One id generator for every engine on this store: a restarted engine must not reuse ids.
   const ids = sequentialIds();
   const makeEngine = () => new SagaEngine({ store, registry, clock, ids, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
@@ -324,6 +333,42 @@ describe("unwind: order and classes", () => {
     const report = await run.unwind("cancel");
     expect(sys.compensationCalls).toBe(1);
     expect(sys.compensationCount(compensationKey(run.runId, 0, "create_ticket"))).toBe(1);
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
+    expect(report.status).toBe("UNWOUND");
+  });
+
+  it("requested is not confirmed: an accepted compensation that never shows up is retried, then COMPENSATION_FAILED", async () => {
+    const { sys, store, start, elapsed } = setup();
+    const run = await start();
+    const out = await run.call("create_ticket", { text: "help" });
+    sys.compensationNoEffect = true;
+
+    const report = await run.unwind("cancel");
+
+    // maxAttempts sends under the same key, each read back twice (2000 ms apart).
+    expect(sys.compensationCalls).toBe(3);
+    expect(sys.compensations).toEqual([]);
+    expect(elapsed()).toBe(3 * 2000);
+    const row = await stepAt(store, run.runId, 0);
+    expect(row).toMatchObject({
+      status: "COMPENSATION_FAILED",
+      compensationState: "FAILED",
+      compensationConfirmedAt: null,
+      compensationError: { reason: "not_confirmed", externalRef: out.status === "ok" ? out.externalRef : "?" },
+    });
+    expect(report).toMatchObject({ status: "NEEDS_ATTENTION", compensationFailed: [0], compensated: [] });
+    expect((await store.listEscalations({ runId: run.runId })).map((e) => e.kind)).toEqual(["COMPENSATION_FAILED"]);
+  });
+
+  it("a read-back that lags once is re-checked after 2000 ms: COMPENSATED, sent once", async () => {
+    const { sys, store, start, elapsed } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "help" });
+    sys.verifyLag = 1;
+    const report = await run.unwind("cancel");
+    expect(sys.compensationCalls).toBe(1);
+    expect(sys.compensationCount(compensationKey(run.runId, 0, "create_ticket"))).toBe(1);
+    expect(elapsed()).toBe(2000);
     expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
     expect(report.status).toBe("UNWOUND");
   });
@@ -561,17 +606,22 @@ describe("unwind: a reworded retry that makes the compensation buildable", () =>
     await engine.decideHeldCall((held as { escalationId: string }).escalationId, { approve: true, actor: reviewer });
     sys.modes.push("timeout-before");
     await rejection(run.call("hold_funds", { text: "hold", amount: 5000 }));
-    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "UNKNOWN", compensation: null, compensationKey: null });
+    expect(await stepAt(store, run.runId, 0)).toMatchObject({ status: "UNKNOWN", compensation: null });
 
     // The agent retries with a smaller amount: reconcile says NOT_EXECUTED, the retry runs with a release.
     const out = await run.call("hold_funds", { text: "hold", amount: 500 });
     expect(out).toMatchObject({ status: "ok", stepIdx: 0 });
     const row = await stepAt(store, run.runId, 0);
     expect(row.compensation).toEqual({ tool: "undo", args: { stepKey: stepKey(run.runId, 0, "hold_funds") } });
-    expect(row.compensationKey).toBe(compensationKey(run.runId, 0, "hold_funds"));
 
     const report = await run.unwind("cancel");
-    expect(report.compensated).toEqual([0]);
+    const after = await stepAt(store, run.runId, 0);
+    expect({ report, status: after.status, compensationError: after.compensationError }).toMatchObject({
+      report: { compensated: [0], compensationFailed: [] },
+      status: "COMPENSATED",
+      compensationError: null,
+    });
+    expect(after.compensationKey).toBe(compensationKey(run.runId, 0, "hold_funds"));
     expect(sys.compensationCount(compensationKey(run.runId, 0, "hold_funds"))).toBe(1);
   });
 });

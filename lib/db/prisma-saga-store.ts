@@ -1,0 +1,721 @@
+/**
+ * The Prisma implementation of the saga store port (lib/saga/store.ts): the only place where the
+ * saga log meets the database.
+ *
+ * Every mutation is one interactive transaction that changes the state and appends its audit event.
+ * SQLite opens those transactions with a deferred BEGIN, so the order of statements matters across
+ * processes: a transaction that reads a table first holds a WAL snapshot, and its later write fails
+ * at once with SQLITE_BUSY_SNAPSHOT (busy_timeout does not help) when another connection committed
+ * in between. So each transaction reads the database clock first (a table-less SELECT, which takes no
+ * snapshot), then writes (taking the write lock, waiting on busy_timeout), and only then reads; and
+ * no other query of this client may run inside that window (see `onConnection`).
+ */
+import { Prisma, type PrismaClient } from "@/generated/prisma";
+import type {
+  AuditEvent as AuditEventRow,
+  Correction as CorrectionRow,
+  Escalation as EscalationRow,
+  Pivot as PivotRow,
+  Run as RunRow,
+  Step as StepRow,
+} from "@/generated/prisma";
+import { SagaError } from "@/lib/saga/errors";
+import { auditHash } from "@/lib/saga/keys";
+import {
+  actorLabel,
+  auditHashedContent,
+  GENESIS_HASH,
+  runScope,
+  type AuditEventRecord,
+  type AuditInput,
+  type CorrectionRecord,
+  type CreateEscalationResult,
+  type EscalationRecord,
+  type InsertIntentResult,
+  type NewCorrection,
+  type NewEscalation,
+  type NewIntent,
+  type NewPivot,
+  type NewRun,
+  type PivotRecord,
+  type PlanItem,
+  type RunRecord,
+  type SagaStore,
+  type StepFence,
+  type StepPatch,
+  type StepRecord,
+} from "@/lib/saga/store";
+import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
+import {
+  CompensationState,
+  CorrectionStatus,
+  EscalationKind,
+  EscalationStatus,
+  Phase,
+  PivotStatus,
+  RUN_STATUSES,
+  RunStatus,
+  STEP_STATUSES,
+  StepStatus,
+  TOOL_CLASSES,
+  type ToolClass,
+} from "@/lib/saga/vocabulary";
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Interactive transaction limits. maxWait covers waiting for the adapter's per-client mutex (one
+ * transaction at a time per connection); timeout covers a busy_timeout wait for another process's
+ * write lock (10 s in openPrisma) plus the work itself.
+ */
+const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
+
+// ---------------------------------------------------------------------------------------------
+// Prisma errors, mapped by code (never by message text).
+
+function isPrismaError(e: unknown, code: "P2002" | "P2003"): e is Prisma.PrismaClientKnownRequestError {
+  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON in and out. Records carry plain JSON; Prisma needs JsonNull for a JSON null in a required
+// column and DbNull for "no value" in a nullable one.
+
+type JsonInput = Prisma.InputJsonValue | typeof Prisma.JsonNull;
+type NullableJsonInput = Prisma.InputJsonValue | typeof Prisma.DbNull;
+
+function jsonIn(value: Json): JsonInput {
+  return value === null ? Prisma.JsonNull : value;
+}
+
+function nullableJsonIn(value: Json | null): NullableJsonInput {
+  return value === null ? Prisma.DbNull : value;
+}
+
+function compensationJson(plan: CompensationPlan | null): Json | null {
+  return plan === null ? null : { tool: plan.tool, args: plan.args };
+}
+
+function correctionJson(draft: CorrectionDraft | null): Json | null {
+  return draft === null ? null : { audience: [...draft.audience], subject: draft.subject, body: draft.body };
+}
+
+function planJson(plan: readonly PlanItem[]): Json {
+  return plan.map((i) => ({
+    tool: i.tool,
+    args: i.args,
+    argsHash: i.argsHash,
+    policyVersion: i.policyVersion,
+    toolClass: i.toolClass,
+  }));
+}
+
+/** Parsed JSON never holds `undefined`, which is all that separates Prisma's JsonValue from Json. */
+function jsonOut(value: Prisma.JsonValue): Json {
+  return value as Json;
+}
+
+function corrupt(what: string): Error {
+  return new Error(
+    `The stored ${what} is malformed. Rows are written only by PrismaSagaStore: check for manual edits or a missing migration.`,
+  );
+}
+
+function isObject(value: Prisma.JsonValue): value is Prisma.JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function stringsOut(value: Prisma.JsonValue, what: string): string[] {
+  if (!Array.isArray(value)) throw corrupt(what);
+  return value.map((v) => {
+    if (typeof v !== "string") throw corrupt(what);
+    return v;
+  });
+}
+
+function compensationOut(value: Prisma.JsonValue): CompensationPlan | null {
+  if (value === null) return null;
+  if (!isObject(value) || typeof value.tool !== "string") throw corrupt("step compensation");
+  return { tool: value.tool, args: jsonOut(value.args ?? null) };
+}
+
+function correctionOut(value: Prisma.JsonValue): CorrectionDraft | null {
+  if (value === null) return null;
+  if (!isObject(value) || typeof value.subject !== "string" || typeof value.body !== "string") {
+    throw corrupt("step correction");
+  }
+  return { audience: stringsOut(value.audience ?? null, "correction audience"), subject: value.subject, body: value.body };
+}
+
+function planOut(value: Prisma.JsonValue): PlanItem[] {
+  if (!Array.isArray(value)) throw corrupt("pivot plan");
+  return value.map((item) => {
+    if (
+      !isObject(item) ||
+      typeof item.tool !== "string" ||
+      typeof item.argsHash !== "string" ||
+      typeof item.policyVersion !== "number"
+    ) {
+      throw corrupt("pivot plan item");
+    }
+    return {
+      tool: item.tool,
+      args: jsonOut(item.args ?? null),
+      argsHash: item.argsHash,
+      policyVersion: item.policyVersion,
+      toolClass: oneOf(TOOL_CLASSES, item.toolClass, "plan item tool class"),
+    };
+  });
+}
+
+/** Narrows a stored vocabulary string to its union, refusing values lib/saga does not define. */
+function oneOf<T extends string>(values: readonly T[], value: unknown, what: string): T {
+  if (typeof value === "string" && (values as readonly string[]).includes(value)) return value as T;
+  throw corrupt(what);
+}
+
+const COMPENSATION_STATES = Object.values(CompensationState);
+const PHASES = Object.values(Phase);
+const PIVOT_STATUSES = Object.values(PivotStatus);
+const ESCALATION_KINDS = Object.values(EscalationKind);
+const ESCALATION_STATUSES = Object.values(EscalationStatus);
+const CORRECTION_STATUSES = Object.values(CorrectionStatus);
+
+// ---------------------------------------------------------------------------------------------
+// Row -> record mappers.
+
+function toRunRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    agent: row.agent,
+    onBehalfOf: row.onBehalfOf,
+    metadata: jsonOut(row.metadata),
+    status: oneOf(RUN_STATUSES, row.status, "run status"),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+function toStepRecord(row: StepRow): StepRecord {
+  return {
+    id: row.id,
+    runId: row.runId,
+    stepIdx: row.stepIdx,
+    tool: row.tool,
+    toolClass: oneOf<ToolClass>(TOOL_CLASSES, row.toolClass, "step tool class"),
+    stepKey: row.stepKey,
+    args: jsonOut(row.args),
+    argsHash: row.argsHash,
+    status: oneOf(STEP_STATUSES, row.status, "step status"),
+    phase: oneOf(PHASES, row.phase, "step phase"),
+    policyVersion: row.policyVersion,
+    approvalId: row.approvalId,
+    planItemIdx: row.planItemIdx,
+    externalRef: row.externalRef,
+    result: row.result === null ? null : jsonOut(row.result),
+    error: row.error === null ? null : jsonOut(row.error),
+    compensation: compensationOut(row.compensation),
+    compensationKey: row.compensationKey,
+    compensationState: oneOf(COMPENSATION_STATES, row.compensationState, "step compensation state"),
+    compensationRef: row.compensationRef,
+    compensationRequestedAt: row.compensationRequestedAt,
+    compensationConfirmedAt: row.compensationConfirmedAt,
+    compensationError: row.compensationError === null ? null : jsonOut(row.compensationError),
+    correction: correctionOut(row.correction),
+    audience: stringsOut(row.audience, "step audience"),
+    attempts: row.attempts,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+function toPivotRecord(row: PivotRow): PivotRecord {
+  return {
+    id: row.id,
+    runId: row.runId,
+    status: oneOf(PIVOT_STATUSES, row.status, "pivot status"),
+    summary: row.summary,
+    plan: planOut(row.plan),
+    planHash: row.planHash,
+    stagedStepIds: stringsOut(row.stagedStepIds, "pivot staged step ids"),
+    deadline: row.deadline,
+    decidedBy: row.decidedBy,
+    decidedAt: row.decidedAt,
+    reason: row.reason,
+    createdAt: row.createdAt,
+  };
+}
+
+function toEscalationRecord(row: EscalationRow): EscalationRecord {
+  return {
+    id: row.id,
+    runId: row.runId,
+    stepId: row.stepId,
+    kind: oneOf(ESCALATION_KINDS, row.kind, "escalation kind"),
+    status: oneOf(ESCALATION_STATUSES, row.status, "escalation status"),
+    title: row.title,
+    detail: jsonOut(row.detail),
+    owner: row.owner,
+    dedupeKey: row.dedupeKey,
+    claimedBy: row.claimedBy,
+    resolution: row.resolution === null ? null : jsonOut(row.resolution),
+    resolvedBy: row.resolvedBy,
+    resolvedAt: row.resolvedAt,
+    createdAt: row.createdAt,
+  };
+}
+
+function toCorrectionRecord(row: CorrectionRow): CorrectionRecord {
+  return {
+    id: row.id,
+    runId: row.runId,
+    stepId: row.stepId,
+    audience: stringsOut(row.audience, "correction audience"),
+    rank: row.rank,
+    status: oneOf(CORRECTION_STATUSES, row.status, "correction status"),
+    subject: row.subject,
+    body: row.body,
+    createdAt: row.createdAt,
+  };
+}
+
+function toAuditEventRecord(row: AuditEventRow): AuditEventRecord {
+  return {
+    seq: row.seq,
+    scope: row.scope,
+    runId: row.runId,
+    stepId: row.stepId,
+    type: row.type,
+    actor: row.actor,
+    data: jsonOut(row.data),
+    at: row.at,
+    prevHash: row.prevHash,
+    hash: row.hash,
+  };
+}
+
+/** The columns a step transition may write; keys left undefined in the patch stay unchanged. */
+function stepPatchData(patch: StepPatch, now: Date): Prisma.StepUpdateManyMutationInput {
+  const data: Prisma.StepUpdateManyMutationInput = { updatedAt: now };
+  if (patch.status !== undefined) data.status = patch.status;
+  if (patch.args !== undefined) data.args = jsonIn(patch.args);
+  if (patch.argsHash !== undefined) data.argsHash = patch.argsHash;
+  if (patch.phase !== undefined) data.phase = patch.phase;
+  if (patch.policyVersion !== undefined) data.policyVersion = patch.policyVersion;
+  if (patch.approvalId !== undefined) data.approvalId = patch.approvalId;
+  if (patch.planItemIdx !== undefined) data.planItemIdx = patch.planItemIdx;
+  if (patch.externalRef !== undefined) data.externalRef = patch.externalRef;
+  if (patch.result !== undefined) data.result = nullableJsonIn(patch.result);
+  if (patch.error !== undefined) data.error = nullableJsonIn(patch.error);
+  if (patch.compensation !== undefined) data.compensation = nullableJsonIn(compensationJson(patch.compensation));
+  if (patch.correction !== undefined) data.correction = nullableJsonIn(correctionJson(patch.correction));
+  if (patch.audience !== undefined) data.audience = [...patch.audience];
+  if (patch.compensationState !== undefined) data.compensationState = patch.compensationState;
+  if (patch.compensationRef !== undefined) data.compensationRef = patch.compensationRef;
+  if (patch.compensationRequestedAt !== undefined) data.compensationRequestedAt = patch.compensationRequestedAt;
+  if (patch.compensationConfirmedAt !== undefined) data.compensationConfirmedAt = patch.compensationConfirmedAt;
+  if (patch.compensationError !== undefined) data.compensationError = nullableJsonIn(patch.compensationError);
+  if (patch.attempts !== undefined) data.attempts = patch.attempts;
+  return data;
+}
+
+/**
+ * Ids that key a query. Prisma drops `undefined` filters, so a missing id from an untyped caller
+ * would otherwise turn "update this row" into "update every row" (or "list this run" into "list all").
+ */
+function isId(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One connection, one thing at a time.
+//
+// The better-sqlite3 adapter runs a client's transaction and its other queries on one connection. A
+// query issued while a transaction is open joins it: it reads uncommitted rows, and its read opens
+// a WAL snapshot before the transaction's first write, so that write fails at once with
+// SQLITE_BUSY (no busy wait) when another process holds the write lock. So every store operation
+// on a client, reads included, waits for the previous one to finish. This costs nothing real:
+// better-sqlite3 is synchronous, and a busy wait blocks the whole process anyway.
+
+const connectionQueues = new WeakMap<PrismaClient, Promise<unknown>>();
+
+/**
+ * Runs `fn` after every earlier operation on `prisma` queued here has settled. Other lib/db code that
+ * queries the same client should go through it too, or it may run inside a store transaction.
+ */
+export function onConnection<T>(prisma: PrismaClient, fn: () => Promise<T>): Promise<T> {
+  const previous = connectionQueues.get(prisma) ?? Promise.resolve();
+  const run = previous.then(fn, fn);
+  connectionQueues.set(
+    prisma,
+    run.then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+  return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Thrown inside a transaction to undo it when a fence fails after its first write. */
+class RollBack extends Error {}
+
+/** SagaStore over Prisma (SQLite through the better-sqlite3 adapter; see lib/db/prisma.ts). */
+export class PrismaSagaStore implements SagaStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** One write transaction: reads the database clock, then runs `fn` (whose first statement must write). */
+  private write<T>(fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
+    return onConnection(this.prisma, () =>
+      this.prisma.$transaction(async (tx) => fn(tx, await databaseNow(tx)), TX_OPTIONS),
+    );
+  }
+
+  /** One read outside any transaction, never interleaved with this client's open transaction. */
+  private read<T>(fn: (db: PrismaClient) => Promise<T>): Promise<T> {
+    return onConnection(this.prisma, () => fn(this.prisma));
+  }
+
+  /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
+  private async appendAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
+    const scope = runScope(runId);
+    const last = await tx.auditEvent.findFirst({
+      where: { scope },
+      orderBy: { seq: "desc" },
+      select: { seq: true, hash: true },
+    });
+    const content = {
+      seq: (last?.seq ?? 0) + 1,
+      scope,
+      runId,
+      stepId,
+      type: audit.type,
+      actor: actorLabel(audit.actor),
+      data: audit.data ?? {},
+      at: now,
+    };
+    const prevHash = last?.hash ?? GENESIS_HASH;
+    await tx.auditEvent.create({
+      data: { ...content, data: jsonIn(content.data), prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
+    });
+  }
+
+  /** After a foreign key refusal: says which parent is missing. */
+  private async missingParent(runId: string, stepId: string | null): Promise<SagaError> {
+    const run = await this.read((db) => db.run.findUnique({ where: { id: runId }, select: { id: true } }));
+    if (!run) return new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist; create the run before writing to it.`);
+    return new SagaError("STEP_NOT_FOUND", `Step ${stepId ?? "(none)"} does not exist in run ${runId}.`);
+  }
+
+  async createRun(run: NewRun, audit: AuditInput): Promise<RunRecord> {
+    try {
+      return await this.write(async (tx, now) => {
+        const row = await tx.run.create({
+          data: {
+            id: run.id,
+            title: run.title,
+            agent: run.agent,
+            onBehalfOf: run.onBehalfOf,
+            metadata: jsonIn(run.metadata),
+            status: RunStatus.RUNNING,
+            createdAt: now,
+            updatedAt: now,
+          },
+        });
+        await this.appendAudit(tx, now, row.id, null, audit);
+        return toRunRecord(row);
+      });
+    } catch (e) {
+      if (isPrismaError(e, "P2002")) throw new SagaError("CONFLICT", `Run ${run.id} already exists; start a new run with a fresh id.`);
+      throw e;
+    }
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    if (!isId(runId)) return null;
+    const row = await this.read((db) => db.run.findUnique({ where: { id: runId } }));
+    return row ? toRunRecord(row) : null;
+  }
+
+  async setRunStatus(
+    runId: string,
+    from: readonly RunStatus[] | null,
+    to: RunStatus,
+    audit: AuditInput,
+  ): Promise<RunRecord | null> {
+    if (!isId(runId)) return null;
+    return this.write(async (tx, now) => {
+      const where: Prisma.RunWhereInput = { id: runId };
+      if (from !== null) where.status = { in: [...from] };
+      const { count } = await tx.run.updateMany({ where, data: { status: to, updatedAt: now } });
+      if (count === 0) return null;
+      const row = await tx.run.findUniqueOrThrow({ where: { id: runId } });
+      await this.appendAudit(tx, now, runId, null, audit);
+      return toRunRecord(row);
+    });
+  }
+
+  async listSteps(runId: string): Promise<StepRecord[]> {
+    if (!isId(runId)) return [];
+    const rows = await this.read((db) => db.step.findMany({ where: { runId }, orderBy: { stepIdx: "asc" } }));
+    return rows.map(toStepRecord);
+  }
+
+  async getStep(stepId: string): Promise<StepRecord | null> {
+    if (!isId(stepId)) return null;
+    const row = await this.read((db) => db.step.findUnique({ where: { id: stepId } }));
+    return row ? toStepRecord(row) : null;
+  }
+
+  async insertIntent(intent: NewIntent, audit: AuditInput): Promise<InsertIntentResult> {
+    try {
+      const step = await this.write(async (tx, now) => {
+        const row = await tx.step.create({
+          data: {
+            id: intent.id,
+            runId: intent.runId,
+            stepIdx: intent.stepIdx,
+            tool: intent.tool,
+            toolClass: intent.toolClass,
+            stepKey: intent.stepKey,
+            args: jsonIn(intent.args),
+            argsHash: intent.argsHash,
+            status: StepStatus.INTENDED,
+            phase: intent.phase,
+            policyVersion: intent.policyVersion,
+            approvalId: intent.approvalId,
+            planItemIdx: intent.planItemIdx,
+            compensation: nullableJsonIn(compensationJson(intent.compensation)),
+            compensationKey: intent.compensationKey,
+            compensationState: CompensationState.NONE,
+            correction: nullableJsonIn(correctionJson(intent.correction)),
+            audience: [...intent.audience],
+            attempts: 0,
+            createdAt: now,
+            updatedAt: now,
+          },
+        });
+        await this.appendAudit(tx, now, row.runId, row.id, audit);
+        return toStepRecord(row);
+      });
+      return { created: true, step };
+    } catch (e) {
+      if (isPrismaError(e, "P2002")) {
+        // The transaction rolled back; the row that holds the key or the index is committed.
+        const existing = await this.read((db) =>
+          db.step.findFirst({
+            where: { OR: [{ stepKey: intent.stepKey }, { runId: intent.runId, stepIdx: intent.stepIdx }] },
+            orderBy: { createdAt: "asc" },
+          }),
+        );
+        if (existing) return { created: false, step: toStepRecord(existing) };
+      }
+      if (isPrismaError(e, "P2003")) throw await this.missingParent(intent.runId, null);
+      throw e;
+    }
+  }
+
+  async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {
+    if (!isId(stepId)) return null;
+    return this.write(async (tx, now) => {
+      const where: Prisma.StepWhereInput = { id: stepId };
+      if (fence.status != null) where.status = { in: [...fence.status] };
+      if (fence.compensationState != null) where.compensationState = { in: [...fence.compensationState] };
+      const { count } = await tx.step.updateMany({ where, data: stepPatchData(patch, now) });
+      if (count === 0) return null;
+      const row = await tx.step.findUniqueOrThrow({ where: { id: stepId } });
+      await this.appendAudit(tx, now, row.runId, row.id, audit);
+      return toStepRecord(row);
+    });
+  }
+
+  async createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord> {
+    try {
+      return await this.write(async (tx, now) => {
+        const row = await tx.pivot.create({
+          data: {
+            id: pivot.id,
+            runId: pivot.runId,
+            status: PivotStatus.PENDING,
+            summary: pivot.summary,
+            plan: jsonIn(planJson(pivot.plan)),
+            planHash: pivot.planHash,
+            stagedStepIds: [...pivot.stagedStepIds],
+            deadline: pivot.deadline,
+            createdAt: now,
+          },
+        });
+        await tx.run.update({ where: { id: pivot.runId }, data: { status: RunStatus.AWAITING_PIVOT, updatedAt: now } });
+        await this.appendAudit(tx, now, pivot.runId, null, audit);
+        return toPivotRecord(row);
+      });
+    } catch (e) {
+      if (isPrismaError(e, "P2003")) throw await this.missingParent(pivot.runId, null);
+      throw e;
+    }
+  }
+
+  async getPivot(pivotId: string): Promise<PivotRecord | null> {
+    if (!isId(pivotId)) return null;
+    const row = await this.read((db) => db.pivot.findUnique({ where: { id: pivotId } }));
+    return row ? toPivotRecord(row) : null;
+  }
+
+  async listPivots(runId: string): Promise<PivotRecord[]> {
+    if (!isId(runId)) return [];
+    const rows = await this.read((db) => db.pivot.findMany({ where: { runId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }));
+    return rows.map(toPivotRecord);
+  }
+
+  async decidePivot(
+    pivotId: string,
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
+    audit: AuditInput,
+  ): Promise<PivotRecord | null> {
+    // Without both, the fence below would lose a filter and decide whichever pivot it found.
+    if (!isId(pivotId) || !isId(decision.expectedPlanHash)) return null;
+    return this.write(async (tx, now) => {
+      const { count } = await tx.pivot.updateMany({
+        where: { id: pivotId, status: PivotStatus.PENDING, planHash: decision.expectedPlanHash },
+        data: { status: decision.status, decidedBy: decision.decidedBy, decidedAt: now, reason: decision.reason },
+      });
+      if (count === 0) return null;
+      const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
+      const runStatus = decision.status === PivotStatus.APPROVED ? RunStatus.COMMITTING : RunStatus.RUNNING;
+      // A decision only moves a run that is still waiting for it (not one the agent unwound meanwhile).
+      const moved = await tx.run.updateMany({ where: { id: row.runId, status: RunStatus.AWAITING_PIVOT }, data: { status: runStatus, updatedAt: now } });
+      if (moved.count === 0) throw new RollBack();
+      await this.appendAudit(tx, now, row.runId, null, audit);
+      return toPivotRecord(row);
+    }).catch((e: unknown) => {
+      if (e instanceof RollBack) return null;
+      throw e;
+    });
+  }
+
+  async createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult> {
+    try {
+      const created = await this.write(async (tx, now) => {
+        const row = await tx.escalation.create({
+          data: {
+            id: escalation.id,
+            runId: escalation.runId,
+            stepId: escalation.stepId,
+            kind: escalation.kind,
+            status: EscalationStatus.OPEN,
+            title: escalation.title,
+            detail: jsonIn(escalation.detail),
+            owner: escalation.owner,
+            dedupeKey: escalation.dedupeKey,
+            createdAt: now,
+          },
+        });
+        await this.appendAudit(tx, now, row.runId, row.stepId, audit);
+        return toEscalationRecord(row);
+      });
+      return { created: true, escalation: created };
+    } catch (e) {
+      if (isPrismaError(e, "P2002")) {
+        const existing = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey: escalation.dedupeKey } }));
+        if (existing) return { created: false, escalation: toEscalationRecord(existing) };
+      }
+      if (isPrismaError(e, "P2003")) throw await this.missingParent(escalation.runId, escalation.stepId);
+      throw e;
+    }
+  }
+
+  async getEscalation(escalationId: string): Promise<EscalationRecord | null> {
+    if (!isId(escalationId)) return null;
+    const row = await this.read((db) => db.escalation.findUnique({ where: { id: escalationId } }));
+    return row ? toEscalationRecord(row) : null;
+  }
+
+  async findEscalationByDedupeKey(dedupeKey: string): Promise<EscalationRecord | null> {
+    if (!isId(dedupeKey)) return null;
+    const row = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey } }));
+    return row ? toEscalationRecord(row) : null;
+  }
+
+  async listEscalations(filter: { runId?: string; status?: readonly EscalationStatus[] }): Promise<EscalationRecord[]> {
+    const where: Prisma.EscalationWhereInput = {};
+    if (filter.runId != null) where.runId = filter.runId;
+    if (filter.status != null) where.status = { in: [...filter.status] };
+    const rows = await this.read((db) => db.escalation.findMany({ where, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }));
+    return rows.map(toEscalationRecord);
+  }
+
+  async resolveEscalation(
+    escalationId: string,
+    resolution: { resolvedBy: string; resolution: Json },
+    audit: AuditInput,
+  ): Promise<EscalationRecord | null> {
+    if (!isId(escalationId)) return null;
+    return this.write(async (tx, now) => {
+      const { count } = await tx.escalation.updateMany({
+        where: { id: escalationId, status: { not: EscalationStatus.RESOLVED } },
+        data: {
+          status: EscalationStatus.RESOLVED,
+          resolution: nullableJsonIn(resolution.resolution),
+          resolvedBy: resolution.resolvedBy,
+          resolvedAt: now,
+        },
+      });
+      if (count === 0) return null;
+      const row = await tx.escalation.findUniqueOrThrow({ where: { id: escalationId } });
+      await this.appendAudit(tx, now, row.runId, row.stepId, audit);
+      return toEscalationRecord(row);
+    });
+  }
+
+  async createCorrection(correction: NewCorrection, audit: AuditInput): Promise<CorrectionRecord> {
+    try {
+      return await this.write(async (tx, now) => {
+        const row = await tx.correction.create({
+          data: {
+            id: correction.id,
+            runId: correction.runId,
+            stepId: correction.stepId,
+            audience: [...correction.audience],
+            rank: correction.rank,
+            status: CorrectionStatus.DRAFT,
+            subject: correction.subject,
+            body: correction.body,
+            createdAt: now,
+          },
+        });
+        await this.appendAudit(tx, now, row.runId, row.stepId, audit);
+        return toCorrectionRecord(row);
+      });
+    } catch (e) {
+      if (isPrismaError(e, "P2002")) {
+        const existing = await this.read((db) => db.correction.findUnique({ where: { stepId: correction.stepId } }));
+        if (existing) return toCorrectionRecord(existing);
+      }
+      if (isPrismaError(e, "P2003")) throw await this.missingParent(correction.runId, correction.stepId);
+      throw e;
+    }
+  }
+
+  async listCorrections(runId: string): Promise<CorrectionRecord[]> {
+    if (!isId(runId)) return [];
+    const rows = await this.read((db) =>
+      db.correction.findMany({ where: { runId }, orderBy: [{ rank: "asc" }, { createdAt: "asc" }, { id: "asc" }] }),
+    );
+    return rows.map(toCorrectionRecord);
+  }
+
+  async listAuditEvents(runId: string): Promise<AuditEventRecord[]> {
+    const rows = await this.read((db) => db.auditEvent.findMany({ where: { scope: runScope(runId) }, orderBy: { seq: "asc" } }));
+    return rows.map(toAuditEventRecord);
+  }
+}
+
+/** The database clock, read inside the transaction (a table-less SELECT: it takes no WAL snapshot). */
+async function databaseNow(tx: Tx): Promise<Date> {
+  const rows = await tx.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
+  const now = rows[0]?.now;
+  if (typeof now !== "string") throw new Error("The database clock query returned no row; is this SQLite?");
+  return new Date(now);
+}
