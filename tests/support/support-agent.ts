@@ -1,0 +1,41 @@
+/**
+ * A scripted support agent that imitates a model: it rephrases its arguments every time it retries,
+ * and retries eagerly when told an outcome is unknown. It knows nothing of the log; the harness does.
+ */
+import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
+import type { CallOutcome, RunContext } from "@/lib/saga/engine";
+
+/** How a model rewords the same ticket summary on each retry (seed 003). */
+export const TICKET_PHRASINGS = ["Refund for order 1182", "Order #1182 refund", "Refund: order no. 1182", "1182 - refund request"];
+
+/** Calls a tool, retrying with reworded args when the outcome is unknown (up to 4 tries). */
+export async function callLikeAModel(run: RunContext, tool: string, argsFor: (attempt: number) => unknown): Promise<CallOutcome> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run.call(tool, argsFor(attempt));
+    } catch (e) {
+      if (e instanceof ToolOutcomeUnknown && attempt < 3) continue;
+      throw e;
+    }
+  }
+}
+
+/** The seed-003 refund-and-reship run. Returns "failed" when the warehouse refuses the reship. */
+export async function refundAndReship(run: RunContext): Promise<"done" | "failed"> {
+  await run.call("search_orders", { orderId: "1182" });
+  await callLikeAModel(run, "create_ticket", (i) => ({ summary: TICKET_PHRASINGS[i % TICKET_PHRASINGS.length], orderId: "1182" }));
+  await callLikeAModel(run, "charge_card", (i) => ({
+    customerId: "cus_ada",
+    amount: 1500,
+    currency: "eur",
+    reason: i === 0 ? "re-shipping fee for order 1182" : "Reship fee, order #1182",
+    receipt: false,
+  }));
+  try {
+    await callLikeAModel(run, "reship_order", () => ({ orderId: "1182" }));
+  } catch (e) {
+    if (e instanceof ToolCallFailed) return "failed";
+    throw e;
+  }
+  return "done";
+}
