@@ -1,0 +1,4 @@
+/** Liveness probe: answers as soon as the server can handle requests (it does not touch the database). */
+export function GET(): Response {
+  return Response.json({ ok: true });
+}

@@ -1,0 +1,38 @@
+/**
+ * POST /api/sim/faults `{ op, fault, times? }`: arms a fault on the hosted simulated world.
+ * DELETE /api/sim/faults: disarms every fault. GET /api/sim/faults[?op=]: faults still armed.
+ *
+ * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests,
+ * not a real system. Disabled (404) when SAGABOARD_SIM=0. A `when` predicate cannot cross HTTP, so
+ * only faults that apply to the next calls of `op` in order are supported.
+ */
+import { getHostedWorld, readSimBody, simDisabled, simEnabled } from "@/lib/sim/host";
+import { InjectFaultRequestSchema } from "@/lib/sim/rpc";
+
+export async function POST(request: Request): Promise<Response> {
+  if (!simEnabled()) return simDisabled();
+  const body = await readSimBody(request, InjectFaultRequestSchema);
+  if (!body.ok) return body.response;
+  const { op, fault, times } = body.data;
+  const world = getHostedWorld();
+  world.faults.inject(op, fault, { times: times === "infinite" ? Infinity : times });
+  return Response.json(pendingBody(op));
+}
+
+export function DELETE(): Response {
+  if (!simEnabled()) return simDisabled();
+  getHostedWorld().faults.clear();
+  return Response.json({ ok: true, pending: 0 });
+}
+
+export function GET(request: Request): Response {
+  if (!simEnabled()) return simDisabled();
+  const op = new URL(request.url).searchParams.get("op") ?? undefined;
+  return Response.json(pendingBody(op));
+}
+
+/** `Infinity` is not JSON: an until-cleared fault is reported as "infinite". */
+function pendingBody(op: string | undefined): { ok: true; pending: number | "infinite" } {
+  const pending = getHostedWorld().faults.pending(op);
+  return { ok: true, pending: Number.isFinite(pending) ? pending : "infinite" };
+}

@@ -1,0 +1,26 @@
+/**
+ * POST /api/sim/rpc: calls one allow-listed method of the hosted simulated world.
+ *
+ * NO AUTHENTICATION, on purpose: this is the simulated external world (fake payments, tickets,
+ * email, warehouse, CRM) for the demo and the tests, standing in for other companies' APIs. It holds
+ * no real data and moves no real money. Set SAGABOARD_SIM=0 to switch every /api/sim route off (404).
+ *
+ * Answers 200 with `{ ok: true, value }` or `{ ok: false, error }` (a provider error or a simulated
+ * crash: the call reached the sim); 400 for a malformed request or a method outside the allow-list;
+ * 500 when the sim itself failed unexpectedly (outcome unknown). See lib/sim/rpc.ts.
+ */
+import { getHostedWorld, readSimBody, simDisabled, simEnabled, simError } from "@/lib/sim/host";
+import { dispatchRpc, RpcRequestError, RpcRequestSchema } from "@/lib/sim/rpc";
+
+export async function POST(request: Request): Promise<Response> {
+  if (!simEnabled()) return simDisabled();
+  const body = await readSimBody(request, RpcRequestSchema);
+  if (!body.ok) return body.response;
+  try {
+    return Response.json(await dispatchRpc(getHostedWorld(), body.data));
+  } catch (err) {
+    if (err instanceof RpcRequestError) return simError(400, "invalid_request", err.message);
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    return simError(500, "sim_internal_error", `The simulated ${body.data.system}.${body.data.method} failed: ${message}`);
+  }
+}

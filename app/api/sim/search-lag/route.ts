@@ -1,0 +1,17 @@
+/**
+ * POST /api/sim/search-lag `{ ms }`: sets how far every search of the hosted simulated world trails
+ * its writes, so a test can make an effect visible (or invisible) to reconcile mid-scenario.
+ *
+ * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests,
+ * not a real system. Disabled (404) when SAGABOARD_SIM=0.
+ */
+import { getHostedWorld, readSimBody, simDisabled, simEnabled } from "@/lib/sim/host";
+import { SearchLagRequestSchema } from "@/lib/sim/rpc";
+
+export async function POST(request: Request): Promise<Response> {
+  if (!simEnabled()) return simDisabled();
+  const body = await readSimBody(request, SearchLagRequestSchema);
+  if (!body.ok) return body.response;
+  getHostedWorld().setSearchLag(body.data.ms);
+  return Response.json({ ok: true, ms: body.data.ms });
+}

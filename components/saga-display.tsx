@@ -1,0 +1,95 @@
+// Small presentational pieces shared by the read-only pages: badges, times and JSON.
+
+/** Colour families of a status badge. */
+type Tone = "good" | "pending" | "bad" | "done" | "active";
+
+// One map for every vocabulary: the values that repeat (CONFIRMED, FAILED) mean the same thing
+// everywhere, so they share a colour.
+const TONE_BY_STATUS: Record<string, Tone> = {
+  // StepStatus
+  CONFIRMED: "good",
+  INTENDED: "pending",
+  UNKNOWN: "pending",
+  FAILED: "bad",
+  COMPENSATION_FAILED: "bad",
+  COMPENSATED: "done",
+  NOT_EXECUTED: "done",
+  // CompensationState
+  NONE: "done",
+  REQUESTED: "pending",
+  // RunStatus
+  RUNNING: "active",
+  AWAITING_PIVOT: "pending",
+  COMMITTING: "active",
+  COMPLETED: "good",
+  UNWINDING: "pending",
+  UNWOUND: "done",
+  NEEDS_ATTENTION: "bad",
+  // PivotStatus
+  PENDING: "pending",
+  APPROVED: "good",
+  REJECTED: "bad",
+  // EscalationStatus
+  OPEN: "pending",
+  CLAIMED: "active",
+  RESOLVED: "done",
+  // CorrectionStatus
+  DRAFT: "pending",
+  SENT: "good",
+  DISMISSED: "done",
+};
+
+/** A status of any vocabulary, coloured by what it means for the person reading. */
+export function StatusBadge({ status }: { status: string }) {
+  const tone = TONE_BY_STATUS[status] ?? "done";
+  return <span className={`badge status-${tone}`}>{status.replaceAll("_", " ")}</span>;
+}
+
+/** A tool class; irreversible ones stand out. */
+export function ClassBadge({ toolClass }: { toolClass: string }) {
+  return <span className={`badge class-badge class-${toolClass.toLowerCase()}`}>{toolClass}</span>;
+}
+
+/** `2026-11-29 18:59:01` in UTC, so every reader sees the same clock as the audit log. */
+export function formatUtc(date: Date): string {
+  return date.toISOString().slice(0, 19).replace("T", " ");
+}
+
+/** A database timestamp, or a dash when there is none. */
+export function Time({ at }: { at: Date | null | undefined }) {
+  if (!at) return <span className="muted">—</span>;
+  return (
+    <time dateTime={at.toISOString()} title={`${at.toISOString()} (UTC)`}>
+      {formatUtc(at)}
+    </time>
+  );
+}
+
+/**
+ * JSON on one logical line with a space after every `:` and `,` (outside strings), so narrow table
+ * cells wrap between values instead of in the middle of a word.
+ */
+export function formatCompactJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(formatCompactJson).join(", ")}]`;
+  if (value !== null && typeof value === "object") {
+    const fields = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${formatCompactJson(v)}`);
+    return `{${fields.join(", ")}}`;
+  }
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** A JSON value, compact and wrapping, or a dash for null. */
+export function CompactJson({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return <span className="muted">—</span>;
+  return <code className="json">{formatCompactJson(value)}</code>;
+}
+
+/** Monospace text for ids, keys and hashes, or a dash when empty. */
+export function Mono({ text, title }: { text: string | null | undefined; title?: string }) {
+  if (!text) return <span className="muted">—</span>;
+  return (
+    <code className="mono" title={title}>
+      {text}
+    </code>
+  );
+}
