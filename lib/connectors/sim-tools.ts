@@ -7,7 +7,8 @@ import { z } from "zod";
 import { ToolRejected } from "@/lib/saga/errors";
 import { defineCompensator, defineTool, ToolRegistry, type Json, type ToolEffect } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
-import { ProviderError, SAGA_KEY_HEADER, type World } from "@/lib/sim";
+import { ProviderError, SAGA_KEY_HEADER } from "@/lib/sim";
+import type { WorldLike } from "@/lib/sim/remote";
 
 /** The label (Jira) that carries a step key. */
 export function sagaLabel(stepKey: string): string {
@@ -49,7 +50,7 @@ const ORDERS: Record<string, { orderId: string; customerId: string; email: strin
 const money = z.number().int().positive();
 
 /** Builds the registry of support-agent tools over `world`. */
-export function createSupportToolRegistry(world: World): ToolRegistry {
+export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
   const { payments, ticketing, email, warehouse, crm } = world;
 
   const compensators = [
