@@ -343,7 +343,13 @@ export class RunContext {
       throw new SagaError("STEP_UNRESOLVED", `Step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile before completing the run.`);
     }
     const run = await this.deps.store.setRunStatus(this.runId, [RunStatus.RUNNING, RunStatus.COMMITTING], RunStatus.COMPLETED, { type: "run.completed", actor: this.actor });
-    if (!run) throw closedRun((await this.deps.store.getRun(this.runId)) ?? this.run);
+    if (!run) {
+      const current = (await this.deps.store.getRun(this.runId)) ?? this.run;
+      if (current.status === RunStatus.AWAITING_PIVOT) {
+        throw new SagaError("PIVOT_CONFLICT", `Run ${this.runId} waits for a pivot decision; wait for it (or unwind) before completing.`);
+      }
+      throw closedRun(current);
+    }
     return run;
   }
 

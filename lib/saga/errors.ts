@@ -23,7 +23,7 @@ export const SagaErrorCode = {
   STEP_UNRESOLVED: "STEP_UNRESOLVED",
   /** Replay called a different tool at a recorded index. */
   DETERMINISM: "DETERMINISM",
-  /** The run no longer accepts calls (unwinding, unwound, completed, pivot rejected). */
+  /** The run no longer accepts calls (unwinding, unwound, completed). */
   RUN_CLOSED: "RUN_CLOSED",
   /** The pivot was already decided, or the plan changed since the reviewer loaded it. */
   PIVOT_CONFLICT: "PIVOT_CONFLICT",

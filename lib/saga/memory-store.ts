@@ -107,6 +107,7 @@ export class MemorySagaStore implements SagaStore {
       (s) => s.stepKey === intent.stepKey || (s.runId === intent.runId && s.stepIdx === intent.stepIdx),
     );
     if (existing) return { created: false, step: copy(existing) };
+    if (this.steps.has(intent.id)) throw new SagaError("CONFLICT", `Step id ${intent.id} is already used by another step.`);
     if (!this.runs.has(intent.runId)) throw new SagaError("RUN_NOT_FOUND", `Run ${intent.runId} does not exist.`);
     const now = this.clock.now();
     const step: StepRecord = {

@@ -1,7 +1,7 @@
 import { SimulatedCrash, CrashPoint } from "./crash-points";
 import { backoffDelay, type EngineDeps } from "./deps";
 import { SagaError } from "./errors";
-import type { Actor, StepRecord } from "./store";
+import { actorLabel, type Actor, type StepRecord } from "./store";
 import type { Json, ToolDefinition, ToolEffect } from "./tools";
 import { EscalationKind, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
 
@@ -64,6 +64,7 @@ export async function reconcileStep(deps: EngineDeps, step: StepRecord, actor: A
       { status: StepStatus.CONFIRMED, externalRef: effect.externalRef, result: effect.result, error: null },
       { type: "step.reconciled", actor, data: { outcome: StepStatus.CONFIRMED, externalRef: effect.externalRef, lookups } },
     );
+    if (updated) await closeUnknownEscalation(deps, updated, actor);
     return updated ?? (await reread(deps, step));
   }
 
@@ -74,6 +75,7 @@ export async function reconcileStep(deps: EngineDeps, step: StepRecord, actor: A
       { status: StepStatus.NOT_EXECUTED, error: { reason: "not_found", message: `no effect found for key ${step.stepKey} after ${lookups} lookups` } },
       { type: "step.reconciled", actor, data: { outcome: StepStatus.NOT_EXECUTED, lookups, recheckAfterMs: deps.recheckAfterMs } },
     );
+    if (updated) await closeUnknownEscalation(deps, updated, actor);
     return updated ?? (await reread(deps, step));
   }
 
@@ -107,4 +109,16 @@ async function reread(deps: EngineDeps, step: StepRecord): Promise<StepRecord> {
   const current = await deps.store.getStep(step.id);
   if (!current) throw new SagaError("STEP_NOT_FOUND", `Step ${step.id} disappeared from the saga log.`);
   return current;
+}
+
+/** A step that reconcile settled no longer needs a person: its OUTCOME_UNKNOWN item is resolved. */
+async function closeUnknownEscalation(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<void> {
+  const open = await deps.store.findEscalationByDedupeKey(`unknown:${step.id}`);
+  if (!open || open.status === "RESOLVED") return;
+  const resolution = { outcome: step.status, settledBy: "reconcile", externalRef: step.externalRef };
+  await deps.store.resolveEscalation(open.id, { resolvedBy: actorLabel(actor), resolution }, {
+    type: "escalation.resolved",
+    actor,
+    data: { escalationId: open.id, kind: open.kind, resolution },
+  });
 }
