@@ -24,7 +24,11 @@ const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<Pri
 
 /** The process-wide client for DATABASE_URL (kept across Next.js dev reloads). */
 export function getPrisma(): Promise<PrismaClient> {
-  globalForPrisma.sagaboardPrisma ??= openPrisma();
+  globalForPrisma.sagaboardPrisma ??= openPrisma().catch((e: unknown) => {
+    // A failed open is not cached: the next request tries again instead of failing until a restart.
+    globalForPrisma.sagaboardPrisma = undefined;
+    throw e;
+  });
   return globalForPrisma.sagaboardPrisma;
 }
 

@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from "./clock";
 import { CrashPoint, noCrashPoints, SimulatedCrash, type CrashPoints } from "./crash-points";
 import { backoffDelay, type EngineDeps } from "./deps";
-import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
+import { ApprovalRequiredError, SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
 import { checkGate, currentPolicyVersion, type ApprovalReason } from "./gate";
 import { randomIds, type IdGenerator } from "./ids";
 import { argsHash, compensationKey, planHash, stepKey } from "./keys";
@@ -281,7 +281,13 @@ export class RunContext {
 
   /** Calls a tool through the saga log. Calls are serialised so step indexes follow call order. */
   call(tool: string, args: unknown): Promise<CallOutcome> {
-    const next = this.queue.then(() => this.dispatch(tool, args));
+    const next = this.queue.then(() =>
+      this.dispatch(tool, args).catch((e: unknown): CallOutcome => {
+        if (!(e instanceof HeldByServer)) throw e;
+        const { message, reason, escalationId, pivotId } = e.refusal;
+        return { status: "approval_required", reason: reason as ApprovalReason, message, escalationId, pivotId };
+      }),
+    );
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -455,7 +461,8 @@ export class RunContext {
     const decision = await this.gate(def, args, hash, prepared.compensationBuildable, steps);
     if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
 
-    const { created, step } = await this.deps.store.insertIntent(
+    const policyVersion = await this.policyVersion(def);
+    const { created, step } = await this.serverChecked(() => this.deps.store.insertIntent(
       {
         id: this.deps.ids.next("stp"),
         runId: this.runId,
@@ -466,7 +473,7 @@ export class RunContext {
         args,
         argsHash: hash,
         phase: decision.phase,
-        policyVersion: await this.policyVersion(def),
+        policyVersion,
         approvalId: decision.approvalId,
         planItemIdx: decision.planItemIdx,
         compensation: prepared.compensation,
@@ -475,7 +482,7 @@ export class RunContext {
         audience: prepared.audience,
       },
       { type: "step.intended", actor: this.actor, data: { stepIdx: idx, tool: def.name, stepKey: key, phase: decision.phase } },
-    );
+    ));
     if (!created) {
       // Another process wrote this step first: treat its row as the log says.
       if (step.tool !== def.name) throw new SagaError("DETERMINISM", `Step ${idx} was recorded as ${step.tool} by another writer while ${def.name} was called.`);
@@ -496,7 +503,7 @@ export class RunContext {
         ? { allowed: true as const, phase: row.phase, approvalId: row.approvalId, planItemIdx: row.planItemIdx }
         : await this.gate(def, args, hash, prepared.compensationBuildable, others);
     if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
-    const step = await this.deps.store.updateStep(
+    const step = await this.serverChecked(() => this.deps.store.updateStep(
       row.id,
       { status: [StepStatus.NOT_EXECUTED] },
       {
@@ -512,10 +519,23 @@ export class RunContext {
         error: null,
       },
       { type: "step.retry_intended", actor: this.actor, data: { stepIdx: row.stepIdx, stepKey: row.stepKey } },
-    );
+    ));
     if (!step) throw new SagaError("CONFLICT", `Step ${row.stepIdx} changed while it was being retried; call ${def.name} again.`);
     this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
     return this.execute(def, args, step);
+  }
+
+  /**
+   * Runs a store write that a server may refuse with its own gate; the refusal becomes an
+   * `approval_required` outcome, thrown as `HeldByServer` and turned into a value by the caller.
+   */
+  private async serverChecked<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (e) {
+      if (e instanceof ApprovalRequiredError) throw new HeldByServer(e);
+      throw e;
+    }
   }
 
   /** Calls the tool for a committed INTENDED row and records the outcome. */
@@ -597,6 +617,13 @@ function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown,
       throw new SagaError(e.code, e.message, e.issues.map((i) => ({ ...i, path: i.path.replace(/^args/, prefix) })));
     }
     throw e;
+  }
+}
+
+/** A server's gate refused a write of this dispatch (internal: becomes an approval_required outcome). */
+class HeldByServer extends Error {
+  constructor(readonly refusal: ApprovalRequiredError) {
+    super(refusal.message);
   }
 }
 

@@ -125,3 +125,23 @@ export class ToolCallFailed extends Error {
     this.name = "ToolCallFailed";
   }
 }
+
+/**
+ * Thrown by a store whose server re-checked the gate and refused the intent (its tool table or the
+ * run's pivots differ from what this process saw). The engine answers it as an `approval_required`
+ * outcome, exactly as if its own gate had held the call.
+ */
+export class ApprovalRequiredError extends Error {
+  constructor(
+    message: string,
+    /** The gate's reason (IRREVERSIBLE, NOT_IN_PLAN, POLICY_CHANGED, ...). */
+    readonly reason: string,
+    /** The escalation that holds the call, if one was raised. */
+    readonly escalationId: string | null,
+    /** The pivot concerned, if any. */
+    readonly pivotId: string | null,
+  ) {
+    super(message);
+    this.name = "ApprovalRequiredError";
+  }
+}

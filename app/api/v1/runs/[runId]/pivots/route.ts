@@ -1,0 +1,17 @@
+import * as api from "@/lib/api/contracts/runs";
+import { agentRoute, withStatus } from "@/lib/api/route";
+import { toWire } from "@/lib/api/schemas/saga";
+import { listPivotsForAgent, requestPivotForAgent } from "@/lib/harness/pivots";
+
+export const GET = agentRoute(api.listPivots, async ({ prisma, principal, params }) => ({
+  pivots: (await listPivotsForAgent(prisma, principal, params.runId)).map(toWire),
+}));
+
+export const POST = agentRoute(api.requestPivot, async ({ prisma, principal, params, body }) => {
+  const pivot = await requestPivotForAgent(prisma, principal, params.runId, {
+    summary: body.summary,
+    plan: body.plan,
+    deadline: body.deadline ? new Date(body.deadline) : null,
+  });
+  return withStatus(201, { pivot: toWire(pivot) });
+});

@@ -1,0 +1,13 @@
+import * as api from "@/lib/api/contracts/runs";
+import { agentRoute, withStatus } from "@/lib/api/route";
+import { toWire } from "@/lib/api/schemas/saga";
+import { createRunForAgent, findAgentRuns } from "@/lib/harness/runs";
+
+export const POST = agentRoute(api.createRun, async ({ prisma, principal, body }) =>
+  withStatus(201, { run: toWire(await createRunForAgent(prisma, principal, body)) }),
+);
+
+export const GET = agentRoute(api.listRuns, async ({ prisma, principal, query }) => {
+  const page = await findAgentRuns(prisma, principal, query);
+  return { runs: page.runs.map(toWire), nextCursor: page.nextCursor };
+});

@@ -1,0 +1,193 @@
+/**
+ * The HTTP API's errors: one class with a closed union of codes, an exhaustive code -> status map,
+ * and one body shape for every error response, whatever threw it (ApiError, SagaError, zod, Prisma).
+ */
+import * as z from "zod";
+import { Prisma } from "@/generated/prisma";
+import { SagaError, SagaErrorCode, type FieldIssue } from "@/lib/saga/errors";
+
+/** The closed set of codes the API layer raises itself. */
+export const ApiErrorCode = {
+  /** The request (body, query, path parameters or a header) failed validation; `details` names each field. */
+  VALIDATION_FAILED: "VALIDATION_FAILED",
+  /** No usable credentials: missing, malformed, unknown or revoked token. */
+  UNAUTHORIZED: "UNAUTHORIZED",
+  /** Authenticated, but not allowed (a tool outside the token's scope). */
+  FORBIDDEN: "FORBIDDEN",
+  /** The addressed thing does not exist. */
+  NOT_FOUND: "NOT_FOUND",
+  /** A unique value is taken, or another writer got there first. */
+  CONFLICT: "CONFLICT",
+  /** The call needs a person's approval first; `escalationId` names the queued item. */
+  APPROVAL_REQUIRED: "APPROVAL_REQUIRED",
+  /** A step of the run is still UNKNOWN; resolve it before calling another tool. */
+  STEP_UNRESOLVED: "STEP_UNRESOLVED",
+  /** A request with this Idempotency-Key is still being processed; retry after it finishes. */
+  IDEMPOTENCY_IN_FLIGHT: "IDEMPOTENCY_IN_FLIGHT",
+  /** This Idempotency-Key was already used for a different request (method, path or body). */
+  IDEMPOTENCY_KEY_REUSED: "IDEMPOTENCY_KEY_REUSED",
+  /** The thing is in a state that does not allow this change. */
+  INVALID_TRANSITION: "INVALID_TRANSITION",
+  /** The request body is larger than the API accepts. */
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  /** Our bug or an outage; the message is generic and the details are in the server log. */
+  INTERNAL: "INTERNAL",
+} as const;
+export type ApiErrorCode = (typeof ApiErrorCode)[keyof typeof ApiErrorCode];
+
+/** HTTP status for each code; `satisfies` makes a missing code a compile error. */
+export const API_ERROR_HTTP_STATUS = {
+  VALIDATION_FAILED: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  APPROVAL_REQUIRED: 409,
+  STEP_UNRESOLVED: 409,
+  IDEMPOTENCY_IN_FLIGHT: 409,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  INVALID_TRANSITION: 422,
+  PAYLOAD_TOO_LARGE: 413,
+  INTERNAL: 500,
+} as const satisfies Record<ApiErrorCode, number>;
+
+/** One problem with one field: `path` is dotted (`body.args.amount`), empty for the whole request. */
+export const ErrorDetailSchema = z.object({
+  path: z.string().describe("Dotted path of the offending field (body.args.amount); empty for the whole request."),
+  message: z.string().describe("What is wrong with it."),
+});
+/** One problem with one field. */
+export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
+
+/** Every code an error response can carry: the API's own and the saga engine's. */
+export const ErrorCodeSchema = z.enum({ ...SagaErrorCode, ...ApiErrorCode });
+
+/**
+ * The body of every error response. Extra members (e.g. `escalationId` for APPROVAL_REQUIRED) sit
+ * beside `code`, `message` and `details`.
+ */
+export const ErrorBodySchema = z
+  .object({
+    error: z
+      .looseObject({
+        code: ErrorCodeSchema.describe("Machine-readable reason; branch on this, never on the message."),
+        message: z.string().describe("What went wrong and what to do about it."),
+        details: z.array(ErrorDetailSchema).describe("One entry per offending field; empty when not about input."),
+      })
+      .describe("The error; extra members (such as escalationId) depend on the code."),
+  })
+  .meta({ id: "Error", description: "The body of every error response." });
+/** The body of every error response. */
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** Extra members of an error body (`{ escalationId }`); they never override code, message or details. */
+export type ErrorExtra = Record<string, string | number | boolean | null>;
+
+/** Options of an ApiError. */
+export interface ApiErrorOptions {
+  /** Fields that were wrong, when the error is about input. */
+  details?: ErrorDetail[];
+  /** Extra members of the error body (`{ escalationId }`). */
+  extra?: ErrorExtra;
+  /** The underlying error, for the server log. */
+  cause?: unknown;
+}
+
+/** An error the API client can act on. */
+export class ApiError extends Error {
+  /** Fields that were wrong, when the error is about input. */
+  readonly details: ErrorDetail[];
+  /** Extra members of the error body. */
+  readonly extra: ErrorExtra;
+
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+    options: ApiErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ApiError";
+    this.details = options.details ?? [];
+    this.extra = options.extra ?? {};
+  }
+
+  /** The HTTP status that answers this error. */
+  get httpStatus(): number {
+    return API_ERROR_HTTP_STATUS[this.code];
+  }
+}
+
+/** Turns zod issues into details with dotted paths, under `prefix` (`body`, `query`, `params`). */
+export function zodIssuesToDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {
+  return error.issues.map((issue) => ({
+    path: [prefix, ...issue.path.map(String)].filter((part) => part !== "").join("."),
+    message: issue.message,
+  }));
+}
+
+/** A VALIDATION_FAILED error whose message lists every offending field. */
+export function validationError(details: ErrorDetail[], what = "The request"): ApiError {
+  const list = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join("; ");
+  return new ApiError("VALIDATION_FAILED", `${what} is invalid (${list}). Fix the named fields and try again.`, {
+    details,
+  });
+}
+
+/** A status and the JSON body that answers an error. */
+export interface ErrorPayload {
+  /** HTTP status. */
+  status: number;
+  /** The error body. */
+  body: ErrorBody;
+}
+
+function payload(status: number, code: string, message: string, details: FieldIssue[], extra: ErrorExtra = {}): ErrorPayload {
+  // Extra members go first so they can never replace code, message or details.
+  return { status, body: { error: { ...extra, code: code as ErrorBody["error"]["code"], message, details } } };
+}
+
+/**
+ * Maps anything thrown to a status and an error body:
+ * ApiError -> its status; SagaError -> its status, code and issues; ZodError -> 400 naming each field;
+ * Prisma P2002 -> 409 CONFLICT, P2025 -> 404 NOT_FOUND (by code, never by message);
+ * anything else -> 500 INTERNAL with a generic message (the real one goes to the server log).
+ */
+export function toErrorPayload(e: unknown): ErrorPayload {
+  if (e instanceof ApiError) {
+    if (e.code === "INTERNAL") console.error("[api] internal error:", e.cause ?? e);
+    return payload(e.httpStatus, e.code, e.message, e.details, e.extra);
+  }
+  if (e instanceof SagaError) return payload(e.httpStatus, e.code, e.message, e.issues);
+  if (e instanceof z.ZodError) {
+    const error = validationError(zodIssuesToDetails(e));
+    return payload(error.httpStatus, error.code, error.message, error.details);
+  }
+  if (e instanceof Prisma.PrismaClientKnownRequestError) {
+    if (e.code === "P2002") {
+      const target = e.meta?.target;
+      const fields = Array.isArray(target) ? target.map(String).join(", ") : typeof target === "string" ? target : "";
+      return payload(
+        409,
+        "CONFLICT",
+        `A record with the same ${fields || "unique value"} already exists; use a different value or read the existing one.`,
+        [],
+      );
+    }
+    if (e.code === "P2025") {
+      return payload(404, "NOT_FOUND", "The record this request addresses does not exist; check the id.", []);
+    }
+  }
+  console.error("[api] unexpected error:", e);
+  return payload(
+    500,
+    "INTERNAL",
+    "Sagaboard failed to handle this request; nothing in it was wrong as far as we know. Retry later, or report it with the time of the request.",
+    [],
+  );
+}
+
+/** The JSON Response that answers anything thrown (see `toErrorPayload`). */
+export function toErrorResponse(e: unknown): Response {
+  const { status, body } = toErrorPayload(e);
+  return Response.json(body, { status });
+}

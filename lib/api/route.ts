@@ -1,0 +1,272 @@
+/**
+ * The route wrapper: turns an endpoint contract and a handler into a Next.js route handler, so a
+ * route file is a few lines:
+ *
+ *   export const POST = agentRoute(createRun, async ({ principal, body, prisma }) => toRunView(...));
+ *
+ * For every request it: authenticates the agent (agentRoute), refuses bodies over 1 MiB (413),
+ * parses the JSON body, path parameters and query with the contract's schemas (400 naming each field,
+ * e.g. `body.args.amount`), applies the Idempotency-Key contract to POST/PUT/PATCH/DELETE requests
+ * that carry the header, calls the handler, parses its result with the response schema (a mismatch is
+ * our bug: 500), and maps anything thrown to the one error body (errors.ts).
+ */
+import * as z from "zod";
+import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
+import type { Json } from "@/lib/saga/tools";
+import { authenticateAgent, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
+import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "./endpoint";
+import { ApiError, toErrorPayload, toErrorResponse, validationError, zodIssuesToDetails, type ErrorDetail } from "./errors";
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_METHODS,
+  IDEMPOTENT_REPLAYED_HEADER,
+  parseIdempotencyKey,
+  withIdempotency,
+  type StoredResponse,
+} from "./idempotency";
+
+/** The largest request body accepted, in bytes (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The second argument Next.js passes to a route handler (params of dynamic segments). */
+export interface RouteContext {
+  /** The dynamic segments' values (Next.js 15+ passes a promise). */
+  params: Promise<Record<string, string | string[] | undefined>>;
+}
+
+/** A Next.js route handler (`export const POST = ...`). */
+export type RouteHandler = (request: Request, context?: RouteContext) => Promise<Response>;
+
+/** A handler's answer with an explicit status, for endpoints with two success statuses. */
+export class StatusResult<T> {
+  constructor(
+    /** One of the endpoint's success statuses. */
+    readonly status: number,
+    /** The response body (parsed with the endpoint's response schema). */
+    readonly body: T,
+  ) {}
+}
+
+/** Answers with `status` instead of the endpoint's `successStatus` (e.g. 200 "existing" vs 201 "created"). */
+export function withStatus<T>(status: number, body: T): StatusResult<T> {
+  return new StatusResult(status, body);
+}
+
+/** What every handler receives. */
+export interface PublicHandlerContext<TParams, TQuery, TBody> {
+  /** Parsed path parameters (undefined when the endpoint has none). */
+  params: Parsed<TParams>;
+  /** Parsed query (undefined when the endpoint has none). */
+  query: Parsed<TQuery>;
+  /** Parsed JSON body (undefined when the endpoint takes none). */
+  body: Parsed<TBody>;
+  /** The raw request (headers, URL, signal for long polls). */
+  request: Request;
+}
+
+/** What an agent endpoint's handler receives. */
+export interface AgentHandlerContext<TParams, TQuery, TBody> extends PublicHandlerContext<TParams, TQuery, TBody> {
+  /** The authenticated agent; authorize tools with `assertToolAllowed`. */
+  principal: AgentPrincipal;
+  /** The process-wide Prisma client. */
+  prisma: PrismaClient;
+}
+
+/** What a handler returns: the response body, or `withStatus(status, body)`. */
+export type HandlerResult<TResponse extends z.ZodType> = z.input<TResponse> | StatusResult<z.input<TResponse>>;
+
+/** An agent endpoint's handler. */
+export type AgentHandler<TParams, TQuery, TBody, TResponse extends z.ZodType> = (
+  ctx: AgentHandlerContext<TParams, TQuery, TBody>,
+) => Promise<HandlerResult<TResponse>> | HandlerResult<TResponse>;
+
+/** A public endpoint's handler. */
+export type PublicHandler<TParams, TQuery, TBody, TResponse extends z.ZodType> = (
+  ctx: PublicHandlerContext<TParams, TQuery, TBody>,
+) => Promise<HandlerResult<TResponse>> | HandlerResult<TResponse>;
+
+/** A route handler for an endpoint that agents call with their token. */
+export function agentRoute<
+  TParams extends ObjectSchema | undefined,
+  TQuery extends ObjectSchema | undefined,
+  TBody extends z.ZodType | undefined,
+  TResponse extends z.ZodType,
+>(
+  endpoint: Endpoint<TParams, TQuery, TBody, TResponse, "agent">,
+  handler: AgentHandler<TParams, TQuery, TBody, TResponse>,
+): RouteHandler {
+  assertAuth(endpoint, "agent", "agentRoute");
+  return async (request, context) => {
+    try {
+      const prisma = await getPrisma();
+      const principal = await authenticateAgent(prisma, request.headers.get("authorization"));
+      const key = IDEMPOTENT_METHODS.has(request.method.toUpperCase())
+        ? parseIdempotencyKey(request.headers.get(IDEMPOTENCY_KEY_HEADER))
+        : null;
+      const { rawBody, inputs } = await readInputs(endpoint, request, context);
+      const produce = () => respond(endpoint, () => handler({ ...inputs, request, principal, prisma }));
+      if (key === null) return jsonResponse(await produce());
+
+      const url = new URL(request.url);
+      const { response, replayed } = await withIdempotency(
+        prisma,
+        { principal: `agent:${principal.tokenId}`, key, method: request.method, path: url.pathname + url.search, body: rawBody },
+        produce,
+      );
+      return jsonResponse(response, replayed ? { [IDEMPOTENT_REPLAYED_HEADER]: "true" } : {});
+    } catch (e) {
+      return withNoStore(toErrorResponse(e));
+    }
+  };
+}
+
+/** A route handler for an endpoint anyone may call (the OpenAPI document, health). No idempotency. */
+export function publicRoute<
+  TParams extends ObjectSchema | undefined,
+  TQuery extends ObjectSchema | undefined,
+  TBody extends z.ZodType | undefined,
+  TResponse extends z.ZodType,
+>(
+  endpoint: Endpoint<TParams, TQuery, TBody, TResponse, "public">,
+  handler: PublicHandler<TParams, TQuery, TBody, TResponse>,
+): RouteHandler {
+  assertAuth(endpoint, "public", "publicRoute");
+  return async (request, context) => {
+    try {
+      const { inputs } = await readInputs(endpoint, request, context);
+      return jsonResponse(await respond(endpoint, () => handler({ ...inputs, request })));
+    } catch (e) {
+      return withNoStore(toErrorResponse(e));
+    }
+  };
+}
+
+function assertAuth(endpoint: { auth: EndpointAuth; method: string; path: string }, expected: EndpointAuth, wrapper: string): void {
+  if (endpoint.auth !== expected) {
+    throw new Error(`${wrapper} needs an endpoint with auth "${expected}"; ${endpoint.method} ${endpoint.path} has "${endpoint.auth}".`);
+  }
+}
+
+interface Inputs<TParams, TQuery, TBody> {
+  params: Parsed<TParams>;
+  query: Parsed<TQuery>;
+  body: Parsed<TBody>;
+}
+
+/** Reads and validates body, params and query, reporting every bad field at once. */
+async function readInputs<TParams extends ObjectSchema | undefined, TQuery extends ObjectSchema | undefined, TBody extends z.ZodType | undefined>(
+  endpoint: Endpoint<TParams, TQuery, TBody, z.ZodType, EndpointAuth>,
+  request: Request,
+  context: RouteContext | undefined,
+): Promise<{ rawBody: unknown; inputs: Inputs<TParams, TQuery, TBody> }> {
+  const rawBody = endpoint.body ? await readJsonBody(request) : undefined;
+  const details: ErrorDetail[] = [];
+  const parse = async (schema: z.ZodType | undefined, value: unknown, prefix: string): Promise<unknown> => {
+    if (!schema) return undefined;
+    const result = await schema.safeParseAsync(value);
+    if (result.success) return result.data;
+    details.push(...zodIssuesToDetails(result.error, prefix));
+    return undefined;
+  };
+  const params = await parse(endpoint.params, endpoint.params ? ((await context?.params) ?? {}) : undefined, "params");
+  const query = await parse(endpoint.query, endpoint.query ? queryObject(new URL(request.url).searchParams) : undefined, "query");
+  const body = await parse(endpoint.body, rawBody, "body");
+  if (details.length > 0) throw validationError(details);
+  return { rawBody, inputs: { params, query, body } as Inputs<TParams, TQuery, TBody> };
+}
+
+/** Query string as an object: a repeated name becomes an array, a single one a string. */
+function queryObject(searchParams: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const name of new Set(searchParams.keys())) {
+    const values = searchParams.getAll(name);
+    query[name] = values.length === 1 ? (values[0] ?? "") : values;
+  }
+  return query;
+}
+
+function tooLarge(): ApiError {
+  return new ApiError(
+    "PAYLOAD_TOO_LARGE",
+    `The request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB). Send large results by reference (a URL or an external id) instead.`,
+    { details: [{ path: "body", message: `larger than ${MAX_BODY_BYTES} bytes` }] },
+  );
+}
+
+/** The JSON body (undefined when empty); 413 past MAX_BODY_BYTES, 400 when it is not JSON. */
+async function readJsonBody(request: Request): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return undefined;
+  // Count while reading, since Content-Length may be absent (chunked) or wrong.
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw validationError([{ path: "body", message: "is not valid UTF-8" }], "The request body");
+  }
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : "parse error";
+    throw validationError([{ path: "body", message: `is not valid JSON (${reason})` }], "The request body");
+  }
+}
+
+/**
+ * Runs the handler and shapes its answer: parsed with the response schema, as plain JSON (what is
+ * sent is exactly what the idempotency store keeps). Errors become error responses here, so 4xx
+ * answers can be stored and replayed.
+ */
+async function respond<TResponse extends z.ZodType>(
+  endpoint: Endpoint<ObjectSchema | undefined, ObjectSchema | undefined, z.ZodType | undefined, TResponse, EndpointAuth>,
+  run: () => Promise<HandlerResult<TResponse>> | HandlerResult<TResponse>,
+): Promise<StoredResponse> {
+  try {
+    const result = await run();
+    const { status, body } = result instanceof StatusResult ? result : { status: endpoint.successStatus, body: result };
+    const where = `${endpoint.method} ${endpoint.path} (${endpoint.operationId})`;
+    if (status !== endpoint.successStatus && !endpoint.otherSuccessStatuses.includes(status)) {
+      throw internal(`${where} answered ${status}, which its contract does not list among its success statuses.`);
+    }
+    const parsed = await endpoint.response.safeParseAsync(body);
+    if (!parsed.success) {
+      const issues = zodIssuesToDetails(parsed.error).map((d) => `${d.path || "(root)"}: ${d.message}`);
+      throw internal(`${where} produced a response that does not match its contract: ${issues.join("; ")}`);
+    }
+    return { status, body: JSON.parse(JSON.stringify(parsed.data ?? null)) as Json };
+  } catch (e) {
+    const { status, body } = toErrorPayload(e);
+    return { status, body: body as unknown as Json };
+  }
+}
+
+/** A contract violation: our bug, logged in full and answered with a generic 500. */
+function internal(logMessage: string): ApiError {
+  return new ApiError("INTERNAL", "Sagaboard produced an invalid response; this is a bug on our side. Retry later or report it.", {
+    cause: new Error(logMessage),
+  });
+}
+
+function jsonResponse({ status, body }: StoredResponse, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
+}
+
+function withNoStore(response: Response): Response {
+  response.headers.set("cache-control", "no-store");
+  return response;
+}

@@ -1,0 +1,254 @@
+/**
+ * Wire formats of the saga log over HTTP: the store port's records with dates as ISO strings. The
+ * compile-time checks at the bottom keep them in step with lib/saga/store.ts.
+ */
+import { z } from "zod";
+import type {
+  AuditEventRecord,
+  CorrectionRecord,
+  EscalationRecord,
+  NewIntent,
+  PivotRecord,
+  PlanItem,
+  RunRecord,
+  StepPatch,
+  StepRecord,
+} from "@/lib/saga/store";
+import type { Json } from "@/lib/saga/tools";
+import {
+  CompensationState,
+  CorrectionStatus,
+  EscalationKind,
+  EscalationStatus,
+  Phase,
+  PivotStatus,
+  RunStatus,
+  StepStatus,
+  ToolClass,
+} from "@/lib/saga/vocabulary";
+
+const values = <T extends Record<string, string>>(o: T) => Object.values(o) as [T[keyof T], ...T[keyof T][]];
+
+/** Any JSON value. */
+export const JsonSchema: z.ZodType<Json> = z.json() as z.ZodType<Json>;
+/** An ISO 8601 timestamp. */
+export const IsoDate = z.iso.datetime({ offset: true });
+/** A 32-hex step or compensation key. */
+export const KeySchema = z.string().regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex characters");
+/** An id with a prefix (`run_...`). */
+export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`), `must be a ${prefix}_ id`);
+
+export const ToolClassSchema = z.enum(values(ToolClass));
+export const StepStatusSchema = z.enum(values(StepStatus));
+export const RunStatusSchema = z.enum(values(RunStatus));
+export const PhaseSchema = z.enum(values(Phase));
+export const CompensationStateSchema = z.enum(values(CompensationState));
+export const PivotStatusSchema = z.enum(values(PivotStatus));
+export const EscalationKindSchema = z.enum(values(EscalationKind));
+export const EscalationStatusSchema = z.enum(values(EscalationStatus));
+export const CorrectionStatusSchema = z.enum(values(CorrectionStatus));
+
+export const CompensationPlanSchema = z.object({ tool: z.string().min(1), args: JsonSchema });
+export const CorrectionDraftSchema = z.object({ audience: z.array(z.string()), subject: z.string(), body: z.string() });
+const Audience = z.array(z.string().min(1).max(64)).max(20);
+
+export const RunWire = z.object({
+  id: z.string(),
+  title: z.string(),
+  agent: z.string(),
+  onBehalfOf: z.string().nullable(),
+  metadata: JsonSchema,
+  status: RunStatusSchema,
+  createdAt: IsoDate,
+  updatedAt: IsoDate,
+});
+
+export const StepWire = z.object({
+  id: z.string(),
+  runId: z.string(),
+  stepIdx: z.number().int().nonnegative(),
+  tool: z.string(),
+  toolClass: ToolClassSchema,
+  stepKey: z.string(),
+  args: JsonSchema,
+  argsHash: z.string(),
+  status: StepStatusSchema,
+  phase: PhaseSchema,
+  policyVersion: z.number().int(),
+  approvalId: z.string().nullable(),
+  planItemIdx: z.number().int().nullable(),
+  externalRef: z.string().nullable(),
+  result: JsonSchema.nullable(),
+  error: JsonSchema.nullable(),
+  compensation: CompensationPlanSchema.nullable(),
+  compensationKey: z.string().nullable(),
+  compensationState: CompensationStateSchema,
+  compensationRef: z.string().nullable(),
+  compensationRequestedAt: IsoDate.nullable(),
+  compensationConfirmedAt: IsoDate.nullable(),
+  compensationError: JsonSchema.nullable(),
+  correction: CorrectionDraftSchema.nullable(),
+  audience: z.array(z.string()),
+  attempts: z.number().int(),
+  createdAt: IsoDate,
+  updatedAt: IsoDate,
+});
+
+export const PlanItemWire = z.object({
+  tool: z.string(),
+  args: JsonSchema,
+  argsHash: z.string(),
+  policyVersion: z.number().int(),
+  toolClass: ToolClassSchema,
+});
+
+export const PivotWire = z.object({
+  id: z.string(),
+  runId: z.string(),
+  status: PivotStatusSchema,
+  summary: z.string(),
+  plan: z.array(PlanItemWire),
+  planHash: z.string(),
+  stagedStepIds: z.array(z.string()),
+  deadline: IsoDate.nullable(),
+  decidedBy: z.string().nullable(),
+  decidedAt: IsoDate.nullable(),
+  reason: z.string().nullable(),
+  createdAt: IsoDate,
+});
+
+export const EscalationWire = z.object({
+  id: z.string(),
+  runId: z.string(),
+  stepId: z.string().nullable(),
+  kind: EscalationKindSchema,
+  status: EscalationStatusSchema,
+  title: z.string(),
+  detail: JsonSchema,
+  owner: z.string().nullable(),
+  dedupeKey: z.string(),
+  claimedBy: z.string().nullable(),
+  resolution: JsonSchema.nullable(),
+  resolvedBy: z.string().nullable(),
+  resolvedAt: IsoDate.nullable(),
+  createdAt: IsoDate,
+});
+
+export const CorrectionWire = z.object({
+  id: z.string(),
+  runId: z.string(),
+  stepId: z.string(),
+  audience: z.array(z.string()),
+  rank: z.number().int(),
+  status: CorrectionStatusSchema,
+  subject: z.string(),
+  body: z.string(),
+  createdAt: IsoDate,
+});
+
+export const AuditEventWire = z.object({
+  seq: z.number().int(),
+  scope: z.string(),
+  runId: z.string().nullable(),
+  stepId: z.string().nullable(),
+  type: z.string(),
+  actor: z.string(),
+  data: JsonSchema,
+  at: IsoDate,
+  prevHash: z.string(),
+  hash: z.string(),
+});
+
+/** Body of "record an intent": the server checks the key, the class, the scope and the gate. */
+export const IntentBody = z.object({
+  id: idOf("stp").optional(),
+  stepIdx: z.number().int().nonnegative().max(100_000),
+  tool: z.string().min(1).max(64),
+  toolClass: ToolClassSchema,
+  stepKey: KeySchema,
+  args: JsonSchema,
+  argsHash: z.string().regex(/^[0-9a-f]{64}$/),
+  phase: PhaseSchema,
+  policyVersion: z.number().int().positive(),
+  approvalId: z.string().nullable(),
+  planItemIdx: z.number().int().nonnegative().nullable(),
+  compensation: CompensationPlanSchema.nullable(),
+  compensationKey: KeySchema.nullable(),
+  correction: CorrectionDraftSchema.nullable(),
+  audience: Audience,
+});
+
+/** A transition of a step; the server allows only the moves of the state machine. */
+export const StepPatchBody = z
+  .object({
+    status: StepStatusSchema,
+    args: JsonSchema,
+    argsHash: z.string(),
+    phase: PhaseSchema,
+    policyVersion: z.number().int().positive(),
+    approvalId: z.string().nullable(),
+    planItemIdx: z.number().int().nullable(),
+    externalRef: z.string().max(256).nullable(),
+    result: JsonSchema.nullable(),
+    error: JsonSchema.nullable(),
+    compensation: CompensationPlanSchema.nullable(),
+    correction: CorrectionDraftSchema.nullable(),
+    audience: Audience,
+    compensationState: CompensationStateSchema,
+    compensationRef: z.string().max(256).nullable(),
+    compensationRequestedAt: IsoDate.nullable(),
+    compensationConfirmedAt: IsoDate.nullable(),
+    compensationError: JsonSchema.nullable(),
+    attempts: z.number().int().nonnegative(),
+  })
+  .partial()
+  .strict();
+
+export const StepFenceBody = z
+  .object({ status: z.array(StepStatusSchema).optional(), compensationState: z.array(CompensationStateSchema).optional() })
+  .strict();
+
+export const AuditBody = z.object({ type: z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/).max(64), data: JsonSchema.optional() });
+
+type Wire<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+// Compile-time: each wire schema has exactly the record's fields.
+const _checks: [
+  SameKeys<z.infer<typeof RunWire>, Wire<RunRecord>>,
+  SameKeys<z.infer<typeof StepWire>, Wire<StepRecord>>,
+  SameKeys<z.infer<typeof PivotWire>, Wire<PivotRecord>>,
+  SameKeys<z.infer<typeof PlanItemWire>, PlanItem>,
+  SameKeys<z.infer<typeof EscalationWire>, Wire<EscalationRecord>>,
+  SameKeys<z.infer<typeof CorrectionWire>, Wire<CorrectionRecord>>,
+  SameKeys<z.infer<typeof AuditEventWire>, Wire<AuditEventRecord>>,
+  SameKeys<z.infer<typeof IntentBody>, Omit<NewIntent, "runId">>,
+  SameKeys<Required<z.infer<typeof StepPatchBody>>, Required<StepPatch>>,
+] = [true, true, true, true, true, true, true, true, true];
+void _checks;
+
+/** Dates of a record to ISO strings, for the wire. */
+export function toWire<T extends object>(record: T): Wire<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) out[k] = v instanceof Date ? v.toISOString() : v;
+  return out as Wire<T>;
+}
+
+/** ISO strings of the named fields back to Dates, from the wire. */
+export function fromWire<T>(wire: object, dateFields: readonly string[]): T {
+  const out: Record<string, unknown> = { ...wire };
+  for (const f of dateFields) {
+    const v = out[f];
+    if (typeof v === "string") out[f] = new Date(v);
+  }
+  return out as T;
+}
+
+/** Date fields per record, for fromWire. */
+export const DATE_FIELDS = {
+  run: ["createdAt", "updatedAt"],
+  step: ["createdAt", "updatedAt", "compensationRequestedAt", "compensationConfirmedAt"],
+  pivot: ["deadline", "decidedAt", "createdAt"],
+  escalation: ["resolvedAt", "createdAt"],
+  correction: ["createdAt"],
+  audit: ["at"],
+} as const;

@@ -1,0 +1,116 @@
+/**
+ * HTTP transport of the TypeScript client. Its own network failures and timeouts against Sagaboard
+ * are unknown outcomes, like a tool's: a mutation is re-sent with the SAME Idempotency-Key, so the
+ * server answers with the stored response of the first attempt instead of doing it twice.
+ */
+import { randomUUID } from "node:crypto";
+import type { z } from "zod";
+import { ErrorBodySchema } from "@/lib/api/errors";
+
+/** An error answer from Sagaboard: code, message that says what to do, and the fields at fault. */
+export class SagaboardApiError extends Error {
+  constructor(
+    /** HTTP status. */
+    readonly status: number,
+    /** Error code. */
+    readonly code: string,
+    message: string,
+    /** The fields at fault. */
+    readonly details: { path: string; message: string }[],
+    /** Extra members (`escalationId`, `reason`). */
+    readonly extra: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "SagaboardApiError";
+  }
+}
+
+/** Options of the transport. */
+export interface TransportOptions {
+  /** Base URL of the Sagaboard app (`http://localhost:3000`). */
+  baseUrl: string;
+  /** The agent token (`sgb_...`). */
+  token: string;
+  /** Per-request timeout (default 10 s; long polls add their wait). */
+  timeoutMs?: number;
+  /** Re-sends after a network failure or timeout (default 4). */
+  retries?: number;
+  /** fetch to use (tests). */
+  fetch?: typeof fetch;
+}
+
+export class Transport {
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+
+  constructor(private readonly options: TransportOptions) {
+    this.fetchImpl = options.fetch ?? fetch;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.retries = options.retries ?? 4;
+  }
+
+  /** Sends a request and parses the success body with `schema`; throws SagaboardApiError on error answers. */
+  async request<S extends z.ZodType>(
+    method: "GET" | "POST" | "PATCH",
+    path: string,
+    schema: S,
+    body?: unknown,
+    extraTimeoutMs = 0,
+  ): Promise<z.output<S>> {
+    const idempotencyKey = method === "GET" ? null : randomUUID();
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= this.retries; attempt++) {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(new URL(path, this.options.baseUrl), {
+          method,
+          headers: {
+            authorization: `Bearer ${this.options.token}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+            ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(this.timeoutMs + extraTimeoutMs),
+        });
+      } catch (e) {
+        // Unknown: the request may have been applied. Same key again, never a fresh mutation.
+        lastError = e;
+        await pause(attempt);
+        continue;
+      }
+      if (response.status === 409 && idempotencyKey) {
+        const peek = await readError(response);
+        if (peek.code === "IDEMPOTENCY_IN_FLIGHT") {
+          lastError = peek;
+          await pause(attempt);
+          continue;
+        }
+        throw peek;
+      }
+      if (response.status >= 500 && response.status !== 501) {
+        lastError = await readError(response);
+        await pause(attempt);
+        continue;
+      }
+      if (!response.ok) throw await readError(response);
+      return schema.parse(await response.json());
+    }
+    throw lastError instanceof Error ? lastError : new Error(`Sagaboard did not answer ${method} ${path}`);
+  }
+}
+
+async function readError(response: Response): Promise<SagaboardApiError> {
+  const text = await response.text();
+  try {
+    const parsed = ErrorBodySchema.parse(JSON.parse(text));
+    const { code, message, details, ...extra } = parsed.error;
+    return new SagaboardApiError(response.status, code, message, details, extra);
+  } catch {
+    return new SagaboardApiError(response.status, "UNEXPECTED_RESPONSE", `Sagaboard answered ${response.status}: ${text.slice(0, 200)}`, [], {});
+  }
+}
+
+function pause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+}

@@ -1,0 +1,56 @@
+import type { PrismaClient } from "@/generated/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaError } from "@/lib/saga/errors";
+import type { Actor, RunRecord, StepRecord } from "@/lib/saga/store";
+import { RunStatus } from "@/lib/saga/vocabulary";
+import { ApiError, runNotFound } from "./errors";
+import type { AgentPrincipal } from "./principal";
+
+/** The store the harness API writes through (the same Prisma store the engine uses in-process). */
+export function harnessStore(prisma: PrismaClient): PrismaSagaStore {
+  return new PrismaSagaStore(prisma);
+}
+
+/** The audit actor of an agent token. */
+export function agentActor(principal: AgentPrincipal): Actor {
+  return { type: "agent", id: principal.name };
+}
+
+/** Refuses a tool outside the token's scope (403). */
+export function assertToolInScope(principal: AgentPrincipal, tool: string): void {
+  if (!principal.tools.includes(tool)) {
+    throw new ApiError("FORBIDDEN", `The token "${principal.name}" is not allowed to use tool "${tool}"; an admin can add it to the token's tools.`, { details: [
+      { path: "tool", message: "outside the token's scope" },
+    ] });
+  }
+}
+
+/** The run if it belongs to the calling agent; another agent's run is "not found" (no leak). */
+export async function getAgentRun(store: PrismaSagaStore, principal: AgentPrincipal, runId: string): Promise<RunRecord> {
+  const run = await store.getRun(runId);
+  if (!run || run.agent !== principal.name) throw runNotFound(runId);
+  return run;
+}
+
+/** The step if its run belongs to the calling agent. */
+export async function getAgentStep(store: PrismaSagaStore, principal: AgentPrincipal, stepId: string): Promise<{ step: StepRecord; run: RunRecord }> {
+  const step = await store.getStep(stepId);
+  if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
+  const run = await store.getRun(step.runId);
+  if (!run || run.agent !== principal.name) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
+  return { step, run };
+}
+
+const CLOSED: readonly RunStatus[] = [RunStatus.COMPLETED, RunStatus.UNWOUND, RunStatus.NEEDS_ATTENTION];
+
+/** Refuses new intents on a finished run. */
+export function assertRunOpen(run: RunRecord): void {
+  if (CLOSED.includes(run.status) || run.status === RunStatus.UNWINDING) {
+    throw new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
+  }
+}
+
+/** Runs that are finished for good. */
+export function isFinished(run: RunRecord): boolean {
+  return CLOSED.includes(run.status);
+}

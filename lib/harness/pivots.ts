@@ -1,0 +1,84 @@
+/** Pivots for agents: request one (the server recomputes the plan hash), read it with long-polling. */
+import type { PrismaClient } from "@/generated/prisma";
+import { SagaError } from "@/lib/saga/errors";
+import { randomIds } from "@/lib/saga/ids";
+import { argsHash, planHash } from "@/lib/saga/keys";
+import type { PivotRecord, PlanItem } from "@/lib/saga/store";
+import type { Json } from "@/lib/saga/tools";
+import { PivotStatus, StepStatus, ToolClass, Phase } from "@/lib/saga/vocabulary";
+import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
+import { getToolPolicy } from "./policy";
+import type { AgentPrincipal } from "./principal";
+
+/** A pivot request as the client sends it. */
+export interface PivotInput {
+  /** For the reviewer. */
+  summary: string;
+  /** Commit calls (tool + exact args). */
+  plan: { tool: string; args: Json }[];
+  /** When staged effects stop being releasable. */
+  deadline: Date | null;
+}
+
+export async function requestPivotForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: PivotInput): Promise<PivotRecord> {
+  const store = harnessStore(prisma);
+  const run = await getAgentRun(store, principal, runId);
+  const plan: PlanItem[] = [];
+  for (const [i, item] of input.plan.entries()) {
+    assertToolInScope(principal, item.tool);
+    const policy = await getToolPolicy(prisma, item.tool);
+    if (policy.class === ToolClass.PURE) {
+      throw new SagaError("INVALID_ARGS", `plan.${i}: ${item.tool} is PURE and needs no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
+    }
+    // Versions and classes come from the tool table, never from the client.
+    plan.push({ tool: item.tool, args: item.args, argsHash: argsHash(item.args), policyVersion: policy.policyVersion ?? 1, toolClass: policy.class });
+  }
+  const hash = planHash(plan);
+  const pivots = await store.listPivots(runId);
+  const latest = pivots.at(-1);
+  if (latest && latest.planHash === hash && latest.status !== PivotStatus.REJECTED) return latest;
+  if (latest?.status === PivotStatus.PENDING) {
+    throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} is still waiting for a decision with a different plan; wait for it before proposing another.`);
+  }
+  assertRunOpen(run);
+  const staged = (await store.listSteps(runId)).filter((s) => s.phase === Phase.STAGING && s.status !== StepStatus.NOT_EXECUTED && s.status !== StepStatus.FAILED);
+  return store.createPivot(
+    { id: randomIds.next("piv"), runId, summary: input.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: input.deadline },
+    { type: "pivot.requested", actor: agentActor(principal), data: { planHash: hash, items: plan.length, staged: staged.length, via: "api" } },
+  );
+}
+
+/** The longest a request may wait for a decision. */
+export const MAX_WAIT_MS = 30_000;
+const POLL_MS = 250;
+
+/**
+ * The pivot, waiting up to `waitMs` while it is PENDING. The wait polls the database, so a decision
+ * taken in any app instance reaches the agent within a poll interval, and a restart of either side
+ * loses nothing: the agent simply asks again.
+ */
+export async function getPivotForAgent(
+  prisma: PrismaClient,
+  principal: AgentPrincipal,
+  pivotId: string,
+  waitMs = 0,
+  signal?: AbortSignal,
+): Promise<PivotRecord> {
+  const store = harnessStore(prisma);
+  const deadline = Date.now() + Math.min(Math.max(waitMs, 0), MAX_WAIT_MS);
+  for (;;) {
+    const pivot = await store.getPivot(pivotId);
+    if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist for this agent token.`);
+    await getAgentRun(store, principal, pivot.runId).catch(() => {
+      throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist for this agent token.`);
+    });
+    if (pivot.status !== PivotStatus.PENDING || Date.now() >= deadline || signal?.aborted) return pivot;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+export async function listPivotsForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string): Promise<PivotRecord[]> {
+  const store = harnessStore(prisma);
+  await getAgentRun(store, principal, runId);
+  return store.listPivots(runId);
+}

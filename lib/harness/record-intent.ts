@@ -1,0 +1,97 @@
+/**
+ * Records an intent for an agent, after the server's own checks: the token's scope, the tool table's
+ * class, the key derived from the run and step, no unresolved step before it, and the pivot gate.
+ * Whatever the client computed, the server decides.
+ */
+import type { PrismaClient } from "@/generated/prisma";
+import { SagaError } from "@/lib/saga/errors";
+import { checkGate } from "@/lib/saga/gate";
+import { randomIds } from "@/lib/saga/ids";
+import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
+import type { InsertIntentResult, NewIntent } from "@/lib/saga/store";
+import { ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
+import { ApiError } from "./errors";
+import { getToolPolicy } from "./policy";
+import type { AgentPrincipal } from "./principal";
+
+/** An intent as the client sends it (the run comes from the URL). */
+export type IntentInput = Omit<NewIntent, "runId" | "id"> & { id?: string };
+
+function mismatch(path: string, message: string): SagaError {
+  return new SagaError("INVALID_ARGS", `${path}: ${message}`, [{ path, message }]);
+}
+
+export async function recordIntent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: IntentInput): Promise<InsertIntentResult> {
+  assertToolInScope(principal, input.tool);
+  const store = harnessStore(prisma);
+  const run = await getAgentRun(store, principal, runId);
+  const policy = await getToolPolicy(prisma, input.tool);
+
+  if (policy.class === ToolClass.PURE) throw mismatch("tool", `${input.tool} is PURE in the tool table: pure calls are not logged.`);
+  if (input.toolClass !== policy.class) throw mismatch("toolClass", `the tool table says ${input.tool} is ${policy.class}, not ${input.toolClass}.`);
+  const expectedKey = stepKey(runId, input.stepIdx, input.tool);
+  if (input.stepKey !== expectedKey) throw mismatch("stepKey", `must be sha256(runId:stepIdx:tool)[:32] = ${expectedKey}; keys come from the run, never the model.`);
+  if (input.argsHash !== argsHash(input.args)) throw mismatch("argsHash", "does not match the canonical hash of args.");
+
+  const steps = await store.listSteps(runId);
+  const existing = steps.find((s) => s.stepIdx === input.stepIdx);
+  if (existing) return { created: false, step: existing }; // the idempotent answer for a repeated intent
+  assertRunOpen(run);
+  const next = steps.length === 0 ? 0 : Math.max(...steps.map((s) => s.stepIdx)) + 1;
+  if (input.stepIdx !== next) {
+    throw new SagaError("CONFLICT", `Step ${input.stepIdx} cannot be recorded: the next step of run ${runId} is ${next}. Resume reads the log: GET the run first.`);
+  }
+  const unresolved = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+  if (unresolved) {
+    throw new SagaError(
+      "STEP_UNRESOLVED",
+      `Step ${unresolved.stepIdx} (${unresolved.tool}) is ${unresolved.status}; reconcile it before recording step ${input.stepIdx} (${input.tool}).`,
+    );
+  }
+
+  const compensationNeeded = policy.class === ToolClass.REVERSIBLE || policy.class === ToolClass.COMPENSATABLE;
+  if (compensationNeeded && input.compensation && input.compensation.tool !== policy.compensator) {
+    throw mismatch("compensation.tool", `the tool table answers ${input.tool} with "${policy.compensator ?? "nothing"}", not "${input.compensation.tool}".`);
+  }
+  const expectedCompKey = compensationKey(runId, input.stepIdx, input.tool);
+  if (input.compensationKey !== null && input.compensationKey !== expectedCompKey) {
+    throw mismatch("compensationKey", `must be sha256(runId:stepIdx:compensate:tool)[:32] = ${expectedCompKey}.`);
+  }
+
+  const actor = agentActor(principal);
+  const decision = await checkGate(
+    { store, ids: randomIds },
+    {
+      runId,
+      def: policy,
+      args: input.args,
+      argsHash: input.argsHash,
+      compensationBuildable: !compensationNeeded || input.compensation !== null,
+      pivots: await store.listPivots(runId),
+      steps,
+      actor,
+    },
+  );
+  if (!decision.allowed) {
+    throw new ApiError("APPROVAL_REQUIRED", decision.message, { extra: {
+      reason: decision.reason,
+      escalationId: decision.escalationId,
+      pivotId: decision.pivotId,
+    } });
+  }
+
+  return store.insertIntent(
+    {
+      ...input,
+      id: input.id ?? randomIds.next("stp"),
+      runId,
+      phase: decision.phase,
+      approvalId: decision.approvalId,
+      planItemIdx: decision.planItemIdx,
+      policyVersion: policy.policyVersion ?? 1,
+      compensationKey: compensationNeeded ? expectedCompKey : null,
+    },
+    { type: "step.intended", actor, data: { stepIdx: input.stepIdx, tool: input.tool, stepKey: input.stepKey, phase: decision.phase, via: "api" } },
+  );
+}

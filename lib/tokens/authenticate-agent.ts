@@ -1,0 +1,79 @@
+import type { PrismaClient } from "@/generated/prisma";
+import { ApiError } from "@/lib/api/errors";
+import { hashTokenSecret, storedTools, TOKEN_SECRET_PREFIX, TOKEN_TX_OPTIONS } from "./agent-token";
+
+/** An authenticated agent harness. */
+export interface AgentPrincipal {
+  /** Discriminates agents from people (the dashboard's users come later). */
+  kind: "agent";
+  /** The token's id (`tok_...`): idempotency keys are scoped to it. */
+  tokenId: string;
+  /** The agent's name, recorded on its runs and audit events. */
+  name: string;
+  /** Tools the token may record steps for. */
+  tools: string[];
+}
+
+/** `lastUsedAt` is refreshed at most this often, so authentication is not a write on every request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+const HOW_TO_GET_ONE = "Send `Authorization: Bearer sgb_...` with an agent token (an admin creates one with `npm run token -- create`).";
+
+/**
+ * Authenticates an agent from the Authorization header. Reads the token row on every request (no
+ * cache), so a revocation takes effect on the very next request. Throws UNAUTHORIZED saying what is
+ * wrong: the header is missing, not a Bearer token, the token is unknown, or it was revoked.
+ */
+export async function authenticateAgent(prisma: PrismaClient, authorizationHeader: string | null | undefined): Promise<AgentPrincipal> {
+  const header = authorizationHeader?.trim() ?? "";
+  if (header === "") throw new ApiError("UNAUTHORIZED", `The Authorization header is missing. ${HOW_TO_GET_ONE}`);
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!match?.[1]) {
+    throw new ApiError("UNAUTHORIZED", `The Authorization header is not a Bearer token. ${HOW_TO_GET_ONE}`);
+  }
+  const secret = match[1];
+  const row = secret.startsWith(TOKEN_SECRET_PREFIX)
+    ? await prisma.$transaction(
+        (tx) => tx.agentToken.findUnique({ where: { tokenHash: hashTokenSecret(secret) } }),
+        TOKEN_TX_OPTIONS,
+      )
+    : null;
+  if (!row) {
+    throw new ApiError(
+      "UNAUTHORIZED",
+      "The agent token is unknown: check that the whole secret (it starts with sgb_) was copied. " +
+        "Secrets are shown only once; if it is lost, ask an admin for a new token.",
+    );
+  }
+  if (row.revokedAt) {
+    throw new ApiError(
+      "UNAUTHORIZED",
+      `The agent token "${row.name}" was revoked at ${row.revokedAt.toISOString()}; ask an admin for a new token.`,
+    );
+  }
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await touchLastUsed(prisma, row.id);
+  }
+  return { kind: "agent", tokenId: row.id, name: row.name, tools: storedTools(row.tools) };
+}
+
+/** Best effort: a failed bookkeeping write must not refuse a valid token. */
+async function touchLastUsed(prisma: PrismaClient, tokenId: string): Promise<void> {
+  try {
+    await prisma.$transaction((tx) => tx.agentToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: new Date() } }), TOKEN_TX_OPTIONS);
+  } catch (e) {
+    console.warn(`[tokens] could not record lastUsedAt of ${tokenId}:`, e);
+  }
+}
+
+/** Refuses (403) a tool outside the token's scope; call it inside the use case, before any write. */
+export function assertToolAllowed(principal: AgentPrincipal, tool: string): void {
+  if (!principal.tools.includes(tool)) {
+    throw new ApiError(
+      "FORBIDDEN",
+      `The agent token "${principal.name}" is not scoped to the tool "${tool}" (it may use: ${principal.tools.join(", ") || "no tools"}). ` +
+        "Ask an admin for a token that names this tool.",
+      { details: [{ path: "tool", message: "outside the token's scope" }] },
+    );
+  }
+}

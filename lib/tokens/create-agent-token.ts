@@ -1,0 +1,82 @@
+import { randomBytes } from "node:crypto";
+import * as z from "zod";
+import { Prisma, type PrismaClient } from "@/generated/prisma";
+import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
+import { randomIds } from "@/lib/saga/ids";
+import {
+  AgentTokenNameSchema,
+  appendTokenAudit,
+  databaseNow,
+  hashTokenSecret,
+  toAgentTokenView,
+  TOKEN_PREFIX_LENGTH,
+  TOKEN_SECRET_PREFIX,
+  TOKEN_TX_OPTIONS,
+  ToolScopeSchema,
+  type AgentTokenView,
+} from "./agent-token";
+
+/** What an admin supplies to create an agent token. */
+export const CreateAgentTokenInputSchema = z.object({
+  /** The agent's name (unique, kept after revocation so audit entries stay unambiguous). */
+  name: AgentTokenNameSchema,
+  /** Tools the token may record steps for. */
+  tools: ToolScopeSchema,
+  /** Who creates it (an admin's email, or `cli:<user>`). */
+  createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
+});
+/** What an admin supplies to create an agent token. */
+export type CreateAgentTokenInput = z.input<typeof CreateAgentTokenInputSchema>;
+
+/** A new token: its view and the secret, which exists only here and is never stored. */
+export interface CreatedAgentToken {
+  /** The stored token (without hash). */
+  token: AgentTokenView;
+  /** `sgb_` + 32 random bytes base64url: show it once, then forget it. */
+  secret: string;
+}
+
+/**
+ * Creates an agent token scoped to `tools`. Stores the sha256 of the secret and its first 8
+ * characters; the secret itself is returned once. The token row and its audit event commit together.
+ */
+export async function createAgentToken(prisma: PrismaClient, input: CreateAgentTokenInput): Promise<CreatedAgentToken> {
+  const parsed = CreateAgentTokenInputSchema.safeParse(input);
+  if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The agent token");
+  const { name, tools, createdBy } = parsed.data;
+
+  const secret = `${TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const id = randomIds.next("tok");
+  try {
+    const row = await prisma.$transaction(async (tx) => {
+      const now = await databaseNow(tx);
+      const created = await tx.agentToken.create({
+        data: {
+          id,
+          name,
+          tokenHash: hashTokenSecret(secret),
+          prefix: secret.slice(0, TOKEN_PREFIX_LENGTH),
+          tools,
+          createdBy,
+          createdAt: now,
+        },
+      });
+      await appendTokenAudit(tx, now, id, "agent_token.created", { type: "user", id: createdBy }, {
+        name,
+        tools,
+        prefix: created.prefix,
+      });
+      return created;
+    }, TOKEN_TX_OPTIONS);
+    return { token: toAgentTokenView(row), secret };
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+      throw new ApiError(
+        "CONFLICT",
+        `An agent token named "${name}" already exists (revoked tokens keep their name, so runs stay attributable); choose another name.`,
+        { details: [{ path: "name", message: "already taken" }] },
+      );
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,44 @@
+import * as z from "zod";
+import type { PrismaClient } from "@/generated/prisma";
+import { validationError, zodIssuesToDetails } from "@/lib/api/errors";
+import { toAgentTokenView, TOKEN_TX_OPTIONS, type AgentTokenView } from "./agent-token";
+
+/** Which tokens to list. */
+export const FindAgentTokensInputSchema = z.object({
+  /** Include revoked tokens (default true: an admin wants to see them). */
+  includeRevoked: z.boolean().default(true),
+  /** Page size. */
+  limit: z.number().int().min(1).max(500).default(100),
+  /** The `nextCursor` of the previous page. */
+  cursor: z.string().min(1).optional(),
+});
+/** Which tokens to list. */
+export type FindAgentTokensInput = z.input<typeof FindAgentTokensInputSchema>;
+
+/** One page of tokens, oldest first. */
+export interface AgentTokenPage {
+  /** The tokens (never their hashes). */
+  items: AgentTokenView[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Lists agent tokens, oldest first, a page at a time. */
+export async function findAgentTokens(prisma: PrismaClient, input: FindAgentTokensInput = {}): Promise<AgentTokenPage> {
+  const parsed = FindAgentTokensInputSchema.safeParse(input);
+  if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The token query");
+  const { includeRevoked, limit, cursor } = parsed.data;
+  // In a transaction so the read never joins another request's open transaction on this connection.
+  const rows = await prisma.$transaction(
+    (tx) =>
+      tx.agentToken.findMany({
+        where: includeRevoked ? {} : { revokedAt: null },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        take: limit + 1,
+        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+      }),
+    TOKEN_TX_OPTIONS,
+  );
+  const page = rows.slice(0, limit);
+  return { items: page.map(toAgentTokenView), nextCursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+}

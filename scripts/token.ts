@@ -1,0 +1,119 @@
+/**
+ * Agent tokens from the command line (the admin screen comes later):
+ *
+ *   npm run token -- create --name support-agent --tools charge_card,send_email [--by admin@example.com]
+ *   npm run token -- list
+ *   npm run token -- revoke --name support-agent [--by admin@example.com]
+ *
+ * Works on DATABASE_URL's database (run `npm run db:migrate` first). The secret is printed once.
+ */
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { Prisma } from "@/generated/prisma";
+import { ApiError } from "@/lib/api/errors";
+import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
+import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
+
+const USAGE = `Usage:
+  npm run token -- create --name NAME --tools tool_a,tool_b [--by you@example.com]
+  npm run token -- list
+  npm run token -- revoke --name NAME [--by you@example.com]`;
+
+/** Bad command-line input: printed with the usage, exit code 2. */
+class UsageError extends Error {}
+
+function defaultActor(): string {
+  try {
+    return `cli:${os.userInfo().username}`;
+  } catch {
+    return "cli";
+  }
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`Missing --${flag}.`);
+  return value;
+}
+
+async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { name: { type: "string" }, tools: { type: "string" }, by: { type: "string" } },
+  });
+  const [command, ...rest] = positionals;
+  if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}".`);
+  const by = values.by ?? defaultActor();
+
+  switch (command) {
+    case "create": {
+      const tools = required(values.tools, "tools")
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean);
+      const { token, secret } = await createAgentToken(prisma, { name: required(values.name, "name"), tools, createdBy: by });
+      console.log(`Created agent token "${token.name}" (${token.id}) for tools: ${token.tools.join(", ")}.`);
+      console.log("");
+      console.log(`  ${secret}`);
+      console.log("");
+      console.log("This secret will not be shown again: store it now (the agent sends it as `Authorization: Bearer <secret>`).");
+      return;
+    }
+    case "list": {
+      const rows = [];
+      let cursor: string | undefined;
+      do {
+        const page = await findAgentTokens(prisma, { cursor, limit: 500 });
+        rows.push(...page.items);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      if (rows.length === 0) {
+        console.log("No agent tokens yet. Create one with: npm run token -- create --name NAME --tools a,b");
+        return;
+      }
+      for (const t of rows) {
+        const state = t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : "active";
+        const used = t.lastUsedAt ? `last used ${t.lastUsedAt.toISOString()}` : "never used";
+        console.log(`${t.name}\t${t.prefix}...\t${state}\t${used}\tby ${t.createdBy}\ttools: ${t.tools.join(",")}`);
+      }
+      return;
+    }
+    case "revoke": {
+      const { token, changed } = await revokeAgentToken(prisma, { name: required(values.name, "name"), revokedBy: by });
+      console.log(
+        changed
+          ? `Revoked agent token "${token.name}": its next request gets 401.`
+          : `Agent token "${token.name}" was already revoked at ${token.revokedAt?.toISOString()}.`,
+      );
+      return;
+    }
+    default:
+      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: create, list or revoke.");
+  }
+}
+
+let prisma: PrismaClient | undefined;
+try {
+  const argv = process.argv.slice(2);
+  prisma = await openPrisma();
+  await run(prisma, argv[0] === "--" ? argv.slice(1) : argv);
+} catch (e) {
+  if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+    console.error(`token: ${e.message}\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (e instanceof ApiError) {
+    const fields = e.details.map((d) => `\n  ${d.path}: ${d.message}`).join("");
+    console.error(`token: ${e.message}${fields}`);
+    process.exitCode = 1;
+  } else if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2021") {
+    console.error("token: the database has no AgentToken table yet; run `npm run db:migrate` first.");
+    process.exitCode = 1;
+  } else {
+    console.error("token: failed:", e);
+    process.exitCode = 1;
+  }
+} finally {
+  await prisma?.$disconnect();
+}

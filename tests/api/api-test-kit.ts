@@ -1,0 +1,84 @@
+/**
+ * Shared set-up for the API tests: a fresh SQLite file per test file, reached the way route handlers
+ * reach it (DATABASE_URL + getPrisma), and a way to call a route handler without a server.
+ *
+ * Use getPrisma() for direct set-up too: a second client on the same file in the same process could
+ * deadlock (better-sqlite3 waits for locks synchronously; see tests/integration/prisma-store.test.ts).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { migrateSqlite } from "@/lib/db/migrate";
+import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
+import type { RouteHandler } from "@/lib/api/route";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+
+/**
+ * Points DATABASE_URL at a new migrated SQLite file for this test file; call at module top level,
+ * before anything calls getPrisma(). Vitest runs each test file in its own process (pool: forks).
+ */
+export function useTestDatabase(label: string): () => Promise<PrismaClient> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `sagaboard-api-${label}-`));
+  const file = path.join(dir, "api.db");
+  process.env.DATABASE_URL = `file:${file}`;
+  beforeAll(() => {
+    migrateSqlite(file);
+  });
+  afterAll(async () => {
+    await (await getPrisma()).$disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return getPrisma;
+}
+
+let tokenCounter = 0;
+
+/** Creates an agent token with a unique name; returns its secret and name. */
+export async function makeToken(tools: string[] = ["charge_card"], name?: string): Promise<{ secret: string; name: string; id: string }> {
+  const prisma = await getPrisma();
+  const tokenName = name ?? `agent-${process.pid}-${++tokenCounter}`;
+  const { token, secret } = await createAgentToken(prisma, { name: tokenName, tools, createdBy: "admin@example.com" });
+  return { secret, name: token.name, id: token.id };
+}
+
+/** How to call a route handler in a test. */
+export interface CallOptions {
+  /** HTTP method (default GET, or POST when a body is given). */
+  method?: string;
+  /** Bearer secret to send. */
+  secret?: string;
+  /** Raw header values (override the Authorization built from `secret`). */
+  headers?: Record<string, string>;
+  /** A JSON value (serialized) or a raw string body. */
+  body?: unknown;
+  /** Path parameters the route's folder would give. */
+  params?: Record<string, string>;
+}
+
+/** The response of a call, with its JSON body. */
+export interface CallResult {
+  /** HTTP status. */
+  status: number;
+  /** Response headers. */
+  headers: Headers;
+  /** Parsed JSON body. */
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary fields
+}
+
+/** Calls `handler` like Next.js would, with `new Request(...)` and a params promise. */
+export async function call(handler: RouteHandler, pathAndQuery: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = {};
+  if (options.secret) headers.authorization = `Bearer ${options.secret}`;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  Object.assign(headers, options.headers);
+  const body = options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+  const request = new Request(`http://localhost${pathAndQuery}`, {
+    method: options.method ?? (body === undefined ? "GET" : "POST"),
+    headers,
+    body,
+  });
+  const response = await handler(request, { params: Promise.resolve(options.params ?? {}) });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined };
+}

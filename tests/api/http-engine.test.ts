@@ -1,0 +1,174 @@
+/**
+ * The engine in an agent process over the HTTP client, against the real route handlers and the
+ * simulated systems: the seed-003 incident with the same ledger assertions as the in-process suite,
+ * the pivot flow with a reviewer deciding on the server, and the server's own policy checks.
+ */
+import { describe, expect, it } from "vitest";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/harness/policy";
+import { ManualClock } from "@/lib/saga/clock";
+import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
+import { SagaEngine } from "@/lib/saga/engine";
+import { argsHash, stepKey } from "@/lib/saga/keys";
+import { World } from "@/lib/sim";
+import { refundAndReship } from "../support/support-agent";
+import { routeFetch } from "../support/api-router";
+import { call, makeToken, useTestDatabase } from "./api-test-kit";
+import * as stepsRoute from "@/app/api/v1/runs/[runId]/steps/route";
+
+const getPrisma = useTestDatabase("http-engine");
+const ALL_TOOLS = ["search_orders", "create_ticket", "create_ticket_draft", "create_email_draft", "charge_card", "authorize_payment", "capture_payment", "reship_order", "update_crm_record", "send_email"];
+const reviewer = { type: "user" as const, id: "rita@example.com" };
+
+async function setup(tools = ALL_TOOLS) {
+  const clock = new ManualClock();
+  const world = new World({ clock, searchLagMs: 1500 });
+  const registry = createSupportToolRegistry(world);
+  const prisma = await getPrisma();
+  await syncToolPolicies(prisma, registry);
+  const token = await makeToken(tools);
+  const crashPoints = new CrashPoints();
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
+  const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
+  // The dashboard's side: a reviewer decides with the server's own store.
+  const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+  return { world, engine, server, token, prisma };
+}
+
+describe("the engine over HTTP", () => {
+  it("replays the seed-003 incident: one ticket closed once, one charge refunded once, no apology", async () => {
+    const { world, engine, prisma } = await setup();
+    world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
+    world.faults.inject("payments.charge", { kind: "crash_after_effect" });
+    world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
+
+    const first = await engine().startRun({ title: "Refund and reship order 1182", agent: "ignored: the token names the agent" });
+    await expect(refundAndReship(first)).rejects.toBeInstanceOf(SimulatedCrash);
+    const resumed = await engine().resume(first.runId);
+    expect(await refundAndReship(resumed)).toBe("failed");
+    const report = await resumed.unwind("warehouse rejected the reship");
+    expect(report).toMatchObject({ status: "UNWOUND", compensated: [1, 0], corrections: [] });
+
+    expect(world.ledger.count({ op: "ticketing.create" })).toBe(1);
+    expect(world.ledger.count({ op: "ticketing.close" })).toBe(1);
+    expect(world.ledger.operations({ op: "ticketing.close", outcome: "not_found" })).toHaveLength(0);
+    expect(world.ledger.count({ op: "payments.charge" })).toBe(1);
+    expect(world.ledger.count({ op: "payments.refund" })).toBe(1);
+    expect(world.ledger.count({ op: "payments.receipt" })).toBe(0);
+    const rows = await prisma.step.findMany({ where: { runId: first.runId }, orderBy: { stepIdx: "asc" } });
+    expect(rows.map((r) => [r.tool, r.status])).toEqual([
+      ["create_ticket", "COMPENSATED"],
+      ["charge_card", "COMPENSATED"],
+      ["reship_order", "FAILED"],
+    ]);
+    expect((await prisma.run.findUniqueOrThrow({ where: { id: first.runId } })).status).toBe("UNWOUND");
+  });
+
+  it("holds irreversible calls until a reviewer approves the pivot on the server, then runs the plan only", async () => {
+    const { world, engine, server } = await setup();
+    const run = await engine().startRun({ title: "Apology", agent: "x" });
+    const mail = { to: "ada@example.com", subject: "Sorry", body: "Your order is on its way." };
+    const held = await run.call("send_email", mail);
+    expect(held).toMatchObject({ status: "approval_required", reason: "IRREVERSIBLE" });
+    expect(world.ledger.count({ op: "email.send" })).toBe(0);
+
+    const pivot = await run.requestPivot({ summary: "Send the apology.", plan: [{ tool: "send_email", args: mail }] });
+    const waiting = run.awaitPivot(pivot.id, { timeoutMs: 5000, pollMs: 20 });
+    await server.decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
+    expect((await waiting).status).toBe("APPROVED");
+    expect(await run.call("send_email", { ...mail, body: "changed" })).toMatchObject({ status: "approval_required", reason: "NOT_IN_PLAN" });
+    expect(await run.call("send_email", mail)).toMatchObject({ status: "ok" });
+    expect(world.ledger.count({ op: "email.send" })).toBe(1);
+    expect(await server.irreversibleBeforePivot(run.runId)).toBe(0);
+  });
+
+  it("the server refuses what the tool table forbids, whatever the client claims", async () => {
+    const { token } = await setup(["send_email", "create_ticket"]);
+    const created = await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "rogue" } });
+    const runId = created.json.run.id as string;
+    const args = { to: "ada@example.com", subject: "Hi", body: "x" };
+    const intent = {
+      stepIdx: 0,
+      tool: "send_email",
+      toolClass: "REVERSIBLE", // a lie: the table says IRREVERSIBLE
+      stepKey: stepKey(runId, 0, "send_email"),
+      args,
+      argsHash: argsHash(args),
+      phase: "STAGING",
+      policyVersion: 1,
+      approvalId: null,
+      planItemIdx: null,
+      compensation: null,
+      compensationKey: null,
+      correction: null,
+      audience: ["customer"],
+    };
+    const post = (body: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body, params: { runId } });
+
+    const lied = await post({ intent });
+    expect(lied.status).toBe(400);
+    expect(lied.json.error.details[0].path).toBe("toolClass");
+
+    const honest = await post({ intent: { ...intent, toolClass: "IRREVERSIBLE" } });
+    expect(honest.status).toBe(409);
+    expect(honest.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
+    expect(honest.json.error.escalationId).toMatch(/^esc_/);
+
+    const wrongKey = await post({ intent: { ...intent, toolClass: "IRREVERSIBLE", stepKey: "0".repeat(32) } });
+    expect(wrongKey.status).toBe(400);
+    expect(wrongKey.json.error.details[0].path).toBe("stepKey");
+
+    const outOfScope = await post({ intent: { ...intent, tool: "charge_card", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, 0, "charge_card") } });
+    expect(outOfScope.status).toBe(403);
+  });
+
+  it("50 concurrent identical intents make one row; the one creator's call makes one effect", async () => {
+    const { world, token, prisma } = await setup(["create_ticket"]);
+    const created = await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "burst" } });
+    const runId = created.json.run.id as string;
+    const args = { summary: "Refund for order 1182", orderId: "1182" };
+    const key = stepKey(runId, 0, "create_ticket");
+    const intent = {
+      stepIdx: 0, tool: "create_ticket", toolClass: "COMPENSATABLE", stepKey: key, args, argsHash: argsHash(args), phase: "STAGING",
+      policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: "close_ticket", args: { reason: "rolled back" } },
+      compensationKey: null, correction: null, audience: ["support_team"],
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, {
+          secret: token.secret,
+          body: { intent },
+          params: { runId },
+          headers: i % 2 === 0 ? { "idempotency-key": "burst-1" } : {},
+        }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.every((s) => s === 201 || s === 200 || s === 409)).toBe(true);
+    expect(await prisma.step.count({ where: { runId } })).toBe(1);
+    // Only the caller that created the row calls the tool.
+    const registry = createSupportToolRegistry(world);
+    for (const answer of answers) {
+      if (answer.status === 201 && answer.json.created) await registry.tool("create_ticket").call(args, { stepKey: key, runId, stepIdx: 0 });
+    }
+    expect(world.ledger.count({ op: "ticketing.create" })).toBe(1);
+  });
+});
+
+describe("a revoked token", () => {
+  it("is refused on its very next request while the run's rows stay intact", async () => {
+    const { engine, token, prisma } = await setup();
+    const run = await engine().startRun({ title: "Before revocation", agent: "x" });
+    await run.call("create_ticket", { summary: "Order 1182 refund", orderId: "1182" });
+    const { revokeAgentToken } = await import("@/lib/tokens/revoke-agent-token");
+    await revokeAgentToken(prisma, { name: token.name, revokedBy: "admin@example.com" });
+
+    await expect(run.call("create_ticket", { summary: "again", orderId: "1182" })).rejects.toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+    const rows = await prisma.step.findMany({ where: { runId: run.runId } });
+    expect(rows.map((r) => [r.tool, r.status])).toEqual([["create_ticket", "CONFIRMED"]]);
+    expect(await prisma.auditEvent.count({ where: { runId: run.runId } })).toBeGreaterThanOrEqual(3);
+  });
+});
