@@ -134,6 +134,18 @@ export class HttpSagaStore implements SagaStore {
     return pivot(res.pivot);
   }
 
+  async revisePivot(
+    pivotId: string,
+    revision: Pick<PivotRecord, "summary" | "plan" | "planHash" | "stagedStepIds" | "deadline">,
+  ): Promise<PivotRecord | null> {
+    // Over HTTP a revision is a new request for the run; the server revises the pending pivot.
+    const current = await this.getPivot(pivotId);
+    if (!current) return null;
+    const body = { summary: revision.summary, plan: revision.plan.map((i) => ({ tool: i.tool, args: i.args })), deadline: iso(revision.deadline) ?? null };
+    const res = await this.call(() => this.http.request("POST", path(api.requestPivot.path, { runId: current.runId }), api.requestPivot.response, body));
+    return res.pivot.id === pivotId ? pivot(res.pivot) : null;
+  }
+
   async getPivot(pivotId: string): Promise<PivotRecord | null> {
     return this.waitForPivot(pivotId, 0);
   }

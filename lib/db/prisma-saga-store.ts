@@ -557,6 +557,30 @@ export class PrismaSagaStore implements SagaStore {
     }
   }
 
+  async revisePivot(
+    pivotId: string,
+    revision: Pick<PivotRecord, "summary" | "plan" | "planHash" | "stagedStepIds" | "deadline">,
+    audit: AuditInput,
+  ): Promise<PivotRecord | null> {
+    if (!isId(pivotId)) return null;
+    return this.write(async (tx, now) => {
+      const { count } = await tx.pivot.updateMany({
+        where: { id: pivotId, status: PivotStatus.PENDING },
+        data: {
+          summary: revision.summary,
+          plan: jsonIn(planJson(revision.plan)),
+          planHash: revision.planHash,
+          stagedStepIds: [...revision.stagedStepIds],
+          deadline: revision.deadline,
+        },
+      });
+      if (count === 0) return null;
+      const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
+      await this.appendAudit(tx, now, row.runId, null, audit);
+      return toPivotRecord(row);
+    });
+  }
+
   async getPivot(pivotId: string): Promise<PivotRecord | null> {
     if (!isId(pivotId)) return null;
     const row = await this.read((db) => db.pivot.findUnique({ where: { id: pivotId } }));

@@ -37,11 +37,17 @@ export async function requestPivotForAgent(prisma: PrismaClient, principal: Agen
   const pivots = await store.listPivots(runId);
   const latest = pivots.at(-1);
   if (latest && latest.planHash === hash && latest.status !== PivotStatus.REJECTED) return latest;
-  if (latest?.status === PivotStatus.PENDING) {
-    throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} is still waiting for a decision with a different plan; wait for it before proposing another.`);
-  }
   assertRunOpen(run);
   const staged = (await store.listSteps(runId)).filter((s) => s.phase === Phase.STAGING && s.status !== StepStatus.NOT_EXECUTED && s.status !== StepStatus.FAILED);
+  if (latest?.status === PivotStatus.PENDING) {
+    const revised = await store.revisePivot(
+      latest.id,
+      { summary: input.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: input.deadline },
+      { type: "pivot.revised", actor: agentActor(principal), data: { previousPlanHash: latest.planHash, planHash: hash, items: plan.length, via: "api" } },
+    );
+    if (revised) return revised;
+    throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} was decided while it was being revised; read its decision first.`);
+  }
   return store.createPivot(
     { id: randomIds.next("piv"), runId, summary: input.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: input.deadline },
     { type: "pivot.requested", actor: agentActor(principal), data: { planHash: hash, items: plan.length, staged: staged.length, via: "api" } },

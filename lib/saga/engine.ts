@@ -312,13 +312,20 @@ export class RunContext {
     const pivots = await store.listPivots(this.runId);
     const latest = pivots.at(-1);
     if (latest && latest.planHash === hash && latest.status !== PivotStatus.REJECTED) return latest;
-    if (latest?.status === PivotStatus.PENDING) {
-      throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} is still waiting for a decision with a different plan; wait for it before proposing another.`);
-    }
     const run = await store.getRun(this.runId);
     if (run && CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
     const steps = await store.listSteps(this.runId);
     const staged = steps.filter((s) => s.phase === Phase.STAGING && s.status !== StepStatus.NOT_EXECUTED && s.status !== StepStatus.FAILED);
+    if (latest?.status === PivotStatus.PENDING) {
+      // A revised proposal replaces the pending one; a reviewer holding the old plan hash is refused.
+      const revised = await store.revisePivot(
+        latest.id,
+        { summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
+        { type: "pivot.revised", actor: this.actor, data: { previousPlanHash: latest.planHash, planHash: hash, items: plan.length } },
+      );
+      if (revised) return revised;
+      throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} was decided while it was being revised; read its decision first.`);
+    }
     return store.createPivot(
       { id: this.deps.ids.next("piv"), runId: this.runId, summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
       { type: "pivot.requested", actor: this.actor, data: { planHash: hash, items: plan.length, staged: staged.length } },

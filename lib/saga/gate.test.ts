@@ -426,9 +426,11 @@ describe("pivot", () => {
     expect(await store.listEscalations({ runId: run.runId })).toEqual([]);
     expect(await run.call("lookup_order", { text: "o-1" })).toMatchObject({ status: "ok", stepIdx: null });
 
-    // The same plan again returns the same pivot; a different plan conflicts.
+    // The same plan again returns the same pivot; a different plan revises it (new hash, same pivot).
     expect((await run.requestPivot({ summary: "again", plan: [{ tool: "charge_card", args: CHARGE }, { tool: "send_email", args: EMAIL }] })).id).toBe(pivot.id);
-    expect(await rejection(run.requestPivot({ summary: "other", plan: [{ tool: "send_email", args: EMAIL }] }))).toMatchObject({ code: "PIVOT_CONFLICT" });
+    const revised = await run.requestPivot({ summary: "other", plan: [{ tool: "send_email", args: EMAIL }] });
+    expect(revised).toMatchObject({ id: pivot.id, status: "PENDING" });
+    expect(revised.planHash).not.toBe(pivot.planHash);
   });
 
   it("a decision bound to the wrong plan hash is PIVOT_CONFLICT and changes nothing", async () => {

@@ -161,6 +161,18 @@ export class MemorySagaStore implements SagaStore {
     return copy(record);
   }
 
+  async revisePivot(
+    pivotId: string,
+    revision: Pick<PivotRecord, "summary" | "plan" | "planHash" | "stagedStepIds" | "deadline">,
+    audit: AuditInput,
+  ): Promise<PivotRecord | null> {
+    const pivot = this.pivots.get(pivotId);
+    if (!pivot || pivot.status !== PivotStatus.PENDING) return null;
+    Object.assign(pivot, copy(revision));
+    this.append(pivot.runId, null, audit, this.clock.now());
+    return copy(pivot);
+  }
+
   async getPivot(pivotId: string): Promise<PivotRecord | null> {
     const pivot = this.pivots.get(pivotId);
     return pivot ? copy(pivot) : null;

@@ -369,6 +369,16 @@ export interface SagaStore {
 
   /** Records a pivot request and moves the run to AWAITING_PIVOT. */
   createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord>;
+  /**
+   * Replaces the plan of a PENDING pivot (the agent revised its proposal before anyone decided).
+   * Null when it was decided meanwhile. A reviewer who loaded the old plan is then refused by the
+   * plan hash and shown what changed.
+   */
+  revisePivot(
+    pivotId: string,
+    revision: Pick<PivotRecord, "summary" | "plan" | "planHash" | "stagedStepIds" | "deadline">,
+    audit: AuditInput,
+  ): Promise<PivotRecord | null>;
   /** The pivot, or null. */
   getPivot(pivotId: string): Promise<PivotRecord | null>;
   /** The run's pivots, oldest first. */

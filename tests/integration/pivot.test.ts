@@ -79,6 +79,23 @@ describe.each(storeFactories)("pivot gate on $name", (factory) => {
     expect((await s.store.getRun(run.runId))?.status).toBe("COMPLETED");
   });
 
+  it("a plan revised while pending cannot be approved with the old plan hash", async () => {
+    const s = (scenario = await makeScenario(factory.make));
+    const engine = s.engine();
+    const run = await engine.startRun({ title: "Revised proposal", agent: "support-agent" });
+    const first = await run.requestPivot({ summary: "Send the apology.", plan: [{ tool: "send_email", args: apology }] });
+    const revised = await run.requestPivot({ summary: "Send a warmer apology.", plan: [{ tool: "send_email", args: { ...apology, body: "We are so sorry." } }] });
+    expect(revised.id).toBe(first.id);
+    expect(revised.planHash).not.toBe(first.planHash);
+    await expect(engine.decidePivot(first.id, { approve: true, actor: reviewer, planHash: first.planHash })).rejects.toMatchObject({ code: "PIVOT_CONFLICT" });
+    expect((await s.store.getPivot(first.id))?.status).toBe("PENDING");
+    await engine.decidePivot(first.id, { approve: true, actor: reviewer, planHash: revised.planHash });
+    expect(await run.call("send_email", apology)).toMatchObject({ status: "approval_required", reason: "NOT_IN_PLAN" });
+    expect(await run.call("send_email", { ...apology, body: "We are so sorry." })).toMatchObject({ status: "ok" });
+    expect(s.world.ledger.count({ op: "email.send" })).toBe(1);
+    expect((await s.store.listAuditEvents(run.runId)).some((e) => e.type === "pivot.revised")).toBe(true);
+  });
+
   it("a held irreversible call runs once after a reviewer approves it in the queue", async () => {
     const s = (scenario = await makeScenario(factory.make));
     const engine = s.engine();
