@@ -17,7 +17,7 @@ import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
 import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
 
 const USAGE = `Usage:
-  npm run token -- create --name NAME --tools tool_a,tool_b [--by you@example.com]
+  npm run token -- create --name NAME --tools tool_a,tool_b [--role agent|worker] [--by you@example.com]
   npm run token -- list
   npm run token -- revoke --name NAME [--by you@example.com]`;
 
@@ -41,7 +41,7 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: "string" }, tools: { type: "string" }, by: { type: "string" } },
+    options: { name: { type: "string" }, tools: { type: "string" }, by: { type: "string" }, role: { type: "string" } },
   });
   const [command, ...rest] = positionals;
   if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}".`);
@@ -53,8 +53,10 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
         .split(",")
         .map((t) => t.trim())
         .filter(Boolean);
-      const { token, secret } = await createAgentToken(prisma, { name: required(values.name, "name"), tools, createdBy: by });
-      console.log(`Created agent token "${token.name}" (${token.id}) for tools: ${token.tools.join(", ")}.`);
+      const role = values.role === "worker" ? "worker" : values.role === undefined || values.role === "agent" ? "agent" : null;
+      if (!role) throw new UsageError(`--role must be agent or worker (got "${values.role}").`);
+      const { token, secret } = await createAgentToken(prisma, { name: required(values.name, "name"), tools, createdBy: by, role });
+      console.log(`Created ${token.role} token "${token.name}" (${token.id}) for tools: ${token.tools.join(", ")}.`);
       console.log("");
       console.log(`  ${secret}`);
       console.log("");

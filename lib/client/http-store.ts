@@ -4,6 +4,7 @@
  * Agents can never approve or resolve: those methods refuse locally and have no endpoint.
  */
 import * as api from "@/lib/api/contracts/runs";
+import * as workerApi from "@/lib/api/contracts/worker";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { ApprovalRequiredError, SagaError, type SagaErrorCode, SAGA_ERROR_HTTP_STATUS } from "@/lib/saga/errors";
 import type {
@@ -216,6 +217,12 @@ export class HttpSagaStore implements SagaStore {
   async listAuditEvents(runId: string): Promise<AuditEventRecord[]> {
     const res = await this.call(() => this.http.request("GET", path(api.getRunAudit.path, { runId }), api.getRunAudit.response));
     return res.events.map(audit);
+  }
+
+  /** Asks a worker to unwind the run (one task per run); returns the task's id and status. */
+  async requestUnwind(runId: string, reason: string): Promise<{ taskId: string; status: string; created: boolean }> {
+    const res = await this.call(() => this.http.request("POST", path(workerApi.requestUnwind.path, { runId }), workerApi.requestUnwind.response, { reason }));
+    return { taskId: res.task.id, status: res.task.status, created: res.created };
   }
 
   async toolPolicyVersion(tool: string): Promise<number | null> {

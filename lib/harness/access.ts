@@ -13,7 +13,7 @@ export function harnessStore(prisma: PrismaClient): PrismaSagaStore {
 
 /** The audit actor of an agent token. */
 export function agentActor(principal: AgentPrincipal): Actor {
-  return { type: "agent", id: principal.name };
+  return { type: principal.role === "worker" ? "system" : "agent", id: principal.name };
 }
 
 /** Refuses a tool outside the token's scope (403). */
@@ -25,10 +25,15 @@ export function assertToolInScope(principal: AgentPrincipal, tool: string): void
   }
 }
 
-/** The run if it belongs to the calling agent; another agent's run is "not found" (no leak). */
+/** True when the principal may act on the run: its own, or any run for a worker token. */
+export function mayActOn(principal: AgentPrincipal, run: RunRecord): boolean {
+  return principal.role === "worker" || run.agent === principal.name;
+}
+
+/** The run if the caller may act on it; another agent's run is "not found" (no leak). */
 export async function getAgentRun(store: PrismaSagaStore, principal: AgentPrincipal, runId: string): Promise<RunRecord> {
   const run = await store.getRun(runId);
-  if (!run || run.agent !== principal.name) throw runNotFound(runId);
+  if (!run || !mayActOn(principal, run)) throw runNotFound(runId);
   return run;
 }
 
@@ -37,7 +42,7 @@ export async function getAgentStep(store: PrismaSagaStore, principal: AgentPrinc
   const step = await store.getStep(stepId);
   if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
   const run = await store.getRun(step.runId);
-  if (!run || run.agent !== principal.name) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
+  if (!run || !mayActOn(principal, run)) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
   return { step, run };
 }
 

@@ -5,7 +5,7 @@ import { randomIds } from "@/lib/saga/ids";
 import type { CorrectionRecord, CreateEscalationResult, EscalationRecord, NewCorrection, NewEscalation } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import type { EscalationStatus } from "@/lib/saga/vocabulary";
-import { agentActor, getAgentRun, getAgentStep, harnessStore } from "./access";
+import { agentActor, getAgentRun, getAgentStep, harnessStore, mayActOn } from "./access";
 import type { AgentPrincipal } from "./principal";
 
 export async function raiseEscalationForAgent(
@@ -29,14 +29,14 @@ export async function findEscalationForAgent(prisma: PrismaClient, principal: Ag
   const escalation = await store.findEscalationByDedupeKey(dedupeKey);
   if (!escalation) return null;
   const run = await store.getRun(escalation.runId);
-  return run && run.agent === principal.name ? escalation : null;
+  return run && mayActOn(principal, run) ? escalation : null;
 }
 
 export async function getEscalationForAgent(prisma: PrismaClient, principal: AgentPrincipal, escalationId: string): Promise<EscalationRecord> {
   const store = harnessStore(prisma);
   const escalation = await store.getEscalation(escalationId);
   const run = escalation ? await store.getRun(escalation.runId) : null;
-  if (!escalation || !run || run.agent !== principal.name) {
+  if (!escalation || !run || !mayActOn(principal, run)) {
     throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist for this agent token.`);
   }
   return escalation;

@@ -38,6 +38,16 @@ export const ToolScopeSchema = z
   .max(200)
   .transform((tools) => [...new Set(tools)].sort());
 
+/** What a token may do: an agent records its own runs; a worker unwinds and reconciles any run, for its tools. */
+export const TokenRoleSchema = z.enum(["agent", "worker"]);
+/** What a token may do. */
+export type TokenRole = z.infer<typeof TokenRoleSchema>;
+
+/** A stored role, read back defensively: anything unknown is the narrower "agent". */
+export function storedRole(value: string): TokenRole {
+  return value === "worker" ? "worker" : "agent";
+}
+
 /** The public view of a token row: never the secret, never its hash. */
 export const AgentTokenViewSchema = z.object({
   /** `tok_...` */
@@ -48,6 +58,8 @@ export const AgentTokenViewSchema = z.object({
   prefix: z.string(),
   /** Tools the token may record steps for. */
   tools: z.array(z.string()),
+  /** agent or worker. */
+  role: TokenRoleSchema,
   /** Who created it. */
   createdBy: z.string(),
   /** When it was created. */
@@ -77,6 +89,7 @@ export function toAgentTokenView(row: AgentToken): AgentTokenView {
     name: row.name,
     prefix: row.prefix,
     tools: storedTools(row.tools),
+    role: storedRole(row.role),
     createdBy: row.createdBy,
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,

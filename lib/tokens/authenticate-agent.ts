@@ -1,6 +1,6 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/api/errors";
-import { hashTokenSecret, storedTools, TOKEN_SECRET_PREFIX, TOKEN_TX_OPTIONS } from "./agent-token";
+import { hashTokenSecret, storedRole, storedTools, TOKEN_SECRET_PREFIX, TOKEN_TX_OPTIONS, type TokenRole } from "./agent-token";
 
 /** An authenticated agent harness. */
 export interface AgentPrincipal {
@@ -12,6 +12,8 @@ export interface AgentPrincipal {
   name: string;
   /** Tools the token may record steps for. */
   tools: string[];
+  /** agent: its own runs only; worker: any run, for unwinds and reconciles of its tools. */
+  role: TokenRole;
 }
 
 /** `lastUsedAt` is refreshed at most this often, so authentication is not a write on every request. */
@@ -54,7 +56,7 @@ export async function authenticateAgent(prisma: PrismaClient, authorizationHeade
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     await touchLastUsed(prisma, row.id);
   }
-  return { kind: "agent", tokenId: row.id, name: row.name, tools: storedTools(row.tools) };
+  return { kind: "agent", tokenId: row.id, name: row.name, tools: storedTools(row.tools), role: storedRole(row.role) };
 }
 
 /** Best effort: a failed bookkeeping write must not refuse a valid token. */

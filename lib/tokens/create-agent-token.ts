@@ -13,6 +13,7 @@ import {
   TOKEN_SECRET_PREFIX,
   TOKEN_TX_OPTIONS,
   ToolScopeSchema,
+  TokenRoleSchema,
   type AgentTokenView,
 } from "./agent-token";
 
@@ -22,6 +23,8 @@ export const CreateAgentTokenInputSchema = z.object({
   name: AgentTokenNameSchema,
   /** Tools the token may record steps for. */
   tools: ToolScopeSchema,
+  /** agent (default) or worker. */
+  role: TokenRoleSchema.default("agent"),
   /** Who creates it (an admin's email, or `cli:<user>`). */
   createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
 });
@@ -43,7 +46,7 @@ export interface CreatedAgentToken {
 export async function createAgentToken(prisma: PrismaClient, input: CreateAgentTokenInput): Promise<CreatedAgentToken> {
   const parsed = CreateAgentTokenInputSchema.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The agent token");
-  const { name, tools, createdBy } = parsed.data;
+  const { name, tools, createdBy, role } = parsed.data;
 
   const secret = `${TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
   const id = randomIds.next("tok");
@@ -57,6 +60,7 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
           tokenHash: hashTokenSecret(secret),
           prefix: secret.slice(0, TOKEN_PREFIX_LENGTH),
           tools,
+          role,
           createdBy,
           createdAt: now,
         },
@@ -64,6 +68,7 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
       await appendTokenAudit(tx, now, id, "agent_token.created", { type: "user", id: createdBy }, {
         name,
         tools,
+        role,
         prefix: created.prefix,
       });
       return created;

@@ -111,7 +111,7 @@ describe("authentication", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ name, tools: ["charge_card", "refund"] });
     const principal = await authenticateAgent(await prisma(), `bearer ${secret}`);
-    expect(principal).toEqual({ kind: "agent", tokenId: id, name, tools: ["charge_card", "refund"] });
+    expect(principal).toEqual({ kind: "agent", tokenId: id, name, tools: ["charge_card", "refund"], role: "agent" });
     const row = await (await prisma()).agentToken.findUniqueOrThrow({ where: { id } });
     expect(row.lastUsedAt).not.toBeNull();
   });

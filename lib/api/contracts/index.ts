@@ -1,14 +1,12 @@
 /**
  * Every endpoint contract of the HTTP API, in the order the OpenAPI document lists them. Each area
- * keeps its contracts in its own file (`defineEndpoint` from ../endpoint) and adds them here.
+ * keeps its contracts in its own file (`defineEndpoint` from ../endpoint) and adds them here; those
+ * files export only endpoint contracts, so Object.values lists them all.
  */
 import type { AnyEndpoint } from "../endpoint";
 import * as meta from "./meta";
+import * as runs from "./runs";
+import * as worker from "./worker";
 
 /** All endpoint contracts; the OpenAPI document (GET /api/v1/openapi.json) is built from this list. */
-export const allEndpoints: AnyEndpoint[] = [
-  // Add each area's contracts here, e.g. after creating lib/api/contracts/runs.ts:
-  //   import * as runs from "./runs";   ...   ...Object.values(runs),
-  // (runs.ts, steps.ts and worker.ts export only endpoint contracts, so Object.values lists them all.)
-  ...Object.values(meta),
-];
+export const allEndpoints: AnyEndpoint[] = [...Object.values(runs), ...Object.values(worker), ...Object.values(meta)];

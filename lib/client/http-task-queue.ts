@@ -1,0 +1,48 @@
+/** The worker task queue over the HTTP API, for a worker process holding a worker token. */
+import * as api from "@/lib/api/contracts/worker";
+import { fromWire } from "@/lib/api/schemas/saga";
+import type { TaskQueue } from "@/lib/worker/queue";
+import type { ClaimedTask, WorkerTaskRecord } from "@/lib/worker/task-record";
+import { Transport, type TransportOptions } from "./transport";
+
+const DATES = ["leaseUntil", "createdAt", "updatedAt"] as const;
+const task = (w: object) => fromWire<WorkerTaskRecord>(w, DATES);
+const path = (template: string, taskId: string) => template.replace(":taskId", encodeURIComponent(taskId));
+
+export class HttpTaskQueue implements TaskQueue {
+  private readonly http: Transport;
+
+  constructor(options: TransportOptions) {
+    this.http = new Transport(options);
+  }
+
+  async claim(request: { workerId: string; tools: string[]; max: number; leaseMs: number }): Promise<ClaimedTask[]> {
+    const res = await this.http.request("POST", api.claimWorkerTasks.path, api.claimWorkerTasks.response, request);
+    return res.tasks.map((t) => task(t) as ClaimedTask);
+  }
+
+  async complete(request: { taskId: string; attempt: number; workerId: string; result: unknown }) {
+    const { taskId, ...body } = request;
+    const res = await this.http.request("POST", path(api.completeWorkerTask.path, taskId), api.completeWorkerTask.response, body);
+    return settle(res);
+  }
+
+  async fail(request: { taskId: string; attempt: number; workerId: string; error: unknown; retry: boolean }) {
+    const { taskId, ...body } = request;
+    const res = await this.http.request("POST", path(api.failWorkerTask.path, taskId), api.failWorkerTask.response, body);
+    return settle(res);
+  }
+
+  async extendLease(request: { taskId: string; attempt: number; workerId: string; leaseMs: number }) {
+    const { taskId, ...body } = request;
+    const res = await this.http.request("POST", path(api.heartbeatWorkerTask.path, taskId), api.heartbeatWorkerTask.response, body);
+    return res.extended && res.leaseUntil
+      ? { extended: true as const, leaseUntil: new Date(res.leaseUntil) }
+      : { extended: false as const, task: res.task ? task(res.task) : null };
+  }
+}
+
+function settle(res: { settled: boolean; task: object | null }) {
+  if (res.settled && res.task) return { settled: true as const, task: task(res.task) };
+  return { settled: false as const, task: res.task ? task(res.task) : null };
+}

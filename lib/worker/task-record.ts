@@ -1,0 +1,215 @@
+/**
+ * What the worker-task use cases share: the task record, the row mapper, and the transaction rules
+ * of lib/db/prisma-saga-store.ts applied to the WorkerTask table (database clock, write first,
+ * audit event in the same transaction).
+ *
+ * Connection rules (SQLite through the better-sqlite3 adapter): interactive transactions of one
+ * client are serialised by the adapter's mutex, but a plain query issued while one is open joins
+ * it. So every database access here, reads included, is a `$transaction`: it never slips into a
+ * transaction of PrismaSagaStore sharing the client (the worker process shares one client between
+ * the saga store and its task queue: two connections to one file in one process can deadlock,
+ * because better-sqlite3 waits for a lock synchronously). The store's own reads can still run
+ * inside one of ours; they are harmless once our first write holds the write lock, which is why
+ * each write transaction reads only the database clock (no table, no snapshot) before it writes.
+ */
+import { Prisma, type PrismaClient } from "@/generated/prisma";
+import type { WorkerTask as WorkerTaskRow } from "@/generated/prisma";
+import { auditHash } from "@/lib/saga/keys";
+import { actorLabel, auditHashedContent, GENESIS_HASH, runScope, type Actor } from "@/lib/saga/store";
+import type { Json } from "@/lib/saga/tools";
+import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus, type WorkerTaskKind } from "./vocabulary";
+
+export type Tx = Prisma.TransactionClient;
+
+/** One worker task. */
+export interface WorkerTaskRecord {
+  /** `tsk_...` */
+  id: string;
+  /** What to do. */
+  kind: WorkerTaskKind;
+  /** The run it is about. */
+  runId: string;
+  /** The step (RECONCILE, COMPENSATE); null for UNWIND. */
+  stepId: string | null;
+  /** Tools whose connectors the worker needs; only a worker holding all of them may claim it. */
+  tools: string[];
+  /** Where it stands. */
+  status: WorkerTaskStatus;
+  /** Fencing token: bumped on every claim; a settle or heartbeat must name the current one. */
+  attempt: number;
+  /** The worker holding (or that last held) it. */
+  claimedBy: string | null;
+  /** The holder's lease ends here (database clock); past it, another worker may take the task over. */
+  leaseUntil: Date | null;
+  /** One task per purpose (`unwind:run_...`). */
+  dedupeKey: string;
+  /** Kind-specific input (UNWIND: `{ reason }`). */
+  payload: Json;
+  /** What the worker did (DONE). */
+  result: Json | null;
+  /** Why it failed, or why the last attempt failed (FAILED, or PENDING after a retry). */
+  error: Json | null;
+  /** Enqueued (database clock). */
+  createdAt: Date;
+  /** Last changed (database clock). */
+  updatedAt: Date;
+}
+
+/** A task held by this worker: `attempt` is the fencing token every settle and heartbeat must carry. */
+export interface ClaimedTask extends WorkerTaskRecord {
+  status: "CLAIMED";
+  claimedBy: string;
+  leaseUntil: Date;
+}
+
+/**
+ * Interactive transaction limits, as in PrismaSagaStore: maxWait covers the adapter's per-client
+ * mutex (the saga store shares it), timeout a busy_timeout wait for another process's write lock.
+ */
+export const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
+
+/** The system actor of the task queue when the caller names none. */
+export const QUEUE_ACTOR: Actor = { type: "system", id: "task-queue" };
+
+/** The actor a worker writes as. */
+export function workerActor(workerId: string): Actor {
+  return { type: "system", id: workerId };
+}
+
+function corrupt(what: string): Error {
+  return new Error(
+    `The stored ${what} of a worker task is malformed. Tasks are written only by lib/worker: check for manual edits or a missing migration.`,
+  );
+}
+
+function oneOf<T extends string>(values: readonly T[], value: unknown, what: string): T {
+  if (typeof value === "string" && (values as readonly string[]).includes(value)) return value as T;
+  throw corrupt(what);
+}
+
+/** Row -> record; refuses vocabulary values lib/worker does not define. */
+export function toTaskRecord(row: WorkerTaskRow): WorkerTaskRecord {
+  const tools = row.tools;
+  if (!Array.isArray(tools) || tools.some((t) => typeof t !== "string")) throw corrupt("tools list");
+  return {
+    id: row.id,
+    kind: oneOf(WORKER_TASK_KINDS, row.kind, "kind"),
+    runId: row.runId,
+    stepId: row.stepId,
+    tools: tools as string[],
+    status: oneOf(WORKER_TASK_STATUSES, row.status, "status"),
+    attempt: row.attempt,
+    claimedBy: row.claimedBy,
+    leaseUntil: row.leaseUntil,
+    dedupeKey: row.dedupeKey,
+    payload: row.payload as Json,
+    result: row.result === null ? null : (row.result as Json),
+    error: row.error === null ? null : (row.error as Json),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** Json for a required column (Prisma wants JsonNull for a JSON null). */
+export function jsonIn(value: Json): Prisma.InputJsonValue | typeof Prisma.JsonNull {
+  return value === null ? Prisma.JsonNull : value;
+}
+
+/** True for Prisma's unique-constraint violation (P2002), by code, never by message text. */
+export function isUniqueViolation(e: unknown): boolean {
+  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
+}
+
+/**
+ * The database clock, read inside the transaction. A table-less SELECT takes no WAL snapshot, so it
+ * may precede the transaction's first write. (PostgreSQL: `SELECT now()`, the transaction's start.)
+ */
+export async function databaseNow(tx: Tx): Promise<Date> {
+  const rows = await tx.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
+  const now = rows[0]?.now;
+  if (typeof now !== "string") throw new Error("The database clock query returned no row; is this SQLite?");
+  return new Date(now);
+}
+
+/** One write transaction: reads the database clock, then runs `fn`, whose first statement must write. */
+export function writeTx<T>(prisma: PrismaClient, fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
+  return prisma.$transaction(async (tx) => fn(tx, await databaseNow(tx)), TX_OPTIONS);
+}
+
+/** One read, inside a transaction of its own so it never joins somebody else's (see the header). */
+export function readTx<T>(prisma: PrismaClient, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return prisma.$transaction(async (tx) => fn(tx), TX_OPTIONS);
+}
+
+/**
+ * Appends a task event to its run's audit chain (the same chain, hash and `(scope, seq)` fork
+ * guard as PrismaSagaStore), so the run's timeline shows who claimed, finished or gave up its tasks.
+ */
+export async function appendTaskAudit(
+  tx: Tx,
+  now: Date,
+  task: Pick<WorkerTaskRecord, "runId" | "stepId">,
+  type: string,
+  actor: Actor,
+  data: Json,
+): Promise<void> {
+  const scope = runScope(task.runId);
+  const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
+  const content = { seq: (last?.seq ?? 0) + 1, scope, runId: task.runId, stepId: task.stepId, type, actor: actorLabel(actor), data, at: now };
+  const prevHash = last?.hash ?? GENESIS_HASH;
+  await tx.auditEvent.create({
+    data: { ...content, data: jsonIn(data), prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
+  });
+}
+
+/** What a settle (complete, fail) or heartbeat names: the task and the fencing token it holds. */
+export interface TaskFence {
+  /** The task. */
+  taskId: string;
+  /** The fencing token from the claim. */
+  attempt: number;
+  /** The holder (audit actor). */
+  workerId: string;
+}
+
+/** The outcome of a settle. */
+export type SettleResult =
+  | {
+      /** The holder of the current fencing token settled the task. */
+      settled: true;
+      /** The task as settled. */
+      task: WorkerTaskRecord;
+    }
+  | {
+      /**
+       * Nothing changed: the token is stale (the task was taken over since) or the task is no
+       * longer CLAIMED. The work was superseded; do not retry it.
+       */
+      settled: false;
+      /** The task as it stands now (null if there is no such task). */
+      task: WorkerTaskRecord | null;
+    };
+
+/**
+ * The fenced settle shared by completeTask and failTask:
+ * `UPDATE ... SET <data> WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`, and its audit event
+ * in the same transaction. A stale token changes 0 rows and returns `settled: false`.
+ */
+export async function settleTask(
+  prisma: PrismaClient,
+  fence: TaskFence,
+  data: (now: Date) => Prisma.WorkerTaskUpdateManyMutationInput,
+  audit: { type: string; data: Json },
+): Promise<SettleResult> {
+  return writeTx(prisma, async (tx, now) => {
+    const { count } = await tx.workerTask.updateMany({
+      where: { id: fence.taskId, attempt: fence.attempt, status: WorkerTaskStatus.CLAIMED },
+      data: { ...data(now), updatedAt: now },
+    });
+    const row = await tx.workerTask.findUnique({ where: { id: fence.taskId } });
+    if (count === 0 || !row) return { settled: false, task: row ? toTaskRecord(row) : null };
+    const task = toTaskRecord(row);
+    await appendTaskAudit(tx, now, task, audit.type, workerActor(fence.workerId), audit.data);
+    return { settled: true, task };
+  });
+}

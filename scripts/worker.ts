@@ -1,0 +1,129 @@
+/**
+ * `npm run worker`: a worker process. It claims unwind / reconcile / compensate tasks for the support
+ * tools it has connectors for, runs them through the saga engine over DATABASE_URL's database, and
+ * says in plain words what it claims and does.
+ *
+ * Environment:
+ * - SAGABOARD_WORKER_ID: the worker's name in the task table and the audit log (default worker-<pid>);
+ * - SAGABOARD_URL + SAGABOARD_TOKEN: work through a Sagaboard server's API with a worker token (the
+ *   production shape: tool credentials live with the worker); without them, DATABASE_URL directly;
+ * - SAGABOARD_SIM_URL: the server whose hosted simulated systems the connectors call (defaults to
+ *   SAGABOARD_URL); without either the connectors use an in-process simulated world;
+ * - SAGABOARD_WORKER_POLL_MS (1000), SAGABOARD_WORKER_LEASE_MS (30000), SAGABOARD_WORKER_MAX_TASKS (4).
+ * `--once` runs one round and exits.
+ *
+ * SIGINT / SIGTERM: the tasks in hand run to their end and are settled, then the process exits. A
+ * second signal exits at once; tasks still claimed go to another worker when their leases expire.
+ */
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { openPrisma } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaEngine } from "@/lib/saga/engine";
+import type { PrismaClient } from "@/generated/prisma";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import type { SagaStore } from "@/lib/saga/store";
+import { World } from "@/lib/sim";
+import { RemoteWorld, type WorldLike } from "@/lib/sim/remote";
+import { prismaTaskQueue, type TaskQueue } from "@/lib/worker/queue";
+import { Worker } from "@/lib/worker/worker";
+
+function intFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    console.error(`${name} must be a whole number of at least ${min} (got "${raw}").`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const workerId = process.env.SAGABOARD_WORKER_ID?.trim() || `worker-${process.pid}`;
+const simUrl = process.env.SAGABOARD_SIM_URL?.trim();
+const once = process.argv.includes("--once");
+const pollMs = intFromEnv("SAGABOARD_WORKER_POLL_MS", 1_000, 10);
+const leaseMs = intFromEnv("SAGABOARD_WORKER_LEASE_MS", 30_000, 300);
+const maxTasks = intFromEnv("SAGABOARD_WORKER_MAX_TASKS", 4, 1);
+
+const url = process.env.SAGABOARD_URL?.trim();
+const token = process.env.SAGABOARD_TOKEN?.trim();
+
+let world: WorldLike;
+if (url || simUrl) {
+  // The connectors call the simulated systems hosted by the Sagaboard server, like real providers.
+  world = new RemoteWorld((simUrl || url)!);
+  console.log(`${workerId}: the tool connectors call the simulated systems hosted at ${simUrl || url}.`);
+} else {
+  world = new World({ searchLagMs: 300 });
+  console.log(
+    `${workerId}: the tool connectors call an in-process simulated world, which starts empty: effects recorded by ` +
+      "other processes are not in it, so their compensations will not find them. Set SAGABOARD_URL (and a worker " +
+      "SAGABOARD_TOKEN) to work through a Sagaboard server and its hosted simulated systems.",
+  );
+}
+
+const registry = createSupportToolRegistry(world);
+let queue: TaskQueue;
+let store: SagaStore;
+let prisma: PrismaClient | null = null;
+if (url) {
+  if (!token) {
+    console.error("SAGABOARD_URL is set but SAGABOARD_TOKEN is not: create a worker token with `npm run token -- create --role worker --name NAME --tools a,b`.");
+    process.exit(2);
+  }
+  // Over HTTP: the worker holds the tool credentials and a worker token; the server enforces policy.
+  store = new HttpSagaStore({ baseUrl: url, token });
+  queue = new HttpTaskQueue({ baseUrl: url, token });
+  console.log(`${workerId}: claims tasks from ${url} with its worker token.`);
+} else {
+  // Beside the app: one client for the saga store and the task queue (two SQLite connections in one
+  // process can deadlock).
+  prisma = await openPrisma();
+  store = new PrismaSagaStore(prisma);
+  queue = prismaTaskQueue(prisma);
+}
+const engine = new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
+const tools = registry.list().map((t) => t.name);
+const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, log: (line) => console.log(line) });
+
+function totals(): string {
+  const s = worker.stats;
+  return (
+    `${workerId}: claimed ${s.claimed} task(s): ${s.done} done, ${s.failed} failed, ${s.retried} handed back for another attempt, ` +
+    `${s.superseded} superseded by another worker, ${s.unsettled} not recorded.`
+  );
+}
+
+async function shutdown(code: number): Promise<never> {
+  console.log(totals());
+  await prisma?.$disconnect();
+  process.exit(code);
+}
+
+if (once) {
+  try {
+    const outcomes = await worker.runOnce();
+    if (outcomes.length === 0) console.log(`${workerId}: nothing to do: no claimable task needs only these tools (${tools.join(", ")}).`);
+  } catch (e) {
+    console.error(`${workerId}: the round failed: ${e instanceof Error ? e.message : String(e)}`);
+    await shutdown(1);
+  }
+  await shutdown(0);
+}
+
+let signalled = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (signalled) {
+      console.log(`${workerId}: ${signal} again: exiting now; tasks still claimed go to another worker when their leases expire.`);
+      process.exit(130);
+    }
+    signalled = true;
+    console.log(`${workerId}: ${signal}: finishing the tasks in hand, then stopping (send it again to exit at once).`);
+    void worker.stop().then(() => shutdown(0));
+  });
+}
+
+console.log(`${workerId}: started; tools: ${tools.join(", ")}.`);
+worker.start();
