@@ -5,7 +5,7 @@
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { runDemoScenarios } from "@/lib/demo/scenarios";
+import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
 
@@ -19,7 +19,7 @@ try {
     const store = new PrismaSagaStore(prisma);
     const registry = createSupportToolRegistry(world);
     const engine = () => new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
-    const runIds = await runDemoScenarios(engine, world, (line) => console.log(line));
+    const runIds = await runDemoScenarios(engine, world, reviewerWith(engine()), (line) => console.log(line));
     console.log(`db:seed: recorded ${runIds.length} demo runs.`);
   }
 } finally {

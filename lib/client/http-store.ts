@@ -86,7 +86,7 @@ export class HttpSagaStore implements SagaStore {
 
   async createRun(input: NewRun, _audit: AuditInput): Promise<RunRecord> {
     const res = await this.call(() =>
-      this.http.request("POST", api.createRun.path, api.createRun.response, { title: input.title, onBehalfOf: input.onBehalfOf, metadata: input.metadata }),
+      this.http.request("POST", api.createRun.path, api.createRun.response, { title: input.title, onBehalfOf: input.onBehalfOf, metadata: input.metadata }, { idempotencyKey: true }),
     );
     return run(res.run);
   }
@@ -154,7 +154,7 @@ export class HttpSagaStore implements SagaStore {
   /** The pivot, long-polling up to `waitMs` while it is PENDING (the wait survives restarts: ask again). */
   async waitForPivot(pivotId: string, waitMs: number): Promise<PivotRecord | null> {
     const res = await this.getOrNull(() =>
-      this.http.request("GET", `${path(api.getPivot.path, { pivotId })}?waitMs=${waitMs}`, api.getPivot.response, undefined, waitMs),
+      this.http.request("GET", `${path(api.getPivot.path, { pivotId })}?waitMs=${waitMs}`, api.getPivot.response, undefined, { extraTimeoutMs: waitMs }),
     );
     return res ? pivot(res.pivot) : null;
   }

@@ -1,7 +1,11 @@
 /**
  * HTTP transport of the TypeScript client. Its own network failures and timeouts against Sagaboard
- * are unknown outcomes, like a tool's: a mutation is re-sent with the SAME Idempotency-Key, so the
- * server answers with the stored response of the first attempt instead of doing it twice.
+ * are unknown outcomes, like a tool's, and are never blindly repeated:
+ * - a mutation that is not idempotent by itself (creating a run) carries an Idempotency-Key and is
+ *   re-sent with the SAME key, so the server answers with the stored response of the first attempt;
+ * - the saga log's own writes are idempotent by construction and re-sent as they are: an intent has
+ *   a unique key (a repeat returns the existing row), a transition is fenced (a repeat changes
+ *   nothing and answers null, after which the engine re-reads the row).
  */
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
@@ -56,9 +60,10 @@ export class Transport {
     path: string,
     schema: S,
     body?: unknown,
-    extraTimeoutMs = 0,
+    options: { extraTimeoutMs?: number; idempotencyKey?: boolean } = {},
   ): Promise<z.output<S>> {
-    const idempotencyKey = method === "GET" ? null : randomUUID();
+    const extraTimeoutMs = options.extraTimeoutMs ?? 0;
+    const idempotencyKey = method !== "GET" && options.idempotencyKey ? randomUUID() : null;
     let lastError: unknown;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       let response: Response;

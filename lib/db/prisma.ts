@@ -1,5 +1,6 @@
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "@/generated/prisma";
+import { serializeConnections } from "./serialized-adapter";
 import { sqliteFilePath } from "./url";
 
 /**
@@ -9,10 +10,11 @@ import { sqliteFilePath } from "./url";
  * - synchronous=FULL: in WAL mode every commit fsyncs the WAL, so an INTENDED row survives a power
  *   cut once the tool is called. better-sqlite3 is compiled with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1
  *   (NORMAL), which would only sync at checkpoints and could lose the last commits;
- * - busy_timeout: another process writing (worker, seed script) makes us wait, not fail.
+ * - busy_timeout: another process writing (worker, seed script) makes us wait, not fail;
+ * - and plain queries wait for this client's open transactions (serialized-adapter.ts).
  */
 export async function openPrisma(url?: string): Promise<PrismaClient> {
-  const adapter = new PrismaBetterSQLite3({ url: `file:${sqliteFilePath(url)}`, timeout: 10_000 });
+  const adapter = serializeConnections(new PrismaBetterSQLite3({ url: `file:${sqliteFilePath(url)}`, timeout: 10_000 }));
   const client = new PrismaClient({ adapter });
   await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await client.$executeRawUnsafe("PRAGMA synchronous = FULL");

@@ -7,12 +7,26 @@
 import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { SimulatedCrash } from "@/lib/saga/crash-points";
 import type { CallOutcome, RunContext, SagaEngine } from "@/lib/saga/engine";
-import type { World } from "@/lib/sim";
+import type { PivotRecord } from "@/lib/saga/store";
+import type { Fault } from "@/lib/sim/faults";
+import type { WorldLike } from "@/lib/sim/remote";
+
+/** The simulated world the demo plays in: in-process (World) or hosted by the server (RemoteWorld). */
+export type DemoWorld = WorldLike & { faults: { inject(op: string, fault: Fault): void | Promise<void> } };
 
 /** Prints what the agent does, in plain words. */
 export type Say = (line: string) => void;
 
-const reviewer = { type: "user" as const, id: "rita.reviewer@example.com" };
+/** The person who decides the demo's pivots (the dashboard's role; the demo plays it). */
+export type DemoReviewer = (pivot: PivotRecord) => Promise<string>;
+
+/** A reviewer that approves with the server's own engine, as the dashboard would. */
+export function reviewerWith(engine: SagaEngine, reviewerId = "reviewer@sagaboard.local"): DemoReviewer {
+  return async (pivot) => {
+    await engine.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: reviewerId }, planHash: pivot.planHash });
+    return reviewerId;
+  };
+}
 const apology = { to: "ada@example.com", subject: "Your replacement is on its way", body: "We re-shipped order 1182 and waived the fee." };
 const PHRASINGS = ["Refund for order 1182", "Order #1182 refund", "Refund: order no. 1182"];
 
@@ -28,11 +42,11 @@ async function retryLikeAModel(say: Say, run: RunContext, tool: string, argsFor:
 }
 
 /** Seed 003's incident: 504 after success, a crash after the charge, a resume, a rejected reship, the unwind. */
-async function refundIncident(engine: () => SagaEngine, world: World, say: Say): Promise<string> {
+async function refundIncident(engine: () => SagaEngine, world: DemoWorld, say: Say): Promise<string> {
   say("1. Refund-and-reship incident (seed 003)");
-  world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
-  world.faults.inject("payments.charge", { kind: "crash_after_effect" });
-  world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
+  await world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
+  await world.faults.inject("payments.charge", { kind: "crash_after_effect" });
+  await world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
   const play = async (run: RunContext) => {
     await run.call("search_orders", { orderId: "1182" });
     await retryLikeAModel(say, run, "create_ticket", (i) => ({ summary: PHRASINGS[i % PHRASINGS.length], orderId: "1182" }));
@@ -84,16 +98,15 @@ async function pendingPivot(engine: () => SagaEngine, say: Say): Promise<string>
 }
 
 /** A pivot approved and committed. */
-async function committedRun(engine: () => SagaEngine, say: Say): Promise<string> {
+async function committedRun(engine: () => SagaEngine, approve: DemoReviewer, say: Say): Promise<string> {
   say("3. The same kind of run, approved and committed");
-  const e = engine();
-  const run = await e.startRun({ title: "Reship order 3107", agent: "support-agent", onBehalfOf: "cy@example.com" });
+  const run = await engine().startRun({ title: "Reship order 3107", agent: "support-agent", onBehalfOf: "cy@example.com" });
   const auth = await run.call("authorize_payment", { customerId: "cus_cy", amount: 2500, currency: "eur" });
   const paymentIntentId = auth.status === "ok" ? (auth.result as { paymentIntentId: string }).paymentIntentId : "";
   const mail = { to: "cy@example.com", subject: "Your desk ships tomorrow", body: "We re-shipped order 3107." };
   const pivot = await run.requestPivot({ summary: "Capture the reship fee and tell Cy.", plan: [{ tool: "capture_payment", args: { paymentIntentId, amount: 2500 } }, { tool: "send_email", args: mail }] });
-  await e.decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
-  say(`  ${reviewer.id} approved pivot ${pivot.id}; the agent commits the approved calls only.`);
+  const who = await approve(pivot);
+  say(`  ${who} approved pivot ${pivot.id}; the agent commits the approved calls only.`);
   await run.call("capture_payment", { paymentIntentId, amount: 2500 });
   await run.call("send_email", mail);
   await run.complete();
@@ -110,26 +123,25 @@ async function heldIrreversible(engine: () => SagaEngine, say: Say): Promise<str
 }
 
 /** A compensation that fails: escalated with the remaining state. */
-async function failedCompensation(engine: () => SagaEngine, world: World, say: Say): Promise<string> {
+async function failedCompensation(engine: () => SagaEngine, world: DemoWorld, say: Say): Promise<string> {
   say("5. A refund that the payment provider refuses during the unwind");
   const run = await engine().startRun({ title: "Goodwill credit for order 2001", agent: "support-agent", onBehalfOf: "bo@example.com" });
   await run.call("update_crm_record", { recordId: "crm_bo", patch: { goodwill: "credit issued" } });
   await run.call("charge_card", { customerId: "cus_bo", amount: 700, currency: "eur", reason: "express shipping upgrade" });
-  world.faults.inject("payments.refund", { kind: "reject", status: 402, code: "insufficient_balance" });
+  await world.faults.inject("payments.refund", { kind: "reject", status: 402, code: "insufficient_balance" });
   const report = await run.unwind("customer cancelled the upgrade");
   say(`  Compensation failed for step(s) ${report.compensationFailed.join(", ")}; escalated with what is still charged.`);
   return run.runId;
 }
 
 /** An unwind after a customer saw an email: a correction draft for support staff. */
-async function customerCorrection(engine: () => SagaEngine, say: Say): Promise<string> {
+async function customerCorrection(engine: () => SagaEngine, approve: DemoReviewer, say: Say): Promise<string> {
   say("6. An email went out, then the run had to be unwound");
-  const e = engine();
-  const run = await e.startRun({ title: "Price-match refund for order 1182", agent: "support-agent", onBehalfOf: "ada@example.com" });
+  const run = await engine().startRun({ title: "Price-match refund for order 1182", agent: "support-agent", onBehalfOf: "ada@example.com" });
   await run.call("create_ticket", { summary: "Price match order 1182", orderId: "1182" });
   const mail = { to: "ada@example.com", subject: "Your price-match refund", body: "We refunded 12.00 EUR." };
   const pivot = await run.requestPivot({ summary: "Tell Ada about the price match.", plan: [{ tool: "send_email", args: mail }] });
-  await e.decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
+  await approve(pivot);
   await run.call("send_email", mail);
   const report = await run.unwind("the price match did not apply to this order");
   say(`  Ticket closed; ${report.corrections.length} correction drafted for the customer, waiting for support staff.`);
@@ -137,15 +149,15 @@ async function customerCorrection(engine: () => SagaEngine, say: Say): Promise<s
 }
 
 /** Plays every demo scenario; returns the run ids. */
-export async function runDemoScenarios(engine: () => SagaEngine, world: World, say: Say): Promise<string[]> {
-  world.crm.seed("crm_bo", { tier: "silver" });
-  world.crm.seed("crm_ada", { tier: "gold" });
+export async function runDemoScenarios(engine: () => SagaEngine, world: DemoWorld, approve: DemoReviewer, say: Say): Promise<string[]> {
+  await world.crm.seed("crm_bo", { tier: "silver" });
+  await world.crm.seed("crm_ada", { tier: "gold" });
   return [
     await refundIncident(engine, world, say),
     await pendingPivot(engine, say),
-    await committedRun(engine, say),
+    await committedRun(engine, approve, say),
     await heldIrreversible(engine, say),
     await failedCompensation(engine, world, say),
-    await customerCorrection(engine, say),
+    await customerCorrection(engine, approve, say),
   ];
 }

@@ -34,15 +34,17 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
   if (input.stepKey !== expectedKey) throw mismatch("stepKey", `must be sha256(runId:stepIdx:tool)[:32] = ${expectedKey}; keys come from the run, never the model.`);
   if (input.argsHash !== argsHash(input.args)) throw mismatch("argsHash", "does not match the canonical hash of args.");
 
-  const steps = await store.listSteps(runId);
-  const existing = steps.find((s) => s.stepIdx === input.stepIdx);
+  // Targeted reads, not the whole log: this runs on every logged call an agent makes.
+  const existingRow = await prisma.step.findUnique({ where: { runId_stepIdx: { runId, stepIdx: input.stepIdx } }, select: { id: true } });
+  const existing = existingRow ? await store.getStep(existingRow.id) : null;
   if (existing) return { created: false, step: existing }; // the idempotent answer for a repeated intent
   assertRunOpen(run);
-  const next = steps.length === 0 ? 0 : Math.max(...steps.map((s) => s.stepIdx)) + 1;
+  const last = await prisma.step.aggregate({ where: { runId }, _max: { stepIdx: true } });
+  const next = (last._max.stepIdx ?? -1) + 1;
   if (input.stepIdx !== next) {
     throw new SagaError("CONFLICT", `Step ${input.stepIdx} cannot be recorded: the next step of run ${runId} is ${next}. Resume reads the log: GET the run first.`);
   }
-  const unresolved = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+  const unresolved = await prisma.step.findFirst({ where: { runId, status: { in: [...UNSETTLED_STATUSES] } }, select: { stepIdx: true, tool: true, status: true } });
   if (unresolved) {
     throw new SagaError(
       "STEP_UNRESOLVED",
@@ -60,6 +62,11 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
   }
 
   const actor = agentActor(principal);
+  const pivots = await store.listPivots(runId);
+  const compensationBuildable = !compensationNeeded || input.compensation !== null;
+  // The gate reads the log only to match plan items and held calls; plain staging does not need it.
+  const plainStaging = pivots.length === 0 && policy.class !== ToolClass.IRREVERSIBLE && compensationBuildable;
+  const steps = plainStaging ? [] : await store.listSteps(runId);
   const decision = await checkGate(
     { store, ids: randomIds },
     {
@@ -67,8 +74,8 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
       def: policy,
       args: input.args,
       argsHash: input.argsHash,
-      compensationBuildable: !compensationNeeded || input.compensation !== null,
-      pivots: await store.listPivots(runId),
+      compensationBuildable,
+      pivots,
       steps,
       actor,
     },

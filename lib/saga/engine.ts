@@ -332,14 +332,16 @@ export class RunContext {
     );
   }
 
-  /** Waits (polling the store) until the pivot is decided or `timeoutMs` passes. */
+  /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling). */
   async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
     const deadline = Date.now() + options.timeoutMs;
+    const { store } = this.deps;
     for (;;) {
-      const pivot = await this.deps.store.getPivot(pivotId);
+      const remaining = Math.max(0, deadline - Date.now());
+      const pivot = store.waitForPivot ? await store.waitForPivot(pivotId, Math.min(remaining, 25_000)) : await store.getPivot(pivotId);
       if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
       if (pivot.status !== PivotStatus.PENDING || Date.now() >= deadline) return pivot;
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+      if (!store.waitForPivot) await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
     }
   }
 
@@ -469,9 +471,10 @@ export class RunContext {
     if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
 
     const policyVersion = await this.policyVersion(def);
+    const intentId = this.deps.ids.next("stp");
     const { created, step } = await this.serverChecked(() => this.deps.store.insertIntent(
       {
-        id: this.deps.ids.next("stp"),
+        id: intentId,
         runId: this.runId,
         stepIdx: idx,
         tool: def.name,
@@ -490,6 +493,11 @@ export class RunContext {
       },
       { type: "step.intended", actor: this.actor, data: { stepIdx: idx, tool: def.name, stepKey: key, phase: decision.phase } },
     ));
+    // Our own row answered as existing: the first attempt committed and only its answer was lost.
+    if (!created && step.id === intentId && step.status === StepStatus.INTENDED) {
+      this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
+      return this.execute(def, args, step);
+    }
     if (!created) {
       // Another process wrote this step first: treat its row as the log says.
       if (step.tool !== def.name) throw new SagaError("DETERMINISM", `Step ${idx} was recorded as ${step.tool} by another writer while ${def.name} was called.`);

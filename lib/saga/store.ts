@@ -381,6 +381,8 @@ export interface SagaStore {
   ): Promise<PivotRecord | null>;
   /** The pivot, or null. */
   getPivot(pivotId: string): Promise<PivotRecord | null>;
+  /** The pivot, waiting up to `waitMs` while it is PENDING (a long poll); stores without one are polled. */
+  waitForPivot?(pivotId: string, waitMs: number): Promise<PivotRecord | null>;
   /** The run's pivots, oldest first. */
   listPivots(runId: string): Promise<PivotRecord[]>;
   /**

@@ -1,0 +1,75 @@
+/**
+ * `npm run demo`: the scripted support agent, in its own process, through the HTTP API against a
+ * running Sagaboard (SAGABOARD_URL, default http://localhost:3000) and the simulated systems it
+ * hosts. It imitates a model (rewords its retries) and says what it does in plain words. The happy
+ * path stops at the pivot and waits for a reviewer; `--no-wait` skips the wait.
+ */
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { openPrisma } from "@/lib/db/prisma";
+import { sqliteFilePath } from "@/lib/db/url";
+import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
+import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/harness/policy";
+import { SagaEngine } from "@/lib/saga/engine";
+import { RemoteWorld } from "@/lib/sim/remote";
+
+const url = (process.env.SAGABOARD_URL ?? `http://localhost:${process.env.PORT ?? "3000"}`).replace(/\/$/, "");
+const say = (line: string) => console.log(line);
+const world = new RemoteWorld(url);
+const registry = createSupportToolRegistry(world);
+
+// Local convenience: the demo shares the database file with the server, so it can mint its token
+// and play the reviewer who approves two of its pivots (the happy path's pivot is left to you).
+const prisma = await openPrisma();
+let token = process.env.SAGABOARD_TOKEN;
+if (!token) {
+  await syncToolPolicies(prisma, registry);
+  token = (await ensureDemoTokens(prisma, sqliteFilePath(), registry.list().map((t) => t.name))).agent;
+}
+const reviewer = reviewerWith(new SagaEngine({ store: new PrismaSagaStore(prisma), registry }));
+
+const health = await fetch(`${url}/api/health`).catch(() => null);
+if (!health?.ok) {
+  console.error(`Sagaboard does not answer at ${url}. Start it with \`npm start\` (or set SAGABOARD_URL).`);
+  process.exit(1);
+}
+
+const store = new HttpSagaStore({ baseUrl: url, token });
+const engine = () => new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
+say(`Demo agent working against ${url}.`);
+const runIds = await runDemoScenarios(engine, world, reviewer, say);
+
+say("7. A run whose unwind is left to a worker");
+const run = await engine().startRun({ title: "Cancel express upgrade for order 3107", agent: "support-agent", onBehalfOf: "cy@example.com" });
+await run.call("create_ticket", { summary: "Express upgrade for order 3107", orderId: "3107" });
+await run.call("charge_card", { customerId: "cus_cy", amount: 900, currency: "eur", reason: "express upgrade" });
+const task = await store.requestUnwind(run.runId, "the customer cancelled the upgrade");
+say(`  Asked for an unwind: task ${task.taskId} waits for a worker (npm start runs one).`);
+
+const pendingRunId = runIds[1];
+const pivots = pendingRunId ? await store.listPivots(pendingRunId) : [];
+const pending = pivots.find((p) => p.status === "PENDING");
+if (pending && !process.argv.includes("--no-wait")) {
+  say(`\nWaiting for a reviewer to decide pivot ${pending.id}: ${url}/pivots/${pending.id}`);
+  const context = await engine().resume(pendingRunId!);
+  const decided = await context.awaitPivot(pending.id, { timeoutMs: 60 * 60 * 1000 });
+  if (decided.status === "APPROVED") {
+    say(`  ${decided.decidedBy} approved. Committing the approved calls only.`);
+    for (const item of decided.plan) {
+      const outcome = await context.call(item.tool, item.args);
+      say(`  ${item.tool}: ${outcome.status}`);
+    }
+    await context.complete();
+    say("  Run completed.");
+  } else if (decided.status === "REJECTED") {
+    say(`  ${decided.decidedBy} rejected it: ${decided.reason}. Unwinding what was staged.`);
+    const report = await context.unwind(`pivot rejected: ${decided.reason ?? ""}`);
+    say(`  Unwound: released steps ${report.compensated.join(", ")}.`);
+  } else {
+    say("  Nobody decided within the hour; the pivot stays pending.");
+  }
+}
+say("Demo agent done.");
+await prisma.$disconnect();
