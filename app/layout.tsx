@@ -1,6 +1,9 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { UserMenu } from "@/components/auth/user-menu";
+import { getCurrentUser } from "@/lib/auth/current-user";
+import { Providers } from "./providers";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -8,21 +11,30 @@ export const metadata: Metadata = {
   description: "The saga log of your agents' tool calls: what happened in the world, and how to answer it.",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Read from the database on every request, so a role change or a disabled account shows at once.
+  // This only decides what the header shows; every page checks access itself (requirePageUser).
+  const user = await getCurrentUser();
   return (
     <html lang="en">
       <body>
-        <header className="site-header">
-          <div className="site-header-inner">
-            <Link href="/" className="brand">
-              Sagaboard
-            </Link>
-            <nav aria-label="Main">
-              <Link href="/">Runs</Link>
-            </nav>
-          </div>
-        </header>
-        <main className="page">{children}</main>
+        <Providers>
+          <header className="site-header">
+            <div className="site-header-inner">
+              <Link href="/" className="brand">
+                Sagaboard
+              </Link>
+              {user && (
+                <nav aria-label="Main">
+                  <Link href="/">Runs</Link>
+                  <Link href="/escalations">Escalations</Link>
+                </nav>
+              )}
+              <UserMenu user={user} />
+            </div>
+          </header>
+          <main className="page">{children}</main>
+        </Providers>
       </body>
     </html>
   );

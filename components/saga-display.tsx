@@ -1,4 +1,5 @@
-// Small presentational pieces shared by the read-only pages: badges, times and JSON.
+// Small presentational pieces shared by the dashboard's pages (server and client): badges, times,
+// durations and JSON. No hooks, so both server and client components can use them.
 
 /** Colour families of a status badge. */
 type Tone = "good" | "pending" | "bad" | "done" | "active";
@@ -51,17 +52,44 @@ export function ClassBadge({ toolClass }: { toolClass: string }) {
 }
 
 /** `2026-11-29 18:59:01` in UTC, so every reader sees the same clock as the audit log. */
-export function formatUtc(date: Date): string {
-  return date.toISOString().slice(0, 19).replace("T", " ");
+export function formatUtc(date: Date | string): string {
+  return toDate(date).toISOString().slice(0, 19).replace("T", " ");
 }
 
-/** A database timestamp, or a dash when there is none. */
-export function Time({ at }: { at: Date | null | undefined }) {
+function toDate(value: Date | string): Date {
+  return typeof value === "string" ? new Date(value) : value;
+}
+
+/** A database timestamp (a Date, or its ISO string from JSON), or a dash when there is none. */
+export function Time({ at }: { at: Date | string | null | undefined }) {
   if (!at) return <span className="muted">—</span>;
+  const date = toDate(at);
   return (
-    <time dateTime={at.toISOString()} title={`${at.toISOString()} (UTC)`}>
-      {formatUtc(at)}
+    <time dateTime={date.toISOString()} title={`${date.toISOString()} (UTC)`}>
+      {formatUtc(date)}
     </time>
+  );
+}
+
+/** A duration in the largest two units a person reads at a glance: `45s`, `12m 5s`, `3h 20m`, `2d 4h`. */
+export function formatDuration(totalSeconds: number): string {
+  const s = Math.max(0, Math.floor(totalSeconds));
+  const pair = (big: number, bigUnit: string, small: number, smallUnit: string) => (small > 0 ? `${big}${bigUnit} ${small}${smallUnit}` : `${big}${bigUnit}`);
+  if (s < 60) return `${s}s`;
+  if (s < 3_600) return pair(Math.floor(s / 60), "m", s % 60, "s");
+  if (s < 86_400) return pair(Math.floor(s / 3_600), "h", Math.floor((s % 3_600) / 60), "m");
+  return pair(Math.floor(s / 86_400), "d", Math.floor((s % 86_400) / 3_600), "h");
+}
+
+/** How far `until` is from `now`: "in 3h 20m", or "3h 20m ago" once it has passed. */
+export function Countdown({ until, now }: { until: string | null; now: string }) {
+  if (!until) return <span className="muted">—</span>;
+  const seconds = (new Date(until).getTime() - new Date(now).getTime()) / 1000;
+  const text = seconds >= 0 ? `in ${formatDuration(seconds)}` : `${formatDuration(-seconds)} ago`;
+  return (
+    <span className={seconds < 0 ? "countdown passed" : seconds < 3600 ? "countdown soon" : "countdown"} title={`${until} (UTC)`}>
+      {text}
+    </span>
   );
 }
 

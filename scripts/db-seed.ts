@@ -1,18 +1,27 @@
 /**
- * Records the demo runs (lib/demo/scenarios.ts) into DATABASE_URL's database by playing them against
- * the simulated systems. Skips when runs already exist, unless called with --force.
+ * Seeds DATABASE_URL's database: the tool table (ToolPolicy rows for the support tools that are
+ * missing; admins' edits are kept), the demo accounts (one per role, lib/users/demo-users.ts) that
+ * do not exist yet unless SAGABOARD_DEMO_USERS=off, and the demo runs (lib/demo/scenarios.ts) played
+ * in-process against the simulated systems when no runs exist yet (--force adds them again;
+ * SAGABOARD_SEED_RUNS=0 skips them: `npm start` has the demo agent record them through the API).
  */
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
+import { syncToolPolicies } from "@/lib/harness/policy";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
+import { ensureDemoUsers } from "@/lib/users/demo-users";
 
 const prisma = await openPrisma();
 try {
+  const added = await syncToolPolicies(prisma, createSupportToolRegistry(new World()));
+  if (added > 0) console.log(`db:seed: added ${added} tools to the tool table.`);
   const existing = await prisma.run.count();
-  if (existing > 0 && !process.argv.includes("--force")) {
+  if (process.env.SAGABOARD_SEED_RUNS === "0") {
+    // The caller records runs another way.
+  } else if (existing > 0 && !process.argv.includes("--force")) {
     console.log(`db:seed: ${existing} runs already recorded; nothing to do (use --force to add the demo runs again).`);
   } else {
     const world = new World({ searchLagMs: 300 });
@@ -21,6 +30,12 @@ try {
     const engine = () => new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
     const runIds = await runDemoScenarios(engine, world, reviewerWith(engine()), (line) => console.log(line));
     console.log(`db:seed: recorded ${runIds.length} demo runs.`);
+  }
+  if (process.env.SAGABOARD_DEMO_USERS === "off") {
+    console.log("db:seed: demo users skipped (SAGABOARD_DEMO_USERS=off).");
+  } else {
+    const created = (await ensureDemoUsers(prisma)).filter((outcome) => outcome.created);
+    if (created.length > 0) console.log(`db:seed: created demo users ${created.map((u) => `${u.email} (${u.role})`).join(", ")}.`);
   }
 } finally {
   await prisma.$disconnect();

@@ -1,27 +1,100 @@
 /**
- * `npm start`: migrates the SQLite database, records the demo runs on first start, builds the app if
- * it has not been built, and serves it, printing where to open it.
+ * `npm start`: migrates the SQLite database, creates the demo accounts and the tool table, builds the
+ * app when the build is missing or stale, serves it, and brings it to life: a worker process (with a
+ * worker token) and, on first start, the demo agent in its own process, working through the API
+ * against the simulated systems the app hosts. Prints where to open it and how to sign in.
  */
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { openPrisma } from "@/lib/db/prisma";
+import { sqliteFilePath } from "@/lib/db/url";
+import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { World } from "@/lib/sim";
+import { DEMO_PASSWORD, DEMO_USERS } from "@/lib/users/demo-users";
+import { needsBuild } from "./lib/build";
 
 const port = process.env.PORT ?? "3000";
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const npx = process.platform === "win32" ? "npx.cmd" : "npx";
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: "inherit" });
+const run = (cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env) => execFileSync(cmd, args, { stdio: "inherit", env });
 
 run(npm, ["run", "--silent", "db:migrate"]);
-run(npm, ["run", "--silent", "db:seed"]);
-if (!existsSync(".next/BUILD_ID") || process.env.SAGABOARD_REBUILD === "1") run(npm, ["run", "--silent", "build"]);
+// Accounts and the tool table now; the demo runs come from the demo agent through the API below.
+run(npm, ["run", "--silent", "db:seed"], { ...process.env, SAGABOARD_SEED_RUNS: "0" });
+const stale = needsBuild();
+if (stale) {
+  console.log(`Building Sagaboard (${stale})...`);
+  run(npm, ["run", "--silent", "build"]);
+}
 
-const server = spawn(npx, ["next", "start", "-p", port], { stdio: ["ignore", "pipe", "inherit"] });
+// next-auth builds its redirects from NEXTAUTH_URL; default it to the address printed below.
+const baseUrl = process.env.NEXTAUTH_URL ?? `http://localhost:${port}`;
+const children: ChildProcess[] = [];
+const server = spawn(npx, ["next", "start", "-p", port], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NEXTAUTH_URL: baseUrl } });
+children.push(server);
+let ready = false;
 server.stdout.on("data", (chunk: Buffer) => {
   process.stdout.write(chunk);
-  if (chunk.toString().includes("Ready")) {
-    console.log(`\nSagaboard is running at http://localhost:${port}`);
-    console.log("Sign-in is not needed yet: the dashboard is read-only until accounts and roles land.");
-    console.log("Demo runs are recorded; `npm run db:seed -- --force` adds another set.\n");
+  if (!ready && chunk.toString().includes("Ready")) {
+    ready = true;
+    void bringToLife().catch((e: unknown) => console.error(`The demo could not start: ${e instanceof Error ? e.message : String(e)}`));
   }
 });
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
-server.on("exit", (code) => process.exit(code ?? 0));
+
+/** Starts the worker and, when the database has no runs yet, the demo agent; then prints how to sign in. */
+async function bringToLife(): Promise<void> {
+  const prisma = await openPrisma();
+  const tools = createSupportToolRegistry(new World()).list().map((t) => t.name);
+  const tokens = await ensureDemoTokens(prisma, sqliteFilePath(), tools);
+  const firstStart = (await prisma.run.count()) === 0;
+  await prisma.$disconnect();
+
+  const url = `http://127.0.0.1:${port}`;
+  const prefix = (name: string) => (chunk: Buffer) => process.stdout.write(chunk.toString().replace(/^(?=.)/gm, `[${name}] `));
+  const worker = spawn(npx, ["tsx", "scripts/worker.ts"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.worker, SAGABOARD_WORKER_ID: "demo-worker" },
+  });
+  worker.stdout?.on("data", prefix("worker"));
+  worker.stderr?.on("data", prefix("worker"));
+  children.push(worker);
+  if (firstStart) {
+    const agent = spawn(npx, ["tsx", "scripts/demo.ts"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.agent } });
+    agent.stdout?.on("data", prefix("agent"));
+    agent.stderr?.on("data", prefix("agent"));
+    children.push(agent);
+  }
+  console.log(`\nSagaboard is running at ${baseUrl}`);
+  console.log(signInTable());
+  console.log(
+    firstStart
+      ? "The demo agent is recording runs through the API now; one waits at its pivot for you to decide. `npm run demo` plays it again.\n"
+      : "`npm run demo` plays the demo agent again.\n",
+  );
+}
+
+/** How to sign in: the URL and the demo accounts (demo only: their password is public). */
+function signInTable(): string {
+  if (process.env.SAGABOARD_DEMO_USERS === "off") {
+    return `\nSign in at ${baseUrl}/signin. Demo accounts are off; create one with\n  npm run user -- create --email you@example.com --name "Your Name" --role admin --password '...'\n`;
+  }
+  const width = Math.max(...DEMO_USERS.map((u) => u.email.length));
+  const rows = DEMO_USERS.map((u) => `  ${u.email.padEnd(width)}  ${u.role}`);
+  return [
+    "",
+    `Sign in at ${baseUrl}/signin with a demo account (password: ${DEMO_PASSWORD}):`,
+    "",
+    `  ${"email".padEnd(width)}  role`,
+    ...rows,
+    "",
+    "Demo accounts are for trying Sagaboard only: their password is public. On a shared machine create real",
+    "accounts (`npm run user -- create ...`) and disable these (`npm run user -- disable --email ...`).",
+    "",
+  ].join("\n");
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => children.forEach((c) => c.kill(signal)));
+server.on("exit", (code) => {
+  children.forEach((c) => c.kill("SIGTERM"));
+  process.exit(code ?? 0);
+});

@@ -13,8 +13,11 @@ import * as z from "zod";
 /** HTTP methods an endpoint can have. */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
-/** Who may call an endpoint: an agent with a token, or anyone. */
-export type EndpointAuth = "agent" | "public";
+/**
+ * Who may call an endpoint: an agent with a Bearer token (`agentRoute`), anyone (`publicRoute`), or
+ * a signed-in person with the dashboard's session cookie (`userRoute` in lib/auth/user-route.ts).
+ */
+export type EndpointAuth = "agent" | "public" | "user";
 
 /** Schema of path parameters or query strings: an object of (coerced) strings. */
 export type ObjectSchema = z.ZodObject<z.ZodRawShape, z.core.$ZodObjectConfig>;
@@ -118,7 +121,7 @@ export function fillPath(path: string, params: Record<string, string | number>):
 export function defaultErrorStatuses(def: { auth: EndpointAuth; params?: unknown; query?: unknown; body?: unknown }): number[] {
   const statuses = new Set<number>();
   if (def.params !== undefined || def.query !== undefined || def.body !== undefined) statuses.add(400);
-  if (def.auth === "agent") [400, 401, 403, 404, 409, 422].forEach((s) => statuses.add(s));
+  if (def.auth === "agent" || def.auth === "user") [400, 401, 403, 404, 409, 422].forEach((s) => statuses.add(s));
   if (def.body !== undefined) statuses.add(413);
   return [...statuses].sort((a, b) => a - b);
 }

@@ -21,13 +21,16 @@ export interface OpenApiDocument extends JsonObject {
   info: { title: string; version: string; description: string };
   /** Path template (`/api/v1/runs/{runId}`) -> method -> operation. */
   paths: Record<string, Record<string, JsonObject>>;
-  /** Shared schemas, responses and the bearer security scheme. */
+  /** Shared schemas, responses and the security schemes (agents' bearer token, people's session cookie). */
   components: {
     schemas: Record<string, JsonObject>;
     responses: Record<string, JsonObject>;
     securitySchemes: Record<string, JsonObject>;
   };
 }
+
+/** next-auth's session cookie over plain HTTP (`__Secure-` is prefixed over HTTPS). */
+const SESSION_COOKIE_NAME = "next-auth.session-token";
 
 /** Options of `buildOpenApiDocument`. */
 export interface OpenApiOptions {
@@ -41,8 +44,10 @@ const REASONS: Record<number, string> = {
   202: "Accepted",
   204: "No content",
   400: "The request is invalid; `details` names each bad field.",
-  401: "The Authorization header is missing, not a Bearer token, or names an unknown or revoked token.",
-  403: "The token may not do this (a tool outside its scope).",
+  401:
+    "No usable credentials: for agents, the Authorization header is missing, not a Bearer token, or names an unknown or revoked token; " +
+    "for people, there is no session cookie or the account is disabled.",
+  403: "Not allowed: the token may not use this tool, the person's role lacks the permission, or a cookie-authenticated change came from another origin.",
   404: "The addressed resource does not exist.",
   409: "Conflict: approval required, a step unresolved, a concurrent change, or the same Idempotency-Key still in flight.",
   413: `The body is larger than ${MAX_BODY_BYTES} bytes.`,
@@ -155,7 +160,7 @@ function operationOf(collector: SchemaCollector, endpoint: AnyEndpoint): JsonObj
       ? { requestBody: { required: true, content: jsonContent(collector.convert(endpoint.body, "input")) } }
       : {}),
     responses,
-    security: endpoint.auth === "agent" ? [{ bearer: [] }] : [],
+    security: endpoint.auth === "agent" ? [{ bearer: [] }] : endpoint.auth === "user" ? [{ session: [] }] : [],
   };
 }
 
@@ -197,7 +202,8 @@ export function buildOpenApiDocument(endpoints: readonly AnyEndpoint[], options:
       title: "Sagaboard API",
       version: options.version ?? "1.0.0",
       description:
-        "The saga log of LLM agents' tool calls over HTTP. Agents authenticate with a Bearer token (sgb_...) scoped to named tools. " +
+        "The saga log of LLM agents' tool calls over HTTP. Agents authenticate with a Bearer token (sgb_...) scoped to named tools; " +
+        "the dashboard's own endpoints use the signed-in person's session cookie and role. " +
         "Every error has the same body: { error: { code, message, details: [{ path, message }] } }.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
@@ -210,6 +216,14 @@ export function buildOpenApiDocument(endpoints: readonly AnyEndpoint[], options:
           type: "http",
           scheme: "bearer",
           description: "An agent token (sgb_...), created by an admin with `npm run token -- create` and shown once.",
+        },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: SESSION_COOKIE_NAME,
+          description:
+            "The dashboard's next-auth session (sign in at /signin); over HTTPS the cookie is named __Secure-" +
+            `${SESSION_COOKIE_NAME}. POST, PUT, PATCH and DELETE must also send an Origin (or Referer) of this same site.`,
         },
       },
     },

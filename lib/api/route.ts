@@ -141,20 +141,25 @@ export function publicRoute<
   };
 }
 
-function assertAuth(endpoint: { auth: EndpointAuth; method: string; path: string }, expected: EndpointAuth, wrapper: string): void {
+/** Throws at module load when a wrapper is given an endpoint of another kind (a contract typo fails the first test). */
+export function assertAuth(endpoint: { auth: EndpointAuth; method: string; path: string }, expected: EndpointAuth, wrapper: string): void {
   if (endpoint.auth !== expected) {
     throw new Error(`${wrapper} needs an endpoint with auth "${expected}"; ${endpoint.method} ${endpoint.path} has "${endpoint.auth}".`);
   }
 }
 
-interface Inputs<TParams, TQuery, TBody> {
+/** A request's validated inputs. */
+export interface Inputs<TParams, TQuery, TBody> {
+  /** Parsed path parameters. */
   params: Parsed<TParams>;
+  /** Parsed query. */
   query: Parsed<TQuery>;
+  /** Parsed JSON body. */
   body: Parsed<TBody>;
 }
 
 /** Reads and validates body, params and query, reporting every bad field at once. */
-async function readInputs<TParams extends ObjectSchema | undefined, TQuery extends ObjectSchema | undefined, TBody extends z.ZodType | undefined>(
+export async function readInputs<TParams extends ObjectSchema | undefined, TQuery extends ObjectSchema | undefined, TBody extends z.ZodType | undefined>(
   endpoint: Endpoint<TParams, TQuery, TBody, z.ZodType, EndpointAuth>,
   request: Request,
   context: RouteContext | undefined,
@@ -232,7 +237,7 @@ async function readJsonBody(request: Request): Promise<unknown> {
  * sent is exactly what the idempotency store keeps). Errors become error responses here, so 4xx
  * answers can be stored and replayed.
  */
-async function respond<TResponse extends z.ZodType>(
+export async function respond<TResponse extends z.ZodType>(
   endpoint: Endpoint<ObjectSchema | undefined, ObjectSchema | undefined, z.ZodType | undefined, TResponse, EndpointAuth>,
   run: () => Promise<HandlerResult<TResponse>> | HandlerResult<TResponse>,
 ): Promise<StoredResponse> {
@@ -262,11 +267,13 @@ function internal(logMessage: string): ApiError {
   });
 }
 
-function jsonResponse({ status, body }: StoredResponse, headers: Record<string, string> = {}): Response {
+/** A JSON response that no cache keeps. */
+export function jsonResponse({ status, body }: StoredResponse, headers: Record<string, string> = {}): Response {
   return Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
 }
 
-function withNoStore(response: Response): Response {
+/** Marks an (error) response as not cacheable. */
+export function withNoStore(response: Response): Response {
   response.headers.set("cache-control", "no-store");
   return response;
 }

@@ -1,19 +1,26 @@
 import { z } from "zod";
-import { getPrisma } from "@/lib/db/prisma";
-import { EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
+import type { Prisma } from "@/generated/prisma";
+import { requireUser } from "@/lib/auth/current-user";
+import { EscalationKindSchema, IsoDate } from "@/lib/api/schemas/saga";
+import { withDb } from "@/lib/dashboard/context";
+import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
 
 /** Escalation statuses that still need a person (claimed items are being handled, not done). */
-const OPEN_ESCALATION_STATUSES: readonly EscalationStatus[] = [EscalationStatus.OPEN, EscalationStatus.CLAIMED];
+const OPEN_ESCALATION_STATUSES: EscalationStatus[] = [EscalationStatus.OPEN, EscalationStatus.CLAIMED];
 
 /** The largest page a caller may ask for. */
 export const MAX_RUNS_PAGE = 200;
 
-/** Filters and paging for the runs list. */
+/** Filters, search and paging for the runs list. */
 export const ZFindRunsRequestSchema = z.object({
   /** Only runs in this status. */
   status: z.enum(RunStatus).optional(),
   /** Only runs of this agent. */
-  agent: z.string().trim().min(1).optional(),
+  agent: z.string().trim().min(1).max(200).optional(),
+  /** Only runs where something waits for a person: a pivot, an escalation, a correction draft. */
+  needsAttention: z.boolean().optional(),
+  /** Search: the customer the run acts for (part of it), a run id, or an external ref of one of its effects. */
+  q: z.string().trim().min(1).max(200).optional(),
   /** The `nextCursor` of the previous page (a run id). */
   cursor: z.string().trim().min(1).optional(),
   /** Page size. */
@@ -24,73 +31,153 @@ export const ZFindRunsRequestSchema = z.object({
 export type TFindRunsRequest = z.input<typeof ZFindRunsRequestSchema>;
 
 /** One row of the runs list. */
-export interface RunListItem {
+export const ZRunListItem = z.object({
   /** `run_...` */
-  id: string;
+  id: z.string(),
   /** What the run is for. */
-  title: string;
+  title: z.string(),
   /** The agent running it. */
-  agent: string;
+  agent: z.string(),
   /** The customer or user the agent acts for. */
-  onBehalfOf: string | null;
-  /** Where the run stands (RunStatus). */
-  status: string;
+  onBehalfOf: z.string().nullable(),
+  /** Where the run stands (RunStatus; shown as stored). */
+  status: z.string(),
   /** Created (database clock). */
-  createdAt: Date;
+  createdAt: IsoDate,
   /** Last changed (database clock). */
-  updatedAt: Date;
+  updatedAt: IsoDate,
   /** Saga log rows of the run. */
-  stepCount: number;
+  stepCount: z.number().int(),
   /** Escalations still waiting for (or held by) a person. */
-  openEscalationCount: number;
-}
+  openEscalationCount: z.number().int(),
+  /** Correction drafts waiting for support staff. */
+  correctionDraftCount: z.number().int(),
+  /** The pivot waiting for a reviewer, if any. */
+  pendingPivotId: z.string().nullable(),
+});
+/** One row of the runs list. */
+export type RunListItem = z.infer<typeof ZRunListItem>;
 
-/** One page of runs, newest first. */
-export interface RunsPage {
+/** What waits for people, across all runs. */
+export const ZWaitingCounts = z.object({
+  /** Pivots waiting for a reviewer (their run still waits). */
+  pendingPivots: z.number().int(),
+  /** Unresolved escalations per kind. */
+  openEscalations: z.record(EscalationKindSchema, z.number().int()),
+  /** Unresolved escalations in total. */
+  openEscalationTotal: z.number().int(),
+  /** Correction drafts waiting for support staff. */
+  correctionDrafts: z.number().int(),
+});
+/** What waits for people. */
+export type WaitingCounts = z.infer<typeof ZWaitingCounts>;
+
+/** One page of runs, newest first, with what waits for people. */
+export const ZRunsPage = z.object({
   /** The runs of this page. */
-  runs: RunListItem[];
+  runs: z.array(ZRunListItem),
   /** Pass as `cursor` to get the next page; null on the last page. */
-  nextCursor: string | null;
+  nextCursor: z.string().nullable(),
+  /** What waits for people across all runs (whatever the filters). */
+  waiting: ZWaitingCounts,
+});
+/** One page of runs. */
+export type RunsPage = z.infer<typeof ZRunsPage>;
+
+/** Runs where something waits for a person. */
+const NEEDS_ATTENTION: Prisma.RunWhereInput = {
+  OR: [
+    { status: { in: [RunStatus.NEEDS_ATTENTION, RunStatus.AWAITING_PIVOT] } },
+    { escalations: { some: { status: { in: OPEN_ESCALATION_STATUSES } } } },
+    { corrections: { some: { status: CorrectionStatus.DRAFT } } },
+  ],
+};
+
+/** Runs matching a search: on-behalf-of (part), run id, or an effect's (or compensation's) external ref. */
+function searchWhere(q: string): Prisma.RunWhereInput {
+  return {
+    OR: [
+      { onBehalfOf: { contains: q } },
+      { id: q },
+      { steps: { some: { OR: [{ externalRef: q }, { compensationRef: q }] } } },
+    ],
+  };
 }
 
 /**
- * Pages through runs, newest first, with per-run counts of steps and open escalations.
- * Throws a ZodError when the filters are malformed (an unknown status, a page size out of range).
+ * Pages through runs, newest first, with per-run counts of steps, open escalations and correction
+ * drafts, and the counts of what waits for people across all runs. Throws a ZodError when the
+ * filters are malformed (an unknown status, a page size out of range).
  */
 export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage> {
-  const { status, agent, cursor, take } = ZFindRunsRequestSchema.parse(request);
-  const prisma = await getPrisma();
-  const rows = await prisma.run.findMany({
-    where: { status, agent },
-    // createdAt ties (same millisecond) are broken by id so pages never overlap or skip.
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
-    // One extra row tells us whether another page exists.
-    take: take + 1,
-    select: {
-      id: true,
-      title: true,
-      agent: true,
-      onBehalfOf: true,
-      status: true,
-      createdAt: true,
-      updatedAt: true,
-      _count: {
+  await requireUser("read");
+  const { status, agent, needsAttention, q, cursor, take } = ZFindRunsRequestSchema.parse(request);
+  const and: Prisma.RunWhereInput[] = [];
+  if (status) and.push({ status });
+  if (agent) and.push({ agent });
+  if (needsAttention) and.push(NEEDS_ATTENTION);
+  if (q) and.push(searchWhere(q));
+
+  const [rows, pendingPivots, escalationsByKind, correctionDrafts] = await withDb((prisma) =>
+    prisma.$transaction([
+      prisma.run.findMany({
+        where: { AND: and },
+        // createdAt ties (same millisecond) are broken by id so pages never overlap or skip.
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+        // One extra row tells us whether another page exists.
+        take: take + 1,
         select: {
-          steps: true,
-          escalations: { where: { status: { in: [...OPEN_ESCALATION_STATUSES] } } },
+          id: true,
+          title: true,
+          agent: true,
+          onBehalfOf: true,
+          status: true,
+          createdAt: true,
+          updatedAt: true,
+          pivots: { where: { status: PivotStatus.PENDING }, select: { id: true }, orderBy: { createdAt: "desc" }, take: 1 },
+          _count: {
+            select: {
+              steps: true,
+              escalations: { where: { status: { in: OPEN_ESCALATION_STATUSES } } },
+              corrections: { where: { status: CorrectionStatus.DRAFT } },
+            },
+          },
         },
-      },
-    },
-  });
+      }),
+      prisma.pivot.count({ where: { status: PivotStatus.PENDING, run: { status: RunStatus.AWAITING_PIVOT } } }),
+      prisma.escalation.groupBy({
+        by: ["kind"],
+        where: { status: { in: OPEN_ESCALATION_STATUSES } },
+        orderBy: { kind: "asc" },
+        _count: { _all: true },
+      }),
+      prisma.correction.count({ where: { status: CorrectionStatus.DRAFT } }),
+    ]),
+  );
+
+  const openEscalations = Object.fromEntries(Object.values(EscalationKind).map((k) => [k, 0])) as Record<EscalationKind, number>;
+  let openEscalationTotal = 0;
+  for (const group of escalationsByKind) {
+    const count = typeof group._count === "object" ? (group._count._all ?? 0) : 0;
+    openEscalationTotal += count;
+    const kind = EscalationKindSchema.safeParse(group.kind);
+    if (kind.success) openEscalations[kind.data] = count;
+  }
+
   const page = rows.slice(0, take);
   const last = page.at(-1);
   return {
-    runs: page.map(({ _count, ...run }) => ({
+    runs: page.map(({ _count, pivots, ...run }) => ({
       ...run,
+      createdAt: run.createdAt.toISOString(),
+      updatedAt: run.updatedAt.toISOString(),
       stepCount: _count.steps,
       openEscalationCount: _count.escalations,
+      correctionDraftCount: _count.corrections,
+      pendingPivotId: pivots[0]?.id ?? null,
     })),
     nextCursor: rows.length > take && last ? last.id : null,
+    waiting: { pendingPivots, openEscalations, openEscalationTotal, correctionDrafts },
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { getPrisma } from "@/lib/db/prisma";
+import { requireUser } from "@/lib/auth/current-user";
+import { withDb } from "@/lib/dashboard/context";
 import type { AuditEvent, Correction, Escalation, Pivot, Run, Step } from "@/generated/prisma";
 import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
 import { irreversibleBeforePivot } from "@/lib/saga/metrics";
@@ -81,11 +82,41 @@ const ZMetricFields = z.object({
   status: z.enum(StepStatus).catch(StepStatus.UNKNOWN),
 });
 
-/** One run with its whole history. Throws SagaError RUN_NOT_FOUND when the run does not exist. */
-export async function getRunTimeline(runId: string): Promise<RunTimeline> {
-  const prisma = await getPrisma();
+/** A value as JSON carries it: dates become ISO strings (what the page's first paint and its polling share). */
+export type Jsonified<T> = T extends Date
+  ? string
+  : T extends (infer U)[]
+    ? Jsonified<U>[]
+    : T extends object
+      ? { [K in keyof T]: Jsonified<T[K]> }
+      : T;
+
+/** The run timeline as JSON, for the page and its live updates. */
+export type RunTimelineView = Jsonified<RunTimeline>;
+
+const ZRow = z.looseObject({ id: z.union([z.string(), z.number()]) });
+
+/** The timeline's shape on the wire (rows are checked by id; their other fields pass through). */
+export const ZRunTimelineView = z.object({
+  run: z.looseObject({ id: z.string(), title: z.string(), status: z.string() }),
+  steps: z.array(ZRow),
+  pivots: z.array(ZRow),
+  escalations: z.array(ZRow),
+  corrections: z.array(ZRow),
+  auditEvents: z.array(ZRow),
+  irreversibleBeforePivot: z.number().int(),
+});
+
+/** One run with its whole history, as JSON. Throws SagaError RUN_NOT_FOUND when the run does not exist. */
+export async function getRunTimeline(runId: string): Promise<RunTimelineView> {
+  await requireUser("read");
+  const timeline = await readRunTimeline(runId);
+  return JSON.parse(JSON.stringify(timeline)) as RunTimelineView;
+}
+
+async function readRunTimeline(runId: string): Promise<RunTimeline> {
   // One read transaction, so the steps, metric and audit log describe the same moment.
-  const [run, auditEvents] = await prisma.$transaction([
+  const [run, auditEvents] = await withDb((prisma) => prisma.$transaction([
     prisma.run.findUnique({
       where: { id: runId },
       include: {
@@ -96,7 +127,7 @@ export async function getRunTimeline(runId: string): Promise<RunTimeline> {
       },
     }),
     prisma.auditEvent.findMany({ where: { runId }, orderBy: { id: "asc" } }),
-  ]);
+  ]));
   if (!run) {
     throw new SagaError(
       SagaErrorCode.RUN_NOT_FOUND,

@@ -4,9 +4,15 @@
  * files export only endpoint contracts, so Object.values lists them all.
  */
 import type { AnyEndpoint } from "../endpoint";
+import * as dashboard from "./dashboard";
 import * as meta from "./meta";
 import * as runs from "./runs";
 import * as worker from "./worker";
 
 /** All endpoint contracts; the OpenAPI document (GET /api/v1/openapi.json) is built from this list. */
-export const allEndpoints: AnyEndpoint[] = [...Object.values(runs), ...Object.values(worker), ...Object.values(meta)];
+export const allEndpoints: AnyEndpoint[] = [
+  ...Object.values(runs),
+  ...Object.values(worker),
+  ...Object.values(meta),
+  ...Object.values(dashboard),
+];

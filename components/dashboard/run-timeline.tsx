@@ -1,39 +1,26 @@
-import type { Metadata } from "next";
+"use client";
+
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { ClassBadge, CompactJson, Mono, StatusBadge, Time } from "@/components/saga-display";
-import { getRunTimeline, type RunTimeline } from "@/lib/runs/get-run-timeline";
-import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
-import { ToolClass } from "@/lib/saga/vocabulary";
-
-export const dynamic = "force-dynamic";
-
-type Props = { params: Promise<{ runId: string }> };
+import type { RunTimelineView } from "@/lib/runs/get-run-timeline";
+import { LiveMarker, useLive } from "./live";
+import { kindLabel } from "./labels";
 
 /** How many hex characters of a hash identify it to a person. */
 const HASH_PREFIX = 12;
 
-export async function generateMetadata({ params }: Props): Promise<Metadata> {
-  const { runId } = await params;
-  return { title: runId };
-}
-
-export default async function RunPage({ params }: Props) {
-  const { runId } = await params;
-  let timeline: RunTimeline;
-  try {
-    timeline = await getRunTimeline(runId);
-  } catch (error) {
-    if (error instanceof SagaError && error.code === SagaErrorCode.RUN_NOT_FOUND) notFound();
-    throw error;
-  }
-  const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot } = timeline;
+/** One run's timeline: steps, pivots, escalations, corrections and the audit log; live. */
+export function RunTimelineLive({ initial }: { initial: RunTimelineView }) {
+  const runId = initial.run.id;
+  const { data, error } = useLive<RunTimelineView>(["run", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}`, initial);
+  const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot } = data;
   const stepIdxById = new Map(steps.map((s) => [s.id, s.stepIdx]));
   const stepLabel = (stepId: string | null) => {
     if (!stepId) return <span className="muted">—</span>;
     const idx = stepIdxById.get(stepId);
     return idx === undefined ? <Mono text={stepId} /> : <span title={stepId}>#{idx}</span>;
   };
+  const pendingPivot = pivots.find((p) => p.status === "PENDING");
 
   return (
     <>
@@ -45,6 +32,7 @@ export default async function RunPage({ params }: Props) {
           <div className="title-line">
             <h1>{run.title}</h1>
             <StatusBadge status={run.status} />
+            <LiveMarker error={error} />
           </div>
           <dl className="run-meta">
             <div>
@@ -77,14 +65,21 @@ export default async function RunPage({ params }: Props) {
         </div>
         <div className={irreversibleBeforePivot === 0 ? "metric ok" : "metric breach"}>
           <div className="metric-value">{irreversibleBeforePivot}</div>
-          <div className="metric-label">irreversible steps before pivot: {irreversibleBeforePivot}</div>
-          {irreversibleBeforePivot > 0 && (
-            <div className="small">
-              Must be 0: an irreversible call ran while staging, before anyone approved the pivot.
-            </div>
-          )}
+          <div className="metric-label">irreversible steps before pivot</div>
+          {irreversibleBeforePivot > 0 && <div className="small">Must be 0: an irreversible call ran while staging, before anyone approved the pivot.</div>}
         </div>
       </div>
+
+      {pendingPivot && run.status === "AWAITING_PIVOT" && (
+        <div className="callout">
+          <span>
+            <strong>This run waits for a reviewer.</strong> The agent proposed a pivot: {pendingPivot.summary}
+          </span>
+          <Link className="button primary" href={`/pivots/${encodeURIComponent(pendingPivot.id)}`}>
+            Open the pivot screen →
+          </Link>
+        </div>
+      )}
 
       <section className="section" aria-labelledby="steps">
         <h2 id="steps">
@@ -110,7 +105,7 @@ export default async function RunPage({ params }: Props) {
               </thead>
               <tbody>
                 {steps.map((step) => (
-                  <tr key={step.id}>
+                  <tr key={step.id} className={step.toolClass === "IRREVERSIBLE" ? "row-irreversible" : undefined}>
                     <td className="num">{step.stepIdx}</td>
                     <td className="nowrap">
                       <div className="cell-stack">
@@ -132,9 +127,7 @@ export default async function RunPage({ params }: Props) {
                     <td>
                       <div className="cell-stack">
                         <Mono text={step.externalRef} />
-                        <span className="cell-label">
-                          {step.audience.length > 0 ? step.audience.join(", ") : "no audience"}
-                        </span>
+                        <span className="cell-label">{step.audience.length > 0 ? step.audience.join(", ") : "no audience"}</span>
                       </div>
                     </td>
                     <td>
@@ -200,13 +193,16 @@ export default async function RunPage({ params }: Props) {
                 <div className="card-head">
                   <StatusBadge status={pivot.status} />
                   <strong>{pivot.summary}</strong>
+                  <Link className={pivot.status === "PENDING" ? "button primary small push-right" : "push-right small"} href={`/pivots/${encodeURIComponent(pivot.id)}`}>
+                    {pivot.status === "PENDING" ? "Decide →" : "Open pivot screen"}
+                  </Link>
                 </div>
                 {pivot.plan.length === 0 ? (
                   <p className="empty-inline small">The commit plan is empty.</p>
                 ) : (
                   <ol className="plan" aria-label="Commit plan">
                     {pivot.plan.map((item, i) => (
-                      <li key={i} className={item.toolClass === ToolClass.IRREVERSIBLE ? "irreversible" : undefined}>
+                      <li key={i} className={item.toolClass === "IRREVERSIBLE" ? "irreversible" : undefined}>
                         <span className="muted">{i + 1}.</span>
                         <code>{item.tool}</code>
                         <span>
@@ -229,12 +225,11 @@ export default async function RunPage({ params }: Props) {
                       Deadline <Time at={pivot.deadline} />
                     </span>
                   )}
-                  <span>
-                    Decided by <strong>{pivot.decidedBy ?? "—"}</strong>
-                  </span>
-                  <span>
-                    at <Time at={pivot.decidedAt} />
-                  </span>
+                  {pivot.decidedBy && (
+                    <span>
+                      Decided by <strong>{pivot.decidedBy}</strong> at <Time at={pivot.decidedAt} />
+                    </span>
+                  )}
                   {pivot.reason && (
                     <span>
                       Reason <strong>{pivot.reason}</strong>
@@ -270,7 +265,7 @@ export default async function RunPage({ params }: Props) {
               <tbody>
                 {escalations.map((esc) => (
                   <tr key={esc.id}>
-                    <td className="nowrap">{esc.kind.replaceAll("_", " ").toLowerCase()}</td>
+                    <td className="nowrap">{kindLabel(esc.kind)}</td>
                     <td>
                       <div className="cell-stack">
                         <StatusBadge status={esc.status} />
@@ -278,7 +273,9 @@ export default async function RunPage({ params }: Props) {
                         {esc.resolvedBy && <span className="cell-label">resolved by {esc.resolvedBy}</span>}
                       </div>
                     </td>
-                    <td>{esc.title}</td>
+                    <td>
+                      <Link href={`/escalations/${encodeURIComponent(esc.id)}`}>{esc.title}</Link>
+                    </td>
                     <td>{stepLabel(esc.stepId)}</td>
                     <td>{esc.owner ?? <span className="muted">—</span>}</td>
                     <td>

@@ -1,0 +1,30 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { EscalationWorkbench } from "@/components/dashboard/escalation-workbench";
+import { requirePageUser } from "@/lib/auth/current-user";
+import { getEscalation } from "@/lib/dashboard/get-escalation";
+import type { TEscalationDetail } from "@/lib/dashboard/views";
+import { SagaError } from "@/lib/saga/errors";
+
+export const dynamic = "force-dynamic";
+
+type Props = { params: Promise<{ escalationId: string }> };
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  const { escalationId } = await params;
+  return { title: `Escalation ${escalationId}` };
+}
+
+export default async function EscalationPage({ params }: Props) {
+  const { escalationId } = await params;
+  const { denied } = await requirePageUser("read", { returnTo: `/escalations/${encodeURIComponent(escalationId)}` });
+  if (denied) return denied;
+  let detail: TEscalationDetail;
+  try {
+    detail = await getEscalation(escalationId);
+  } catch (error) {
+    if (error instanceof SagaError && error.code === "ESCALATION_NOT_FOUND") notFound();
+    throw error;
+  }
+  return <EscalationWorkbench initial={detail} />;
+}

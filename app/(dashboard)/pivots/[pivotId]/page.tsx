@@ -1,0 +1,31 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { PivotScreen } from "@/components/dashboard/pivot-screen";
+import { requirePageUser } from "@/lib/auth/current-user";
+import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
+import type { TPivotScreen } from "@/lib/dashboard/views";
+import { SagaError } from "@/lib/saga/errors";
+
+export const dynamic = "force-dynamic";
+
+type Props = { params: Promise<{ pivotId: string }> };
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  const { pivotId } = await params;
+  return { title: `Pivot ${pivotId}` };
+}
+
+export default async function PivotPage({ params }: Props) {
+  const { pivotId } = await params;
+  const { denied } = await requirePageUser("read", { returnTo: `/pivots/${encodeURIComponent(pivotId)}` });
+  if (denied) return denied;
+  let screen: TPivotScreen;
+  try {
+    screen = await getPivotScreen(pivotId);
+  } catch (error) {
+    if (error instanceof SagaError && (error.code === "PIVOT_NOT_FOUND" || error.code === "RUN_NOT_FOUND")) notFound();
+    throw error;
+  }
+  // Keyed by the plan hash: after "load the new plan" the screen starts over from the new plan.
+  return <PivotScreen key={screen.pivot.planHash} initial={screen} />;
+}

@@ -1,0 +1,96 @@
+"use client";
+
+import { signIn } from "next-auth/react";
+import { useState, type FormEvent } from "react";
+import styles from "./auth.module.css";
+
+/** What the form says for each next-auth error code (and ours); anything else gets a generic line. */
+const ERROR_MESSAGES: Record<string, string> = {
+  CredentialsSignin: "That email and password do not match an account. Check both and try again.",
+  AccountDisabled: "This account is disabled. Ask an admin to enable it.",
+  AccessDenied: "Single sign-on worked, but no enabled Sagaboard account has that email. Ask an admin to create one.",
+  SessionRequired: "Sign in to continue.",
+};
+
+/** A sentence for an error code from next-auth or the address bar. */
+export function signInErrorMessage(code: string): string {
+  return ERROR_MESSAGES[code] ?? `Sign-in did not work (${code}). Try again; if it keeps failing, ask an admin.`;
+}
+
+/** Props of the sign-in form. */
+export interface SignInFormProps {
+  /** Same-site path to open after signing in (already checked by the page). */
+  callbackUrl: string;
+  /** An error code to explain on arrival (`?error=...`), or null. */
+  initialError: string | null;
+  /** The SSO button's label when OIDC is configured; null hides the button. */
+  ssoName: string | null;
+}
+
+/** Email + password sign-in, and single sign-on when configured. */
+export function SignInForm({ callbackUrl, initialError, ssoName }: SignInFormProps) {
+  const [error, setError] = useState<string | null>(initialError ? signInErrorMessage(initialError) : null);
+  const [pending, setPending] = useState(false);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setPending(true);
+    setError(null);
+    try {
+      const result = await signIn("credentials", {
+        email: String(form.get("email") ?? ""),
+        password: String(form.get("password") ?? ""),
+        redirect: false,
+      });
+      if (result?.ok && !result.error) {
+        // A full load, so the server renders the header and page for the new session.
+        window.location.assign(callbackUrl);
+        return;
+      }
+      setError(signInErrorMessage(result?.error ?? "CredentialsSignin"));
+    } catch {
+      setError("Sagaboard could not be reached. Check your connection and try again.");
+    }
+    setPending(false);
+  }
+
+  return (
+    <>
+      <form className={styles.form} onSubmit={onSubmit} aria-describedby={error ? "signin-error" : undefined}>
+        {error && (
+          <p className={styles.error} id="signin-error" role="alert" data-testid="signin-error">
+            {error}
+          </p>
+        )}
+        <div className={styles.field}>
+          <label htmlFor="signin-email">Email</label>
+          <input id="signin-email" name="email" type="email" autoComplete="username" required autoFocus />
+        </div>
+        <div className={styles.field}>
+          <label htmlFor="signin-password">Password</label>
+          <input id="signin-password" name="password" type="password" autoComplete="current-password" required />
+        </div>
+        <button type="submit" className={styles.primary} disabled={pending}>
+          {pending ? "Signing in…" : "Sign in"}
+        </button>
+      </form>
+      {ssoName !== null && (
+        <>
+          <div className={styles.divider}>or</div>
+          <button
+            type="button"
+            className={styles.secondary}
+            disabled={pending}
+            onClick={() => {
+              setPending(true);
+              void signIn("oidc", { callbackUrl });
+            }}
+          >
+            Sign in with {ssoName}
+          </button>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,29 @@
+"use client";
+
+import { signOut } from "next-auth/react";
+import { useState } from "react";
+import styles from "./auth.module.css";
+
+/** Ends the session, then goes to the sign-in page (a full load, so no signed-in page stays on screen). */
+export function SignOutButton() {
+  const [pending, setPending] = useState(false);
+  return (
+    <button
+      type="button"
+      className={styles.signOut}
+      disabled={pending}
+      onClick={async () => {
+        setPending(true);
+        try {
+          // redirect: false because next-auth would send us to NEXTAUTH_URL's host, which may not be
+          // the one in the address bar; the next request is refused anyway once the cookie is gone.
+          await signOut({ redirect: false });
+        } finally {
+          window.location.assign("/signin");
+        }
+      }}
+    >
+      {pending ? "Signing out…" : "Sign out"}
+    </button>
+  );
+}

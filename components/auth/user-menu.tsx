@@ -1,0 +1,23 @@
+import { getCurrentUser, type CurrentUser } from "@/lib/auth/current-user";
+import styles from "./auth.module.css";
+import { SignOutButton } from "./sign-out-button";
+
+/**
+ * The signed-in person's name and role, and a sign-out button (server component). Renders nothing
+ * when nobody is signed in. Pass `user` when the caller already has it, to save a database read.
+ */
+export async function UserMenu({ user }: { user?: CurrentUser | null }) {
+  const current = user === undefined ? await getCurrentUser() : user;
+  if (!current) return null;
+  return (
+    <div className={styles.userMenu} data-testid="user-menu">
+      <span className={styles.userName} title={current.email}>
+        {current.name}
+      </span>
+      <span className={styles.role} data-testid="user-role">
+        {current.role}
+      </span>
+      <SignOutButton />
+    </div>
+  );
+}

@@ -1,0 +1,453 @@
+"use client";
+
+import Link from "next/link";
+import { useState, type FormEvent, type ReactNode } from "react";
+import { ClassBadge, CompactJson, formatDuration, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { systemOfTool } from "@/lib/dashboard/tool-systems";
+import type { TClaimResult, TEscalationDetail, TRealSystemCheck, TResolveResult } from "@/lib/dashboard/views";
+import { errorMessage, LiveMarker, postJson, useLive } from "./live";
+import { KIND_HINTS, kindLabel, systemLabel } from "./labels";
+
+type Detail = TEscalationDetail;
+
+function Fact({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="fact-row">
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+/** What happened: the held call, or the step with its external ref and what is still out there. */
+function Context({ detail }: { detail: Detail }) {
+  const { heldCall, step, escalation } = detail;
+  return (
+    <section className="panel" aria-labelledby="context">
+      <h2 id="context">What happened</h2>
+      {heldCall && (
+        <dl className="facts-list">
+          <Fact label="Held call">
+            <code>{heldCall.tool}</code> {heldCall.toolClass && <ClassBadge toolClass={heldCall.toolClass} />}
+          </Fact>
+          <Fact label="Arguments">
+            <CompactJson value={heldCall.args} />
+          </Fact>
+          <Fact label="Why it was held">{heldCall.message ?? heldCall.reason ?? "—"}</Fact>
+          <Fact label="If approved">It runs once, when the agent calls it again with exactly these arguments.</Fact>
+        </dl>
+      )}
+      {step && (
+        <dl className="facts-list">
+          <Fact label="Step">
+            #{step.stepIdx} <code>{step.tool}</code> <ClassBadge toolClass={step.toolClass} /> <StatusBadge status={step.status} />
+          </Fact>
+          <Fact label="Step key">
+            <Mono text={step.stepKey} />
+          </Fact>
+          <Fact label="External ref">
+            <Mono text={step.externalRef} />
+          </Fact>
+          <Fact label="Arguments">
+            <CompactJson value={step.args} />
+          </Fact>
+          <Fact label="Who could see it">{step.audience.length > 0 ? step.audience.join(", ") : <span className="muted">nobody</span>}</Fact>
+          {step.error !== null && (
+            <Fact label="Error">
+              <CompactJson value={step.error} />
+            </Fact>
+          )}
+          <Fact label="Compensation">
+            {step.compensation ? (
+              <>
+                <code>{step.compensation.tool}</code> <CompactJson value={step.compensation.args} />
+              </>
+            ) : (
+              <span className="muted">none (irreversible, or none could be built)</span>
+            )}
+          </Fact>
+          {step.compensationState !== "NONE" && (
+            <Fact label="Compensation state">
+              <StatusBadge status={step.compensationState} /> {step.compensationRef && <Mono text={step.compensationRef} />}
+            </Fact>
+          )}
+          {step.compensationError !== null && (
+            <Fact label="Still out there">
+              <CompactJson value={step.compensationError} />
+            </Fact>
+          )}
+          <Fact label="Logged">
+            <Time at={step.createdAt} /> · updated <Time at={step.updatedAt} />
+          </Fact>
+        </dl>
+      )}
+      <details className="raw">
+        <summary>Everything the escalation recorded</summary>
+        <CompactJson value={escalation.detail} />
+      </details>
+    </section>
+  );
+}
+
+function CheckResult({ check }: { check: TRealSystemCheck }) {
+  return (
+    <div className={check.found ? "check found" : check.error ? "check failed" : "check absent"} role="status">
+      <strong>
+        {check.found
+          ? `Found in ${systemLabel(check.system)}: the effect exists.`
+          : check.error
+            ? `${systemLabel(check.system)} did not answer: ${check.error}`
+            : `Not found in ${systemLabel(check.system)} after ${check.lookups} lookups.`}
+      </strong>
+      <dl className="facts-list compact">
+        <Fact label="Looked up">
+          key <Mono text={check.stepKey} /> with <code>{check.tool}</code>&apos;s lookup
+        </Fact>
+        {check.externalRef && (
+          <Fact label="External ref">
+            <Mono text={check.externalRef} />
+          </Fact>
+        )}
+        {check.result !== null && (
+          <Fact label="It returned">
+            <CompactJson value={check.result} />
+          </Fact>
+        )}
+        <Fact label="Checked">
+          <Time at={check.checkedAt} /> UTC · nothing was changed
+        </Fact>
+      </dl>
+    </div>
+  );
+}
+
+/** `ticketId SUP-12, status open` for an object; JSON otherwise. */
+function describe(value: unknown): string {
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    return Object.entries(value)
+      .map(([k, v]) => `${k} ${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join(", ");
+  }
+  return JSON.stringify(value);
+}
+
+/** A sentence of evidence from a check, for the settle form. */
+function evidenceFrom(check: TRealSystemCheck): string {
+  const at = check.checkedAt.slice(0, 19).replace("T", " ");
+  if (check.found) return `Lookup of key ${check.stepKey} in ${check.system} at ${at} UTC found ${check.externalRef ?? "the effect"} (${describe(check.result)}).`;
+  if (check.error) return "";
+  return `Lookup of key ${check.stepKey} in ${check.system} at ${at} UTC found nothing (${check.lookups} lookups, search lag allowed for).`;
+}
+
+function resolveMessage(result: TResolveResult): string | null {
+  if (result.ok) return null;
+  if (result.reason === "resolved") return `Already resolved by ${result.resolvedBy ?? "someone"}; your resolution was not recorded.`;
+  return result.heldBy ? `Only ${result.heldBy}, who holds this item, can resolve it.` : "Claim the item first: only the person holding it can resolve it.";
+}
+
+/** The resolution form of the escalation's kind (shown to the claimer only). */
+function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRealSystemCheck | null; onDone: (message: string | null) => void }) {
+  const kind = detail.escalation.kind;
+  const [approve, setApprove] = useState<boolean | null>(null);
+  const [note, setNote] = useState("");
+  const [outcome, setOutcome] = useState<"CONFIRMED" | "NOT_EXECUTED" | null>(null);
+  const [evidence, setEvidence] = useState("");
+  const [externalRef, setExternalRef] = useState("");
+  const [repairRef, setRepairRef] = useState("");
+  const [decision, setDecision] = useState<"completed_manually" | "abandoned" | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [usedCheck, setUsedCheck] = useState<string | null>(null);
+
+  // Pre-fill the settle form from a new check (once per check), leaving what the person typed otherwise.
+  if (check && usedCheck !== check.checkedAt && kind === "OUTCOME_UNKNOWN") {
+    setUsedCheck(check.checkedAt);
+    if (!check.error) {
+      setOutcome(check.found ? "CONFIRMED" : "NOT_EXECUTED");
+      setEvidence(evidenceFrom(check));
+      setExternalRef(check.externalRef ?? "");
+    }
+  }
+
+  const body = (() => {
+    switch (kind) {
+      case "APPROVAL_REQUIRED":
+        return approve === null ? null : { kind, approve, ...(note.trim() ? { note } : {}) };
+      case "OUTCOME_UNKNOWN":
+        return outcome === null ? null : { kind, outcome, evidence, externalRef: outcome === "CONFIRMED" && externalRef.trim() ? externalRef.trim() : null };
+      case "COMPENSATION_FAILED":
+        return { kind, note, repairRef: repairRef.trim() || null };
+      case "STUCK_AFTER_PIVOT":
+        return decision === null ? null : { kind, decision, note };
+      case "REVOKE_OUT_OF_WINDOW":
+        return { kind, note };
+    }
+  })();
+  const ready =
+    body !== null &&
+    (kind === "APPROVAL_REQUIRED" ? approve === true || note.trim() !== "" : kind === "OUTCOME_UNKNOWN" ? evidence.trim() !== "" : note.trim() !== "");
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!body || !ready) return;
+    setBusy(true);
+    setFailure(null);
+    try {
+      const result = await postJson<TResolveResult>(`/api/dashboard/escalations/${encodeURIComponent(detail.escalation.id)}/resolve`, body);
+      const message = resolveMessage(result);
+      if (message) setFailure(message);
+      onDone(message);
+    } catch (e) {
+      setFailure(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="resolve-form" onSubmit={(e) => void submit(e)}>
+      {kind === "APPROVAL_REQUIRED" && (
+        <fieldset>
+          <legend>Decision</legend>
+          <label className="choice">
+            <input type="radio" name="approve" checked={approve === true} onChange={() => setApprove(true)} /> Approve: let this exact call run once
+          </label>
+          <label className="choice">
+            <input type="radio" name="approve" checked={approve === false} onChange={() => setApprove(false)} /> Reject: the agent is told it may not make it
+          </label>
+          <label htmlFor="note">Note {approve === false ? "(required: the agent is told)" : "(optional)"}</label>
+          <textarea id="note" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
+        </fieldset>
+      )}
+      {kind === "OUTCOME_UNKNOWN" && (
+        <fieldset>
+          <legend>What the real system shows</legend>
+          <label className="choice">
+            <input type="radio" name="outcome" checked={outcome === "CONFIRMED"} onChange={() => setOutcome("CONFIRMED")} /> It happened (CONFIRMED)
+          </label>
+          <label className="choice">
+            <input type="radio" name="outcome" checked={outcome === "NOT_EXECUTED"} onChange={() => setOutcome("NOT_EXECUTED")} /> It did not happen (NOT EXECUTED: the agent may retry under the same key)
+          </label>
+          {outcome === "CONFIRMED" && (
+            <>
+              <label htmlFor="external-ref">External ref of the effect</label>
+              <input id="external-ref" value={externalRef} onChange={(e) => setExternalRef(e.target.value)} placeholder="e.g. TCK-12, pi_…" />
+            </>
+          )}
+          <label htmlFor="evidence">Evidence (required): what you saw, and where</label>
+          <textarea id="evidence" rows={4} value={evidence} onChange={(e) => setEvidence(e.target.value)} />
+        </fieldset>
+      )}
+      {kind === "COMPENSATION_FAILED" && (
+        <fieldset>
+          <legend>Manual repair</legend>
+          <label htmlFor="note">What you did to answer the effect (required)</label>
+          <textarea id="note" rows={4} value={note} onChange={(e) => setNote(e.target.value)} placeholder="e.g. Refunded 7.00 EUR by hand in the payments console." />
+          <label htmlFor="repair-ref">External ref of the repair (optional)</label>
+          <input id="repair-ref" value={repairRef} onChange={(e) => setRepairRef(e.target.value)} placeholder="e.g. re_…" />
+        </fieldset>
+      )}
+      {kind === "STUCK_AFTER_PIVOT" && (
+        <fieldset>
+          <legend>Decision</legend>
+          <label className="choice">
+            <input type="radio" name="decision" checked={decision === "completed_manually"} onChange={() => setDecision("completed_manually")} /> Done by hand: I did what the step should have done
+          </label>
+          <label className="choice">
+            <input type="radio" name="decision" checked={decision === "abandoned"} onChange={() => setDecision("abandoned")} /> Abandon: the step will not be done
+          </label>
+          <label htmlFor="note">Why, and what was done (required)</label>
+          <textarea id="note" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
+        </fieldset>
+      )}
+      {kind === "REVOKE_OUT_OF_WINDOW" && (
+        <fieldset>
+          <legend>Outside the revocation window</legend>
+          <label htmlFor="note">What was done instead (required)</label>
+          <textarea id="note" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
+        </fieldset>
+      )}
+      <button type="submit" className="button primary" disabled={busy || !ready}>
+        {busy ? "Recording…" : kind === "OUTCOME_UNKNOWN" ? "Record outcome" : kind === "COMPENSATION_FAILED" ? "Record repair" : "Resolve"}
+      </button>
+      <p className="muted small">Recorded in the saga log and the audit log under your name.</p>
+      {failure && (
+        <p className="form-error" role="alert">
+          {failure}
+        </p>
+      )}
+    </form>
+  );
+}
+
+/** What was decided, field by field. */
+function Resolution({ value }: { value: TEscalationDetail["escalation"]["resolution"] }) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return <CompactJson value={value} />;
+  return (
+    <dl className="facts-list compact resolution">
+      {Object.entries(value).map(([key, v]) => (
+        <Fact key={key} label={key}>
+          {typeof v === "string" ? v : typeof v === "boolean" ? (v ? "yes" : "no") : <CompactJson value={v} />}
+        </Fact>
+      ))}
+    </dl>
+  );
+}
+
+/** One escalation: what happened, and (for the person holding it) the resolution form of its kind. Live. */
+export function EscalationWorkbench({ initial }: { initial: Detail }) {
+  const id = initial.escalation.id;
+  const { data, error, refetch } = useLive<Detail>(["escalation", id], `/api/dashboard/escalations/${encodeURIComponent(id)}`, initial);
+  const { escalation, run, step, abilities } = data;
+  const [claimNote, setClaimNote] = useState<string | null>(null);
+  const [busy, setBusy] = useState<"claim" | "release" | "check" | null>(null);
+  const [check, setCheck] = useState<TRealSystemCheck | null>(null);
+  const [checkError, setCheckError] = useState<string | null>(null);
+
+  async function claimOrRelease(action: "claim" | "release") {
+    setBusy(action);
+    setClaimNote(null);
+    try {
+      const result = await postJson<TClaimResult>(`/api/dashboard/escalations/${encodeURIComponent(id)}/${action}`);
+      if (!result.ok) {
+        setClaimNote(
+          result.reason === "held"
+            ? `Held by ${result.heldByName ? `${result.heldByName} (${result.heldBy})` : result.heldBy}; only they can work it.`
+            : result.reason === "resolved"
+              ? `Already resolved by ${result.resolvedBy ?? "someone"}.`
+              : "You do not hold this item.",
+        );
+      }
+      await refetch();
+    } catch (e) {
+      setClaimNote(errorMessage(e));
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  async function runCheck() {
+    setBusy("check");
+    setCheckError(null);
+    try {
+      setCheck(await postJson<TRealSystemCheck>(`/api/dashboard/escalations/${encodeURIComponent(id)}/check`));
+    } catch (e) {
+      setCheckError(errorMessage(e));
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const resolved = escalation.status === "RESOLVED";
+  const heldByOther = escalation.status === "CLAIMED" && !abilities.isClaimer;
+  // Checking the real system comes first for the person working the item (it is the evidence).
+  const checkBox = step && !resolved && abilities.canResolve ? (
+    <div className={abilities.isClaimer ? "check-box first" : "check-box"}>
+      <h3>Check the real system</h3>
+      <p className="muted small">
+        Looks step key {step.stepKey.slice(0, 8)}… up in {systemLabel(systemOfTool(step.tool))} with <code>{step.tool}</code>&apos;s own lookup. Changes nothing.
+      </p>
+      <button type="button" className="button" disabled={busy !== null} onClick={() => void runCheck()}>
+        {busy === "check" ? "Checking…" : check ? "Check again" : "Check the real system"}
+      </button>
+      {checkError && (
+        <p className="form-error" role="alert">
+          {checkError}
+        </p>
+      )}
+      {check && <CheckResult check={check} />}
+    </div>
+    ) : null;
+
+  return (
+    <>
+      <Link href="/escalations" className="back-link">
+        ← Escalation queue
+      </Link>
+      <div className="page-head">
+        <div>
+          <div className="title-line">
+            <span className={`kind kind-${escalation.kind.toLowerCase()}`}>{kindLabel(escalation.kind)}</span>
+            <h1>{escalation.title}</h1>
+            <StatusBadge status={escalation.status} />
+            <LiveMarker error={error} />
+          </div>
+          <dl className="run-meta">
+            <div>
+              <dt>Run</dt>
+              <dd>
+                <Link href={`/runs/${encodeURIComponent(run.id)}`}>{run.title}</Link> <StatusBadge status={run.status} />
+              </dd>
+            </div>
+            <div>
+              <dt>On behalf of</dt>
+              <dd>{run.onBehalfOf ?? <span className="muted">—</span>}</dd>
+            </div>
+            <div>
+              <dt>Owner</dt>
+              <dd>{escalation.owner ?? <span className="muted">unrouted</span>}</dd>
+            </div>
+            <div>
+              <dt>{escalation.status === "RESOLVED" ? "Was open for" : "Age"}</dt>
+              <dd title={escalation.createdAt}>{formatDuration(escalation.ageSeconds)}</dd>
+            </div>
+            <div>
+              <dt>Id</dt>
+              <dd>
+                <Mono text={escalation.id} />
+              </dd>
+            </div>
+          </dl>
+          <p className="muted small kind-hint">{KIND_HINTS[escalation.kind]}</p>
+        </div>
+      </div>
+
+      <div className="workbench">
+        <Context detail={data} />
+
+        <section className="panel resolve-panel" aria-labelledby="resolution">
+          <h2 id="resolution">Resolution</h2>
+          {resolved ? (
+            <div className="decided approved">
+              <strong>Resolved</strong> by {escalation.resolvedBy ?? "someone"} at <Time at={escalation.resolvedAt} /> UTC
+              <Resolution value={escalation.resolution} />
+            </div>
+          ) : escalation.status === "OPEN" ? (
+            abilities.canClaim ? (
+              <>
+                <p>Nobody holds this item. Claim it to resolve it; nobody else can while you hold it.</p>
+                <button type="button" className="button primary" disabled={busy !== null} onClick={() => void claimOrRelease("claim")}>
+                  {busy === "claim" ? "Claiming…" : "Claim"}
+                </button>
+              </>
+            ) : (
+              <p className="muted">You can read this item. Working it needs the reviewer role.</p>
+            )
+          ) : heldByOther ? (
+            <p className="held-by">
+              Held by <strong>{escalation.claimedBy}</strong> since <Time at={escalation.claimedAt} /> UTC. Only they can resolve it.
+            </p>
+          ) : (
+            <>
+              <p className="held-by mine">
+                You hold this item (since <Time at={escalation.claimedAt} /> UTC).{" "}
+                <button type="button" className="link-button" disabled={busy !== null} onClick={() => void claimOrRelease("release")}>
+                  Release it
+                </button>
+              </p>
+              {checkBox}
+              <ResolutionForm detail={data} check={check} onDone={() => void refetch()} />
+            </>
+          )}
+          {claimNote && (
+            <p className="form-error" role="alert">
+              {claimNote}
+            </p>
+          )}
+          {!abilities.isClaimer && checkBox}
+
+        </section>
+      </div>
+    </>
+  );
+}

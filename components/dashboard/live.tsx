@@ -1,0 +1,90 @@
+"use client";
+
+// How the dashboard's client components talk to app/api/dashboard/**: JSON in and out, the one error
+// body turned into a message a person can act on, and polling for the live parts.
+
+import { useQuery, type QueryKey } from "@tanstack/react-query";
+
+/** How often live parts poll, in ms: decisions reach other screens (and waiting agents) within about a second. */
+export const LIVE_INTERVAL_MS = 1_000;
+
+/** An error answer of the dashboard API. */
+export class DashboardRequestError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status (0 when the server could not be reached). */
+    readonly status: number,
+    /** The error code (`FORBIDDEN`, `VALIDATION_FAILED`). */
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = "DashboardRequestError";
+  }
+}
+
+async function send<T>(url: string, init: RequestInit): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, headers: { accept: "application/json", ...(init.body ? { "content-type": "application/json" } : {}) }, cache: "no-store" });
+  } catch {
+    throw new DashboardRequestError("The server could not be reached; check your connection. Nothing was changed by this attempt.", 0, "NETWORK");
+  }
+  const text = await response.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const error = (body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
+    const message = typeof error?.message === "string" ? error.message : `The server answered ${response.status}.`;
+    throw new DashboardRequestError(message, response.status, typeof error?.code === "string" ? error.code : "HTTP_" + response.status);
+  }
+  return body as T;
+}
+
+/** GETs a dashboard route. */
+export function getJson<T>(url: string): Promise<T> {
+  return send<T>(url, { method: "GET" });
+}
+
+/** POSTs to a dashboard route (same-origin: the server checks the Origin header). */
+export function postJson<T>(url: string, body?: unknown): Promise<T> {
+  return send<T>(url, { method: "POST", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** A message for anything a request threw. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Polls `url` about once a second, starting from the server's first paint (`initial`), so the page
+ * shows data at once and then stays current without reloading.
+ */
+export function useLive<T>(key: QueryKey, url: string, initial: T): { data: T; error: unknown; refetch: () => Promise<unknown> } {
+  const query = useQuery({
+    queryKey: key,
+    queryFn: () => getJson<T>(url),
+    initialData: initial,
+    refetchInterval: LIVE_INTERVAL_MS,
+  });
+  return { data: query.data ?? initial, error: query.error, refetch: query.refetch };
+}
+
+/** A small "live" marker: green while polling works, amber with the reason when it does not. */
+export function LiveMarker({ error }: { error: unknown }) {
+  if (error) {
+    return (
+      <span className="live-marker stale" role="status" title={errorMessage(error)}>
+        Not updating: {errorMessage(error)}
+      </span>
+    );
+  }
+  return (
+    <span className="live-marker" title="This page updates itself about once a second.">
+      Live
+    </span>
+  );
+}

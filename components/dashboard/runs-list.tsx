@@ -1,0 +1,224 @@
+"use client";
+
+import Link from "next/link";
+import { StatusBadge, Time } from "@/components/saga-display";
+import type { RunsPage, WaitingCounts } from "@/lib/runs/find-runs";
+import { RUN_STATUSES } from "@/lib/saga/vocabulary";
+import { LiveMarker, useLive } from "./live";
+import { kindLabel } from "./labels";
+
+/** The runs list's filters, as the address carries them. */
+export interface RunsFilters {
+  /** RunStatus. */
+  status?: string | undefined;
+  /** Agent name. */
+  agent?: string | undefined;
+  /** Search text (on-behalf-of, run id, external ref). */
+  q?: string | undefined;
+  /** Only runs where something waits for a person. */
+  needsAttention: boolean;
+  /** Paging cursor. */
+  cursor?: string | undefined;
+}
+
+/** The query string of `filters` (empty values dropped). */
+function queryOf(filters: Partial<RunsFilters>): string {
+  const params = new URLSearchParams();
+  if (filters.status) params.set("status", filters.status);
+  if (filters.agent) params.set("agent", filters.agent);
+  if (filters.q) params.set("q", filters.q);
+  if (filters.needsAttention) params.set("needsAttention", "1");
+  if (filters.cursor) params.set("cursor", filters.cursor);
+  return params.toString();
+}
+
+function runsHref(filters: Partial<RunsFilters>): string {
+  const qs = queryOf(filters);
+  return qs ? `/?${qs}` : "/";
+}
+
+function WaitingStrip({ waiting }: { waiting: WaitingCounts }) {
+  const kinds = Object.entries(waiting.openEscalations).filter(([, n]) => n > 0);
+  return (
+    <section className="waiting" aria-label="What waits for people">
+      <Link href={runsHref({ status: "AWAITING_PIVOT", needsAttention: false })} className={waiting.pendingPivots > 0 ? "tile hot" : "tile"}>
+        <span className="tile-value">{waiting.pendingPivots}</span>
+        <span className="tile-label">{waiting.pendingPivots === 1 ? "pivot waits for a reviewer" : "pivots wait for a reviewer"}</span>
+      </Link>
+      <Link href="/escalations" className={waiting.openEscalationTotal > 0 ? "tile hot" : "tile"}>
+        <span className="tile-value">{waiting.openEscalationTotal}</span>
+        <span className="tile-label">
+          open {waiting.openEscalationTotal === 1 ? "escalation" : "escalations"}
+          {kinds.length > 0 && (
+            <span className="tile-detail">
+              {kinds.map(([kind, n]) => (
+                <span key={kind}>
+                  {n} {kindLabel(kind)}
+                </span>
+              ))}
+            </span>
+          )}
+        </span>
+      </Link>
+      <Link href={runsHref({ needsAttention: true })} className={waiting.correctionDrafts > 0 ? "tile hot" : "tile"}>
+        <span className="tile-value">{waiting.correctionDrafts}</span>
+        <span className="tile-label">{waiting.correctionDrafts === 1 ? "correction draft for support" : "correction drafts for support"}</span>
+      </Link>
+    </section>
+  );
+}
+
+/** The runs list: filter chips, search, what waits for people, and the runs; live. */
+export function RunsList({ filters, initial, notice }: { filters: RunsFilters; initial: RunsPage; notice: string | null }) {
+  const apiQuery = queryOf(filters);
+  const { data, error } = useLive<RunsPage>(["runs", apiQuery], `/api/dashboard/runs${apiQuery ? `?${apiQuery}` : ""}`, initial);
+  const { runs, nextCursor, waiting } = data;
+  const base = { status: filters.status, agent: filters.agent, q: filters.q, needsAttention: filters.needsAttention };
+  const filtered = Boolean(filters.status || filters.agent || filters.q || filters.needsAttention);
+
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1>Runs</h1>
+          <p className="muted">Every agent run and its saga log, newest first. Times are UTC.</p>
+        </div>
+        <LiveMarker error={error} />
+      </div>
+
+      <WaitingStrip waiting={waiting} />
+
+      {notice && <p className="notice">{notice}</p>}
+
+      <div className="toolbar">
+        <nav className="filters" aria-label="Filter runs">
+          <Link href={runsHref({ ...base, status: undefined })} aria-current={filters.status ? undefined : "page"}>
+            All
+          </Link>
+          {RUN_STATUSES.map((status) => (
+            <Link key={status} href={runsHref({ ...base, status })} aria-current={filters.status === status ? "page" : undefined}>
+              {status.replaceAll("_", " ").toLowerCase()}
+            </Link>
+          ))}
+          <span className="filters-sep" aria-hidden="true" />
+          <Link
+            href={runsHref({ ...base, needsAttention: !filters.needsAttention })}
+            aria-current={filters.needsAttention ? "page" : undefined}
+            aria-pressed={filters.needsAttention}
+            className="chip-attention"
+            title="Runs where a pivot, an escalation or a correction draft waits for a person"
+          >
+            ⚑ waiting for people
+          </Link>
+        </nav>
+        <form className="search" action="/" method="get" role="search">
+          {filters.status && <input type="hidden" name="status" value={filters.status} />}
+          {filters.agent && <input type="hidden" name="agent" value={filters.agent} />}
+          {filters.needsAttention && <input type="hidden" name="needsAttention" value="1" />}
+          <input
+            type="search"
+            name="q"
+            defaultValue={filters.q ?? ""}
+            placeholder="Customer, run id or external ref (pi_…, TCK-…)"
+            aria-label="Search runs by customer, run id or external ref"
+          />
+          <button type="submit">Search</button>
+        </form>
+      </div>
+
+      {(filters.agent || filters.q) && (
+        <p className="muted small active-filters">
+          {filters.agent && (
+            <span>
+              Agent <strong>{filters.agent}</strong> · <Link href={runsHref({ ...base, agent: undefined })}>all agents</Link>
+            </span>
+          )}
+          {filters.q && (
+            <span>
+              Search <strong>“{filters.q}”</strong> · <Link href={runsHref({ ...base, q: undefined })}>clear search</Link>
+            </span>
+          )}
+        </p>
+      )}
+
+      {runs.length === 0 ? (
+        filtered || filters.cursor ? (
+          <div className="empty">
+            <strong>No runs match these filters.</strong>
+            <Link href="/">Show all runs</Link>
+          </div>
+        ) : (
+          <div className="empty">
+            <strong>No runs yet.</strong>
+            Runs appear here when an agent calls tools through the Sagaboard harness. For demo data, run <code>npm run db:seed</code>.
+          </div>
+        )
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Agent</th>
+                  <th>On behalf of</th>
+                  <th>Status</th>
+                  <th className="num">Steps</th>
+                  <th>Waiting for people</th>
+                  <th>Created (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.map((run) => (
+                  <tr key={run.id}>
+                    <td>
+                      <Link href={`/runs/${encodeURIComponent(run.id)}`}>{run.title}</Link>
+                      <div className="muted small">
+                        <code>{run.id}</code>
+                      </div>
+                    </td>
+                    <td className="nowrap">
+                      <Link href={runsHref({ ...base, agent: run.agent })}>{run.agent}</Link>
+                    </td>
+                    <td>{run.onBehalfOf ?? <span className="muted">—</span>}</td>
+                    <td>
+                      <StatusBadge status={run.status} />
+                    </td>
+                    <td className="num">{run.stepCount}</td>
+                    <td>
+                      <div className="waits">
+                        {run.pendingPivotId && (
+                          <Link className="wait-chip pivot" href={`/pivots/${encodeURIComponent(run.pendingPivotId)}`}>
+                            Pivot to decide →
+                          </Link>
+                        )}
+                        {run.openEscalationCount > 0 && (
+                          <Link className="wait-chip" href={`/runs/${encodeURIComponent(run.id)}#escalations`}>
+                            {run.openEscalationCount} {run.openEscalationCount === 1 ? "escalation" : "escalations"}
+                          </Link>
+                        )}
+                        {run.correctionDraftCount > 0 && (
+                          <Link className="wait-chip" href={`/runs/${encodeURIComponent(run.id)}#corrections`}>
+                            {run.correctionDraftCount} correction {run.correctionDraftCount === 1 ? "draft" : "drafts"}
+                          </Link>
+                        )}
+                        {!run.pendingPivotId && run.openEscalationCount === 0 && run.correctionDraftCount === 0 && <span className="muted">—</span>}
+                      </div>
+                    </td>
+                    <td className="nowrap">
+                      <Time at={run.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="pager">
+            {filters.cursor && <Link href={runsHref(base)}>Newest</Link>}
+            {nextCursor && <Link href={runsHref({ ...base, cursor: nextCursor })}>Older runs →</Link>}
+          </div>
+        </>
+      )}
+    </>
+  );
+}

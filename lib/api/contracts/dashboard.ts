@@ -1,0 +1,168 @@
+/**
+ * Contracts of the dashboard's JSON routes (app/api/dashboard/**): what the browser polls and the
+ * mutations it sends. Session-authenticated (auth "user"); each lib use case authorises again.
+ */
+import * as z from "zod";
+import { defineEndpoint } from "../endpoint";
+import { EscalationKindSchema, RunStatusSchema } from "../schemas/saga";
+import { ZEscalationResolution } from "@/lib/dashboard/resolve-escalation";
+import {
+  ZClaimResult,
+  ZEscalationDetail,
+  ZEscalationQueue,
+  ZPivotDecisionResult,
+  ZPivotScreen,
+  ZRealSystemCheck,
+  ZResolveResult,
+} from "@/lib/dashboard/views";
+import { ZRunsPage } from "@/lib/runs/find-runs";
+import { ZRunTimelineView } from "@/lib/runs/get-run-timeline";
+
+const tags = ["dashboard"];
+const Id = z.string().trim().min(1).max(80);
+/** A query flag: `1`/`true` or `0`/`false`. */
+const QueryFlag = z.enum(["1", "0", "true", "false"]).transform((v) => v === "1" || v === "true");
+const Take = z.coerce.number().int().min(1).max(200).default(50);
+const PlanHash = z.string().trim().min(1).max(128);
+
+export const dashboardFindRuns = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/runs",
+  operationId: "dashboardFindRuns",
+  summary: "Runs (filters, search) and the counts of what waits for people",
+  tags,
+  auth: "user",
+  query: z.object({
+    status: RunStatusSchema.optional(),
+    agent: z.string().trim().min(1).max(200).optional(),
+    needsAttention: QueryFlag.optional(),
+    q: z.string().trim().min(1).max(200).optional(),
+    cursor: Id.optional(),
+    take: Take,
+  }),
+  response: ZRunsPage,
+});
+
+export const dashboardGetRunTimeline = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/runs/:runId",
+  operationId: "dashboardGetRunTimeline",
+  summary: "One run's timeline: steps, pivots, escalations, corrections, audit events",
+  tags,
+  auth: "user",
+  params: z.object({ runId: Id }),
+  response: ZRunTimelineView,
+});
+
+const PivotParams = z.object({ pivotId: Id });
+
+export const dashboardGetPivotScreen = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/pivots/:pivotId",
+  operationId: "dashboardGetPivotScreen",
+  summary: "Everything a reviewer needs to decide one pivot",
+  tags,
+  auth: "user",
+  params: PivotParams,
+  response: ZPivotScreen,
+});
+
+export const dashboardApprovePivot = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/pivots/:pivotId/approve",
+  operationId: "dashboardApprovePivot",
+  summary: "Approve a pivot, bound to the plan hash the page loaded",
+  description: "A changed plan (or tool policy) is answered 200 with `{ ok: false, reason: \"plan_changed\", current }`.",
+  tags,
+  auth: "user",
+  params: PivotParams,
+  body: z.object({ planHash: PlanHash }),
+  response: ZPivotDecisionResult,
+});
+
+export const dashboardRejectPivot = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/pivots/:pivotId/reject",
+  operationId: "dashboardRejectPivot",
+  summary: "Reject a pivot with a reason for the agent, bound to the plan hash the page loaded",
+  tags,
+  auth: "user",
+  params: PivotParams,
+  body: z.object({ planHash: PlanHash, reason: z.string().max(2000) }),
+  response: ZPivotDecisionResult,
+});
+
+export const dashboardFindEscalations = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/escalations",
+  operationId: "dashboardFindEscalations",
+  summary: "The escalation queue",
+  tags,
+  auth: "user",
+  query: z.object({
+    view: z.enum(["open", "resolved", "all"]).default("open"),
+    kind: EscalationKindSchema.optional(),
+    mine: QueryFlag.optional(),
+    cursor: Id.optional(),
+    take: Take,
+  }),
+  response: ZEscalationQueue,
+});
+
+const EscalationParams = z.object({ escalationId: Id });
+
+export const dashboardGetEscalation = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/escalations/:escalationId",
+  operationId: "dashboardGetEscalation",
+  summary: "One escalation with what its resolution form needs",
+  tags,
+  auth: "user",
+  params: EscalationParams,
+  response: ZEscalationDetail,
+});
+
+export const dashboardClaimEscalation = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/escalations/:escalationId/claim",
+  operationId: "dashboardClaimEscalation",
+  summary: "Claim an escalation (once: a second claimer is told who holds it)",
+  tags,
+  auth: "user",
+  params: EscalationParams,
+  response: ZClaimResult,
+});
+
+export const dashboardReleaseEscalation = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/escalations/:escalationId/release",
+  operationId: "dashboardReleaseEscalation",
+  summary: "Give a claimed escalation back to the queue",
+  tags,
+  auth: "user",
+  params: EscalationParams,
+  response: ZClaimResult,
+});
+
+export const dashboardCheckRealSystem = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/escalations/:escalationId/check",
+  operationId: "dashboardCheckRealSystem",
+  summary: "Look the step's key up in the real system (changes nothing)",
+  tags,
+  auth: "user",
+  params: EscalationParams,
+  response: ZRealSystemCheck,
+});
+
+export const dashboardResolveEscalation = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/escalations/:escalationId/resolve",
+  operationId: "dashboardResolveEscalation",
+  summary: "Resolve a claimed escalation with the form of its kind",
+  tags,
+  auth: "user",
+  params: EscalationParams,
+  body: ZEscalationResolution,
+  response: ZResolveResult,
+});

@@ -1,0 +1,70 @@
+import { requireUser } from "@/lib/auth/current-user";
+import { getPrisma } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaError } from "@/lib/saga/errors";
+import type { Json, ToolEffect } from "@/lib/saga/tools";
+import { hostedSearchLagMs } from "@/lib/sim/host";
+import { ZEscalationId } from "./claim-escalation";
+import { hostedRegistry } from "./context";
+import { systemOfTool } from "./tool-systems";
+import type { TRealSystemCheck } from "./views";
+
+/** The longest pause before the second lookup (the engine's reconcile re-checks after 2 s). */
+const MAX_RECHECK_MS = 2_000;
+
+/**
+ * "Check the real system": runs the step's own lookup (its key, as the connectors send it) against
+ * the simulated systems this process hosts, and reports what it found. Changes nothing: settling
+ * the outcome with this as evidence is a separate, audited decision (resolve-escalation). When the
+ * first lookup finds nothing it looks once more after the search lag, because search indexes trail
+ * writes.
+ */
+export async function checkRealSystem(escalationId: string): Promise<TRealSystemCheck> {
+  await requireUser("escalation.resolve");
+  const id = ZEscalationId.parse(escalationId);
+  const store = new PrismaSagaStore(await getPrisma());
+  const escalation = await store.getEscalation(id);
+  if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
+  if (!escalation.stepId) {
+    throw new SagaError("STEP_NOT_FOUND", `Escalation ${id} is about a call that was held before it ran; there is no effect to look up.`);
+  }
+  const step = await store.getStep(escalation.stepId);
+  if (!step) throw new SagaError("STEP_NOT_FOUND", `The step of escalation ${id} does not exist.`);
+  const registry = hostedRegistry();
+  if (!registry.has(step.tool)) {
+    throw new SagaError("UNKNOWN_TOOL", `This server has no connector for ${step.tool}, so it cannot look the key up; check the system by hand.`);
+  }
+  const def = registry.tool(step.tool);
+  const lookup = def.lookup;
+  if (!lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup; check the system by hand.`);
+  const parsed = def.args.safeParse(step.args);
+  const args: unknown = parsed.success ? parsed.data : step.args;
+
+  let effect: ToolEffect | null = null;
+  let error: string | null = null;
+  let lookups = 0;
+  for (const pauseMs of [0, Math.min(hostedSearchLagMs() + 100, MAX_RECHECK_MS)]) {
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    lookups++;
+    try {
+      effect = await lookup(step.stepKey, args);
+      error = null;
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    if (effect) break;
+  }
+  return {
+    escalationId: id,
+    tool: step.tool,
+    system: systemOfTool(step.tool),
+    stepKey: step.stepKey,
+    found: effect !== null,
+    externalRef: effect?.externalRef ?? null,
+    result: effect ? (JSON.parse(JSON.stringify(effect.result ?? null)) as Json) : null,
+    lookups,
+    error,
+    checkedAt: new Date().toISOString(),
+    stepStatus: step.status,
+  };
+}

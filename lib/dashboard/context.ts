@@ -1,0 +1,73 @@
+/**
+ * What every dashboard use case shares: the database (one client, queued behind the saga store's
+ * transactions), the engine the human decisions go through, and the signed-in user as an actor.
+ */
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { onConnection, PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { requireUser } from "@/lib/auth/current-user";
+import { ApiError } from "@/lib/api/errors";
+import { SagaEngine } from "@/lib/saga/engine";
+import type { Actor } from "@/lib/saga/store";
+import type { ToolRegistry } from "@/lib/saga/tools";
+import { getHostedWorld } from "@/lib/sim/host";
+import type { World } from "@/lib/sim/world";
+
+/** A signed-in person, as `requireUser` returns them. */
+export type DashboardUser = Awaited<ReturnType<typeof requireUser>>;
+
+/** What a person may be asked to be allowed to do. */
+export type DashboardAction = Parameters<typeof requireUser>[0];
+
+/**
+ * Runs `fn` on the process-wide client after every queued saga-store operation on it, so a
+ * dashboard read never joins (or takes a WAL snapshot inside) a store transaction. Never call the
+ * engine or the store from inside `fn`: they queue on the same connection and would wait for `fn`.
+ */
+export async function withDb<T>(fn: (prisma: PrismaClient) => Promise<T>): Promise<T> {
+  const prisma = await getPrisma();
+  return onConnection(prisma, () => fn(prisma));
+}
+
+/** The audit actor of a person: their email, so the audit log reads `user:rita@example.com`. */
+export function userActor(user: DashboardUser): Actor {
+  return { type: "user", id: user.email };
+}
+
+/**
+ * Whether the signed-in user may do `action` (false on 403). Used to decide which buttons to show;
+ * the use case that does the action checks again itself.
+ */
+export async function userCan(action: DashboardAction): Promise<boolean> {
+  try {
+    await requireUser(action);
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && e.code === "FORBIDDEN") return false;
+    throw e;
+  }
+}
+
+// One registry per hosted world: `resetHostedWorld` replaces the world, and lookups must read the new one.
+const registries = new WeakMap<World, ToolRegistry>();
+
+/** The support agent's tools over the simulated systems this process hosts (lookups read them). */
+export function hostedRegistry(): ToolRegistry {
+  const world = getHostedWorld();
+  let registry = registries.get(world);
+  if (!registry) {
+    registry = createSupportToolRegistry(world);
+    registries.set(world, registry);
+  }
+  return registry;
+}
+
+/**
+ * The engine the dashboard's human decisions go through (decidePivot, decideHeldCall, settleUnknown,
+ * resolveEscalation): each writes its row and audit event in one store transaction. None of them
+ * calls a tool; the registry is there because the engine needs one.
+ */
+export async function dashboardEngine(): Promise<SagaEngine> {
+  const prisma = await getPrisma();
+  return new SagaEngine({ store: new PrismaSagaStore(prisma), registry: hostedRegistry() });
+}

@@ -1,0 +1,75 @@
+/**
+ * The one path by which approve-pivot and reject-pivot reach the engine: bound to the plan hash the
+ * reviewer's page loaded, with every refusal a person can act on returned as a value.
+ */
+import { getPrisma } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaError } from "@/lib/saga/errors";
+import type { PivotRecord } from "@/lib/saga/store";
+import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
+import { dashboardEngine, hostedRegistry, userActor, withDb, type DashboardUser } from "./context";
+import { pivotSummary, readPlanItemViews } from "./pivot-view";
+import type { TPivotDecisionResult } from "./views";
+
+/** A reviewer's decision as the use cases pass it on. */
+export interface PivotDecisionInput {
+  /** The pivot. */
+  pivotId: string;
+  /** The plan hash the reviewer's page showed. */
+  planHash: string;
+  /** Approve (true) or reject. */
+  approve: boolean;
+  /** A rejection's reason (goes back to the agent). */
+  reason: string | null;
+}
+
+async function planChanged(pivot: PivotRecord): Promise<TPivotDecisionResult> {
+  const plan = await withDb((prisma) => readPlanItemViews(prisma, hostedRegistry(), pivot.plan));
+  return {
+    ok: false,
+    reason: "plan_changed",
+    current: { planHash: pivot.planHash, summary: pivot.summary, status: pivot.status, plan },
+    policyChanges: plan.filter((i) => i.policyChanged).map((i) => ({ tool: i.tool, planVersion: i.planPolicyVersion, currentVersion: i.currentPolicyVersion })),
+  };
+}
+
+/** Why a pending pivot with the expected hash cannot be decided (or that it can): null means go ahead. */
+async function refusal(store: PrismaSagaStore, pivot: PivotRecord, input: PivotDecisionInput): Promise<TPivotDecisionResult | null> {
+  if (pivot.status !== PivotStatus.PENDING) return { ok: false, reason: "already_decided", pivot: pivotSummary(pivot) };
+  if (pivot.planHash !== input.planHash) return planChanged(pivot);
+  if (input.approve) {
+    // A tool policy edited since the plan was made makes the approval stale before it is given.
+    const changed = await planChanged(pivot);
+    if (changed.ok === false && changed.reason === "plan_changed" && changed.policyChanges.length > 0) return changed;
+  }
+  const run = await store.getRun(pivot.runId);
+  if (run && run.status !== RunStatus.AWAITING_PIVOT) return { ok: false, reason: "run_not_waiting", runStatus: run.status };
+  return null;
+}
+
+/** Decides the pivot through the engine (row + audit event in one transaction) for `user`. */
+export async function decidePivotFor(user: DashboardUser, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
+  const store = new PrismaSagaStore(await getPrisma());
+  const pivot = await store.getPivot(input.pivotId);
+  if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${input.pivotId} does not exist; reload the runs list.`);
+  const refused = await refusal(store, pivot, input);
+  if (refused) return refused;
+  const engine = await dashboardEngine();
+  try {
+    const decided = await engine.decidePivot(input.pivotId, {
+      approve: input.approve,
+      actor: userActor(user),
+      planHash: input.planHash,
+      reason: input.reason,
+    });
+    return { ok: true, pivot: pivotSummary(decided) };
+  } catch (e) {
+    // Lost a race (the agent revised the plan, another reviewer decided, the run moved): say which.
+    if (!(e instanceof SagaError) || e.code !== "PIVOT_CONFLICT") throw e;
+    const current = await store.getPivot(input.pivotId);
+    if (!current) throw e;
+    const raced = await refusal(store, current, input);
+    if (raced) return raced;
+    throw e;
+  }
+}

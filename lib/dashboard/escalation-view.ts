@@ -1,0 +1,45 @@
+/** Shared by the escalation use cases: an escalation row as the queue shows it. */
+import type { Prisma } from "@/generated/prisma";
+import { EscalationKindSchema, EscalationStatusSchema } from "@/lib/api/schemas/saga";
+import { systemOfTool } from "./tool-systems";
+import type { TEscalationQueueItem } from "./views";
+
+/** What a queue row reads besides the escalation: its run's title and its step. */
+export const ESCALATION_INCLUDE = {
+  run: { select: { id: true, title: true } },
+  step: { select: { id: true, stepIdx: true, tool: true } },
+} as const satisfies Prisma.EscalationInclude;
+
+/** An escalation row with its run and step. */
+export type EscalationRowWithRefs = Prisma.EscalationGetPayload<{ include: typeof ESCALATION_INCLUDE }>;
+
+/** The tool an escalation is about: its step's, else the one its detail names (a held call). */
+export function escalationTool(row: { step: { tool: string } | null; detail: Prisma.JsonValue }): string | null {
+  if (row.step) return row.step.tool;
+  const detail = row.detail;
+  if (detail && typeof detail === "object" && !Array.isArray(detail) && typeof detail.tool === "string") return detail.tool;
+  return null;
+}
+
+/** A queue row, with its age measured against `now`. */
+export function queueItem(row: EscalationRowWithRefs, now: Date): TEscalationQueueItem {
+  const tool = escalationTool(row);
+  const end = row.resolvedAt ?? now;
+  return {
+    id: row.id,
+    kind: EscalationKindSchema.parse(row.kind),
+    status: EscalationStatusSchema.parse(row.status),
+    title: row.title,
+    run: row.run,
+    step: row.step,
+    tool,
+    system: tool ? systemOfTool(tool) : null,
+    owner: row.owner,
+    claimedBy: row.claimedBy,
+    claimedAt: row.claimedAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    ageSeconds: Math.max(0, Math.floor((end.getTime() - row.createdAt.getTime()) / 1000)),
+    resolvedBy: row.resolvedBy,
+    resolvedAt: row.resolvedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { requireUser } from "@/lib/auth/current-user";
+import { getPrisma } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaError } from "@/lib/saga/errors";
+import type { EscalationRecord } from "@/lib/saga/store";
+import { EscalationKind, EscalationStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { ZEscalationId } from "./claim-escalation";
+import { dashboardEngine, userActor, withDb, type DashboardUser } from "./context";
+import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
+import type { TResolveResult } from "./views";
+
+const note = (what: string) => z.string().trim().min(1, what).max(4000);
+
+/** What a stuck post-pivot step can be decided as. */
+export const StuckDecision = {
+  /** A person did what the step should have done, by hand. */
+  completed_manually: "completed_manually",
+  /** The step will not be done; the agent's owner follows up (unwind, or answer the customer). */
+  abandoned: "abandoned",
+} as const;
+
+/** A resolution, one form per escalation kind. */
+export const ZEscalationResolution = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal(EscalationKind.APPROVAL_REQUIRED),
+      /** Let the held call run (once), or refuse it. */
+      approve: z.boolean(),
+      /** Why; required when refusing (the agent is told). */
+      note: z.string().trim().max(4000).optional(),
+    })
+    .refine((r) => r.approve || Boolean(r.note), { path: ["note"], message: "say why the call is refused: the agent is told" }),
+  z.object({
+    kind: z.literal(EscalationKind.OUTCOME_UNKNOWN),
+    /** What the real system shows. */
+    outcome: z.enum([StepStatus.CONFIRMED, StepStatus.NOT_EXECUTED]),
+    /** What you saw, where (a lookup result, a screenshot reference). */
+    evidence: note("evidence is required: say what you saw in the real system"),
+    /** The effect's external id, when CONFIRMED. */
+    externalRef: z.string().trim().min(1).max(200).nullable().optional(),
+  }),
+  z.object({
+    kind: z.literal(EscalationKind.COMPENSATION_FAILED),
+    /** What was done by hand to answer the effect. */
+    note: note("say what was repaired and how"),
+    /** The external id of the manual repair (a refund made in the provider's console), if any. */
+    repairRef: z.string().trim().min(1).max(200).nullable().optional(),
+  }),
+  z.object({
+    kind: z.literal(EscalationKind.STUCK_AFTER_PIVOT),
+    /** What happens to the step. */
+    decision: z.enum(StuckDecision),
+    /** Why, and what was done. */
+    note: note("say what was decided and why"),
+  }),
+  z.object({
+    kind: z.literal(EscalationKind.REVOKE_OUT_OF_WINDOW),
+    /** What was done instead of the revoke. */
+    note: note("say what was done instead"),
+  }),
+]);
+/** A resolution as a form sends it. */
+export type TEscalationResolution = z.input<typeof ZEscalationResolution>;
+type Resolution = z.output<typeof ZEscalationResolution>;
+
+/** Runs the engine's decision for the resolution's kind (row, saga log and audit event together). */
+async function decide(user: DashboardUser, escalationId: string, r: Resolution): Promise<EscalationRecord> {
+  const engine = await dashboardEngine();
+  const actor = userActor(user);
+  switch (r.kind) {
+    case EscalationKind.APPROVAL_REQUIRED:
+      return engine.decideHeldCall(escalationId, { approve: r.approve, actor, ...(r.note ? { note: r.note } : {}) });
+    case EscalationKind.OUTCOME_UNKNOWN:
+      return engine.settleUnknown(escalationId, { outcome: r.outcome, evidence: r.evidence, externalRef: r.externalRef ?? null, actor });
+    case EscalationKind.COMPENSATION_FAILED:
+      return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { repair: "manual", repairRef: r.repairRef ?? null } });
+    case EscalationKind.STUCK_AFTER_PIVOT:
+      return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { decision: r.decision } });
+    case EscalationKind.REVOKE_OUT_OF_WINDOW:
+      return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { revoke: "handled_outside_window" } });
+  }
+}
+
+/**
+ * Resolves an escalation the signed-in user holds, with the form of its kind: approve or reject a
+ * held call, settle an unknown outcome with evidence (written back to the step), record a manual
+ * repair of a failed compensation, decide a stuck post-pivot step, answer a revoke past its window.
+ * Only the claimer may resolve: anyone else gets `{ ok: false, reason: "not_claimer", heldBy }`.
+ * The engine writes the resolution, the saga log change and the audit event together.
+ */
+export async function resolveEscalation(escalationId: string, request: TEscalationResolution): Promise<TResolveResult> {
+  const user = await requireUser("escalation.resolve");
+  const id = ZEscalationId.parse(escalationId);
+  const resolution = ZEscalationResolution.parse(request);
+  const store = new PrismaSagaStore(await getPrisma());
+  const escalation = await store.getEscalation(id);
+  if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
+  if (escalation.status === EscalationStatus.RESOLVED) return { ok: false, reason: "resolved", resolvedBy: escalation.resolvedBy };
+  // Only the claimer's own release can change a claim, so this check cannot go stale under them.
+  if (escalation.status !== EscalationStatus.CLAIMED || escalation.claimedBy !== user.email) {
+    return { ok: false, reason: "not_claimer", heldBy: escalation.claimedBy };
+  }
+  if (escalation.kind !== resolution.kind) {
+    throw new SagaError("ESCALATION_CONFLICT", `Escalation ${id} is ${escalation.kind}, not ${resolution.kind}; use the resolution form of its kind.`);
+  }
+  try {
+    await decide(user, id, resolution);
+  } catch (e) {
+    if (!(e instanceof SagaError) || e.code !== "ESCALATION_CONFLICT") throw e;
+    // Resolved meanwhile (a reconcile settled the step itself, or a double submit): say by whom.
+    const current = await store.getEscalation(id);
+    if (current?.status !== EscalationStatus.RESOLVED) throw e;
+    return { ok: false, reason: "resolved", resolvedBy: current.resolvedBy };
+  }
+  const row = await withDb(async (prisma) => {
+    const found = await prisma.escalation.findUniqueOrThrow({ where: { id }, include: ESCALATION_INCLUDE });
+    return found;
+  });
+  return { ok: true, escalation: queueItem(row, row.resolvedAt ?? new Date()) };
+}

@@ -1,0 +1,139 @@
+/**
+ * Dashboard accounts from the command line (the admin screen uses the same lib functions):
+ *
+ *   npm run user -- create --email ana@example.com --name "Ana Admin" --role admin --password '...'
+ *   npm run user -- create --email sso@example.com --name "Sam SSO" --role viewer      (SSO-only: no password)
+ *   npm run user -- set-role --email ana@example.com --role reviewer
+ *   npm run user -- disable --email ana@example.com
+ *   npm run user -- list
+ *
+ * Works on DATABASE_URL's database (run `npm run db:migrate` first). Changes take effect on the
+ * person's next request. The password may also come from SAGABOARD_PASSWORD, to keep it out of the
+ * shell history.
+ */
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { Prisma } from "@/generated/prisma";
+import { ApiError } from "@/lib/api/errors";
+import { ROLES, RoleSchema, type Role } from "@/lib/auth/roles";
+import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { createUser } from "@/lib/users/create-user";
+import { disableUser } from "@/lib/users/disable-user";
+import { findUsers } from "@/lib/users/find-users";
+import { setUserRole } from "@/lib/users/set-user-role";
+import type { UserActor, UserView } from "@/lib/users/user";
+
+const USAGE = `Usage:
+  npm run user -- create --email EMAIL --name NAME --role admin|reviewer|support|viewer [--password PASSWORD]
+  npm run user -- set-role --email EMAIL --role admin|reviewer|support|viewer
+  npm run user -- disable --email EMAIL
+  npm run user -- list
+(--password may be left out for SSO-only accounts, or given as SAGABOARD_PASSWORD.)`;
+
+/** Bad command-line input: printed with the usage, exit code 2. */
+class UsageError extends Error {}
+
+function cliActor(): UserActor {
+  try {
+    return { type: "user", id: `cli:${os.userInfo().username}` };
+  } catch {
+    return { type: "user", id: "cli" };
+  }
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`Missing --${flag}.`);
+  return value;
+}
+
+function roleFlag(value: string | undefined): Role {
+  const parsed = RoleSchema.safeParse(required(value, "role"));
+  if (!parsed.success) throw new UsageError(`--role ${value} is not a role. Use one of: ${ROLES.join(", ")}.`);
+  return parsed.data;
+}
+
+function describe(user: UserView): string {
+  const state = user.disabledAt ? `disabled ${user.disabledAt.toISOString()}` : "active";
+  return `${user.email}\t${user.role}\t${state}\t${user.hasPassword ? "password" : "sso only"}\t${user.name}`;
+}
+
+async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" }, password: { type: "string" } },
+  });
+  const [command, ...rest] = positionals;
+  if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}".`);
+  const by = cliActor();
+
+  switch (command) {
+    case "create": {
+      const password = values.password ?? process.env.SAGABOARD_PASSWORD;
+      const user = await createUser(prisma, {
+        email: required(values.email, "email"),
+        name: required(values.name, "name"),
+        role: roleFlag(values.role),
+        password: password === "" ? undefined : password,
+        by,
+      });
+      console.log(`Created ${user.role} ${user.email} (${user.id})${user.hasPassword ? "" : ", SSO only (no password)"}.`);
+      return;
+    }
+    case "set-role": {
+      const { user, changed } = await setUserRole(prisma, { email: required(values.email, "email"), role: roleFlag(values.role), by });
+      console.log(changed ? `${user.email} is now ${user.role}, from their next request.` : `${user.email} already is ${user.role}.`);
+      return;
+    }
+    case "disable": {
+      const { user, changed } = await disableUser(prisma, { email: required(values.email, "email"), by });
+      console.log(
+        changed
+          ? `Disabled ${user.email}: their next request is refused and they cannot sign in.`
+          : `${user.email} was already disabled at ${user.disabledAt?.toISOString()}.`,
+      );
+      return;
+    }
+    case "list": {
+      const users: UserView[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await findUsers(prisma, { cursor, limit: 500 });
+        users.push(...page.items);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      if (users.length === 0) {
+        console.log("No users yet. Create one with: npm run user -- create --email EMAIL --name NAME --role admin --password ...");
+        return;
+      }
+      for (const user of users) console.log(describe(user));
+      return;
+    }
+    default:
+      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: create, set-role, disable or list.");
+  }
+}
+
+let prisma: PrismaClient | undefined;
+try {
+  const argv = process.argv.slice(2);
+  prisma = await openPrisma();
+  await run(prisma, argv[0] === "--" ? argv.slice(1) : argv);
+} catch (e) {
+  if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+    console.error(`user: ${e.message}\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (e instanceof ApiError) {
+    const fields = e.details.map((d) => `\n  ${d.path}: ${d.message}`).join("");
+    console.error(`user: ${e.message}${fields}`);
+    process.exitCode = 1;
+  } else if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2021") {
+    console.error("user: the database has no User table yet; run `npm run db:migrate` first.");
+    process.exitCode = 1;
+  } else {
+    console.error("user: failed:", e);
+    process.exitCode = 1;
+  }
+} finally {
+  await prisma?.$disconnect();
+}

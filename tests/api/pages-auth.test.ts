@@ -1,0 +1,35 @@
+/**
+ * Every page checks who is asking, in the page itself (not only in a proxy/middleware, which
+ * CVE-2025-29927 bypassed): a static check that each app/**\/page.tsx except /signin calls
+ * requirePageUser before anything else can render. The browser tests (tests/e2e/auth.spec.ts) show
+ * what that call does.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+/** Pages that need no session. */
+const PUBLIC_PAGES = new Set(["app/signin/page.tsx"]);
+
+function pages(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return name === "api" && dir === "app" ? [] : pages(full);
+    return name === "page.tsx" || name === "page.ts" ? [full.split(path.sep).join("/")] : [];
+  });
+}
+
+describe("pages", () => {
+  const all = pages("app");
+
+  it("exist (the scan finds the dashboard)", () => {
+    expect(all).toContain("app/signin/page.tsx");
+    expect(all.length).toBeGreaterThan(1);
+  });
+
+  it.each(all.filter((page) => !PUBLIC_PAGES.has(page)))("%s calls requirePageUser and returns its denial", (page) => {
+    const source = readFileSync(page, "utf8");
+    expect(source, `${page} must call requirePageUser(...) first`).toMatch(/await requirePageUser\(\s*"[a-z.]+"/);
+    expect(source, `${page} must return the 403 content when denied`).toMatch(/if \(denied\) return denied;/);
+  });
+});

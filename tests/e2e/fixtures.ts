@@ -1,0 +1,89 @@
+/**
+ * Playwright fixtures for Sagaboard: a client on the e2e database (the file the server uses, named by
+ * DATABASE_URL, which playwright.config.ts sets), `seedUser(role)` creating a uniquely named account
+ * through the same lib function the CLI and the admin screen use, and `signIn(page, user)`.
+ *
+ * Tests never delete shared data: each one seeds what it needs under names nobody else uses.
+ */
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { test as base, expect, type Page } from "@playwright/test";
+import type { Role } from "@/lib/auth/roles";
+import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { createUser } from "@/lib/users/create-user";
+import type { UserView } from "@/lib/users/user";
+
+/** Where tests save the screenshots a person should look at (test-results/screenshots/<name>.png). */
+export function screenshotPath(name: string): string {
+  return path.join("test-results", "screenshots", `${name}.png`);
+}
+
+/** A seeded account and its password (known only to the test). */
+export interface SeededUser extends UserView {
+  /** The plain password, for signing in. */
+  password: string;
+}
+
+/** Options of `seedUser`. */
+export interface SeedUserOptions {
+  /** Display name (default: "E2E <Role> <n>"). */
+  name?: string;
+}
+
+/** Fixtures every e2e test can ask for. */
+export interface SagaboardFixtures {
+  /** Creates an enabled account with `role`, a unique email and a random password. */
+  seedUser: (role: Role, options?: SeedUserOptions) => Promise<SeededUser>;
+}
+
+/** Worker-wide fixtures. */
+export interface SagaboardWorkerFixtures {
+  /** A Prisma client on the e2e database, for seeding and for asserting persisted rows. */
+  db: PrismaClient;
+}
+
+let seeded = 0;
+
+export const test = base.extend<SagaboardFixtures, SagaboardWorkerFixtures>({
+  db: [
+    // eslint-disable-next-line no-empty-pattern -- Playwright reads the fixture's dependencies from this pattern
+    async ({}, use) => {
+      if (!process.env.DATABASE_URL) throw new Error("DATABASE_URL is not set; run the e2e tests through playwright.config.ts.");
+      const prisma = await openPrisma(process.env.DATABASE_URL);
+      await use(prisma);
+      await prisma.$disconnect();
+    },
+    { scope: "worker" },
+  ],
+  seedUser: async ({ db }, use, testInfo) => {
+    await use(async (role, options = {}) => {
+      const n = ++seeded;
+      // Unique across workers, retries and runs against the same file.
+      const tag = `${Date.now().toString(36)}-${testInfo.workerIndex}-${n}-${randomBytes(3).toString("hex")}`;
+      const password = `pw-${randomBytes(12).toString("base64url")}`;
+      const label = role.charAt(0).toUpperCase() + role.slice(1);
+      const user = await createUser(db, {
+        email: `e2e-${role}-${tag}@sagaboard.test`,
+        name: options.name ?? `E2E ${label} ${n}`,
+        role,
+        password,
+        by: { type: "system", id: "e2e" },
+      });
+      return { ...user, password };
+    });
+  },
+});
+
+export { expect };
+
+/**
+ * Signs in through the sign-in form and waits until a signed-in page shows the user menu.
+ * Starts from `/signin?callbackUrl=...` when `returnTo` is given.
+ */
+export async function signIn(page: Page, user: { email: string; password: string }, returnTo?: string): Promise<void> {
+  await page.goto(returnTo ? `/signin?callbackUrl=${encodeURIComponent(returnTo)}` : "/signin");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByTestId("user-menu")).toBeVisible();
+}
