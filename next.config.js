@@ -2,10 +2,16 @@
 const nextConfig = {
   // better-sqlite3 is a native addon: it must be loaded by Node's require, never bundled.
   serverExternalPackages: ["better-sqlite3", "@prisma/adapter-better-sqlite3"],
-  // The generated Prisma client (generated/prisma, "client" engine) is bundled like our own code, but
-  // it reads its query compiler and schema from disk at run time, which the tracer cannot see.
+  // The generated Prisma clients (generated/prisma for SQLite, generated/prisma-pg for PostgreSQL;
+  // "client" engine) are bundled like our own code, but they read their query compiler and schema
+  // from disk at run time, which the tracer cannot see.
   outputFileTracingIncludes: {
-    "/*": ["./generated/prisma/*.wasm", "./generated/prisma/schema.prisma"],
+    "/*": [
+      "./generated/prisma/*.wasm",
+      "./generated/prisma/schema.prisma",
+      "./generated/prisma-pg/*.wasm",
+      "./generated/prisma-pg/schema.prisma",
+    ],
   },
   typedRoutes: false,
   poweredByHeader: false,

@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     // Integration suites share one SQLite file per worker; forks keep native handles apart.
     pool: "forks",
+    // The PostgreSQL run (SAGABOARD_TEST_PG=1, `npm run test:pg`): checks the server once and drops
+    // any throwaway database a crashed test file left behind (a no-op on SQLite).
+    globalSetup: ["tests/support/pg-global-setup.ts"],
   },
 });

@@ -7,7 +7,7 @@
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { openPrisma } from "@/lib/db/prisma";
-import { sqliteFilePath } from "@/lib/db/url";
+import { dataDirectory } from "@/lib/db/url";
 import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
@@ -26,7 +26,7 @@ const prisma = await openPrisma();
 let token = process.env.SAGABOARD_TOKEN;
 if (!token) {
   await syncToolPolicies(prisma, registry);
-  token = (await ensureDemoTokens(prisma, sqliteFilePath(), registry.list().map((t) => t.name))).agent;
+  token = (await ensureDemoTokens(prisma, dataDirectory(), registry.list().map((t) => t.name))).agent;
 }
 const reviewer = reviewerWith(new SagaEngine({ store: new PrismaSagaStore(prisma), registry }));
 

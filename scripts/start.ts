@@ -1,12 +1,13 @@
 /**
- * `npm start`: migrates the SQLite database, creates the demo accounts and the tool table, builds the
- * app when the build is missing or stale, serves it, and brings it to life: a worker process (with a
- * worker token) and, on first start, the demo agent in its own process, working through the API
- * against the simulated systems the app hosts. Prints where to open it and how to sign in.
+ * `npm start`: migrates the database (SQLite, or PostgreSQL when DATABASE_URL says so), creates the
+ * demo accounts and the tool table, builds the app when the build is missing or stale, serves it, and
+ * brings it to life: a worker process (with a worker token) and, on first start, the demo agent in
+ * its own process, working through the API against the simulated systems the app hosts. Prints where
+ * to open it and how to sign in.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { openPrisma } from "@/lib/db/prisma";
-import { sqliteFilePath } from "@/lib/db/url";
+import { dataDirectory } from "@/lib/db/url";
 import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { World } from "@/lib/sim";
@@ -45,7 +46,7 @@ server.stdout.on("data", (chunk: Buffer) => {
 async function bringToLife(): Promise<void> {
   const prisma = await openPrisma();
   const tools = createSupportToolRegistry(new World()).list().map((t) => t.name);
-  const tokens = await ensureDemoTokens(prisma, sqliteFilePath(), tools);
+  const tokens = await ensureDemoTokens(prisma, dataDirectory(), tools);
   const firstStart = (await prisma.run.count()) === 0;
   await prisma.$disconnect();
 

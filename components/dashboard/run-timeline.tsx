@@ -122,7 +122,8 @@ export function RunTimelineLive({ initial }: { initial: RunTimelineView }) {
                       </div>
                     </td>
                     <td>
-                      <Mono text={step.stepKey} />
+                      {/* The full key is in the title (and on the escalation screen); all 32 characters pushed the table past the page. */}
+                      <Mono text={`${step.stepKey.slice(0, HASH_PREFIX)}…`} title={step.stepKey} />
                     </td>
                     <td>
                       <div className="cell-stack">

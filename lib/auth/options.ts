@@ -20,7 +20,7 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { sqliteFilePath } from "@/lib/db/url";
+import { dataDirectory } from "@/lib/db/url";
 
 /** The provider id of email + password sign-in. */
 export const CREDENTIALS_PROVIDER_ID = "credentials";
@@ -118,7 +118,7 @@ export function resolveAuthSecret(): string {
   const fromEnv = process.env.NEXTAUTH_SECRET?.trim();
   if (fromEnv) return fromEnv;
   if (cachedSecret) return cachedSecret;
-  const dir = path.dirname(sqliteFilePath());
+  const dir = dataDirectory();
   const file = path.join(dir, ".nextauth-secret");
   const read = (): string | undefined => {
     try {

@@ -5,6 +5,7 @@
  * reads; the next link of the run's hash chain), so the chain stays one chain whoever wrote it.
  */
 import type { Prisma } from "@/generated/prisma";
+import { auditChainLock, databaseNow, serializeOn } from "@/lib/db/dialect";
 import { getPrisma } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/prisma-saga-store";
 import { auditHash } from "@/lib/saga/keys";
@@ -24,17 +25,10 @@ export async function writeTransaction<T>(fn: (tx: Tx, now: Date) => Promise<T>)
   return onConnection(prisma, () => prisma.$transaction(async (tx) => fn(tx, await databaseNow(tx)), TX_OPTIONS));
 }
 
-/** The database clock. */
-async function databaseNow(tx: Tx): Promise<Date> {
-  const rows = await tx.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
-  const now = rows[0]?.now;
-  if (typeof now !== "string") throw new Error("The database clock query returned no row; is this SQLite?");
-  return new Date(now);
-}
-
 /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
 export async function appendRunAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
   const scope = runScope(runId);
+  await serializeOn(tx, [auditChainLock(scope)]);
   const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
   const content = {
     seq: (last?.seq ?? 0) + 1,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
+import { clockFromRows, nowQuery } from "@/lib/db/dialect";
 import { EscalationKindSchema } from "@/lib/api/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { userCan, withDb } from "./context";
@@ -66,10 +67,10 @@ export async function findEscalations(request: TFindEscalationsRequest = {}): Pr
       prisma.escalation.groupBy({ by: ["kind"], where: { status: { in: UNRESOLVED } }, orderBy: { kind: "asc" }, _count: { _all: true } }),
       prisma.escalation.count({ where: { status: EscalationStatus.OPEN } }),
       prisma.escalation.count({ where: { status: EscalationStatus.CLAIMED, claimedBy: me } }),
-      prisma.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`,
+      prisma.$queryRaw<{ now: string }[]>(nowQuery(prisma)),
     ]),
   );
-  const clock = new Date(now[0]?.now ?? Date.now());
+  const clock = clockFromRows(now);
   const openByKind = Object.fromEntries(Object.values(EscalationKind).map((k) => [k, 0])) as Record<EscalationKind, number>;
   for (const g of grouped) {
     const parsed = EscalationKindSchema.safeParse(g.kind);

@@ -1,5 +1,6 @@
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
+import { databaseNow } from "@/lib/db/dialect";
 import { CompensationStateSchema, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/api/schemas/saga";
 import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
@@ -37,8 +38,7 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
       where: { id: escalationId },
       include: { ...ESCALATION_INCLUDE, run: true, step: true },
     });
-    const rows = await prisma.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
-    return { row, now: new Date(rows[0]?.now ?? Date.now()) };
+    return { row, now: await databaseNow(prisma) };
   });
   const { row, now } = found;
   if (!row) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; open the escalation queue to find it.`);

@@ -15,7 +15,7 @@ export interface PlanDiffLine {
   loadedPolicyVersion?: number;
 }
 
-/** The diff of `loaded` (what the page showed) against `current`, current order first, removed items last. */
+/** The diff of `loaded` (what the page showed) against `current`: removed items first (the old reads before the new), then the current plan in order. */
 export function diffPlans(loaded: readonly TPlanItemView[], current: readonly TPlanItemView[]): PlanDiffLine[] {
   const unmatched = [...loaded];
   const lines: PlanDiffLine[] = [];
@@ -27,6 +27,5 @@ export function diffPlans(loaded: readonly TPlanItemView[], current: readonly TP
       lines.push({ change: "policy_changed", item, loadedPolicyVersion: old.planPolicyVersion });
     } else lines.push({ change: "unchanged", item });
   }
-  for (const old of unmatched) lines.push({ change: "removed", item: old });
-  return lines;
+  return [...unmatched.map((old): PlanDiffLine => ({ change: "removed", item: old })), ...lines];
 }

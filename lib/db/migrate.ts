@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 /** Where the Prisma migrations live (prisma/migrations under the project). */
 export const DEFAULT_MIGRATIONS_DIR = path.join(process.cwd(), "prisma", "migrations");
 
-/** What `migrateSqlite` did. */
+/** What a migration run did (migrateSqlite, migratePostgres). */
 export interface MigrateResult {
   /** Migrations applied by this call, in order. */
   applied: string[];

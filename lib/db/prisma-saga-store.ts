@@ -9,6 +9,11 @@
  * in between. So each transaction reads the database clock first (a table-less SELECT, which takes no
  * snapshot), then writes (taking the write lock, waiting on busy_timeout), and only then reads; and
  * no other query of this client may run inside that window (see `onConnection`).
+ *
+ * PostgreSQL runs the same transactions concurrently, each on a connection of its own (READ
+ * COMMITTED): a fenced `updateMany` re-checks its WHERE on the row as committed by whoever wrote it
+ * last, unique indexes make one of two racing inserts fail (P2002, handled below), and appending to
+ * an audit chain is serialised per chain (lib/db/dialect.ts `serializeOn`). There is no queue there.
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type {
@@ -19,6 +24,7 @@ import type {
   Run as RunRow,
   Step as StepRow,
 } from "@/generated/prisma";
+import { auditChainLock, databaseKind, databaseNow, serializeOn } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
 import { auditHash } from "@/lib/saga/keys";
 import {
@@ -64,9 +70,9 @@ import {
 type Tx = Prisma.TransactionClient;
 
 /**
- * Interactive transaction limits. maxWait covers waiting for the adapter's per-client mutex (one
- * transaction at a time per connection); timeout covers a busy_timeout wait for another process's
- * write lock (10 s in openPrisma) plus the work itself.
+ * Interactive transaction limits. maxWait covers waiting for the adapter's per-client mutex (SQLite:
+ * one transaction at a time per connection; PostgreSQL: a free pooled connection); timeout covers a
+ * busy_timeout wait for another process's write lock (10 s in openPrisma) or a row lock, plus the work.
  */
 const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
 
@@ -337,6 +343,8 @@ function isId(value: unknown): value is string {
 // SQLITE_BUSY (no busy wait) when another process holds the write lock. So every store operation
 // on a client, reads included, waits for the previous one to finish. This costs nothing real:
 // better-sqlite3 is synchronous, and a busy wait blocks the whole process anyway.
+// PostgreSQL has none of this (a transaction has its own pooled connection; a plain query never
+// joins it), so there the queue is skipped and operations run concurrently.
 
 const connectionQueues = new WeakMap<PrismaClient, Promise<unknown>>();
 
@@ -345,6 +353,7 @@ const connectionQueues = new WeakMap<PrismaClient, Promise<unknown>>();
  * queries the same client should go through it too, or it may run inside a store transaction.
  */
 export function onConnection<T>(prisma: PrismaClient, fn: () => Promise<T>): Promise<T> {
+  if (databaseKind(prisma) === "postgresql") return fn();
   const previous = connectionQueues.get(prisma) ?? Promise.resolve();
   const run = previous.then(fn, fn);
   connectionQueues.set(
@@ -362,7 +371,7 @@ export function onConnection<T>(prisma: PrismaClient, fn: () => Promise<T>): Pro
 /** Thrown inside a transaction to undo it when a fence fails after its first write. */
 class RollBack extends Error {}
 
-/** SagaStore over Prisma (SQLite through the better-sqlite3 adapter; see lib/db/prisma.ts). */
+/** SagaStore over Prisma (SQLite through the better-sqlite3 adapter, or PostgreSQL; see lib/db/prisma.ts). */
 export class PrismaSagaStore implements SagaStore {
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -381,6 +390,7 @@ export class PrismaSagaStore implements SagaStore {
   /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
   private async appendAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
     const scope = runScope(runId);
+    await serializeOn(tx, [auditChainLock(scope)]);
     const last = await tx.auditEvent.findFirst({
       where: { scope },
       orderBy: { seq: "desc" },
@@ -734,12 +744,4 @@ export class PrismaSagaStore implements SagaStore {
     const rows = await this.read((db) => db.auditEvent.findMany({ where: { scope: runScope(runId) }, orderBy: { seq: "asc" } }));
     return rows.map(toAuditEventRecord);
   }
-}
-
-/** The database clock, read inside the transaction (a table-less SELECT: it takes no WAL snapshot). */
-async function databaseNow(tx: Tx): Promise<Date> {
-  const rows = await tx.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
-  const now = rows[0]?.now;
-  if (typeof now !== "string") throw new Error("The database clock query returned no row; is this SQLite?");
-  return new Date(now);
 }

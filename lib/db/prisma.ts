@@ -1,25 +1,75 @@
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaClient } from "@/generated/prisma";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { Prisma, PrismaClient } from "@/generated/prisma";
+import { Prisma as PostgresPrisma, PrismaClient as PostgresPrismaClient } from "@/generated/prisma-pg";
 import { serializeConnections } from "./serialized-adapter";
-import { sqliteFilePath } from "./url";
+import { isPostgresUrl, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
+
+export { databaseKind } from "./dialect";
 
 /**
- * The one Prisma client module. Everything that talks to the database gets its client here, after
- * the connection's pragmas are set:
+ * The one Prisma client module. Everything that talks to the database gets its client here.
+ * DATABASE_URL picks the store: unset or `file:...` is SQLite, `postgresql://` / `postgres://` is
+ * PostgreSQL.
+ *
+ * SQLite (better-sqlite3 adapter), after the connection's pragmas are set:
  * - journal_mode=WAL: readers (the dashboard) never block the agent's writes;
  * - synchronous=FULL: in WAL mode every commit fsyncs the WAL, so an INTENDED row survives a power
  *   cut once the tool is called. better-sqlite3 is compiled with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1
  *   (NORMAL), which would only sync at checkpoints and could lose the last commits;
  * - busy_timeout: another process writing (worker, seed script) makes us wait, not fail;
  * - and plain queries wait for this client's open transactions (serialized-adapter.ts).
+ *
+ * PostgreSQL (pg adapter): a pool of DATABASE_POOL_SIZE connections (default 10); every commit is
+ * durable with the server's default synchronous_commit=on. No serialisation: transactions run
+ * concurrently on their own connections (lib/db/dialect.ts covers what then needs a lock).
+ *
+ * One type for both: callers get the SQLite client's `PrismaClient` type whichever store is open.
+ * Both clients are generated from the same models (prisma/postgres/schema.prisma is derived from
+ * prisma/schema.prisma, and a test fails if they drift), so their model APIs are the same; the
+ * PostgreSQL client is cast to that type here and nowhere else. What the cast hides is only what
+ * PostgreSQL has on top (e.g. `mode: "insensitive"` filters): code that is to run on both stores
+ * must not need it. The `Prisma` namespace values lib/ imports from the SQLite client (JsonNull,
+ * DbNull, error classes) are the PostgreSQL client's too, because both share one runtime
+ * (scripts/prisma-share-runtime.mjs, run by postinstall; checked below).
  */
-export async function openPrisma(url?: string): Promise<PrismaClient> {
+export async function openPrisma(url: string | undefined = process.env.DATABASE_URL): Promise<PrismaClient> {
+  return url !== undefined && isPostgresUrl(url) ? openPostgres(url) : openSqlite(url);
+}
+
+async function openSqlite(url: string | undefined): Promise<PrismaClient> {
   const adapter = serializeConnections(new PrismaBetterSQLite3({ url: `file:${sqliteFilePath(url)}`, timeout: 10_000 }));
   const client = new PrismaClient({ adapter });
   await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
   await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
   return client;
+}
+
+async function openPostgres(url: string): Promise<PrismaClient> {
+  const shared = (a: unknown, b: unknown) => a === b;
+  if (!shared(PostgresPrisma.JsonNull, Prisma.JsonNull) || !shared(PostgresPrisma.PrismaClientKnownRequestError, Prisma.PrismaClientKnownRequestError)) {
+    throw new Error(
+      "generated/prisma-pg has a Prisma runtime of its own, so JSON nulls and errors from lib/ would be misread. " +
+        "Run `npm run db:generate` (postinstall does) to generate both clients and share the runtime.",
+    );
+  }
+  const adapter = new PrismaPg(
+    // connectionTimeoutMillis: a pool that stays exhausted fails a request instead of hanging it.
+    { connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000 },
+    // An idle pooled connection that breaks (server restart) is dropped by pg; say so, don't crash.
+    { onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`) },
+  );
+  const client = new PostgresPrismaClient({ adapter });
+  try {
+    // Fail here, with the address, rather than on the first request.
+    await client.$queryRaw`SELECT 1`;
+  } catch (e) {
+    await client.$disconnect().catch(() => undefined);
+    throw new Error(`Cannot reach PostgreSQL at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  // The one cast (see above): same models, same model API.
+  return client as unknown as PrismaClient;
 }
 
 const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<PrismaClient> };

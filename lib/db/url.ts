@@ -1,17 +1,58 @@
 import path from "node:path";
 
+/** The two stores: SQLite (the zero-set-up default) and PostgreSQL (several app instances and workers). */
+export type DatabaseKind = "sqlite" | "postgresql";
+
 /** Where the SQLite database lives when DATABASE_URL does not say: under the project, in data/. */
 export const DEFAULT_SQLITE_PATH = path.join(process.cwd(), "data", "sagaboard.db");
 
-/** The SQLite file named by DATABASE_URL (`file:./data/x.db`), or the default. */
+/** Whether `url` names a PostgreSQL database (`postgresql://...` or `postgres://...`). */
+export function isPostgresUrl(url: string | undefined): boolean {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/** Which store DATABASE_URL (or `url`) names; unset means the default SQLite file. Throws on anything else. */
+export function databaseKindOfUrl(url: string | undefined = process.env.DATABASE_URL): DatabaseKind {
+  if (!url || url.startsWith("file:")) return "sqlite";
+  if (isPostgresUrl(url)) return "postgresql";
+  throw new Error(
+    `DATABASE_URL must be a SQLite file URL such as file:./data/sagaboard.db or a PostgreSQL URL such as ` +
+      `postgresql://user:password@host:5432/sagaboard (got "${url.split(":")[0]}:...").`,
+  );
+}
+
+/** The SQLite file named by DATABASE_URL (`file:./data/x.db`), or the default. Throws for a PostgreSQL URL. */
 export function sqliteFilePath(url: string | undefined = process.env.DATABASE_URL): string {
   if (!url) return DEFAULT_SQLITE_PATH;
-  if (!url.startsWith("file:")) {
-    throw new Error(
-      `DATABASE_URL must be a SQLite file URL such as file:./data/sagaboard.db (got "${url.split(":")[0]}:..."); ` +
-        "PostgreSQL support is a separate piece of work.",
-    );
+  if (databaseKindOfUrl(url) !== "sqlite") {
+    throw new Error(`DATABASE_URL names a PostgreSQL database, not a SQLite file; this needs the SQLite store.`);
   }
   const file = url.slice("file:".length);
   return path.isAbsolute(file) ? file : path.resolve(process.cwd(), file);
+}
+
+/**
+ * The folder for local files that belong with the database (the generated auth secret, the demo's
+ * tokens): the SQLite file's folder, or on PostgreSQL SAGABOARD_DATA_DIR, else data/ under the project.
+ * (Several app instances on PostgreSQL must share NEXTAUTH_SECRET: set it rather than rely on a file.)
+ */
+export function dataDirectory(url: string | undefined = process.env.DATABASE_URL): string {
+  if (databaseKindOfUrl(url) === "sqlite") return path.dirname(sqliteFilePath(url));
+  const dir = process.env.SAGABOARD_DATA_DIR;
+  return dir ? path.resolve(process.cwd(), dir) : path.dirname(DEFAULT_SQLITE_PATH);
+}
+
+/** The PostgreSQL pool size: DATABASE_POOL_SIZE, default 10. */
+export function postgresPoolSize(value: string | undefined = process.env.DATABASE_POOL_SIZE): number {
+  if (value === undefined || value.trim() === "") return 10;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new Error(`DATABASE_POOL_SIZE must be a whole number from 1 to 1000 (got "${value}").`);
+  }
+  return n;
+}
+
+/** The URL with its password masked, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/^(\w+:\/\/[^:/@]*:)[^@]*@/, "$1***@");
 }

@@ -1,6 +1,7 @@
 /**
- * The demo's agent and worker tokens, minted once per database and kept in a local file next to it
- * (data/, never committed), so `npm start` and `npm run demo` can reuse them without printing secrets.
+ * The demo's agent and worker tokens, minted once per database and kept in a local file in its data
+ * directory (data/, never committed; lib/db/url.ts `dataDirectory`), so `npm start` and `npm run demo`
+ * can reuse them without printing secrets.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -24,9 +25,9 @@ async function valid(prisma: PrismaClient, secret: string | undefined): Promise<
   );
 }
 
-/** Reuses the demo tokens stored beside the database, or mints new ones (with a fresh name suffix). */
-export async function ensureDemoTokens(prisma: PrismaClient, databaseFile: string, tools: string[]): Promise<DemoTokens> {
-  const file = path.join(path.dirname(databaseFile), ".demo-tokens.json");
+/** Reuses the demo tokens stored in `dataDir`, or mints new ones (with a fresh name suffix). */
+export async function ensureDemoTokens(prisma: PrismaClient, dataDir: string, tools: string[]): Promise<DemoTokens> {
+  const file = path.join(dataDir, ".demo-tokens.json");
   const stored = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Partial<DemoTokens>) : {};
   if ((await valid(prisma, stored.agent)) && (await valid(prisma, stored.worker))) return stored as DemoTokens;
   const suffix = Date.now().toString(36);

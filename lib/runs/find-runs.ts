@@ -3,6 +3,7 @@ import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
 import { EscalationKindSchema, IsoDate } from "@/lib/api/schemas/saga";
 import { withDb } from "@/lib/dashboard/context";
+import { containsIgnoringCase, databaseKind } from "@/lib/db/dialect";
 import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
 
 /** Escalation statuses that still need a person (claimed items are being handled, not done). */
@@ -93,11 +94,12 @@ const NEEDS_ATTENTION: Prisma.RunWhereInput = {
   ],
 };
 
-/** Runs matching a search: on-behalf-of (part), run id, or an effect's (or compensation's) external ref. */
+/** Runs matching a search: on-behalf-of (part, any case), run id, or an effect's (or compensation's) external ref. */
 function searchWhere(q: string): Prisma.RunWhereInput {
   return {
     OR: [
-      { onBehalfOf: { contains: q } },
+      // withDb's client is the one DATABASE_URL names, so the environment tells its dialect.
+      { onBehalfOf: containsIgnoringCase(databaseKind(), q) },
       { id: q },
       { steps: { some: { OR: [{ externalRef: q }, { compensationRef: q }] } } },
     ],

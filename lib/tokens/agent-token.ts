@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import * as z from "zod";
 import type { AgentToken, Prisma } from "@/generated/prisma";
+import { auditChainLock, databaseNow as readDatabaseClock, serializeOn } from "@/lib/db/dialect";
 import { auditHash } from "@/lib/saga/keys";
 import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -102,12 +103,9 @@ export function tokenScope(tokenId: string): string {
   return `agent-token:${tokenId}`;
 }
 
-/** The database clock: a table-less SELECT, so it takes no WAL snapshot before the first write. */
-export async function databaseNow(tx: Prisma.TransactionClient): Promise<Date> {
-  const rows = await tx.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
-  const now = rows[0]?.now;
-  if (typeof now !== "string") throw new Error("The database clock query returned no row; is this SQLite?");
-  return new Date(now);
+/** The database clock (lib/db/dialect.ts): on SQLite a table-less SELECT, so it takes no WAL snapshot before the first write. */
+export function databaseNow(tx: Prisma.TransactionClient): Promise<Date> {
+  return readDatabaseClock(tx);
 }
 
 /** Appends the next link of a token's audit chain, in the caller's transaction (after its write). */
@@ -120,6 +118,7 @@ export async function appendTokenAudit(
   data: { [key: string]: Json },
 ): Promise<void> {
   const scope = tokenScope(tokenId);
+  await serializeOn(tx, [auditChainLock(scope)]);
   const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
   const content = { seq: (last?.seq ?? 0) + 1, scope, runId: null, stepId: null, type, actor: actorLabel(actor), data, at: now };
   const prevHash = last?.hash ?? GENESIS_HASH;

@@ -6,6 +6,7 @@ import bcrypt from "bcryptjs";
 import * as z from "zod";
 import type { Prisma, User } from "@/generated/prisma";
 import { RoleSchema, type Role } from "@/lib/auth/roles";
+import { auditChainLock, serializeOn } from "@/lib/db/dialect";
 import { auditHash } from "@/lib/saga/keys";
 import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -104,6 +105,7 @@ export async function appendUserAudit(
   data: { [key: string]: Json },
 ): Promise<void> {
   const scope = userScope(userId);
+  await serializeOn(tx, [auditChainLock(scope)]);
   const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
   const content = { seq: (last?.seq ?? 0) + 1, scope, runId: null, stepId: null, type, actor: actorLabel(actor), data, at: now };
   const prevHash = last?.hash ?? GENESIS_HASH;
@@ -112,7 +114,16 @@ export async function appendUserAudit(
   });
 }
 
-/** How many enabled admins there are (an account change must never leave none). */
-export function countActiveAdmins(tx: Prisma.TransactionClient): Promise<number> {
+/** Serialises the "is anyone else still an admin" checks (see countActiveAdmins). */
+const LAST_ADMIN_LOCK = "users:enabled-admins";
+
+/**
+ * How many enabled admins there are (an account change must never leave none). Call it after the
+ * transaction's own write. On PostgreSQL two transactions demoting or disabling two different admins
+ * would each still see the other admin enabled (READ COMMITTED) and together leave none; the lock
+ * makes the second count wait for the first to commit and see its change. (SQLite: one writer at a time.)
+ */
+export async function countActiveAdmins(tx: Prisma.TransactionClient): Promise<number> {
+  await serializeOn(tx, [LAST_ADMIN_LOCK]);
   return tx.user.count({ where: { role: "admin", disabledAt: null } });
 }

@@ -3,10 +3,15 @@
  * claimed by a fenced update that names the `attempt` it saw, so of two workers racing for one task
  * exactly one changes a row, and the other skips it. Every claim bumps `attempt`: a settle or
  * heartbeat carrying an older one (a holder whose lease expired and was taken over) changes nothing.
+ *
+ * PostgreSQL: the candidates are selected inside the claim transaction with `FOR UPDATE SKIP
+ * LOCKED`, so concurrent workers take disjoint rows without contending; the fenced update stays.
  */
 import { z } from "zod";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
-import { appendTaskAudit, databaseNow, readTx, toTaskRecord, workerActor, writeTx, type ClaimedTask } from "./task-record";
+import { auditChainLock, databaseKind, jsonStringsWithin, serializeOn, skipLockedRows, type Db } from "@/lib/db/dialect";
+import { runScope } from "@/lib/saga/store";
+import { appendTaskAudit, databaseNow, readTx, toTaskRecord, workerActor, writeTx, type ClaimedTask, type Tx } from "./task-record";
 import { WorkerTaskStatus } from "./vocabulary";
 
 /** What `claimTasks` takes. */
@@ -35,23 +40,19 @@ interface Candidate {
 
 /**
  * Claimable tasks the worker's tools cover, oldest first: PENDING, or CLAIMED with an expired lease.
- *
- * SQLite: the tool filter reads the JSON array with json_each. PostgreSQL will select and claim in
- * one transaction here, `... AND t.tools <@ $tools::jsonb ORDER BY ... LIMIT n FOR UPDATE SKIP LOCKED`,
- * so workers do not even contend for the same rows; the fenced update below stays the guarantee.
+ * The tool filter and the row locks are dialect-specific (lib/db/dialect.ts): SQLite reads the JSON
+ * array with json_each and has no row locks; PostgreSQL tests `tools <@ $tools::jsonb` and ends with
+ * `FOR UPDATE SKIP LOCKED` (only meaningful inside the claim transaction, where it is run there).
  */
-function candidateQuery(now: Date, tools: readonly string[], limit: number): Prisma.Sql {
-  const covered =
-    tools.length === 0
-      ? Prisma.sql`NOT EXISTS (SELECT 1 FROM json_each(t."tools"))`
-      : Prisma.sql`NOT EXISTS (SELECT 1 FROM json_each(t."tools") AS j WHERE j."value" NOT IN (${Prisma.join([...tools])}))`;
+function candidateQuery(db: Db, now: Date, tools: readonly string[], limit: number): Prisma.Sql {
   return Prisma.sql`
     SELECT t."id", t."attempt", t."status", t."claimedBy", t."leaseUntil"
     FROM "WorkerTask" AS t
     WHERE (t."status" = ${WorkerTaskStatus.PENDING} OR (t."status" = ${WorkerTaskStatus.CLAIMED} AND t."leaseUntil" < ${now}))
-      AND ${covered}
+      AND ${jsonStringsWithin(db, Prisma.sql`t."tools"`, tools)}
     ORDER BY t."createdAt" ASC, t."id" ASC
-    LIMIT ${limit}`;
+    LIMIT ${limit}
+    ${skipLockedRows(db)}`;
 }
 
 /**
@@ -63,47 +64,67 @@ function candidateQuery(now: Date, tools: readonly string[], limit: number): Pri
 export async function claimTasks(prisma: PrismaClient, request: TClaimTasksRequest): Promise<ClaimedTask[]> {
   const { workerId, tools, max, leaseMs } = ZClaimTasksSchema.parse(request);
   const workerTools = [...new Set(tools)];
-  // Read a few more than `max`: some may be lost to a faster worker between this read and the claim.
+
+  if (databaseKind(prisma) === "postgresql") {
+    // Select and lock in the claim transaction: the rows are ours until it commits, others skip them.
+    return writeTx(prisma, async (tx, now) => {
+      const locked = await tx.$queryRaw<Candidate[]>(candidateQuery(tx, now, workerTools, max));
+      return claimCandidates(tx, now, locked, workerId, max, leaseMs);
+    });
+  }
+
+  // SQLite: read a few more than `max`: some may be lost to a faster worker between this read and the claim.
   const candidates = await readTx(prisma, async (tx) =>
-    tx.$queryRaw<Candidate[]>(candidateQuery(await databaseNow(tx), workerTools, max * 2)),
+    tx.$queryRaw<Candidate[]>(candidateQuery(tx, await databaseNow(tx), workerTools, max * 2)),
   );
   if (candidates.length === 0) return [];
+  return writeTx(prisma, (tx, now) => claimCandidates(tx, now, candidates, workerId, max, leaseMs));
+}
 
-  return writeTx(prisma, async (tx, now) => {
-    const leaseUntil = new Date(now.getTime() + leaseMs);
-    const won: Candidate[] = [];
-    for (const candidate of candidates) {
-      if (won.length >= max) break;
-      // The fence: UPDATE ... WHERE id = ? AND attempt = ? AND (PENDING OR (CLAIMED AND leaseUntil < now)).
-      const { count } = await tx.workerTask.updateMany({
-        where: {
-          id: candidate.id,
-          attempt: Number(candidate.attempt),
-          OR: [{ status: WorkerTaskStatus.PENDING }, { status: WorkerTaskStatus.CLAIMED, leaseUntil: { lt: now } }],
-        },
-        data: { status: WorkerTaskStatus.CLAIMED, attempt: { increment: 1 }, claimedBy: workerId, leaseUntil, updatedAt: now },
-      });
-      if (count === 1) won.push(candidate);
-    }
-    if (won.length === 0) return [];
-
-    const rows = await tx.workerTask.findMany({
-      where: { id: { in: won.map((c) => c.id) } },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+/** The fenced claims of `candidates` (at most `max`) and their audit events, in the caller's transaction. */
+async function claimCandidates(
+  tx: Tx,
+  now: Date,
+  candidates: readonly Candidate[],
+  workerId: string,
+  max: number,
+  leaseMs: number,
+): Promise<ClaimedTask[]> {
+  const leaseUntil = new Date(now.getTime() + leaseMs);
+  const won: Candidate[] = [];
+  for (const candidate of candidates) {
+    if (won.length >= max) break;
+    // The fence: UPDATE ... WHERE id = ? AND attempt = ? AND (PENDING OR (CLAIMED AND leaseUntil < now)).
+    const { count } = await tx.workerTask.updateMany({
+      where: {
+        id: candidate.id,
+        attempt: Number(candidate.attempt),
+        OR: [{ status: WorkerTaskStatus.PENDING }, { status: WorkerTaskStatus.CLAIMED, leaseUntil: { lt: now } }],
+      },
+      data: { status: WorkerTaskStatus.CLAIMED, attempt: { increment: 1 }, claimedBy: workerId, leaseUntil, updatedAt: now },
     });
-    const claimed = rows.map(toTaskRecord) as ClaimedTask[];
-    for (const task of claimed) {
-      const seen = won.find((c) => c.id === task.id);
-      const takenOver = seen?.status === WorkerTaskStatus.CLAIMED;
-      await appendTaskAudit(tx, now, task, "task.claimed", workerActor(workerId), {
-        taskId: task.id,
-        kind: task.kind,
-        attempt: task.attempt,
-        leaseUntil: leaseUntil.toISOString(),
-        takenOverFrom: takenOver ? (seen?.claimedBy ?? null) : null,
-        expiredLeaseUntil: takenOver && seen?.leaseUntil ? new Date(seen.leaseUntil).toISOString() : null,
-      });
-    }
-    return claimed;
+    if (count === 1) won.push(candidate);
+  }
+  if (won.length === 0) return [];
+
+  const rows = await tx.workerTask.findMany({
+    where: { id: { in: won.map((c) => c.id) } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
+  const claimed = rows.map(toTaskRecord) as ClaimedTask[];
+  // Several runs' chains in one transaction: lock them all first, in one order (no deadlock).
+  await serializeOn(tx, claimed.map((task) => auditChainLock(runScope(task.runId))));
+  for (const task of claimed) {
+    const seen = won.find((c) => c.id === task.id);
+    const takenOver = seen?.status === WorkerTaskStatus.CLAIMED;
+    await appendTaskAudit(tx, now, task, "task.claimed", workerActor(workerId), {
+      taskId: task.id,
+      kind: task.kind,
+      attempt: task.attempt,
+      leaseUntil: leaseUntil.toISOString(),
+      takenOverFrom: takenOver ? (seen?.claimedBy ?? null) : null,
+      expiredLeaseUntil: takenOver && seen?.leaseUntil ? new Date(seen.leaseUntil).toISOString() : null,
+    });
+  }
+  return claimed;
 }

@@ -11,9 +11,14 @@
  * because better-sqlite3 waits for a lock synchronously). The store's own reads can still run
  * inside one of ours; they are harmless once our first write holds the write lock, which is why
  * each write transaction reads only the database clock (no table, no snapshot) before it writes.
+ *
+ * PostgreSQL: transactions run concurrently on pooled connections and a plain query never joins one,
+ * so reads skip the transaction wrapper there; writes stay fenced (`WHERE id = ? AND attempt = ?`,
+ * re-checked on the latest committed row) and audit appends are serialised per chain.
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { WorkerTask as WorkerTaskRow } from "@/generated/prisma";
+import { auditChainLock, databaseKind, databaseNow, serializeOn } from "@/lib/db/dialect";
 import { auditHash } from "@/lib/saga/keys";
 import { actorLabel, auditHashedContent, GENESIS_HASH, runScope, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -121,23 +126,22 @@ export function isUniqueViolation(e: unknown): boolean {
 }
 
 /**
- * The database clock, read inside the transaction. A table-less SELECT takes no WAL snapshot, so it
- * may precede the transaction's first write. (PostgreSQL: `SELECT now()`, the transaction's start.)
+ * The database clock, read inside the transaction (lib/db/dialect.ts). On SQLite a table-less SELECT
+ * takes no WAL snapshot, so it may precede the transaction's first write.
  */
-export async function databaseNow(tx: Tx): Promise<Date> {
-  const rows = await tx.$queryRaw<{ now: string }[]>`SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`;
-  const now = rows[0]?.now;
-  if (typeof now !== "string") throw new Error("The database clock query returned no row; is this SQLite?");
-  return new Date(now);
-}
+export { databaseNow };
 
 /** One write transaction: reads the database clock, then runs `fn`, whose first statement must write. */
 export function writeTx<T>(prisma: PrismaClient, fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
   return prisma.$transaction(async (tx) => fn(tx, await databaseNow(tx)), TX_OPTIONS);
 }
 
-/** One read, inside a transaction of its own so it never joins somebody else's (see the header). */
+/**
+ * One read, inside a transaction of its own so it never joins somebody else's (see the header). On
+ * PostgreSQL a plain query cannot join another transaction, so it runs as it is (one round trip).
+ */
 export function readTx<T>(prisma: PrismaClient, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  if (databaseKind(prisma) === "postgresql") return fn(prisma);
   return prisma.$transaction(async (tx) => fn(tx), TX_OPTIONS);
 }
 
@@ -154,6 +158,7 @@ export async function appendTaskAudit(
   data: Json,
 ): Promise<void> {
   const scope = runScope(task.runId);
+  await serializeOn(tx, [auditChainLock(scope)]);
   const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
   const content = { seq: (last?.seq ?? 0) + 1, scope, runId: task.runId, stepId: task.stepId, type, actor: actorLabel(actor), data, at: now };
   const prevHash = last?.hash ?? GENESIS_HASH;

@@ -1,33 +1,30 @@
 /**
- * Shared set-up for the API tests: a fresh SQLite file per test file, reached the way route handlers
- * reach it (DATABASE_URL + getPrisma), and a way to call a route handler without a server.
+ * Shared set-up for the API tests: a fresh database per test file (a SQLite file, or with
+ * SAGABOARD_TEST_PG=1 a throwaway PostgreSQL database: tests/support/test-database.ts), reached the
+ * way route handlers reach it (DATABASE_URL + getPrisma), and a way to call a route handler without a
+ * server.
  *
  * Use getPrisma() for direct set-up too: a second client on the same file in the same process could
  * deadlock (better-sqlite3 waits for locks synchronously; see tests/integration/prisma-store.test.ts).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { migrateSqlite } from "@/lib/db/migrate";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import type { RouteHandler } from "@/lib/api/route";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { reserveTestDatabase } from "../support/test-database";
 
 /**
- * Points DATABASE_URL at a new migrated SQLite file for this test file; call at module top level,
- * before anything calls getPrisma(). Vitest runs each test file in its own process (pool: forks).
+ * Points DATABASE_URL at a new migrated database for this test file (this run's store); call at
+ * module top level, before anything calls getPrisma(). Vitest runs each test file in its own process
+ * (pool: forks), and child processes a test starts inherit DATABASE_URL.
  */
 export function useTestDatabase(label: string): () => Promise<PrismaClient> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), `sagaboard-api-${label}-`));
-  const file = path.join(dir, "api.db");
-  process.env.DATABASE_URL = `file:${file}`;
-  beforeAll(() => {
-    migrateSqlite(file);
-  });
+  const db = reserveTestDatabase(`api-${label}`);
+  process.env.DATABASE_URL = db.url;
+  beforeAll(() => db.create());
   afterAll(async () => {
     await (await getPrisma()).$disconnect();
-    rmSync(dir, { recursive: true, force: true });
+    await db.drop();
   });
   return getPrisma;
 }

@@ -1,6 +1,6 @@
 /**
  * userRoute: the dashboard's endpoints authenticated by the session cookie and authorized by role,
- * with the session read through a fake reader and the User row read from a real SQLite file.
+ * with the session read through a fake reader and the User row read from a real database.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as z from "zod";

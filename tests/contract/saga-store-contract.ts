@@ -496,6 +496,19 @@ export function describeSagaStoreContract(name: string, makeStore: () => Promise
         expect(auditHash(GENESIS_HASH, auditHashedContent(target))).not.toBe(target.hash);
       });
 
+      // Concurrent writers that touch different rows of one run still share its chain: on a store whose
+      // writers run in parallel (PostgreSQL) appending must be serialised, or all but one would fail.
+      it("30 concurrent intents for different steps of one run all commit and extend one unbroken chain", async () => {
+        const runId = await newRun();
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, idx) => store.insertIntent(intent(runId, idx), audit("step.intended", { idx }))),
+        );
+        expect(results.every((r) => r.created)).toBe(true);
+        const events = await store.listAuditEvents(runId);
+        expect(events).toHaveLength(31);
+        verifyChain(events, runId);
+      });
+
       it("keeps one chain per run, each starting at seq 1 from the genesis hash", async () => {
         const a = await newRun();
         const b = await newRun();

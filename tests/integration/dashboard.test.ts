@@ -1,7 +1,8 @@
 /**
- * The reviewer dashboard's use cases (lib/dashboard, lib/runs) against a real SQLite database and the
- * simulated systems this process hosts: pivot decisions bound to the plan hash, claim-once, only the
- * claimer resolves, viewers change nothing, and "check the real system" / settle-with-evidence.
+ * The reviewer dashboard's use cases (lib/dashboard, lib/runs) against a real database (SQLite, or
+ * PostgreSQL in the SAGABOARD_TEST_PG=1 run) and the simulated systems this process hosts: pivot
+ * decisions bound to the plan hash, claim-once, only the claimer resolves, viewers change nothing,
+ * and "check the real system" / settle-with-evidence.
  * The signed-in user is chosen per call by mocking `@/lib/auth/current-user`; the permission map is
  * the real one (lib/auth/roles).
  */
@@ -440,6 +441,8 @@ describe("runs list", () => {
 
     const cy = await findRuns({ q: "cy@example" });
     expect(cy.runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
+    // Any case, on both stores (PostgreSQL's LIKE is case-sensitive; the search asks for ILIKE there).
+    expect((await findRuns({ q: "CY@Example" })).runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
     const prisma = await getPrisma();
     const step = await prisma.step.findFirstOrThrow({ where: { tool: "authorize_payment", externalRef: { not: null } } });
     const byRef = await findRuns({ q: step.externalRef! });

@@ -1,24 +1,30 @@
 /**
- * The store contract against PrismaSagaStore on a real SQLite file (fresh per test file), plus what
- * only a database can show: durability settings, visibility to other connections and processes,
- * and the write lock holding across connections.
+ * The store contract against PrismaSagaStore on a real database (fresh per test file: a SQLite file,
+ * or in the SAGABOARD_TEST_PG=1 run a throwaway PostgreSQL database), plus what only a database can
+ * show: visibility to other connections and processes, writers in several processes racing, and
+ * per store: SQLite's durability settings and migrations, PostgreSQL's migration bookkeeping.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateSqlite } from "@/lib/db/migrate";
+import { DEFAULT_POSTGRES_MIGRATIONS_DIR, migrationChecksum, migratePostgres } from "@/lib/db/migrate-postgres";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { sqliteFilePath } from "@/lib/db/url";
 import { auditHash, stepKey } from "@/lib/saga/keys";
 import { auditHashedContent, GENESIS_HASH, type AuditInput, type NewIntent } from "@/lib/saga/store";
 import { describeSagaStoreContract } from "@/tests/contract/saga-store-contract";
+import { reserveTestDatabase } from "../support/test-database";
 
+const database = reserveTestDatabase("store");
+const { kind, url } = database;
+const label = kind === "postgresql" ? "PostgreSQL" : "SQLite";
+// Scripts for the child processes (and, on SQLite, a second database file) live here.
 const dir = mkdtempSync(path.join(os.tmpdir(), "sagaboard-store-"));
-const dbFile = path.join(dir, "store.db");
-const url = `file:${dbFile}`;
 const opened: PrismaClient[] = [];
 
 async function open(): Promise<PrismaClient> {
@@ -27,23 +33,22 @@ async function open(): Promise<PrismaClient> {
   return client;
 }
 
-beforeAll(() => {
-  expect(migrateSqlite(dbFile).applied.length).toBeGreaterThan(0);
-});
+beforeAll(() => database.create());
 
 afterAll(async () => {
   await Promise.all(opened.map((c) => c.$disconnect()));
+  await database.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describeSagaStoreContract("PrismaSagaStore (SQLite)", async () => {
+describeSagaStoreContract(`PrismaSagaStore (${label})`, async () => {
   const client = await openPrisma(url);
   return { store: new PrismaSagaStore(client), cleanup: () => client.$disconnect() };
 });
 
 // Cross-connection concurrency runs in separate processes, as the app, the worker and agents do.
-// (Two connections to one file inside one process would deadlock: better-sqlite3 waits for a lock
-// synchronously, so the connection holding it can never reach its COMMIT.)
+// (Two connections to one SQLite file inside one process would deadlock: better-sqlite3 waits for a
+// lock synchronously, so the connection holding it can never reach its COMMIT.)
 const WORKER_SOURCE = `
 import { createInterface } from "node:readline";
 import { openPrisma } from ${JSON.stringify(path.join(process.cwd(), "lib/db/prisma.ts"))};
@@ -142,15 +147,26 @@ function intent(runId: string, stepIdx: number, suffix: string): NewIntent {
   };
 }
 
-describe("PrismaSagaStore on SQLite", () => {
-  it("runs every commit with synchronous=FULL in WAL mode", async () => {
-    const client = await open();
-    const [sync] = await client.$queryRawUnsafe<{ synchronous: bigint | number }[]>("PRAGMA synchronous");
-    const [journal] = await client.$queryRawUnsafe<{ journal_mode: string }[]>("PRAGMA journal_mode");
-    expect(Number(sync?.synchronous)).toBe(2);
-    expect(journal?.journal_mode).toBe("wal");
-  });
+/**
+ * Reads a step's status and key in a separate OS process through the raw driver (no Prisma), as the
+ * worker or a crashed-and-restarted agent would see it.
+ */
+function readStepElsewhere(stepId: string): unknown {
+  const require = createRequire(import.meta.url);
+  const script =
+    kind === "postgresql"
+      ? "const pg = require(process.argv[1]); const c = new pg.Client({ connectionString: process.argv[2] });" +
+        "c.connect().then(() => c.query('SELECT status, \"stepKey\" FROM \"Step\" WHERE id = $1', [process.argv[3]]))" +
+        ".then((r) => { process.stdout.write(JSON.stringify(r.rows[0] ?? null)); return c.end(); });"
+      : "const D = require(process.argv[1]); const db = new D(process.argv[2], { readonly: true });" +
+        "const r = db.prepare('SELECT status, stepKey FROM Step WHERE id = ?').get(process.argv[3]);" +
+        "process.stdout.write(JSON.stringify(r ?? null));";
+  const driver = require.resolve(kind === "postgresql" ? "pg" : "better-sqlite3");
+  const target = kind === "postgresql" ? url : sqliteFilePath(url);
+  return JSON.parse(execFileSync(process.execPath, ["-e", script, driver, target, stepId], { encoding: "utf8" }));
+}
 
+describe(`PrismaSagaStore on ${label}: other connections and processes`, () => {
   it("an INTENDED row is visible to another connection and another process as soon as insertIntent resolves", async () => {
     const store = new PrismaSagaStore(await open());
     const reader = await open();
@@ -160,18 +176,7 @@ describe("PrismaSagaStore on SQLite", () => {
 
     const row = await reader.step.findUnique({ where: { id: step.id } });
     expect(row).toMatchObject({ status: "INTENDED", stepKey: step.stepKey });
-
-    // A separate OS process with its own SQLite connection, as the worker or a crashed-and-restarted
-    // agent would be.
-    const require = createRequire(import.meta.url);
-    const script =
-      "const D = require(process.argv[1]); const db = new D(process.argv[2], { readonly: true });" +
-      "const r = db.prepare('SELECT status, stepKey FROM Step WHERE id = ?').get(process.argv[3]);" +
-      "process.stdout.write(JSON.stringify(r ?? null));";
-    const out = execFileSync(process.execPath, ["-e", script, require.resolve("better-sqlite3"), dbFile, step.id], {
-      encoding: "utf8",
-    });
-    expect(JSON.parse(out)).toEqual({ status: "INTENDED", stepKey: step.stepKey });
+    expect(readStepElsewhere(step.id)).toEqual({ status: "INTENDED", stepKey: step.stepKey });
   });
 
   it("concurrent inserts for one key from four processes make one row and one created:true", async () => {
@@ -197,19 +202,82 @@ describe("PrismaSagaStore on SQLite", () => {
       expect(auditHash(e.prevHash, auditHashedContent(e))).toBe(e.hash);
     });
   });
-
-  it("migrateSqlite is idempotent and `prisma migrate deploy` sees its migrations as applied", () => {
-    expect(migrateSqlite(dbFile).applied).toEqual([]);
-    // A file of its own: the schema engine wants the database to itself.
-    const fresh = path.join(dir, "cli.db");
-    const applied = migrateSqlite(fresh).applied;
-    expect(applied.length).toBeGreaterThan(0);
-    const prisma = path.join(process.cwd(), "node_modules", ".bin", "prisma");
-    const out = execFileSync(prisma, ["migrate", "deploy"], {
-      encoding: "utf8",
-      env: { ...process.env, DATABASE_URL: `file:${fresh}`, CHECKPOINT_DISABLE: "1", PRISMA_HIDE_UPDATE_MESSAGE: "1" },
-    });
-    expect(out).toMatch(/No pending migrations to apply/);
-    expect(out).toContain(`${applied.length} migration`);
-  }, 60_000);
 });
+
+// What only one of the stores has.
+if (kind === "sqlite") {
+  describe("PrismaSagaStore on SQLite: durability and migrations", () => {
+    it("runs every commit with synchronous=FULL in WAL mode", async () => {
+      const client = await open();
+      const [sync] = await client.$queryRawUnsafe<{ synchronous: bigint | number }[]>("PRAGMA synchronous");
+      const [journal] = await client.$queryRawUnsafe<{ journal_mode: string }[]>("PRAGMA journal_mode");
+      expect(Number(sync?.synchronous)).toBe(2);
+      expect(journal?.journal_mode).toBe("wal");
+    });
+
+    it("migrateSqlite is idempotent and `prisma migrate deploy` sees its migrations as applied", () => {
+      expect(migrateSqlite(sqliteFilePath(url)).applied).toEqual([]);
+      // A file of its own: the schema engine wants the database to itself.
+      const fresh = path.join(dir, "cli.db");
+      const applied = migrateSqlite(fresh).applied;
+      expect(applied.length).toBeGreaterThan(0);
+      const prisma = path.join(process.cwd(), "node_modules", ".bin", "prisma");
+      const out = execFileSync(prisma, ["migrate", "deploy"], {
+        encoding: "utf8",
+        env: { ...process.env, DATABASE_URL: `file:${fresh}`, CHECKPOINT_DISABLE: "1", PRISMA_HIDE_UPDATE_MESSAGE: "1" },
+      });
+      expect(out).toMatch(/No pending migrations to apply/);
+      expect(out).toContain(`${applied.length} migration`);
+    }, 60_000);
+  });
+}
+
+if (kind === "postgresql") {
+  describe("PrismaSagaStore on PostgreSQL: migrations", () => {
+    it("migratePostgres is idempotent and records each migration in _prisma_migrations as `prisma migrate deploy` does", async () => {
+      expect(await migratePostgres(url)).toMatchObject({ applied: [] });
+      const client = await open();
+      const rows = await client.$queryRawUnsafe<
+        { id: string; checksum: string; migration_name: string; finished_at: Date | null; rolled_back_at: Date | null; logs: string | null; applied_steps_count: number }[]
+      >(`SELECT id, checksum, migration_name, finished_at, rolled_back_at, logs, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name`);
+      const names = rows.map((r) => r.migration_name);
+      expect(names.length).toBeGreaterThan(0);
+      expect(names).toEqual(readdirSync(DEFAULT_POSTGRES_MIGRATIONS_DIR, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort());
+      for (const row of rows) {
+        expect(row.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        expect(row.checksum).toBe(migrationChecksum(readFileSync(path.join(DEFAULT_POSTGRES_MIGRATIONS_DIR, row.migration_name, "migration.sql"))));
+        expect(row.finished_at).toBeInstanceOf(Date);
+        expect(row).toMatchObject({ rolled_back_at: null, logs: null, applied_steps_count: 1 });
+      }
+      // The table itself has Prisma's PostgreSQL shape (what `migrate deploy` reads and writes).
+      const columns = await client.$queryRawUnsafe<{ column_name: string; data_type: string; is_nullable: string }[]>(
+        // information_schema's types are domains over `name`, which Prisma's raw queries cannot read: cast.
+        `SELECT column_name::text, data_type::text, is_nullable::text FROM information_schema.columns WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
+      );
+      expect(columns.map((c) => [c.column_name, c.data_type, c.is_nullable])).toEqual([
+        ["id", "character varying", "NO"],
+        ["checksum", "character varying", "NO"],
+        ["finished_at", "timestamp with time zone", "YES"],
+        ["migration_name", "character varying", "NO"],
+        ["logs", "text", "YES"],
+        ["rolled_back_at", "timestamp with time zone", "YES"],
+        ["started_at", "timestamp with time zone", "NO"],
+        ["applied_steps_count", "integer", "NO"],
+      ]);
+    });
+
+    it("two migrators started at once (two app instances) apply each migration once, under Prisma's migration lock", async () => {
+      const fresh = reserveTestDatabase("store-migrators", "postgresql");
+      await fresh.create({ migrate: false });
+      try {
+        const results = await Promise.all([migratePostgres(fresh.url), migratePostgres(fresh.url)]);
+        const counts = results.map((r) => r.applied.length).sort();
+        expect(counts[0]).toBe(0);
+        expect(counts[1]).toBeGreaterThan(0);
+        expect(results.map((r) => r.skipped.length).sort((a, b) => b - a)[0]).toBe(counts[1]);
+      } finally {
+        await fresh.drop();
+      }
+    });
+  });
+}

@@ -1,11 +1,12 @@
 /**
- * Worker tasks on a real SQLite file: dedupe by unique constraint, claims fenced by `attempt`,
+ * Worker tasks on a real database (a SQLite file, or PostgreSQL in the SAGABOARD_TEST_PG=1 run): dedupe by unique constraint, claims fenced by `attempt`,
  * tool scoping, lease expiry and take-over, stale settles refused, heartbeats; then the Worker
  * unwinding a failed run against the simulated systems (the ledger is the oracle), surviving a
  * crash mid-compensation, and 4 workers over 100 tasks with one paused past its lease.
  *
  * In-process tests share one PrismaClient (as the worker process does: two SQLite connections in one
- * process can deadlock); the cross-connection race runs in two child processes.
+ * process can deadlock); the cross-connection race runs in two child processes. On PostgreSQL the
+ * same tests exercise the claim's `FOR UPDATE SKIP LOCKED` and concurrent transactions on a pool.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +14,6 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZodError } from "zod";
-import { migrateSqlite } from "@/lib/db/migrate";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { CrashPoint, SimulatedCrash } from "@/lib/saga/crash-points";
@@ -32,21 +32,24 @@ import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/worker/vocabulary";
 import { Worker, type TaskOutcome, type WorkerEngine } from "@/lib/worker/worker";
 import { makeScenario, type Scenario } from "../support/harness";
 import { refundAndReship } from "../support/support-agent";
+import { reserveTestDatabase } from "../support/test-database";
 
+// The claimer script for the child processes lives here.
 const dir = mkdtempSync(path.join(os.tmpdir(), "sagaboard-worker-"));
-const dbFile = path.join(dir, "worker.db");
-const url = `file:${dbFile}`;
+const database = reserveTestDatabase("worker");
+const url = database.url;
 let prisma: PrismaClient;
 let store: PrismaSagaStore;
 
 beforeAll(async () => {
-  migrateSqlite(dbFile);
+  await database.create();
   prisma = await openPrisma(url);
   store = new PrismaSagaStore(prisma);
 });
 
 afterAll(async () => {
   await prisma?.$disconnect();
+  await database.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -513,7 +516,7 @@ describe("Worker", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Claimers in separate processes, each with its own SQLite connection, released together.
+// Claimers in separate processes, each with its own connection (SQLite file or PostgreSQL pool), released together.
 
 const CLAIMER_SOURCE = `
 import { createInterface } from "node:readline";

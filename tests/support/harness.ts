@@ -1,12 +1,10 @@
 /**
  * Test harness: a simulated world on a manual clock, an engine over a chosen store, and the store
- * factories every scenario runs against (in-memory, and Prisma on a fresh SQLite file).
+ * factories every scenario runs against (in-memory, Prisma on a fresh SQLite file, and with
+ * SAGABOARD_TEST_PG=1 also Prisma on a fresh PostgreSQL database).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { migrateSqlite } from "@/lib/db/migrate";
+import type { DatabaseKind } from "@/lib/db/url";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { ManualClock } from "@/lib/saga/clock";
@@ -15,6 +13,7 @@ import { SagaEngine } from "@/lib/saga/engine";
 import { MemorySagaStore } from "@/lib/saga/memory-store";
 import type { SagaStore } from "@/lib/saga/store";
 import { World } from "@/lib/sim";
+import { createTestDatabase, testStoreKind } from "./test-database";
 
 /** A store for one test, and how to throw it away. */
 export interface StoreHandle {
@@ -24,25 +23,29 @@ export interface StoreHandle {
   cleanup: () => Promise<void>;
 }
 
-/** Named store factories; scenario suites run once per entry. */
+/** PrismaSagaStore on a fresh migrated database of `kind`, thrown away by `cleanup`. */
+function prismaStore(kind: DatabaseKind): (clock: ManualClock) => Promise<StoreHandle> {
+  return async () => {
+    const db = await createTestDatabase("scenario", kind);
+    const prisma = await openPrisma(db.url);
+    return {
+      store: new PrismaSagaStore(prisma),
+      cleanup: async () => {
+        await prisma.$disconnect();
+        await db.drop();
+      },
+    };
+  };
+}
+
+/**
+ * Named store factories; scenario suites run once per entry. The PostgreSQL run (SAGABOARD_TEST_PG=1)
+ * adds "prisma-postgres" next to the others, so the same scenarios also prove the PostgreSQL store.
+ */
 export const storeFactories: { name: string; make: (clock: ManualClock) => Promise<StoreHandle> }[] = [
   { name: "memory", make: async (clock) => ({ store: new MemorySagaStore(clock), cleanup: async () => {} }) },
-  {
-    name: "prisma-sqlite",
-    make: async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), "sagaboard-test-"));
-      const file = path.join(dir, "test.db");
-      migrateSqlite(file);
-      const prisma = await openPrisma(`file:${file}`);
-      return {
-        store: new PrismaSagaStore(prisma),
-        cleanup: async () => {
-          await prisma.$disconnect();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
+  { name: "prisma-sqlite", make: prismaStore("sqlite") },
+  ...(testStoreKind() === "postgresql" ? [{ name: "prisma-postgres", make: prismaStore("postgresql") }] : []),
 ];
 
 /** Everything a scenario needs. */

@@ -1,0 +1,77 @@
+/**
+ * lib/db/dialect.ts on this run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1): a client
+ * and its transactions say which database they talk to (Prisma's `_activeProvider`, which a Prisma
+ * upgrade could rename: this pins it), the database clock, and the writer serialisation that
+ * PostgreSQL needs and SQLite gets from its write lock, including the "last enabled admin" check
+ * that two concurrent transactions could otherwise both pass.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databaseKind, databaseNow, serializeOn } from "@/lib/db/dialect";
+import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { createUser } from "@/lib/users/create-user";
+import { disableUser } from "@/lib/users/disable-user";
+import { reserveTestDatabase } from "../support/test-database";
+
+const database = reserveTestDatabase("dialect");
+let prisma: PrismaClient;
+
+beforeAll(async () => {
+  await database.create();
+  prisma = await openPrisma(database.url);
+});
+
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await database.drop();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe(`the SQL dialect on ${database.kind}`, () => {
+  it("a client and its interactive transactions know their database", async () => {
+    expect(databaseKind(prisma)).toBe(database.kind);
+    await prisma.$transaction(async (tx) => {
+      expect(databaseKind(tx)).toBe(database.kind);
+    });
+  });
+
+  it("reads the database clock as a Date, inside and outside transactions", async () => {
+    const outside = await databaseNow(prisma);
+    const inside = await prisma.$transaction((tx) => databaseNow(tx));
+    for (const now of [outside, inside]) {
+      expect(Math.abs(now.getTime() - Date.now())).toBeLessThan(5_000);
+    }
+    expect(inside.getTime()).toBeGreaterThanOrEqual(outside.getTime());
+  });
+
+  it("serializeOn makes a second transaction on the same name wait for the first to end", async () => {
+    const order: string[] = [];
+    const first = prisma.$transaction(async (tx) => {
+      await serializeOn(tx, ["dialect-test"]);
+      order.push("first locked");
+      await sleep(300);
+      order.push("first done");
+    });
+    await sleep(50);
+    const second = prisma.$transaction(async (tx) => {
+      await serializeOn(tx, ["dialect-test", "another-name"]);
+      order.push("second locked");
+    });
+    await Promise.all([first, second]);
+    // PostgreSQL: the advisory lock; SQLite: the adapter runs one transaction at a time anyway.
+    expect(order).toEqual(["first locked", "first done", "second locked"]);
+  });
+
+  it("two admins disabled at once: exactly one is refused, so an enabled admin always remains", async () => {
+    const by = { type: "system" as const, id: "dialect-test" };
+    await createUser(prisma, { email: "a1@example.com", name: "A1", role: "admin", by });
+    await createUser(prisma, { email: "a2@example.com", name: "A2", role: "admin", by });
+    const results = await Promise.allSettled([
+      disableUser(prisma, { email: "a1@example.com", by }),
+      disableUser(prisma, { email: "a2@example.com", by }),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(results.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "INVALID_TRANSITION" } });
+    expect(await prisma.user.count({ where: { role: "admin", disabledAt: null } })).toBe(1);
+  });
+});
