@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { defineConfig } from "prisma/config";
@@ -18,6 +19,10 @@ export default defineConfig({
           "or pass `--config prisma/postgres/prisma.config.ts` to the Prisma CLI.",
       );
     }
-    return new PrismaBetterSQLite3({ url: `file:${sqliteFilePath()}` });
+    // The CLI opens the database even for commands that do not need it (migrate diff): on a fresh
+    // clone data/ does not exist yet, and better-sqlite3 cannot create a file in a missing folder.
+    const file = sqliteFilePath();
+    mkdirSync(path.dirname(file), { recursive: true });
+    return new PrismaBetterSQLite3({ url: `file:${file}` });
   },
 });

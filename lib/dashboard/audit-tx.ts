@@ -5,11 +5,11 @@
  * reads; the next link of the run's hash chain), so the chain stays one chain whoever wrote it.
  */
 import type { Prisma } from "@/generated/prisma";
-import { auditChainLock, databaseNow, serializeOn } from "@/lib/db/dialect";
+import { databaseNow } from "@/lib/db/dialect";
 import { getPrisma } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/prisma-saga-store";
-import { auditHash } from "@/lib/saga/keys";
-import { actorLabel, auditHashedContent, GENESIS_HASH, runScope, type AuditInput } from "@/lib/saga/store";
+import { runScope, type AuditInput } from "@/lib/saga/store";
+import { appendAuditLink } from "@/lib/db/audit-chain";
 
 type Tx = Prisma.TransactionClient;
 
@@ -27,26 +27,5 @@ export async function writeTransaction<T>(fn: (tx: Tx, now: Date) => Promise<T>)
 
 /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
 export async function appendRunAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
-  const scope = runScope(runId);
-  await serializeOn(tx, [auditChainLock(scope)]);
-  const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-  const content = {
-    seq: (last?.seq ?? 0) + 1,
-    scope,
-    runId,
-    stepId,
-    type: audit.type,
-    actor: actorLabel(audit.actor),
-    data: audit.data ?? {},
-    at: now,
-  };
-  const prevHash = last?.hash ?? GENESIS_HASH;
-  await tx.auditEvent.create({
-    data: {
-      ...content,
-      data: content.data as Prisma.InputJsonValue,
-      prevHash,
-      hash: auditHash(prevHash, auditHashedContent(content)),
-    },
-  });
+  await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId, type: audit.type, actor: audit.actor, data: audit.data ?? {} });
 }

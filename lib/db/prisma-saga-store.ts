@@ -16,56 +16,13 @@
  * an audit chain is serialised per chain (lib/db/dialect.ts `serializeOn`). There is no queue there.
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
-import type {
-  AuditEvent as AuditEventRow,
-  Correction as CorrectionRow,
-  Escalation as EscalationRow,
-  Pivot as PivotRow,
-  Run as RunRow,
-  Step as StepRow,
-} from "@/generated/prisma";
-import { auditChainLock, databaseKind, databaseNow, serializeOn } from "@/lib/db/dialect";
+import type { AuditEvent as AuditEventRow, Correction as CorrectionRow, Escalation as EscalationRow, Pivot as PivotRow, Run as RunRow, Step as StepRow } from "@/generated/prisma";
+import { databaseKind, databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
-import { auditHash } from "@/lib/saga/keys";
-import {
-  actorLabel,
-  auditHashedContent,
-  GENESIS_HASH,
-  runScope,
-  type AuditEventRecord,
-  type AuditInput,
-  type CorrectionRecord,
-  type CreateEscalationResult,
-  type EscalationRecord,
-  type InsertIntentResult,
-  type NewCorrection,
-  type NewEscalation,
-  type NewIntent,
-  type NewPivot,
-  type NewRun,
-  type PivotRecord,
-  type PlanItem,
-  type RunRecord,
-  type SagaStore,
-  type StepFence,
-  type StepPatch,
-  type StepRecord,
-} from "@/lib/saga/store";
+import { runScope, type AuditEventRecord, type AuditInput, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import {
-  CompensationState,
-  CorrectionStatus,
-  EscalationKind,
-  EscalationStatus,
-  Phase,
-  PivotStatus,
-  RUN_STATUSES,
-  RunStatus,
-  STEP_STATUSES,
-  StepStatus,
-  TOOL_CLASSES,
-  type ToolClass,
-} from "@/lib/saga/vocabulary";
+import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, type ToolClass } from "@/lib/saga/vocabulary";
+import { appendAuditLink } from "./audit-chain";
 
 type Tx = Prisma.TransactionClient;
 
@@ -389,27 +346,7 @@ export class PrismaSagaStore implements SagaStore {
 
   /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
   private async appendAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
-    const scope = runScope(runId);
-    await serializeOn(tx, [auditChainLock(scope)]);
-    const last = await tx.auditEvent.findFirst({
-      where: { scope },
-      orderBy: { seq: "desc" },
-      select: { seq: true, hash: true },
-    });
-    const content = {
-      seq: (last?.seq ?? 0) + 1,
-      scope,
-      runId,
-      stepId,
-      type: audit.type,
-      actor: actorLabel(audit.actor),
-      data: audit.data ?? {},
-      at: now,
-    };
-    const prevHash = last?.hash ?? GENESIS_HASH;
-    await tx.auditEvent.create({
-      data: { ...content, data: jsonIn(content.data), prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
-    });
+    await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId, type: audit.type, actor: audit.actor, data: audit.data ?? {} });
   }
 
   /** After a foreign key refusal: says which parent is missing. */

@@ -5,10 +5,10 @@
 import { createHash } from "node:crypto";
 import * as z from "zod";
 import type { AgentToken, Prisma } from "@/generated/prisma";
-import { auditChainLock, databaseNow as readDatabaseClock, serializeOn } from "@/lib/db/dialect";
-import { auditHash } from "@/lib/saga/keys";
-import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/lib/saga/store";
+import { databaseNow as readDatabaseClock } from "@/lib/db/dialect";
+import { type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
+import { appendAuditLink } from "@/lib/db/audit-chain";
 
 /** Every secret starts with this, so a leaked one is recognisable (secret scanners, logs). */
 export const TOKEN_SECRET_PREFIX = "sgb_";
@@ -117,12 +117,5 @@ export async function appendTokenAudit(
   actor: Actor,
   data: { [key: string]: Json },
 ): Promise<void> {
-  const scope = tokenScope(tokenId);
-  await serializeOn(tx, [auditChainLock(scope)]);
-  const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-  const content = { seq: (last?.seq ?? 0) + 1, scope, runId: null, stepId: null, type, actor: actorLabel(actor), data, at: now };
-  const prevHash = last?.hash ?? GENESIS_HASH;
-  await tx.auditEvent.create({
-    data: { ...content, data: data as Prisma.InputJsonObject, prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
-  });
+  await appendAuditLink(tx, now, { scope: tokenScope(tokenId), runId: null, stepId: null, type, actor, data });
 }

@@ -6,10 +6,10 @@ import bcrypt from "bcryptjs";
 import * as z from "zod";
 import type { Prisma, User } from "@/generated/prisma";
 import { RoleSchema, type Role } from "@/lib/auth/roles";
-import { auditChainLock, serializeOn } from "@/lib/db/dialect";
-import { auditHash } from "@/lib/saga/keys";
-import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/lib/saga/store";
+import { serializeOn } from "@/lib/db/dialect";
+import { type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
+import { appendAuditLink } from "@/lib/db/audit-chain";
 
 /** The database clock (shared with the token use cases). */
 export { databaseNow } from "@/lib/tokens/agent-token";
@@ -104,14 +104,7 @@ export async function appendUserAudit(
   actor: Actor,
   data: { [key: string]: Json },
 ): Promise<void> {
-  const scope = userScope(userId);
-  await serializeOn(tx, [auditChainLock(scope)]);
-  const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-  const content = { seq: (last?.seq ?? 0) + 1, scope, runId: null, stepId: null, type, actor: actorLabel(actor), data, at: now };
-  const prevHash = last?.hash ?? GENESIS_HASH;
-  await tx.auditEvent.create({
-    data: { ...content, data: data as Prisma.InputJsonObject, prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
-  });
+  await appendAuditLink(tx, now, { scope: userScope(userId), runId: null, stepId: null, type, actor, data });
 }
 
 /** Serialises the "is anyone else still an admin" checks (see countActiveAdmins). */

@@ -18,11 +18,11 @@
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { WorkerTask as WorkerTaskRow } from "@/generated/prisma";
-import { auditChainLock, databaseKind, databaseNow, serializeOn } from "@/lib/db/dialect";
-import { auditHash } from "@/lib/saga/keys";
-import { actorLabel, auditHashedContent, GENESIS_HASH, runScope, type Actor } from "@/lib/saga/store";
+import { databaseKind, databaseNow } from "@/lib/db/dialect";
+import { runScope, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus, type WorkerTaskKind } from "./vocabulary";
+import { appendAuditLink } from "@/lib/db/audit-chain";
 
 export type Tx = Prisma.TransactionClient;
 
@@ -157,14 +157,7 @@ export async function appendTaskAudit(
   actor: Actor,
   data: Json,
 ): Promise<void> {
-  const scope = runScope(task.runId);
-  await serializeOn(tx, [auditChainLock(scope)]);
-  const last = await tx.auditEvent.findFirst({ where: { scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-  const content = { seq: (last?.seq ?? 0) + 1, scope, runId: task.runId, stepId: task.stepId, type, actor: actorLabel(actor), data, at: now };
-  const prevHash = last?.hash ?? GENESIS_HASH;
-  await tx.auditEvent.create({
-    data: { ...content, data: jsonIn(data), prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
-  });
+  await appendAuditLink(tx, now, { scope: runScope(task.runId), runId: task.runId, stepId: task.stepId, type, actor, data });
 }
 
 /** What a settle (complete, fail) or heartbeat names: the task and the fencing token it holds. */
