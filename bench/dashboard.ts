@@ -1,0 +1,173 @@
+/**
+ * `npm run bench:dashboard [-- --runs N --steps N]`: the dashboard at scale (issue 6, item 4), on
+ * SQLite and PostgreSQL. Fills a throwaway database with the generator (bench/lib/generate.ts;
+ * default 10k runs / 100k steps, `--runs 100000 --steps 1000000` for the full size), then measures
+ * the server time of the lib functions behind the screens, called in-process as a signed-in
+ * reviewer: p50/p95 at 1 and 16 concurrent readers, the database size, and the query plan of the
+ * slowest SQL statement of each (captured through Prisma's query log). Options: --store sqlite|postgresql,
+ * --calls N (per reader, default 30 at 1 reader, 8 each at 16).
+ * Writes bench/results/<timestamp>-dashboard.json. Not part of `npm test`.
+ */
+import { statSync, existsSync } from "node:fs";
+import pg from "pg";
+import Database from "better-sqlite3";
+import type { PrismaClient } from "@/generated/prisma";
+import { runWithSessionReader } from "@/lib/auth/current-user";
+import { findEscalations } from "@/lib/dashboard/find-escalations";
+import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
+import { openPrisma } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import type { DatabaseKind } from "@/lib/db/url";
+import { findRuns } from "@/lib/runs/find-runs";
+import { getRunTimeline } from "@/lib/runs/get-run-timeline";
+import { fileOf, flag, fmt, openLoggingPrisma, percentiles, performance, printTable, throwaway, writeResults, type LoggedQuery, type Percentiles } from "./lib/common";
+import { BENCH_REVIEWER_ID, generate, type Generated } from "./lib/generate";
+
+const RUNS = flag("runs", 10_000);
+const STEPS = flag("steps", 100_000);
+const CALLS = flag("calls", 30);
+const storeArg = process.argv.includes("--store") ? process.argv[process.argv.indexOf("--store") + 1] : null;
+const stores: DatabaseKind[] = storeArg === "sqlite" || storeArg === "postgresql" ? [storeArg] : ["sqlite", "postgresql"];
+
+const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<PrismaClient> };
+
+/** Points lib's process-wide client (getPrisma) at `client` for the calls that follow. */
+function useClient(url: string, client: PrismaClient): void {
+  process.env.DATABASE_URL = url; // databaseKind() without a client reads it
+  globalForPrisma.sagaboardPrisma = Promise.resolve(client);
+}
+
+const asReviewer = <T>(fn: () => Promise<T>) => runWithSessionReader(async () => BENCH_REVIEWER_ID, fn);
+
+type Screen = { name: string; call: (i: number) => Promise<unknown> };
+
+function screens(g: Generated, store: () => PrismaSagaStore): Screen[] {
+  const run = (i: number) => g.sampleRunIds[i % g.sampleRunIds.length]!;
+  const list: Screen[] = [
+    { name: "runs list (first page)", call: () => findRuns({}) },
+    { name: "runs list (needs attention)", call: () => findRuns({ needsAttention: true }) },
+    { name: "runs list (search customer)", call: (i) => findRuns({ q: `cust-${(i * 7919) % RUNS}@` }) },
+    { name: "run timeline", call: (i) => getRunTimeline(run(i)) },
+    { name: "escalation queue (open)", call: () => findEscalations({}) },
+    { name: "audit events of a run", call: (i) => store().listAuditEvents(run(i)) },
+  ];
+  if (g.pendingPivotIds.length > 0) list.splice(4, 0, { name: "pivot screen", call: (i) => getPivotScreen(g.pendingPivotIds[i % g.pendingPivotIds.length]!) });
+  return list;
+}
+
+async function timeCalls(screen: Screen, readers: number, perReader: number): Promise<Percentiles> {
+  const lat: number[] = [];
+  await Promise.all(
+    Array.from({ length: readers }, async (_, r) => {
+      for (let k = 0; k < perReader; k++) {
+        const s = performance.now();
+        await asReviewer(() => screen.call(r * perReader + k));
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  return percentiles(lat);
+}
+
+/** The plan of one logged statement, with its parameters. */
+async function explain(kind: DatabaseKind, url: string, q: LoggedQuery): Promise<string> {
+  let params: unknown[] = [];
+  try {
+    params = JSON.parse(q.params) as unknown[];
+  } catch {
+    /* no params */
+  }
+  try {
+    if (kind === "sqlite") {
+      const db = new Database(fileOf(url), { readonly: true });
+      try {
+        const rows = db.prepare(`EXPLAIN QUERY PLAN ${q.query}`).all(...params.map((p) => (typeof p === "boolean" ? Number(p) : p))) as { detail: string }[];
+        return rows.map((r) => r.detail).join("\n");
+      } finally {
+        db.close();
+      }
+    }
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const { rows } = await c.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.query}`, params);
+      return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    } finally {
+      await c.end();
+    }
+  } catch (e) {
+    return `(EXPLAIN failed: ${e instanceof Error ? e.message : String(e)})`;
+  }
+}
+
+async function sizeOf(kind: DatabaseKind, url: string): Promise<number> {
+  if (kind === "sqlite") {
+    const f = fileOf(url);
+    return ["", "-wal"].reduce((sum, s) => sum + (existsSync(f + s) ? statSync(f + s).size : 0), 0);
+  }
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ size: string }>("SELECT pg_database_size(current_database())::text AS size");
+    return Number(rows[0]!.size);
+  } finally {
+    await c.end();
+  }
+}
+
+async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> {
+  const db = await throwaway(kind, "dash");
+  try {
+    console.log(`[dashboard] ${kind}: generating ${RUNS} runs / ~${STEPS} steps...`);
+    const g = await generate(kind, db.url, RUNS, STEPS);
+    console.log(`[dashboard] ${kind}: ${g.runs} runs, ${g.steps} steps, ${g.pivots} pivots, ${g.escalations} escalations, ${g.corrections} corrections, ${g.auditEvents} audit events in ${g.seconds} s`);
+    const size = await sizeOf(kind, db.url);
+    process.env.DATABASE_POOL_SIZE = "20";
+    const prisma = await openPrisma(db.url);
+    let log: LoggedQuery[] = [];
+    const logging = await openLoggingPrisma(db.url, (q) => log.push(q));
+    try {
+      const store = () => new PrismaSagaStore(prisma);
+      const list = screens(g, store);
+      const rows: string[][] = [["screen", "1 reader p50", "p95", "16 readers p50", "p95", "goal p95 ≤ 50 / 200 ms", "slowest SQL ms", "statements"]];
+      const out: Record<string, unknown> = {};
+      const plans: Record<string, { sql: string; ms: number; plan: string }> = {};
+      for (const screen of list) {
+        // The SQL: one call on a logging client (same adapter and pragmas), after a warm-up call.
+        useClient(db.url, logging);
+        await asReviewer(() => screen.call(1));
+        log = [];
+        const loggingStore = new PrismaSagaStore(logging);
+        await asReviewer(() => (screen.name.startsWith("audit") ? loggingStore.listAuditEvents(g.sampleRunIds[2]!) : screen.call(2)));
+        const statements = log.filter((q) => !/^(COMMIT|BEGIN)/i.test(q.query));
+        const slowest = [...statements].sort((a, b) => b.duration - a.duration)[0];
+        // The timings: the ordinary client.
+        useClient(db.url, prisma);
+        await asReviewer(() => screen.call(0));
+        const one = await timeCalls(screen, 1, CALLS);
+        const sixteen = await timeCalls(screen, 16, Math.max(4, Math.round(CALLS / 4)));
+        const ok = one.p95 <= 50 && sixteen.p95 <= 200;
+        rows.push([screen.name, fmt(one.p50, 2), fmt(one.p95, 2), fmt(sixteen.p50, 2), fmt(sixteen.p95, 2), ok ? "met" : "NOT met", slowest ? fmt(slowest.duration, 2) : "-", String(statements.length)]);
+        if (slowest) plans[screen.name] = { sql: slowest.query, ms: slowest.duration, plan: await explain(kind, db.url, slowest) };
+        out[screen.name] = { oneReader: one, sixteenReaders: sixteen, met: ok, statements: statements.map((q) => ({ ms: q.duration, sql: q.query.slice(0, 400) })) };
+      }
+      const table = printTable(`4. Dashboard on ${kind}: ${g.runs} runs / ${g.steps} steps / ${g.auditEvents} audit events, ${(size / 1e6).toFixed(1)} MB on disk (ms, server time in-process)`, rows);
+      for (const [name, p] of Object.entries(plans)) {
+        console.log(`\n### ${kind} · ${name}: slowest statement (${fmt(p.ms, 2)} ms in the logged call)\n${p.sql.replace(/\s+/g, " ").slice(0, 600)}\n--- plan ---\n${p.plan}`);
+      }
+      return { generated: { ...g, sampleRunIds: undefined, pendingPivotIds: undefined }, sizeBytes: size, screens: out, plans, table };
+    } finally {
+      globalForPrisma.sagaboardPrisma = undefined;
+      await prisma.$disconnect();
+      await logging.$disconnect();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+const results: Record<string, unknown> = { startedAt: new Date().toISOString(), runs: RUNS, steps: STEPS, callsPerReader: CALLS };
+for (const kind of stores) results[kind] = await benchStore(kind);
+results.finishedAt = new Date().toISOString();
+console.log(`\nwrote ${writeResults("dashboard", results)}`);
+process.exit(0);

@@ -1,0 +1,189 @@
+/**
+ * Subjects of the dispatch benches: the engine on an in-process Prisma store, the raw two-commit
+ * baselines (better-sqlite3, pg) and DBOS Transact. Each "round" runs `steps` logged steps and
+ * returns per-step latencies (ms).
+ */
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { PrismaClient } from "@/generated/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaEngine } from "@/lib/saga/engine";
+import type { SagaStore } from "@/lib/saga/store";
+import { benchRegistry, fileOf, performance } from "./common";
+
+export const STEPS_PER_RUN = 10;
+
+export interface Round {
+  /** Per-step latencies, ms. */
+  latencies: number[];
+  /** Wall time of the round, ms. */
+  wallMs: number;
+}
+
+const id = (p: string) => `${p}_${randomBytes(8).toString("hex")}`;
+
+/** Engine over `store`: runs of STEPS_PER_RUN no-op calls, one run after another; only the calls are timed. */
+export async function engineRound(store: SagaStore, steps: number): Promise<Round> {
+  const engine = new SagaEngine({ store, registry: benchRegistry() });
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  for (let done = 0; done < steps; ) {
+    const ctx = await engine.startRun({ title: "bench", agent: "bench" });
+    for (let i = 0; i < STEPS_PER_RUN && done < steps; i++, done++) {
+      const s = performance.now();
+      const out = await ctx.call("bench_noop", { i });
+      latencies.push(performance.now() - s);
+      if (out.status !== "ok") throw new Error(`bench step was not ok: ${JSON.stringify(out)}`);
+    }
+  }
+  return { latencies, wallMs: performance.now() - t0 };
+}
+
+/** `runs` concurrent engine runs of `stepsPerRun` steps each (run creation included in the wall time). */
+export async function engineConcurrent(store: SagaStore, runs: number, stepsPerRun: number): Promise<Round> {
+  const engine = new SagaEngine({ store, registry: benchRegistry() });
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: runs }, async () => {
+      const ctx = await engine.startRun({ title: "bench", agent: "bench" });
+      for (let i = 0; i < stepsPerRun; i++) {
+        const s = performance.now();
+        await ctx.call("bench_noop", { i });
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  return { latencies, wallMs: performance.now() - t0 };
+}
+
+export function prismaStore(prisma: PrismaClient): PrismaSagaStore {
+  return new PrismaSagaStore(prisma);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw two-commit baselines: INSERT the intent row (commit), UPDATE it to CONFIRMED (commit), on the
+// real Step table (same indexes) of the same database.
+
+const INSERT_STEP_SQL = (p: (n: number) => string) =>
+  `INSERT INTO "Step" ("id","runId","stepIdx","tool","toolClass","stepKey","args","argsHash","status","phase","policyVersion","compensation","compensationKey","compensationState","audience","attempts","createdAt","updatedAt")
+   VALUES (${p(1)},${p(2)},${p(3)},'bench_noop','COMPENSATABLE',${p(4)},${p(5)},${p(6)},'INTENDED','STAGING',1,${p(7)},${p(8)},'NONE',${p(9)},0,${p(10)},${p(10)})`;
+const UPDATE_STEP_SQL = (p: (n: number) => string) =>
+  `UPDATE "Step" SET "status"='CONFIRMED',"result"=${p(1)},"attempts"=1,"updatedAt"=${p(2)} WHERE "id"=${p(3)} AND "status"='INTENDED'`;
+
+export class RawSqlite {
+  readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly update: Database.Statement;
+
+  constructor(url: string) {
+    this.db = new Database(fileOf(url), { timeout: 10_000 });
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = FULL");
+    this.db.pragma("foreign_keys = ON");
+    this.insert = this.db.prepare(INSERT_STEP_SQL(() => "?"));
+    this.update = this.db.prepare(UPDATE_STEP_SQL(() => "?"));
+  }
+
+  private newRun(): string {
+    const runId = id("run");
+    const now = new Date().toISOString().replace("Z", "+00:00");
+    this.db.prepare(`INSERT INTO "Run" ("id","title","agent","metadata","status","createdAt","updatedAt") VALUES (?,?,?,?,?,?,?)`).run(runId, "raw", "bench", "{}", "RUNNING", now, now);
+    return runId;
+  }
+
+  /** Per step: one commit for the intent, one for the outcome (autocommit statements). */
+  async round(steps: number): Promise<Round> {
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    let runId = "";
+    for (let i = 0; i < steps; i++) {
+      if (i % STEPS_PER_RUN === 0) runId = this.newRun();
+      const s = performance.now();
+      const stepId = id("stp");
+      const now = new Date().toISOString().replace("Z", "+00:00");
+      this.insert.run(stepId, runId, i % STEPS_PER_RUN, id("key"), JSON.stringify({ i }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', now, now);
+      this.update.run("null", new Date().toISOString().replace("Z", "+00:00"), stepId);
+      latencies.push(performance.now() - s);
+    }
+    return { latencies, wallMs: performance.now() - t0 };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+export class RawPg {
+  readonly pool: pg.Pool;
+
+  constructor(url: string, max = 20) {
+    this.pool = new pg.Pool({ connectionString: url, max });
+  }
+
+  private async newRun(client: pg.ClientBase | pg.Pool): Promise<string> {
+    const runId = id("run");
+    await client.query(`INSERT INTO "Run" ("id","title","agent","metadata","status","createdAt","updatedAt") VALUES ($1,'raw','bench','{}','RUNNING',now(),now())`, [runId]);
+    return runId;
+  }
+
+  /** One step: the intent commit, then the outcome commit (relaxed: `SET LOCAL synchronous_commit = off` for the outcome). */
+  async step(client: pg.ClientBase | pg.Pool, runId: string, idx: number, relaxed: boolean): Promise<void> {
+    const stepId = id("stp");
+    await client.query({
+      name: "bench_insert",
+      text: INSERT_STEP_SQL((n) => `$${n}`),
+      values: [stepId, runId, idx, id("key"), JSON.stringify({ i: idx }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', new Date()],
+    });
+    if (!relaxed) {
+      await client.query({ name: "bench_update", text: UPDATE_STEP_SQL((n) => `$${n}`), values: ["null", new Date(), stepId] });
+      return;
+    }
+    // Relaxed: the outcome is committed without waiting for the WAL flush (a lost outcome leaves INTENDED).
+    if (client instanceof pg.Pool) throw new Error("relaxed raw steps need a dedicated client");
+    await client.query("BEGIN");
+    await client.query("SET LOCAL synchronous_commit = off");
+    await client.query({ name: "bench_update", text: UPDATE_STEP_SQL((n) => `$${n}`), values: ["null", new Date(), stepId] });
+    await client.query("COMMIT");
+  }
+
+  async round(steps: number, relaxed = false): Promise<Round> {
+    const client = await this.pool.connect();
+    try {
+      const latencies: number[] = [];
+      const t0 = performance.now();
+      let runId = "";
+      for (let i = 0; i < steps; i++) {
+        if (i % STEPS_PER_RUN === 0) runId = await this.newRun(client);
+        const s = performance.now();
+        await this.step(client, runId, i % STEPS_PER_RUN, relaxed);
+        latencies.push(performance.now() - s);
+      }
+      return { latencies, wallMs: performance.now() - t0 };
+    } finally {
+      client.release();
+    }
+  }
+
+  /** `runs` concurrent runs of `stepsPerRun` two-commit steps over the pool. */
+  async concurrent(runs: number, stepsPerRun: number): Promise<Round> {
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: runs }, async () => {
+        const runId = await this.newRun(this.pool);
+        for (let i = 0; i < stepsPerRun; i++) {
+          const s = performance.now();
+          await this.step(this.pool, runId, i, false);
+          latencies.push(performance.now() - s);
+        }
+      }),
+    );
+    return { latencies, wallMs: performance.now() - t0 };
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}

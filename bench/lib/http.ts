@@ -1,0 +1,146 @@
+/**
+ * The HTTP path: the built app (`next start`) on a throwaway SQLite file, an agent token for the
+ * no-op tool, and load loops for the engine over HttpSagaStore, the bare intent+outcome requests and
+ * the static route GET /api/health.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { openPrisma } from "@/lib/db/prisma";
+import { syncToolPolicies } from "@/lib/harness/policy";
+import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
+import { SagaEngine } from "@/lib/saga/engine";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { needsBuild } from "@/scripts/lib/build";
+import { benchRegistry, performance } from "./common";
+import { STEPS_PER_RUN, type Round } from "./dispatch";
+
+export interface App {
+  url: string;
+  secret: string;
+  stop: () => void;
+}
+
+/** Builds when .next is stale; returns why it built (or null), throws with the log tail on failure. */
+export function buildIfStale(): string | null {
+  const reason = needsBuild();
+  if (!reason) return null;
+  console.log(`[bench] building the app (${reason})...`);
+  try {
+    execFileSync(path.join("node_modules", ".bin", "next"), ["build"], { stdio: "pipe", maxBuffer: 64 * 1024 * 1024 });
+  } catch (e) {
+    const out = String((e as { stdout?: Buffer }).stdout ?? "") + String((e as { stderr?: Buffer }).stderr ?? "");
+    const lines = out.split("\n");
+    const at = lines.findIndex((l) => /Build error|Error:/.test(l));
+    throw new Error(`next build failed:\n${lines.slice(Math.max(0, at), Math.max(0, at) + 25).join("\n")}`, { cause: e });
+  }
+  return reason;
+}
+
+export async function startApp(databaseUrl: string, port: number): Promise<App> {
+  const prisma = await openPrisma(databaseUrl);
+  await syncToolPolicies(prisma, benchRegistry());
+  const { secret } = await createAgentToken(prisma, { name: `bench-${Date.now().toString(36)}`, tools: ["bench_noop"], createdBy: "system:bench" });
+  await prisma.$disconnect();
+  const child: ChildProcess = spawn(path.join("node_modules", ".bin", "next"), ["start", "-p", String(port)], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: "production" },
+    stdio: ["ignore", "ignore", "inherit"],
+    detached: true,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => {
+    // Our own process group (next start and its children), by id.
+    if (child.pid !== undefined && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (child.exitCode !== null) throw new Error(`next start exited with ${child.exitCode}`);
+    if (Date.now() > deadline) {
+      stop();
+      throw new Error("the app did not answer /api/health within 60 s");
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { url, secret, stop };
+}
+
+/** `concurrency` loops of GET /api/health, `perLoop` requests each. */
+export async function healthLoad(url: string, concurrency: number, perLoop: number): Promise<Round> {
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = 0; i < perLoop; i++) {
+        const s = performance.now();
+        const res = await fetch(`${url}/api/health`);
+        await res.json();
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  return { latencies, wallMs: performance.now() - t0 };
+}
+
+/** `concurrency` agents, each running runs of STEPS_PER_RUN no-op calls through the engine over HTTP. */
+export async function httpEngineLoad(app: App, concurrency: number, stepsPerAgent: number): Promise<Round> {
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: app.url, token: app.secret }), registry: benchRegistry() });
+      for (let done = 0; done < stepsPerAgent; ) {
+        const ctx = await engine.startRun({ title: "bench", agent: "bench" });
+        for (let i = 0; i < STEPS_PER_RUN && done < stepsPerAgent; i++, done++) {
+          const s = performance.now();
+          const out = await ctx.call("bench_noop", { i });
+          latencies.push(performance.now() - s);
+          if (out.status !== "ok") throw new Error(`HTTP bench step was not ok: ${JSON.stringify(out)}`);
+        }
+      }
+    }),
+  );
+  return { latencies, wallMs: performance.now() - t0 };
+}
+
+/** The two requests a logged step needs at least (intent, outcome), straight through HttpSagaStore. */
+export async function httpBareLoad(app: App, concurrency: number, stepsPerAgent: number): Promise<Round> {
+  const latencies: number[] = [];
+  const actor = { type: "agent" as const, id: "bench" };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      const store = new HttpSagaStore({ baseUrl: app.url, token: app.secret });
+      let runId = "";
+      for (let i = 0; i < stepsPerAgent; i++) {
+        const idx = i % STEPS_PER_RUN;
+        if (idx === 0) runId = (await store.createRun({ id: "x", title: "bench", agent: "bench", onBehalfOf: null, metadata: {} }, { type: "run.started", actor })).id;
+        const s = performance.now();
+        const args = { i: idx };
+        const { step } = await store.insertIntent(
+          {
+            id: `stp_b${i}${Math.random().toString(36).slice(2, 8)}`,
+            runId, stepIdx: idx, tool: "bench_noop", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, idx, "bench_noop"),
+            args, argsHash: argsHash(args), phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null,
+            compensation: { tool: "bench_undo", args: {} }, compensationKey: compensationKey(runId, idx, "bench_noop"), correction: null, audience: ["agent"],
+          },
+          { type: "step.intended", actor },
+        );
+        await store.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED", externalRef: null, result: null, attempts: 1 }, { type: "step.confirmed", actor });
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  return { latencies, wallMs: performance.now() - t0 };
+}
