@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL("./", import.meta.url)) } },
   test: {
-    include: ["lib/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts"],
+    include: ["lib/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts", "tests/faults/**/*.test.ts"],
     environment: "node",
     testTimeout: 30_000,
     // Integration suites share one SQLite file per worker; forks keep native handles apart.

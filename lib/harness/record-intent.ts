@@ -35,17 +35,26 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
   if (input.argsHash !== argsHash(input.args)) throw mismatch("argsHash", "does not match the canonical hash of args.");
 
   // Targeted reads, not the whole log: this runs on every logged call an agent makes.
-  const existingRow = await prisma.step.findUnique({ where: { runId_stepIdx: { runId, stepIdx: input.stepIdx } }, select: { id: true } });
-  const existing = existingRow ? await store.getStep(existingRow.id) : null;
+  const existingStep = async () => {
+    const row = await prisma.step.findUnique({ where: { runId_stepIdx: { runId, stepIdx: input.stepIdx } }, select: { id: true } });
+    return row ? store.getStep(row.id) : null;
+  };
+  const existing = await existingStep();
   if (existing) return { created: false, step: existing }; // the idempotent answer for a repeated intent
   assertRunOpen(run);
   const last = await prisma.step.aggregate({ where: { runId }, _max: { stepIdx: true } });
   const next = (last._max.stepIdx ?? -1) + 1;
+  // The reads are not one snapshot (PostgreSQL runs them concurrently): an identical intent may have
+  // committed this very step since the first read. It gets the idempotent answer, not a refusal.
   if (input.stepIdx !== next) {
+    const raced = await existingStep();
+    if (raced) return { created: false, step: raced };
     throw new SagaError("CONFLICT", `Step ${input.stepIdx} cannot be recorded: the next step of run ${runId} is ${next}. Resume reads the log: GET the run first.`);
   }
   const unresolved = await prisma.step.findFirst({ where: { runId, status: { in: [...UNSETTLED_STATUSES] } }, select: { stepIdx: true, tool: true, status: true } });
   if (unresolved) {
+    const raced = await existingStep();
+    if (raced) return { created: false, step: raced };
     throw new SagaError(
       "STEP_UNRESOLVED",
       `Step ${unresolved.stepIdx} (${unresolved.tool}) is ${unresolved.status}; reconcile it before recording step ${input.stepIdx} (${input.tool}).`,
