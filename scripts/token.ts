@@ -7,14 +7,12 @@
  *
  * Works on DATABASE_URL's database (run `npm run db:migrate` first). The secret is printed once.
  */
-import os from "node:os";
 import { parseArgs } from "node:util";
-import { Prisma } from "@/generated/prisma";
-import { ApiError } from "@/lib/api/errors";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import type { PrismaClient } from "@/lib/db/prisma";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
 import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
+import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:
   npm run token -- create --name NAME --tools tool_a,tool_b [--role agent|worker] [--by you@example.com]
@@ -22,20 +20,6 @@ const USAGE = `Usage:
   npm run token -- revoke --name NAME [--by you@example.com]`;
 
 /** Bad command-line input: printed with the usage, exit code 2. */
-class UsageError extends Error {}
-
-function defaultActor(): string {
-  try {
-    return `cli:${os.userInfo().username}`;
-  } catch {
-    return "cli";
-  }
-}
-
-function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`Missing --${flag}.`);
-  return value;
-}
 
 async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -45,7 +29,7 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
   });
   const [command, ...rest] = positionals;
   if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}".`);
-  const by = values.by ?? defaultActor();
+  const by = values.by ?? cliUser();
 
   switch (command) {
     case "create": {
@@ -96,26 +80,4 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
   }
 }
 
-let prisma: PrismaClient | undefined;
-try {
-  const argv = process.argv.slice(2);
-  prisma = await openPrisma();
-  await run(prisma, argv[0] === "--" ? argv.slice(1) : argv);
-} catch (e) {
-  if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
-    console.error(`token: ${e.message}\n${USAGE}`);
-    process.exitCode = 2;
-  } else if (e instanceof ApiError) {
-    const fields = e.details.map((d) => `\n  ${d.path}: ${d.message}`).join("");
-    console.error(`token: ${e.message}${fields}`);
-    process.exitCode = 1;
-  } else if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2021") {
-    console.error("token: the database has no AgentToken table yet; run `npm run db:migrate` first.");
-    process.exitCode = 1;
-  } else {
-    console.error("token: failed:", e);
-    process.exitCode = 1;
-  }
-} finally {
-  await prisma?.$disconnect();
-}
+await runCli("token", USAGE, "AgentToken", run);

@@ -11,17 +11,15 @@
  * person's next request. The password may also come from SAGABOARD_PASSWORD, to keep it out of the
  * shell history.
  */
-import os from "node:os";
 import { parseArgs } from "node:util";
-import { Prisma } from "@/generated/prisma";
-import { ApiError } from "@/lib/api/errors";
 import { ROLES, RoleSchema, type Role } from "@/lib/auth/roles";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import type { PrismaClient } from "@/lib/db/prisma";
 import { createUser } from "@/lib/users/create-user";
 import { disableUser } from "@/lib/users/disable-user";
 import { findUsers } from "@/lib/users/find-users";
 import { setUserRole } from "@/lib/users/set-user-role";
 import type { UserActor, UserView } from "@/lib/users/user";
+import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:
   npm run user -- create --email EMAIL --name NAME --role admin|reviewer|support|viewer [--password PASSWORD]
@@ -31,19 +29,9 @@ const USAGE = `Usage:
 (--password may be left out for SSO-only accounts, or given as SAGABOARD_PASSWORD.)`;
 
 /** Bad command-line input: printed with the usage, exit code 2. */
-class UsageError extends Error {}
 
 function cliActor(): UserActor {
-  try {
-    return { type: "user", id: `cli:${os.userInfo().username}` };
-  } catch {
-    return { type: "user", id: "cli" };
-  }
-}
-
-function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`Missing --${flag}.`);
-  return value;
+  return { type: "user", id: cliUser() };
 }
 
 function roleFlag(value: string | undefined): Role {
@@ -114,26 +102,4 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
   }
 }
 
-let prisma: PrismaClient | undefined;
-try {
-  const argv = process.argv.slice(2);
-  prisma = await openPrisma();
-  await run(prisma, argv[0] === "--" ? argv.slice(1) : argv);
-} catch (e) {
-  if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
-    console.error(`user: ${e.message}\n${USAGE}`);
-    process.exitCode = 2;
-  } else if (e instanceof ApiError) {
-    const fields = e.details.map((d) => `\n  ${d.path}: ${d.message}`).join("");
-    console.error(`user: ${e.message}${fields}`);
-    process.exitCode = 1;
-  } else if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2021") {
-    console.error("user: the database has no User table yet; run `npm run db:migrate` first.");
-    process.exitCode = 1;
-  } else {
-    console.error("user: failed:", e);
-    process.exitCode = 1;
-  }
-} finally {
-  await prisma?.$disconnect();
-}
+await runCli("user", USAGE, "User", run);
