@@ -25,8 +25,8 @@ export interface AuditLink {
   data: Json;
 }
 
-/** Appends the next link of `link.scope`'s chain; the unique (scope, seq) index refuses a fork. */
-export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, link: AuditLink): Promise<void> {
+/** Appends the next link of `link.scope`'s chain (the unique (scope, seq) index refuses a fork); returns its seq and hash. */
+export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, link: AuditLink): Promise<{ seq: number; hash: string }> {
   // PostgreSQL: concurrent writers of one scope would read the same last link; serialise them.
   await serializeOn(tx, [auditChainLock(link.scope)]);
   const last = await tx.auditEvent.findFirst({ where: { scope: link.scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
@@ -41,7 +41,7 @@ export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, l
     at: now,
   };
   const prevHash = last?.hash ?? GENESIS_HASH;
-  await tx.auditEvent.create({
-    data: { ...content, data: link.data as Prisma.InputJsonValue, prevHash, hash: auditHash(prevHash, auditHashedContent(content)) },
-  });
+  const hash = auditHash(prevHash, auditHashedContent(content));
+  await tx.auditEvent.create({ data: { ...content, data: link.data as Prisma.InputJsonValue, prevHash, hash } });
+  return { seq: content.seq, hash };
 }

@@ -68,9 +68,10 @@ export async function databaseNow(db: Db): Promise<Date> {
 // Serialising writers.
 
 /** The first key of every advisory lock Sagaboard takes (two-key form: a space of its own). */
-const ADVISORY_LOCK_SPACE = 0x5a6b_0001;
+export const ADVISORY_LOCK_SPACE = 0x5a6b_0001;
 
-function advisoryKey(name: string): number {
+/** The second key of the advisory lock named `name`. */
+export function advisoryKey(name: string): number {
   return createHash("sha256").update(name, "utf8").digest().readInt32BE(0);
 }
 

@@ -19,10 +19,12 @@ import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { AuditEvent as AuditEventRow, Correction as CorrectionRow, Escalation as EscalationRow, Pivot as PivotRow, Run as RunRow, Step as StepRow } from "@/generated/prisma";
 import { databaseKind, databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
-import { runScope, type AuditEventRecord, type AuditInput, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
+import { actorLabel, IntentGuardFailed, runScope, type AuditEventRecord, type AuditInput, type IntentGuard, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, type ToolClass } from "@/lib/saga/vocabulary";
+import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, UNSETTLED_STATUSES, type ToolClass } from "@/lib/saga/vocabulary";
 import { appendAuditLink } from "./audit-chain";
+import { rawDriverOf } from "./raw-driver";
+import { durabilityFromEnv, jsonColumnKind, stepLogSql, type Durability, type StepColumns, type StepLogSql } from "./step-log-sql";
 
 type Tx = Prisma.TransactionClient;
 
@@ -258,29 +260,94 @@ function toAuditEventRecord(row: AuditEventRow): AuditEventRecord {
   };
 }
 
-/** The columns a step transition may write; keys left undefined in the patch stay unchanged. */
+/** The columns a step transition writes, as plain values; keys left undefined in the patch stay unchanged. */
+function stepPatchColumns(patch: StepPatch): StepColumns {
+  const columns: StepColumns = {
+    status: patch.status,
+    args: patch.args,
+    argsHash: patch.argsHash,
+    phase: patch.phase,
+    policyVersion: patch.policyVersion,
+    approvalId: patch.approvalId,
+    planItemIdx: patch.planItemIdx,
+    externalRef: patch.externalRef,
+    result: patch.result,
+    error: patch.error,
+    compensation: patch.compensation === undefined ? undefined : compensationJson(patch.compensation),
+    correction: patch.correction === undefined ? undefined : correctionJson(patch.correction),
+    audience: patch.audience === undefined ? undefined : [...patch.audience],
+    compensationState: patch.compensationState,
+    compensationRef: patch.compensationRef,
+    compensationRequestedAt: patch.compensationRequestedAt,
+    compensationConfirmedAt: patch.compensationConfirmedAt,
+    compensationError: patch.compensationError,
+    attempts: patch.attempts,
+  };
+  for (const key of Object.keys(columns) as (keyof StepColumns)[]) if (columns[key] === undefined) delete columns[key];
+  return columns;
+}
+
+/** The same columns as Prisma data (JSON nulls marked the way Prisma wants them). */
 function stepPatchData(patch: StepPatch, now: Date): Prisma.StepUpdateManyMutationInput {
-  const data: Prisma.StepUpdateManyMutationInput = { updatedAt: now };
-  if (patch.status !== undefined) data.status = patch.status;
-  if (patch.args !== undefined) data.args = jsonIn(patch.args);
-  if (patch.argsHash !== undefined) data.argsHash = patch.argsHash;
-  if (patch.phase !== undefined) data.phase = patch.phase;
-  if (patch.policyVersion !== undefined) data.policyVersion = patch.policyVersion;
-  if (patch.approvalId !== undefined) data.approvalId = patch.approvalId;
-  if (patch.planItemIdx !== undefined) data.planItemIdx = patch.planItemIdx;
-  if (patch.externalRef !== undefined) data.externalRef = patch.externalRef;
-  if (patch.result !== undefined) data.result = nullableJsonIn(patch.result);
-  if (patch.error !== undefined) data.error = nullableJsonIn(patch.error);
-  if (patch.compensation !== undefined) data.compensation = nullableJsonIn(compensationJson(patch.compensation));
-  if (patch.correction !== undefined) data.correction = nullableJsonIn(correctionJson(patch.correction));
-  if (patch.audience !== undefined) data.audience = [...patch.audience];
-  if (patch.compensationState !== undefined) data.compensationState = patch.compensationState;
-  if (patch.compensationRef !== undefined) data.compensationRef = patch.compensationRef;
-  if (patch.compensationRequestedAt !== undefined) data.compensationRequestedAt = patch.compensationRequestedAt;
-  if (patch.compensationConfirmedAt !== undefined) data.compensationConfirmedAt = patch.compensationConfirmedAt;
-  if (patch.compensationError !== undefined) data.compensationError = nullableJsonIn(patch.compensationError);
-  if (patch.attempts !== undefined) data.attempts = patch.attempts;
-  return data;
+  const data: Record<string, unknown> = { updatedAt: now };
+  for (const [column, value] of Object.entries(stepPatchColumns(patch))) {
+    const json = jsonColumnKind(column);
+    data[column] = json === "required" ? jsonIn(value as Json) : json === "nullable" ? nullableJsonIn(value as Json | null) : value;
+  }
+  return data as Prisma.StepUpdateManyMutationInput;
+}
+
+/** A new intent's full row, as both write paths insert it. */
+function intentRow(intent: NewIntent, now: Date): StepRow {
+  return {
+    id: intent.id,
+    runId: intent.runId,
+    stepIdx: intent.stepIdx,
+    tool: intent.tool,
+    toolClass: intent.toolClass,
+    stepKey: intent.stepKey,
+    args: intent.args,
+    argsHash: intent.argsHash,
+    status: StepStatus.INTENDED,
+    phase: intent.phase,
+    policyVersion: intent.policyVersion,
+    approvalId: intent.approvalId,
+    planItemIdx: intent.planItemIdx,
+    externalRef: null,
+    result: null,
+    error: null,
+    compensation: compensationJson(intent.compensation),
+    compensationKey: intent.compensationKey,
+    compensationState: CompensationState.NONE,
+    compensationRef: null,
+    compensationRequestedAt: null,
+    compensationConfirmedAt: null,
+    compensationError: null,
+    correction: correctionJson(intent.correction),
+    audience: [...intent.audience],
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Prisma create data for a row from `intentRow`. */
+function intentCreateData(row: StepRow): Prisma.StepUncheckedCreateInput {
+  return {
+    ...row,
+    args: jsonIn(row.args as Json),
+    result: Prisma.DbNull,
+    error: Prisma.DbNull,
+    compensation: nullableJsonIn(row.compensation as Json | null),
+    compensationError: Prisma.DbNull,
+    correction: nullableJsonIn(row.correction as Json | null),
+    audience: jsonIn(row.audience as Json),
+  };
+}
+
+/** Whether a step transition is an outcome (out of INTENDED), the write relaxed durability does not flush. */
+function isOutcome(fence: StepFence, patch: StepPatch): boolean {
+  return fence.status?.length === 1 && fence.status[0] === StepStatus.INTENDED && patch.status !== undefined && patch.status !== StepStatus.INTENDED;
 }
 
 /**
@@ -328,15 +395,48 @@ export function onConnection<T>(prisma: PrismaClient, fn: () => Promise<T>): Pro
 /** Thrown inside a transaction to undo it when a fence fails after its first write. */
 class RollBack extends Error {}
 
+/** How a PrismaSagaStore writes. */
+export interface PrismaSagaStoreOptions {
+  /** Whether outcome writes wait for the flush (default: SAGABOARD_DURABILITY, else durable); see lib/db/step-log-sql.ts. */
+  durability?: Durability;
+  /**
+   * Write intents and outcomes in the driver's own SQL (default: whenever the client has a raw driver,
+   * i.e. was opened by lib/db/prisma.ts). False keeps every write on Prisma (used to compare the paths).
+   */
+  hotPath?: boolean;
+}
+
 /** SagaStore over Prisma (SQLite through the better-sqlite3 adapter, or PostgreSQL; see lib/db/prisma.ts). */
 export class PrismaSagaStore implements SagaStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly hot: StepLogSql | null;
+  /** How outcome writes commit. */
+  readonly durability: Durability;
+  /** The chain links each open transaction appended, told to the hot path once it commits. */
+  private readonly appendedLinks = new WeakMap<Tx, [string, { seq: number; hash: string }][]>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    options: PrismaSagaStoreOptions = {},
+  ) {
+    const driver = options.hotPath === false ? null : rawDriverOf(prisma);
+    this.hot = driver ? stepLogSql(driver) : null;
+    this.durability = options.durability ?? durabilityFromEnv();
+    if (this.durability === "relaxed" && !this.hot) {
+      throw new Error("Relaxed durability needs the hot write path: open the client with lib/db/prisma.ts and leave hotPath on.");
+    }
+  }
 
   /** One write transaction: reads the database clock, then runs `fn` (whose first statement must write). */
-  private write<T>(fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
-    return onConnection(this.prisma, () =>
-      this.prisma.$transaction(async (tx) => fn(tx, await databaseNow(tx)), TX_OPTIONS),
+  private async write<T>(fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
+    const links: [string, { seq: number; hash: string }][] = [];
+    const result = await onConnection(this.prisma, () =>
+      this.prisma.$transaction(async (tx) => {
+        this.appendedLinks.set(tx, links);
+        return fn(tx, await databaseNow(tx));
+      }, TX_OPTIONS),
     );
+    for (const [runId, link] of links) this.hot?.noteLink(runId, link);
+    return result;
   }
 
   /** One read outside any transaction, never interleaved with this client's open transaction. */
@@ -346,7 +446,8 @@ export class PrismaSagaStore implements SagaStore {
 
   /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
   private async appendAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
-    await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId, type: audit.type, actor: audit.actor, data: audit.data ?? {} });
+    const link = await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId, type: audit.type, actor: audit.actor, data: audit.data ?? {} });
+    this.appendedLinks.get(tx)?.push([runId, link]);
   }
 
   /** After a foreign key refusal: says which parent is missing. */
@@ -416,34 +517,27 @@ export class PrismaSagaStore implements SagaStore {
     return row ? toStepRecord(row) : null;
   }
 
-  async insertIntent(intent: NewIntent, audit: AuditInput): Promise<InsertIntentResult> {
+  async insertIntent(intent: NewIntent, audit: AuditInput, guard?: IntentGuard): Promise<InsertIntentResult> {
+    if (this.hot) {
+      const data = audit.data ?? {};
+      const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(intent, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
+      switch (result.kind) {
+        case "created":
+          return { created: true, step: toStepRecord(result.row) };
+        case "exists":
+          return { created: false, step: toStepRecord(result.row) };
+        case "guard-failed":
+          throw new IntentGuardFailed(intent.runId);
+        case "no-run":
+          throw new SagaError("RUN_NOT_FOUND", `Run ${intent.runId} does not exist; create the run before writing to it.`);
+        case "id-taken":
+          throw new SagaError("CONFLICT", `Step id ${intent.id} is already used by another step.`);
+      }
+    }
     try {
       const step = await this.write(async (tx, now) => {
-        const row = await tx.step.create({
-          data: {
-            id: intent.id,
-            runId: intent.runId,
-            stepIdx: intent.stepIdx,
-            tool: intent.tool,
-            toolClass: intent.toolClass,
-            stepKey: intent.stepKey,
-            args: jsonIn(intent.args),
-            argsHash: intent.argsHash,
-            status: StepStatus.INTENDED,
-            phase: intent.phase,
-            policyVersion: intent.policyVersion,
-            approvalId: intent.approvalId,
-            planItemIdx: intent.planItemIdx,
-            compensation: nullableJsonIn(compensationJson(intent.compensation)),
-            compensationKey: intent.compensationKey,
-            compensationState: CompensationState.NONE,
-            correction: nullableJsonIn(correctionJson(intent.correction)),
-            audience: [...intent.audience],
-            attempts: 0,
-            createdAt: now,
-            updatedAt: now,
-          },
-        });
+        const row = await tx.step.create({ data: intentCreateData(intentRow(intent, now)) });
+        if (guard && !(await this.guardHolds(tx, row, guard))) throw new IntentGuardFailed(intent.runId); // rolls the insert back
         await this.appendAudit(tx, now, row.runId, row.id, audit);
         return toStepRecord(row);
       });
@@ -464,8 +558,28 @@ export class PrismaSagaStore implements SagaStore {
     }
   }
 
+  /** The guard, read after the insert (inside its transaction: SQLite's transactions must write first). */
+  private async guardHolds(tx: Tx, row: StepRow, guard: IntentGuard): Promise<boolean> {
+    const run = await tx.run.findUniqueOrThrow({ where: { id: row.runId }, select: { status: true, updatedAt: true } });
+    if (!guard.runStatus.includes(run.status as RunStatus)) return false;
+    if (guard.runUpdatedAt && guard.runUpdatedAt.getTime() !== run.updatedAt.getTime()) return false;
+    if (guard.appendOnly) {
+      const others = { runId: row.runId, id: { not: row.id } };
+      const last = await tx.step.aggregate({ where: others, _max: { stepIdx: true } });
+      if (row.stepIdx !== (last._max.stepIdx ?? -1) + 1) return false;
+      if (await tx.step.findFirst({ where: { ...others, status: { in: [...UNSETTLED_STATUSES] } }, select: { id: true } })) return false;
+    }
+    if (guard.noPivot && (await tx.pivot.findFirst({ where: { runId: row.runId }, select: { id: true } }))) return false;
+    return true;
+  }
+
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {
     if (!isId(stepId)) return null;
+    if (this.hot) {
+      const durability = isOutcome(fence, patch) ? this.durability : "durable";
+      const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(patch), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
+      return row ? toStepRecord(row) : null;
+    }
     return this.write(async (tx, now) => {
       const where: Prisma.StepWhereInput = { id: stepId };
       if (fence.status != null) where.status = { in: [...fence.status] };

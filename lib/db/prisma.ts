@@ -2,6 +2,8 @@ import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Prisma, PrismaClient } from "@/generated/prisma";
 import { Prisma as PostgresPrisma, PrismaClient as PostgresPrismaClient } from "@/generated/prisma-pg";
+import pg from "pg";
+import { registerRawDriver } from "./raw-driver";
 import { serializeConnections } from "./serialized-adapter";
 import { isPostgresUrl, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
 
@@ -43,6 +45,7 @@ async function openSqlite(url: string | undefined): Promise<PrismaClient> {
   await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
   await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
+  registerRawDriver(client, { kind: "sqlite", exclusive: adapter.exclusive });
   return client;
 }
 
@@ -54,12 +57,14 @@ async function openPostgres(url: string): Promise<PrismaClient> {
         "Run `npm run db:generate` (postinstall does) to generate both clients and share the runtime.",
     );
   }
-  const adapter = new PrismaPg(
-    // connectionTimeoutMillis: a pool that stays exhausted fails a request instead of hanging it.
-    { connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000 },
+  // connectionTimeoutMillis: a pool that stays exhausted fails a request instead of hanging it.
+  // The pool is ours so that the saga log's hot writes can share it (lib/db/raw-driver.ts).
+  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000 });
+  const adapter = new PrismaPg(pool, {
     // An idle pooled connection that breaks (server restart) is dropped by pg; say so, don't crash.
-    { onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`) },
-  );
+    onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`),
+    disposeExternalPool: true,
+  });
   const client = new PostgresPrismaClient({ adapter });
   try {
     // Fail here, with the address, rather than on the first request.
@@ -68,6 +73,7 @@ async function openPostgres(url: string): Promise<PrismaClient> {
     await client.$disconnect().catch(() => undefined);
     throw new Error(`Cannot reach PostgreSQL at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
+  registerRawDriver(client, { kind: "postgresql", pool });
   // The one cast (see above): same models, same model API.
   return client as unknown as PrismaClient;
 }

@@ -9,6 +9,7 @@
  * waiting costs nothing a busy wait would not already cost.
  */
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from "@prisma/driver-adapter-utils";
+import type Database from "better-sqlite3";
 
 /** A FIFO lock. */
 class Lock {
@@ -61,8 +62,26 @@ function serializedTransaction(tx: Transaction, release: () => void): Transactio
   });
 }
 
-function serialized(adapter: SqlDriverAdapter): SqlDriverAdapter {
+/** A connection's driver, lent out under its lock (see `SerializedFactory.exclusive`). */
+interface Lender {
+  exclusive<T>(fn: (db: Database.Database) => T): Promise<T>;
+}
+
+/** The better-sqlite3 Database the adapter keeps as `client` (checked, since it is not in its types). */
+function driverOf(adapter: SqlDriverAdapter): Database.Database {
+  const db = (adapter as unknown as { client?: Partial<Database.Database> }).client;
+  if (!db || typeof db.prepare !== "function" || typeof db.transaction !== "function") {
+    throw new Error(
+      "The better-sqlite3 adapter no longer keeps its connection as `client`; lib/db/serialized-adapter.ts must be updated after this Prisma upgrade.",
+    );
+  }
+  return db as Database.Database;
+}
+
+function serialized(adapter: SqlDriverAdapter, lend: (lender: Lender) => void): SqlDriverAdapter {
   const lock = new Lock();
+  const db = driverOf(adapter);
+  lend({ exclusive: (fn) => lock.run(async () => fn(db)) });
   return Object.assign(Object.create(adapter) as SqlDriverAdapter, {
     queryRaw: (q: Parameters<SqlDriverAdapter["queryRaw"]>[0]) => lock.run(() => adapter.queryRaw(q)),
     executeRaw: (q: Parameters<SqlDriverAdapter["executeRaw"]>[0]) => lock.run(() => adapter.executeRaw(q)),
@@ -80,12 +99,27 @@ function serialized(adapter: SqlDriverAdapter): SqlDriverAdapter {
   });
 }
 
+/** An adapter factory whose connections serialise queries with transactions. */
+export interface SerializedFactory extends SqlMigrationAwareDriverAdapterFactory {
+  /**
+   * Runs `fn` with the connection's better-sqlite3 Database once every query and transaction of the
+   * client has finished, and holds them off until `fn` returns (it is synchronous, like the driver).
+   */
+  exclusive<T>(fn: (db: Database.Database) => T): Promise<T>;
+}
+
 /** Wraps an adapter factory so each connection it makes serialises queries with transactions. */
-export function serializeConnections(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+export function serializeConnections(factory: SqlMigrationAwareDriverAdapterFactory): SerializedFactory {
+  let current: Lender | null = null;
+  const lend = (lender: Lender) => (current = lender);
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
-    connect: async () => serialized(await factory.connect()),
-    connectToShadowDb: async () => serialized(await factory.connectToShadowDb()),
+    connect: async () => serialized(await factory.connect(), lend),
+    connectToShadowDb: async () => serialized(await factory.connectToShadowDb(), () => undefined),
+    exclusive: (fn) => {
+      if (!current) return Promise.reject(new Error("The SQLite client is not connected yet: run a query first (lib/db/prisma.ts does)."));
+      return current.exclusive(fn);
+    },
   };
 }

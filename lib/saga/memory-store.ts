@@ -10,6 +10,7 @@ import {
   actorLabel,
   auditHashedContent,
   GENESIS_HASH,
+  IntentGuardFailed,
   runScope,
   type AuditEventRecord,
   type AuditInput,
@@ -17,6 +18,7 @@ import {
   type CreateEscalationResult,
   type EscalationRecord,
   type InsertIntentResult,
+  type IntentGuard,
   type NewCorrection,
   type NewEscalation,
   type NewIntent,
@@ -30,7 +32,7 @@ import {
   type StepRecord,
 } from "./store";
 import type { Json } from "./tools";
-import { CompensationState, EscalationStatus, CorrectionStatus, PivotStatus, RunStatus, StepStatus } from "./vocabulary";
+import { CompensationState, EscalationStatus, CorrectionStatus, PivotStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
 
 function copy<T>(value: T): T {
   return structuredClone(value);
@@ -102,13 +104,15 @@ export class MemorySagaStore implements SagaStore {
     return step ? copy(step) : null;
   }
 
-  async insertIntent(intent: NewIntent, audit: AuditInput): Promise<InsertIntentResult> {
+  async insertIntent(intent: NewIntent, audit: AuditInput, guard?: IntentGuard): Promise<InsertIntentResult> {
     const existing = [...this.steps.values()].find(
       (s) => s.stepKey === intent.stepKey || (s.runId === intent.runId && s.stepIdx === intent.stepIdx),
     );
     if (existing) return { created: false, step: copy(existing) };
     if (this.steps.has(intent.id)) throw new SagaError("CONFLICT", `Step id ${intent.id} is already used by another step.`);
-    if (!this.runs.has(intent.runId)) throw new SagaError("RUN_NOT_FOUND", `Run ${intent.runId} does not exist.`);
+    const run = this.runs.get(intent.runId);
+    if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${intent.runId} does not exist.`);
+    if (guard && !this.guardHolds(run, intent.stepIdx, guard)) throw new IntentGuardFailed(intent.runId);
     const now = this.clock.now();
     const step: StepRecord = {
       ...copy(intent),
@@ -128,6 +132,18 @@ export class MemorySagaStore implements SagaStore {
     this.steps.set(step.id, step);
     this.append(step.runId, step.id, audit, now);
     return { created: true, step: copy(step) };
+  }
+
+  private guardHolds(run: RunRecord, stepIdx: number, guard: IntentGuard): boolean {
+    if (!guard.runStatus.includes(run.status)) return false;
+    if (guard.runUpdatedAt && guard.runUpdatedAt.getTime() !== run.updatedAt.getTime()) return false;
+    const steps = [...this.steps.values()].filter((s) => s.runId === run.id);
+    if (guard.appendOnly) {
+      const last = Math.max(-1, ...steps.map((s) => s.stepIdx));
+      if (stepIdx !== last + 1 || steps.some((s) => UNSETTLED_STATUSES.includes(s.status))) return false;
+    }
+    if (guard.noPivot && [...this.pivots.values()].some((p) => p.runId === run.id)) return false;
+    return true;
   }
 
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {

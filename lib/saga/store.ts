@@ -333,6 +333,35 @@ export function auditHashedContent(e: Omit<AuditEventRecord, "hash" | "prevHash"
   };
 }
 
+/**
+ * Conditions an intent is recorded under, checked in the same transaction as the insert (so no other
+ * writer can slip in between the check and the row). When one does not hold, nothing is written and
+ * `insertIntent` throws `IntentGuardFailed`, unless the key's row already exists (then that row is the
+ * answer, as always). The engine uses it instead of reading the run before every call; the server
+ * uses it to record a plain staging call in one statement.
+ */
+export interface IntentGuard {
+  /** The run's status is one of these. */
+  runStatus: readonly RunStatus[];
+  /**
+   * And the run row is the version the caller read (its updatedAt): pivot requests, decisions and
+   * status changes move it, so the caller's gate decision still stands.
+   */
+  runUpdatedAt?: Date;
+  /** The step comes right after the run's last step (0 for the first), and no step is INTENDED or UNKNOWN. */
+  appendOnly?: boolean;
+  /** The run has no pivot at all (the gate's plain staging decision needs no plan). */
+  noPivot?: boolean;
+}
+
+/** An intent's guard did not hold: nothing was written; read the run again and decide afresh. */
+export class IntentGuardFailed extends Error {
+  constructor(readonly runId: string) {
+    super(`The run ${runId} changed since it was read (status, pivot or steps); the intent was not recorded.`);
+    this.name = "IntentGuardFailed";
+  }
+}
+
 /** Result of inserting an intent: the existing row when the key or (run, stepIdx) already exists. */
 export interface InsertIntentResult {
   /** True when this call created the row. */
@@ -362,8 +391,11 @@ export interface SagaStore {
   listSteps(runId: string): Promise<StepRecord[]>;
   /** One step, or null. */
   getStep(stepId: string): Promise<StepRecord | null>;
-  /** Commits an INTENDED row (durably) or returns the row that already holds its key/index. */
-  insertIntent(intent: NewIntent, audit: AuditInput): Promise<InsertIntentResult>;
+  /**
+   * Commits an INTENDED row (durably) or returns the row that already holds its key/index. With a
+   * guard, throws IntentGuardFailed when the guard does not hold (and no row holds the key).
+   */
+  insertIntent(intent: NewIntent, audit: AuditInput, guard?: IntentGuard): Promise<InsertIntentResult>;
   /** Applies `patch` if the row matches `fence`; null when it moved on. */
   updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null>;
 

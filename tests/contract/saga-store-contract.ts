@@ -10,6 +10,7 @@ import {
   actorLabel,
   auditHashedContent,
   GENESIS_HASH,
+  IntentGuardFailed,
   runScope,
   type Actor,
   type AuditEventRecord,
@@ -331,6 +332,56 @@ export function describeSagaStoreContract(name: string, makeStore: () => Promise
         expect((await store.listSteps(runId)).map((s) => s.stepIdx)).toEqual([0, 1, 2]);
         expect(await store.listSteps(id("run"))).toEqual([]);
         expect(await store.getStep(id("stp"))).toBeNull();
+      });
+    });
+
+    describe("insertIntent with a guard", () => {
+      const RUNNING = ["RUNNING"] as const;
+
+      it("records the intent when the run matches status and version, and refuses (writing nothing) when it does not", async () => {
+        const runId = await newRun();
+        const run = (await store.getRun(runId))!;
+        const ok = await store.insertIntent(intent(runId, 0), audit("step.intended"), { runStatus: RUNNING, runUpdatedAt: run.updatedAt, appendOnly: true, noPivot: true });
+        expect(ok.created).toBe(true);
+        await store.updateStep(ok.step.id, { status: ["INTENDED"] }, { status: "CONFIRMED" }, audit("step.confirmed"));
+        const eventsBefore = (await store.listAuditEvents(runId)).length;
+
+        await expect(store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: ["COMMITTING"] })).rejects.toBeInstanceOf(IntentGuardFailed);
+        await expect(store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: RUNNING, runUpdatedAt: new Date(run.updatedAt.getTime() - 1) })).rejects.toBeInstanceOf(IntentGuardFailed);
+        await store.setRunStatus(runId, null, "RUNNING", audit("run.touched")); // a new version of the run row
+        await expect(store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: RUNNING, runUpdatedAt: run.updatedAt })).rejects.toBeInstanceOf(IntentGuardFailed);
+        expect(await store.listSteps(runId)).toHaveLength(1);
+        expect(await store.listAuditEvents(runId)).toHaveLength(eventsBefore + 1); // only run.touched
+      });
+
+      it("appendOnly refuses a gap and a step after an unsettled one; noPivot refuses once a pivot exists", async () => {
+        const runId = await newRun();
+        await expect(store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: RUNNING, appendOnly: true })).rejects.toBeInstanceOf(IntentGuardFailed);
+        const first = await store.insertIntent(intent(runId, 0), audit("step.intended"), { runStatus: RUNNING, appendOnly: true });
+        // Step 0 is still INTENDED: nothing may follow it.
+        await expect(store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: RUNNING, appendOnly: true })).rejects.toBeInstanceOf(IntentGuardFailed);
+        await store.updateStep(first.step.id, { status: ["INTENDED"] }, { status: "CONFIRMED" }, audit("step.confirmed"));
+        const second = await store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: RUNNING, appendOnly: true, noPivot: true });
+        expect(second.created).toBe(true);
+        await store.updateStep(second.step.id, { status: ["INTENDED"] }, { status: "CONFIRMED" }, audit("step.confirmed"));
+        await store.createPivot({ id: id("piv"), runId, summary: "s", plan: plan(), planHash: "ph", stagedStepIds: [], deadline: null }, audit("pivot.requested"));
+        await expect(store.insertIntent(intent(runId, 2), audit("step.intended"), { runStatus: ["AWAITING_PIVOT"], noPivot: true })).rejects.toBeInstanceOf(IntentGuardFailed);
+        const third = await store.insertIntent(intent(runId, 2), audit("step.intended"), { runStatus: ["AWAITING_PIVOT"], appendOnly: true });
+        expect(third.created).toBe(true);
+        expect((await store.listSteps(runId)).map((s) => s.stepIdx)).toEqual([0, 1, 2]);
+      });
+
+      it("a repeated intent gets its existing row even when the guard no longer holds", async () => {
+        const runId = await newRun();
+        const input = intent(runId, 0);
+        const first = await store.insertIntent(input, audit("step.intended"), { runStatus: RUNNING });
+        await store.setRunStatus(runId, null, "UNWOUND", audit("run.unwound"));
+        const again = await store.insertIntent({ ...input, id: id("stp") }, audit("step.intended"), { runStatus: RUNNING });
+        expect(again).toEqual({ created: false, step: first.step });
+      });
+
+      it("names a missing run rather than a failed guard", async () => {
+        await expect(store.insertIntent(intent(id("run"), 0), audit("step.intended"), { runStatus: RUNNING })).rejects.toMatchObject({ code: "RUN_NOT_FOUND" });
       });
     });
 

@@ -46,6 +46,18 @@ describeSagaStoreContract(`PrismaSagaStore (${label})`, async () => {
   return { store: new PrismaSagaStore(client), cleanup: () => client.$disconnect() };
 });
 
+// Intents and outcomes go through the driver's own SQL (lib/db/step-log-sql.ts) above; the same
+// contract holds for the Prisma-only writes (a client not opened by lib/db/prisma.ts), and for relaxed durability.
+describeSagaStoreContract(`PrismaSagaStore (${label}, Prisma writes only)`, async () => {
+  const client = await openPrisma(url);
+  return { store: new PrismaSagaStore(client, { hotPath: false }), cleanup: () => client.$disconnect() };
+});
+
+describeSagaStoreContract(`PrismaSagaStore (${label}, relaxed durability)`, async () => {
+  const client = await openPrisma(url);
+  return { store: new PrismaSagaStore(client, { durability: "relaxed" }), cleanup: () => client.$disconnect() };
+});
+
 // Cross-connection concurrency runs in separate processes, as the app, the worker and agents do.
 // (Two connections to one SQLite file inside one process would deadlock: better-sqlite3 waits for a
 // lock synchronously, so the connection holding it can never reach its COMMIT.)
