@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CrashPoint, SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type StepRecord } from "@/lib/saga/store";
+import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type SagaStore, type StepRecord } from "@/lib/saga/store";
 import { T0, setup, rejection, stepAt } from "./testkit";
 
 /** Checks every link of an audit chain: seq, prevHash and the recomputed hash. */
@@ -495,5 +495,73 @@ describe("audit log", () => {
     expect(chainProblems(tampered)).toEqual(["event 4 (step.failed): hash does not match content"]);
     const dropped = events.filter((_, i) => i !== 6);
     expect(chainProblems(dropped).length).toBeGreaterThan(0);
+  });
+});
+
+// =============================================================================================
+
+/** Counts the SagaStore calls the engine makes (reads and writes), by method. */
+function countCalls(store: SagaStore): Map<string, number> {
+  const counts = new Map<string, number>();
+  const port: (keyof SagaStore)[] = [
+    "createRun", "getRun", "setRunStatus", "listSteps", "getStep", "insertIntent", "updateStep", "createPivot", "revisePivot", "getPivot",
+    "listPivots", "decidePivot", "createEscalation", "getEscalation", "findEscalationByDedupeKey", "listEscalations", "resolveEscalation",
+    "createCorrection", "listCorrections", "listAuditEvents", "toolPolicyVersion",
+  ];
+  for (const name of port) {
+    const fn = (store as unknown as Record<string, unknown>)[name];
+    if (typeof fn !== "function") continue;
+    (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return (fn as (...a: unknown[]) => unknown).apply(store, args);
+    };
+  }
+  return counts;
+}
+
+describe("the run view (no reads before a plain staging call)", () => {
+  it("a fresh run's staging calls cost exactly one insertIntent and one updateStep each, and no reads", async () => {
+    const { store, start } = setup();
+    const run = await start();
+    const counts = countCalls(store);
+    for (let i = 0; i < 5; i++) expect(await run.call("create_ticket", { text: `t${i}` })).toMatchObject({ status: "ok", stepIdx: i });
+    expect(Object.fromEntries(counts)).toEqual({ insertIntent: 5, updateStep: 5 });
+  });
+
+  it("a run unwound by someone else between two calls: the next call is refused as closed and writes nothing", async () => {
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "a" });
+    await engine.unwind(run.runId, { type: "user", id: "rita" }, "customer cancelled"); // another actor, not this context
+    expect(await rejection(run.call("create_ticket", { text: "b" }))).toMatchObject({ code: "RUN_CLOSED" });
+    expect((await store.listSteps(run.runId)).map((s) => s.stepIdx)).toEqual([0]);
+    expect(sys.callsOf("create_ticket")).toBe(1);
+  });
+
+  it("a pivot approved through another context since the last call: the next call is matched against the plan, not staged", async () => {
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "a" });
+    // The same run, driven for a moment by another context (another process): it proposes a pivot that is approved.
+    const other = await engine.resume(run.runId);
+    const pivot = await other.requestPivot({ summary: "email the customer", plan: [{ tool: "send_email", args: { text: "done" } }] });
+    await engine.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "rita" }, planHash: pivot.planHash });
+    // The first context still holds its view of a RUNNING run; the insert's guard refuses it, a fresh read decides.
+    const out = await run.call("create_ticket", { text: "b" });
+    expect(out).toMatchObject({ status: "approval_required", reason: "NOT_IN_PLAN" });
+    expect(sys.callsOf("create_ticket")).toBe(1);
+    expect(await run.call("send_email", { text: "done" })).toMatchObject({ status: "ok", stepIdx: 1 });
+    expect((await store.listSteps(run.runId)).map((s) => [s.stepIdx, s.phase])).toEqual([[0, "STAGING"], [1, "COMMIT"]]);
+  });
+
+  it("a refusal is never decided on an old view: a pivot rejected since the view was read lets the call stage", async () => {
+    const { store, engine, start } = setup();
+    const run = await start();
+    await run.call("create_ticket", { text: "a" });
+    const pivot = await run.requestPivot({ summary: "email", plan: [{ tool: "send_email", args: { text: "x" } }] });
+    expect(await run.call("create_ticket", { text: "b" })).toMatchObject({ status: "approval_required", reason: "PIVOT_PENDING" });
+    await engine.decidePivot(pivot.id, { approve: false, actor: { type: "user", id: "rita" }, planHash: pivot.planHash, reason: "not yet" });
+    expect(await run.call("create_ticket", { text: "b" })).toMatchObject({ status: "ok", stepIdx: 1 });
+    expect((await store.listSteps(run.runId)).map((s) => s.phase)).toEqual(["STAGING", "STAGING"]);
   });
 });

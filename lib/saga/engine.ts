@@ -11,7 +11,7 @@ import { randomIds, type IdGenerator } from "./ids";
 import { argsHash, compensationKey, planHash, stepKey } from "./keys";
 import { irreversibleBeforePivot } from "./metrics";
 import { reconcileStep, toJson } from "./reconcile";
-import type { Actor, EscalationRecord, PivotRecord, PlanItem, RunRecord, SagaStore, StepRecord } from "./store";
+import { IntentGuardFailed, type Actor, type EscalationRecord, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
 import { unwindRun, type UnwindReport } from "./unwind";
 import { EscalationKind, EscalationStatus, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
@@ -109,7 +109,7 @@ export class SagaEngine {
       { id: this.deps.ids.next("run"), title: input.title, agent: input.agent, onBehalfOf: input.onBehalfOf ?? null, metadata: input.metadata ?? {} },
       { type: "run.started", actor: { type: "agent", id: input.agent }, data: { title: input.title } },
     );
-    return new RunContext(this.deps, run);
+    return new RunContext(this.deps, run, { run, steps: [], pivots: [] });
   }
 
   /** Continues a run from its log alone (a new process after a crash): replayed steps return their recorded results. */
@@ -265,13 +265,18 @@ export class RunContext {
   private cursor = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly actor: Actor;
+  /** What this context last read of its run, kept up to date with its own writes (see `dispatch`). */
+  private view: RunView | null;
 
   constructor(
     private readonly deps: EngineDeps,
     /** The run as it was when the context was made. */
     readonly run: RunRecord,
+    /** What the creator knows the run holds (a run just started: nothing); else it is read on the first call. */
+    known?: { run: RunRecord; steps: StepRecord[]; pivots: PivotRecord[] },
   ) {
     this.actor = { type: "agent", id: run.agent };
+    this.view = known ? { ...known, fresh: false, policyVersions: new Map() } : null;
   }
 
   /** The run's id. */
@@ -283,6 +288,7 @@ export class RunContext {
   call(tool: string, args: unknown): Promise<CallOutcome> {
     const next = this.queue.then(() =>
       this.dispatch(tool, args).catch((e: unknown): CallOutcome => {
+        this.view = null; // whatever went wrong, the next call reads the run afresh
         if (!(e instanceof HeldByServer)) throw e;
         const { message, reason, escalationId, pivotId } = e.refusal;
         return { status: "approval_required", reason: reason as ApprovalReason, message, escalationId, pivotId };
@@ -294,6 +300,7 @@ export class RunContext {
 
   /** Proposes the pivot: everything staged so far plus the commit plan. Re-proposing the same plan returns the same pivot. */
   async requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    this.view = null; // the pivot moves the run: the next call reads it afresh
     const { store, registry } = this.deps;
     if (!request.summary?.trim()) throw new SagaError("INVALID_ARGS", "A pivot needs a summary for the reviewer.", [{ path: "summary", message: "required" }]);
     if (!Array.isArray(request.plan) || request.plan.length === 0) {
@@ -334,6 +341,7 @@ export class RunContext {
 
   /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling). */
   async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    this.view = null;
     const deadline = Date.now() + options.timeoutMs;
     const { store } = this.deps;
     for (;;) {
@@ -347,6 +355,7 @@ export class RunContext {
 
   /** Unwinds this run. */
   unwind(reason: string): Promise<UnwindReport> {
+    this.view = null;
     return unwindRun(this.deps, this.runId, this.actor, reason);
   }
 
@@ -368,23 +377,60 @@ export class RunContext {
     return run;
   }
 
+  /** Reads the run, its log and its pivots (the view the next decisions rest on). */
+  private async readView(): Promise<RunView> {
+    const { store } = this.deps;
+    const run = await store.getRun(this.runId);
+    if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${this.runId} does not exist.`);
+    const steps = await store.listSteps(this.runId);
+    const pivots = await store.listPivots(this.runId);
+    this.view = { run, steps, pivots, fresh: true, policyVersions: new Map() };
+    return this.view;
+  }
+
+  /** Puts a step row this context wrote (or read) into its view. */
+  private remember(step: StepRecord): void {
+    if (!this.view) return;
+    const i = this.view.steps.findIndex((s) => s.id === step.id);
+    if (i >= 0) this.view.steps[i] = step;
+    else this.view.steps.push(step);
+  }
+
+  /**
+   * One call. The context decides on its view of the run instead of reading the run, its log and its
+   * pivots before every call: a call that the view lets through as plain staging (or within the plan
+   * it last read) is recorded with a guard that the run row is still the version the view holds
+   * (IntentGuard: checked in the insert's own transaction), so a pivot, decision or unwind by anyone
+   * since makes the insert write nothing and the call is decided again on a fresh read. Everything
+   * else (replaying a recorded step, holding a call, refusing one) is decided on a view read during
+   * this call. A call on a fresh run thus costs its two writes and nothing more.
+   */
   private async dispatch(toolName: string, rawArgs: unknown): Promise<CallOutcome> {
-    const { registry, store } = this.deps;
+    const { registry } = this.deps;
     const def = registry.tool(toolName);
     const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
     if (def.class === ToolClass.PURE) {
       const effect = await def.call(args, { stepKey: "", runId: this.runId, stepIdx: -1 });
       return { status: "ok", stepIdx: null, stepKey: null, externalRef: effect.externalRef, result: toJson(effect.result), replayed: false };
     }
+    if (this.view) this.view.fresh = false;
+    for (let attempt = 1; ; attempt++) {
+      let view = this.view ?? (await this.readView());
+      const replaying = view.steps.some((s) => s.stepIdx >= this.cursor);
+      if (!view.fresh && (replaying || CLOSED_RUN_STATUSES.includes(view.run.status))) view = await this.readView();
+      if (CLOSED_RUN_STATUSES.includes(view.run.status)) throw closedRun(view.run);
+      const outcome = await this.dispatchOn(view, def, args);
+      if (outcome !== STALE_VIEW) return outcome;
+      if (attempt >= 5) throw new SagaError("CONFLICT", `Run ${this.runId} kept changing while ${def.name} was being recorded; call it again.`);
+      await this.readView();
+    }
+  }
 
-    const run = await store.getRun(this.runId);
-    if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${this.runId} does not exist.`);
-    if (CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
-
-    const steps = await store.listSteps(this.runId);
+  private async dispatchOn(view: RunView, def: ToolDefinition, args: Json): Promise<CallOutcome | typeof STALE_VIEW> {
+    const steps = view.steps;
     for (;;) {
       const row = steps.find((s) => s.stepIdx === this.cursor);
-      if (!row) return this.newStep(def, args, steps);
+      if (!row) return this.newStep(def, args, view);
       if (row.tool !== def.name) {
         if (UNSETTLED_STATUSES.includes(row.status)) {
           throw new SagaError(
@@ -410,6 +456,7 @@ export class RunContext {
     let step = row;
     if (UNSETTLED_STATUSES.includes(step.status)) {
       step = await reconcileStep(this.deps, step, this.actor);
+      this.remember(step);
       if (UNSETTLED_STATUSES.includes(step.status)) throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey);
     }
     switch (step.status) {
@@ -452,27 +499,47 @@ export class RunContext {
 
   /** The tool's policy version: the store's tool table when it has one, else the registry's. */
   private async policyVersion(def: ToolDefinition): Promise<number> {
+    const known = this.view?.policyVersions.get(def.name);
+    if (known !== undefined) return known;
     const fromTable = this.deps.store.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(def.name) : null;
-    return fromTable ?? currentPolicyVersion(def);
+    const version = fromTable ?? currentPolicyVersion(def);
+    this.view?.policyVersions.set(def.name, version); // for as long as this view lives
+    return version;
   }
 
-  private async gate(def: ToolDefinition, args: Json, hash: string, buildable: boolean, steps: readonly StepRecord[]) {
-    const pivots = await this.deps.store.listPivots(this.runId);
+  private async gate(def: ToolDefinition, args: Json, hash: string, buildable: boolean, steps: readonly StepRecord[], pivots?: readonly PivotRecord[]) {
     const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await this.policyVersion(def) };
-    return checkGate(this.deps, { runId: this.runId, def: tool, args, argsHash: hash, compensationBuildable: buildable, pivots, steps, actor: this.actor });
+    return checkGate(this.deps, {
+      runId: this.runId,
+      def: tool,
+      args,
+      argsHash: hash,
+      compensationBuildable: buildable,
+      pivots: pivots ?? (await this.deps.store.listPivots(this.runId)),
+      steps,
+      actor: this.actor,
+    });
   }
 
-  private async newStep(def: ToolDefinition, args: Json, steps: readonly StepRecord[]): Promise<CallOutcome> {
+  private async newStep(def: ToolDefinition, args: Json, view: RunView): Promise<CallOutcome | typeof STALE_VIEW> {
     const idx = this.cursor;
     const key = stepKey(this.runId, idx, def.name);
     const prepared = this.prepare(def, args, key, compensationKey(this.runId, idx, def.name));
     const hash = argsHash(args);
-    const decision = await this.gate(def, args, hash, prepared.compensationBuildable, steps);
+    // Plain staging is what checkGate answers for a releasable call while no pivot is pending or approved.
+    const latest = view.pivots.at(-1);
+    const plainStaging =
+      view.run.status === RunStatus.RUNNING && (!latest || latest.status === PivotStatus.REJECTED) && def.class !== ToolClass.IRREVERSIBLE && prepared.compensationBuildable;
+    if (!plainStaging && !view.fresh) return STALE_VIEW; // holds and refusals are decided on a fresh read
+    const decision = plainStaging
+      ? { allowed: true as const, phase: Phase.STAGING, approvalId: null, planItemIdx: null }
+      : await this.gate(def, args, hash, prepared.compensationBuildable, view.steps, view.pivots);
     if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
 
     const policyVersion = await this.policyVersion(def);
     const intentId = this.deps.ids.next("stp");
-    const { created, step } = await this.serverChecked(() => this.deps.store.insertIntent(
+    const guard = { runStatus: [view.run.status], runUpdatedAt: view.run.updatedAt };
+    const inserted = await this.serverChecked(() => this.deps.store.insertIntent(
       {
         id: intentId,
         runId: this.runId,
@@ -492,7 +559,14 @@ export class RunContext {
         audience: prepared.audience,
       },
       { type: "step.intended", actor: this.actor, data: { stepIdx: idx, tool: def.name, stepKey: key, phase: decision.phase } },
-    ));
+      guard,
+    ).catch((e: unknown): typeof STALE_VIEW => {
+      if (e instanceof IntentGuardFailed) return STALE_VIEW;
+      throw e;
+    }));
+    if (inserted === STALE_VIEW) return STALE_VIEW;
+    const { created, step } = inserted;
+    this.remember(step);
     // Our own row answered as existing: the first attempt committed and only its answer was lost.
     if (!created && step.id === intentId && step.status === StepStatus.INTENDED) {
       this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
@@ -536,6 +610,7 @@ export class RunContext {
       { type: "step.retry_intended", actor: this.actor, data: { stepIdx: row.stepIdx, stepKey: row.stepKey } },
     ));
     if (!step) throw new SagaError("CONFLICT", `Step ${row.stepIdx} changed while it was being retried; call ${def.name} again.`);
+    this.remember(step);
     this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
     return this.execute(def, args, step);
   }
@@ -590,6 +665,8 @@ export class RunContext {
         // Someone (reconcile in another process) settled the row meanwhile: the log wins.
         const current = await store.getStep(step.id);
         if (current) return this.existingStep(def, args, current);
+      } else {
+        this.remember(confirmed);
       }
       this.cursor++;
       return { status: "ok", stepIdx: step.stepIdx, stepKey: step.stepKey, externalRef: effect.externalRef, result, replayed: false };
@@ -634,6 +711,22 @@ function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown,
     throw e;
   }
 }
+
+/** What a RunContext last read of its run. */
+interface RunView {
+  run: RunRecord;
+  /** The log, by stepIdx, with this context's own writes applied. */
+  steps: StepRecord[];
+  /** Oldest first. */
+  pivots: PivotRecord[];
+  /** Read during the current call, so a hold or refusal may rest on it. */
+  fresh: boolean;
+  /** Tool policy versions read while this view lives. */
+  policyVersions: Map<string, number>;
+}
+
+/** The view no longer matches the run: read it again and decide afresh. */
+const STALE_VIEW: unique symbol = Symbol("stale view");
 
 /** A server's gate refused a write of this dispatch (internal: becomes an approval_required outcome). */
 class HeldByServer extends Error {
