@@ -6,12 +6,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { z } from "zod";
-import { PrismaClient } from "@/generated/prisma";
-import { PrismaClient as PostgresPrismaClient } from "@/generated/prisma-pg";
-import { serializeConnections } from "@/lib/db/serialized-adapter";
+import type { PrismaClient } from "@/generated/prisma";
+import { openPrisma, type LoggedQuery } from "@/lib/db/prisma";
 import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
 import type { DatabaseKind } from "@/lib/db/url";
 import { reserveTestDatabase, type ThrowawayDatabase } from "@/tests/support/test-database";
@@ -115,35 +112,11 @@ export function fileOf(url: string): string {
   return url.replace(/^file:/, "");
 }
 
-/** A query Prisma logged. */
-export interface LoggedQuery {
-  query: string;
-  params: string;
-  duration: number;
-}
+export type { LoggedQuery };
 
-/**
- * A client like lib/db/prisma.ts `openPrisma` opens (same adapters, same pragmas), with Prisma's
- * query events on, for counting COMMITs and capturing SQL. `onQuery` sees every statement.
- */
-export async function openLoggingPrisma(url: string, onQuery: (q: LoggedQuery) => void): Promise<PrismaClient> {
-  if (url.startsWith("postgres")) {
-    const client = new PostgresPrismaClient({
-      adapter: new PrismaPg({ connectionString: url, max: 10 }),
-      log: [{ emit: "event", level: "query" }],
-    });
-    client.$on("query", (e) => onQuery({ query: e.query, params: e.params, duration: e.duration }));
-    return client as unknown as PrismaClient;
-  }
-  const client = new PrismaClient({
-    adapter: serializeConnections(new PrismaBetterSQLite3({ url: `file:${fileOf(url)}`, timeout: 10_000 })),
-    log: [{ emit: "event", level: "query" }],
-  });
-  await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
-  await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
-  await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
-  client.$on("query", (e) => onQuery({ query: e.query, params: e.params, duration: e.duration }));
-  return client;
+/** A client as lib/db/prisma.ts `openPrisma` opens it, with Prisma's query events on (`onQuery` sees every Prisma statement). */
+export function openLoggingPrisma(url: string, onQuery: (q: LoggedQuery) => void): Promise<PrismaClient> {
+  return openPrisma(url, { onQuery });
 }
 
 // ---------------------------------------------------------------------------------------------

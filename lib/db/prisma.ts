@@ -35,13 +35,38 @@ export { databaseKind } from "./dialect";
  * DbNull, error classes) are the PostgreSQL client's too, because both share one runtime
  * (scripts/prisma-share-runtime.mjs, run by postinstall; checked below).
  */
-export async function openPrisma(url: string | undefined = process.env.DATABASE_URL): Promise<PrismaClient> {
-  return url !== undefined && isPostgresUrl(url) ? openPostgres(url) : openSqlite(url);
+export async function openPrisma(url: string | undefined = process.env.DATABASE_URL, options: OpenOptions = {}): Promise<PrismaClient> {
+  return url !== undefined && isPostgresUrl(url) ? openPostgres(url, options) : openSqlite(url, options);
 }
 
-async function openSqlite(url: string | undefined): Promise<PrismaClient> {
+/** A statement Prisma ran (its query log). */
+export interface LoggedQuery {
+  query: string;
+  params: string;
+  duration: number;
+}
+
+/** How to open a client. */
+export interface OpenOptions {
+  /** Sees every statement Prisma runs (benchmarks count and explain them); the hot path's are not in it. */
+  onQuery?: (q: LoggedQuery) => void;
+}
+
+type QueryEvents = { $on(event: "query", cb: (e: LoggedQuery) => void): void };
+
+function logOption(options: OpenOptions): Prisma.LogDefinition[] {
+  return options.onQuery ? [{ emit: "event", level: "query" }] : [];
+}
+
+function listen(client: unknown, options: OpenOptions): void {
+  const onQuery = options.onQuery;
+  if (onQuery) (client as QueryEvents).$on("query", (e) => onQuery({ query: e.query, params: e.params, duration: e.duration }));
+}
+
+async function openSqlite(url: string | undefined, options: OpenOptions): Promise<PrismaClient> {
   const adapter = serializeConnections(new PrismaBetterSQLite3({ url: `file:${sqliteFilePath(url)}`, timeout: 10_000 }));
-  const client = new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: logOption(options) }) as PrismaClient;
+  listen(client, options);
   await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
   await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
@@ -49,7 +74,7 @@ async function openSqlite(url: string | undefined): Promise<PrismaClient> {
   return client;
 }
 
-async function openPostgres(url: string): Promise<PrismaClient> {
+async function openPostgres(url: string, options: OpenOptions): Promise<PrismaClient> {
   const shared = (a: unknown, b: unknown) => a === b;
   if (!shared(PostgresPrisma.JsonNull, Prisma.JsonNull) || !shared(PostgresPrisma.PrismaClientKnownRequestError, Prisma.PrismaClientKnownRequestError)) {
     throw new Error(
@@ -65,7 +90,8 @@ async function openPostgres(url: string): Promise<PrismaClient> {
     onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`),
     disposeExternalPool: true,
   });
-  const client = new PostgresPrismaClient({ adapter });
+  const client = new PostgresPrismaClient({ adapter, log: logOption(options) }) as PostgresPrismaClient;
+  listen(client, options);
   try {
     // Fail here, with the address, rather than on the first request.
     await client.$queryRaw`SELECT 1`;

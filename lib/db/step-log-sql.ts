@@ -40,6 +40,12 @@ import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { RawDriver } from "./raw-driver";
 
+/**
+ * What the hot path sent, for the benchmark's commit count (npm run bench, item 5): transactions it
+ * committed (each autocommit statement is one) and statements it ran. Process-wide; only ever added to.
+ */
+export const stepLogCounters = { transactions: 0, statements: 0 };
+
 /** Whether outcome writes wait for the flush. */
 export type Durability = "durable" | "relaxed";
 
@@ -167,7 +173,9 @@ class SqliteStepLog implements StepLogSql {
 
   constructor(private readonly exclusive: <T>(fn: (db: Database.Database) => T) => Promise<T>) {}
 
+  /** The prepared statement for `sql` (each call is followed by one execution). */
   private stmt(db: Database.Database, sql: string): Database.Statement {
+    stepLogCounters.statements++;
     let cache = this.statements.get(db);
     if (!cache) this.statements.set(db, (cache = new Map()));
     let s = cache.get(sql);
@@ -211,8 +219,9 @@ class SqliteStepLog implements StepLogSql {
   }
 
   insertIntent(runId: string, build: (now: Date) => StepRow, audit: Omit<HotAudit, "runId">, guard: IntentGuard | undefined): Promise<HotInsertResult> {
-    return this.exclusive((db) =>
-      db
+    return this.exclusive((db) => {
+      stepLogCounters.transactions++;
+      return db
         .transaction((): HotInsertResult => {
           const now = this.now(db);
           const row = build(now);
@@ -228,8 +237,8 @@ class SqliteStepLog implements StepLogSql {
           this.appendLink(db, { ...audit, runId }, now);
           return { kind: "created", row };
         })
-        .immediate(),
-    );
+        .immediate();
+    });
   }
 
   updateStep(stepId: string, fence: HotFence, set: StepColumns, audit: Omit<HotAudit, "runId" | "stepId">, durability: Durability): Promise<StepRow | null> {
@@ -247,6 +256,7 @@ class SqliteStepLog implements StepLogSql {
     sql += " RETURNING *";
     return this.exclusive((db) => {
       const relaxed = durability === "relaxed";
+      stepLogCounters.transactions++;
       if (relaxed) db.pragma("synchronous = NORMAL");
       try {
         return db
@@ -315,6 +325,8 @@ class PostgresStepLog implements StepLogSql {
   constructor(private readonly pool: pg.Pool) {}
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool): Promise<pg.QueryResult<R>> {
+    stepLogCounters.statements++;
+    if (db === this.pool) stepLogCounters.transactions++; // autocommit (a PoolClient is inside underChainLock's transaction)
     return db.query<R>({ name: statementName(text), text, values, types: PG_TYPES });
   }
 
@@ -374,6 +386,8 @@ class PostgresStepLog implements StepLogSql {
 
   private async underChainLock<T>(runId: string, write: (db: pg.PoolClient, last: Link | undefined) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    stepLogCounters.transactions++;
+    stepLogCounters.statements += 4; // BEGIN, lock, last link, COMMIT (the write itself counts in query())
     try {
       await client.query("BEGIN");
       await client.query(`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, $1::int4)`, [this.lockKey(runId)]);

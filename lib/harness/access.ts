@@ -6,9 +6,16 @@ import { RunStatus } from "@/lib/saga/vocabulary";
 import { ApiError, runNotFound } from "./errors";
 import type { AgentPrincipal } from "./principal";
 
-/** The store the harness API writes through (the same Prisma store the engine uses in-process). */
+const stores = new WeakMap<PrismaClient, PrismaSagaStore>();
+
+/**
+ * The store the harness API writes through (the same Prisma store the engine uses in-process), one
+ * per client: it keeps the hot path's caches (chain heads, the run of each step) across requests.
+ */
 export function harnessStore(prisma: PrismaClient): PrismaSagaStore {
-  return new PrismaSagaStore(prisma);
+  let store = stores.get(prisma);
+  if (!store) stores.set(prisma, (store = new PrismaSagaStore(prisma)));
+  return store;
 }
 
 /** The audit actor of an agent token. */

@@ -8,8 +8,8 @@ import { SagaError } from "@/lib/saga/errors";
 import { checkGate } from "@/lib/saga/gate";
 import { randomIds } from "@/lib/saga/ids";
 import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
-import type { InsertIntentResult, NewIntent } from "@/lib/saga/store";
-import { ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { IntentGuardFailed, type InsertIntentResult, type IntentGuard, type NewIntent } from "@/lib/saga/store";
+import { Phase, RunStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
 import { getToolPolicy } from "./policy";
@@ -34,7 +34,44 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
   if (input.stepKey !== expectedKey) throw mismatch("stepKey", `must be sha256(runId:stepIdx:tool)[:32] = ${expectedKey}; keys come from the run, never the model.`);
   if (input.argsHash !== argsHash(input.args)) throw mismatch("argsHash", "does not match the canonical hash of args.");
 
-  // Targeted reads, not the whole log: this runs on every logged call an agent makes.
+  const compensationNeeded = policy.class === ToolClass.REVERSIBLE || policy.class === ToolClass.COMPENSATABLE;
+  if (compensationNeeded && input.compensation && input.compensation.tool !== policy.compensator) {
+    throw mismatch("compensation.tool", `the tool table answers ${input.tool} with "${policy.compensator ?? "nothing"}", not "${input.compensation.tool}".`);
+  }
+  const expectedCompKey = compensationKey(runId, input.stepIdx, input.tool);
+  if (input.compensationKey !== null && input.compensationKey !== expectedCompKey) {
+    throw mismatch("compensationKey", `must be sha256(runId:stepIdx:compensate:tool)[:32] = ${expectedCompKey}.`);
+  }
+  const compensationBuildable = !compensationNeeded || input.compensation !== null;
+  const actor = agentActor(principal);
+  const record = (decision: { phase: Phase; approvalId: string | null; planItemIdx: number | null }, guard?: IntentGuard) =>
+    store.insertIntent(
+      {
+        ...input,
+        id: input.id ?? randomIds.next("stp"),
+        runId,
+        phase: decision.phase,
+        approvalId: decision.approvalId,
+        planItemIdx: decision.planItemIdx,
+        policyVersion: policy.policyVersion ?? 1,
+        compensationKey: compensationNeeded ? expectedCompKey : null,
+      },
+      { type: "step.intended", actor, data: { stepIdx: input.stepIdx, tool: input.tool, stepKey: input.stepKey, phase: decision.phase, via: "api" } },
+      guard,
+    );
+
+  // The common call, plain staging, in one guarded insert: the checks below (the next step, nothing
+  // unsettled before it, no pivot, the run open) are its guard, in the insert's own transaction. When
+  // one does not hold, nothing was written and the careful path below finds which, and says so.
+  if (run.status === RunStatus.RUNNING && policy.class !== ToolClass.IRREVERSIBLE && compensationBuildable) {
+    try {
+      return await record({ phase: Phase.STAGING, approvalId: null, planItemIdx: null }, { runStatus: [RunStatus.RUNNING], appendOnly: true, noPivot: true });
+    } catch (e) {
+      if (!(e instanceof IntentGuardFailed)) throw e;
+    }
+  }
+
+  // Targeted reads, not the whole log.
   const existingStep = async () => {
     const row = await prisma.step.findUnique({ where: { runId_stepIdx: { runId, stepIdx: input.stepIdx } }, select: { id: true } });
     return row ? store.getStep(row.id) : null;
@@ -61,18 +98,7 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
     );
   }
 
-  const compensationNeeded = policy.class === ToolClass.REVERSIBLE || policy.class === ToolClass.COMPENSATABLE;
-  if (compensationNeeded && input.compensation && input.compensation.tool !== policy.compensator) {
-    throw mismatch("compensation.tool", `the tool table answers ${input.tool} with "${policy.compensator ?? "nothing"}", not "${input.compensation.tool}".`);
-  }
-  const expectedCompKey = compensationKey(runId, input.stepIdx, input.tool);
-  if (input.compensationKey !== null && input.compensationKey !== expectedCompKey) {
-    throw mismatch("compensationKey", `must be sha256(runId:stepIdx:compensate:tool)[:32] = ${expectedCompKey}.`);
-  }
-
-  const actor = agentActor(principal);
   const pivots = await store.listPivots(runId);
-  const compensationBuildable = !compensationNeeded || input.compensation !== null;
   // The gate reads the log only to match plan items and held calls; plain staging does not need it.
   const plainStaging = pivots.length === 0 && policy.class !== ToolClass.IRREVERSIBLE && compensationBuildable;
   const steps = plainStaging ? [] : await store.listSteps(runId);
@@ -97,17 +123,5 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
     } });
   }
 
-  return store.insertIntent(
-    {
-      ...input,
-      id: input.id ?? randomIds.next("stp"),
-      runId,
-      phase: decision.phase,
-      approvalId: decision.approvalId,
-      planItemIdx: decision.planItemIdx,
-      policyVersion: policy.policyVersion ?? 1,
-      compensationKey: compensationNeeded ? expectedCompKey : null,
-    },
-    { type: "step.intended", actor, data: { stepIdx: input.stepIdx, tool: input.tool, stepKey: input.stepKey, phase: decision.phase, via: "api" } },
-  );
+  return record(decision);
 }
