@@ -304,8 +304,16 @@ function pgCast(column: string): string {
   return "::text";
 }
 
+const statementNames = new Map<string, string>();
+
+/** A prepared statement's name per text (the server plans it once per connection). */
 function statementName(text: string): string {
-  return `sb_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `sb_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+    if (statementNames.size < 1000) statementNames.set(text, name);
+  }
+  return name;
 }
 
 function isUniqueViolation(e: unknown, constraint: string): boolean {
