@@ -1,0 +1,143 @@
+/**
+ * The saga log's hot path (lib/db/step-log-sql.ts, the driver's own SQL) against the Prisma path on
+ * the same database: the rows and audit links they write read back the same through Prisma, chains
+ * written by both (and by two stores whose cached chain heads go stale) stay unbroken. (That relaxed
+ * durability flushes one commit per call instead of two is measured by `npm run bench`, item 5, from
+ * pg_stat_wal.wal_sync: a cluster-wide counter that suites running in parallel would disturb.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { stepLogCounters } from "@/lib/db/step-log-sql";
+import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
+import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/lib/saga/store";
+import { reserveTestDatabase } from "../support/test-database";
+
+const database = reserveTestDatabase("steplog");
+let prisma: PrismaClient;
+let hot: PrismaSagaStore;
+let viaPrisma: PrismaSagaStore;
+let n = 0;
+
+beforeAll(async () => {
+  await database.create();
+  prisma = await openPrisma(database.url);
+  hot = new PrismaSagaStore(prisma);
+  viaPrisma = new PrismaSagaStore(prisma, { hotPath: false });
+});
+
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await database.drop();
+});
+
+const actor = { type: "agent" as const, id: "steplog" };
+
+async function newRun(store: SagaStore): Promise<string> {
+  const id = `run_steplog_${++n}_${Date.now()}`;
+  await store.createRun({ id, title: "t", agent: "steplog", onBehalfOf: null, metadata: {} }, { type: "run.started", actor });
+  return id;
+}
+
+function intent(runId: string, stepIdx: number): NewIntent {
+  const tool = "charge_card";
+  const key = stepKey(runId, stepIdx, tool);
+  return {
+    id: `stp_${runId}_${stepIdx}`,
+    runId,
+    stepIdx,
+    tool,
+    toolClass: "COMPENSATABLE",
+    stepKey: key,
+    args: { amount: 1250, note: null, nested: { list: [1, "two", { three: true }] }, unicode: "Zoë ✓" },
+    argsHash: "h",
+    phase: "STAGING",
+    policyVersion: 2,
+    approvalId: null,
+    planItemIdx: null,
+    compensation: { tool: "refund", args: { key } },
+    compensationKey: compensationKey(runId, stepIdx, tool),
+    correction: { audience: ["customer"], subject: "s", body: "b" },
+    audience: ["customer"],
+  };
+}
+
+/** A step's life through one store: intent, outcome, compensation requested, compensated. */
+async function lifeOf(store: SagaStore, runId: string, stepIdx: number): Promise<StepRecord> {
+  const { step } = await store.insertIntent(intent(runId, stepIdx), { type: "step.intended", actor, data: { stepIdx } });
+  await store.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED", externalRef: "ch_1", result: { id: "ch_1", cents: [1, 2] }, error: null, attempts: 1 }, { type: "step.confirmed", actor });
+  const at = new Date("2026-11-29T10:00:00.123Z");
+  await store.updateStep(step.id, { status: ["CONFIRMED"], compensationState: ["NONE"] }, { compensationState: "REQUESTED", compensationRequestedAt: at }, { type: "compensation.requested", actor });
+  const done = await store.updateStep(
+    step.id,
+    { status: ["CONFIRMED"], compensationState: ["REQUESTED"] },
+    { status: "COMPENSATED", compensationState: "CONFIRMED", compensationRef: "re_1", compensationConfirmedAt: at },
+    { type: "compensation.confirmed", actor, data: { ref: "re_1" } },
+  );
+  expect(done).not.toBeNull();
+  return (await viaPrisma.getStep(step.id))!;
+}
+
+function comparable(step: StepRecord): Partial<StepRecord> {
+  const { id: _id, runId: _runId, stepKey: _k, compensationKey: _ck, createdAt: _c, updatedAt: _u, compensation: _comp, ...rest } = step;
+  return rest;
+}
+
+function chainProblems(events: readonly AuditEventRecord[]): string[] {
+  const problems: string[] = [];
+  events.forEach((e, i) => {
+    if (e.seq !== i + 1) problems.push(`event ${i}: seq ${e.seq}`);
+    if (e.prevHash !== (i === 0 ? GENESIS_HASH : events[i - 1]!.hash)) problems.push(`event ${i}: prevHash does not link`);
+    if (auditHash(e.prevHash, auditHashedContent(e)) !== e.hash) problems.push(`event ${i} (${e.type}): hash does not match`);
+  });
+  return problems;
+}
+
+describe(`the hot write path on ${database.kind}`, () => {
+  it("writes the same rows and audit events as the Prisma path, read back through Prisma", async () => {
+    const [a, b] = [await newRun(hot), await newRun(viaPrisma)];
+    const sent = stepLogCounters.transactions;
+    const viaHot = await lifeOf(hot, a, 0);
+    expect(stepLogCounters.transactions - sent).toBe(4); // the hot path did write (one transaction per write)
+    const viaOrm = await lifeOf(viaPrisma, b, 0);
+    expect(stepLogCounters.transactions - sent).toBe(4); // and the Prisma-only store did not use it
+    expect(comparable(viaHot)).toEqual(comparable(viaOrm));
+    expect(viaHot.compensation).toEqual({ tool: "refund", args: { key: viaHot.stepKey } });
+    expect(viaHot.createdAt.getTime()).toBeLessThanOrEqual(viaHot.updatedAt.getTime());
+    const [ea, eb] = [await viaPrisma.listAuditEvents(a), await viaPrisma.listAuditEvents(b)];
+    expect(ea.map((e) => [e.type, e.actor, e.data])).toEqual(eb.map((e) => [e.type, e.actor, e.data]));
+    expect(chainProblems(ea)).toEqual([]);
+    // The hot path's clock is the database's (within a second of the Prisma path's reading of it).
+    expect(Math.abs(ea.at(-1)!.at.getTime() - eb.at(-1)!.at.getTime())).toBeLessThan(60_000);
+  });
+
+  it("one chain written by both paths and by two stores with stale cached heads stays one unbroken chain", async () => {
+    const otherClient = await openPrisma(database.url);
+    const other = new PrismaSagaStore(otherClient); // its own client, its own caches
+    try {
+      const runId = await newRun(viaPrisma);
+      const writers = [hot, other, viaPrisma];
+      for (let i = 0; i < 9; i++) {
+        const store = writers[i % writers.length]!;
+        await store.insertIntent(intent(runId, i), { type: "step.intended", actor, data: { i } });
+        const step = (await viaPrisma.listSteps(runId)).find((s) => s.stepIdx === i)!;
+        await writers[(i + 1) % writers.length]!.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED" }, { type: "step.confirmed", actor });
+      }
+      const events = await viaPrisma.listAuditEvents(runId);
+      expect(events).toHaveLength(1 + 18);
+      expect(chainProblems(events)).toEqual([]);
+    } finally {
+      await otherClient.$disconnect();
+    }
+  });
+
+  it("40 concurrent transitions on 40 runs and 40 on one run commit once each, chains intact", async () => {
+    const runs = await Promise.all(Array.from({ length: 40 }, () => newRun(hot)));
+    await Promise.all(runs.map((r) => hot.insertIntent(intent(r, 0), { type: "step.intended", actor })));
+    const shared = runs[0]!;
+    const extra = await Promise.all(Array.from({ length: 40 }, (_, i) => hot.insertIntent(intent(shared, i + 1), { type: "step.intended", actor })));
+    expect(extra.every((r) => r.created)).toBe(true);
+    for (const r of runs) expect(chainProblems(await viaPrisma.listAuditEvents(r))).toEqual([]);
+    expect(await viaPrisma.listAuditEvents(shared)).toHaveLength(1 + 41);
+  });
+});
