@@ -34,12 +34,9 @@ export async function authenticateAgent(prisma: PrismaClient, authorizationHeade
     throw new ApiError("UNAUTHORIZED", `The Authorization header is not a Bearer token. ${HOW_TO_GET_ONE}`);
   }
   const secret = match[1];
-  const row = secret.startsWith(TOKEN_SECRET_PREFIX)
-    ? await prisma.$transaction(
-        (tx) => tx.agentToken.findUnique({ where: { tokenHash: hashTokenSecret(secret) } }),
-        TOKEN_TX_OPTIONS,
-      )
-    : null;
+  // A plain read (every request makes it): it never runs inside another request's transaction
+  // (lib/db/serialized-adapter.ts), so it needs no transaction of its own.
+  const row = secret.startsWith(TOKEN_SECRET_PREFIX) ? await prisma.agentToken.findUnique({ where: { tokenHash: hashTokenSecret(secret) } }) : null;
   if (!row) {
     throw new ApiError(
       "UNAUTHORIZED",
