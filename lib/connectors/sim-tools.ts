@@ -18,12 +18,16 @@ export function sagaLabel(stepKey: string): string {
 /**
  * Maps a provider's answer to what the engine needs to know: a 4xx means nothing happened
  * (ToolRejected, retryable for 429); anything else (5xx, timeout, reset) is left as is, and the
- * engine records UNKNOWN.
+ * engine records UNKNOWN. One 4xx is not a refusal: `idempotency_key_reused` says an earlier attempt
+ * under this step's key took effect (with other arguments, e.g. a reworded retry after a reconcile
+ * whose re-check was shorter than the provider's search lag). Nothing happened now, but something
+ * did happen under the key: that is an unknown outcome, which the next call reconciles and finds.
  */
 async function provider<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
+    if (e instanceof ProviderError && e.code === "idempotency_key_reused") throw e;
     if (e instanceof ProviderError && e.status >= 400 && e.status < 500 && e.status !== 408) {
       throw new ToolRejected(e.message, e.code, e.status === 429);
     }
