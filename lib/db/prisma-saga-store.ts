@@ -560,8 +560,13 @@ export class PrismaSagaStore implements SagaStore {
 
   /** The guard, read after the insert (inside its transaction: SQLite's transactions must write first). */
   private async guardHolds(tx: Tx, row: StepRow, guard: IntentGuard): Promise<boolean> {
-    const run = await tx.run.findUniqueOrThrow({ where: { id: row.runId }, select: { status: true, updatedAt: true } });
+    const run = await tx.run.findUniqueOrThrow({ where: { id: row.runId }, select: { status: true, updatedAt: true, agent: true } });
     if (!guard.runStatus.includes(run.status as RunStatus)) return false;
+    if (guard.runAgent !== undefined && guard.runAgent !== run.agent) return false;
+    if (guard.toolPolicy) {
+      const { name, toolClass, policyVersion } = guard.toolPolicy;
+      if (!(await tx.toolPolicy.findFirst({ where: { name, toolClass, policyVersion }, select: { name: true } }))) return false;
+    }
     if (guard.runUpdatedAt && guard.runUpdatedAt.getTime() !== run.updatedAt.getTime()) return false;
     if (guard.appendOnly) {
       const others = { runId: row.runId, id: { not: row.id } };

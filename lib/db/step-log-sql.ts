@@ -41,8 +41,9 @@ import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { RawDriver } from "./raw-driver";
 
 /**
- * What the hot path sent, for the benchmark's commit count (npm run bench, item 5): transactions it
- * committed (each autocommit statement is one) and statements it ran. Process-wide; only ever added to.
+ * What the hot path sent, for the benchmark's commit count (npm run bench, item 5): write transactions
+ * it committed (each autocommit write statement is one) and statements it ran, reads included.
+ * Process-wide; only ever added to.
  */
 export const stepLogCounters = { transactions: 0, statements: 0 };
 
@@ -204,8 +205,13 @@ class SqliteStepLog implements StepLogSql {
     return raw ? stepFromSqlite(raw) : null;
   }
 
-  private guardHolds(db: Database.Database, runId: string, stepIdx: number, guard: IntentGuard, run: { status: string; updatedAt: string }): boolean {
+  private guardHolds(db: Database.Database, runId: string, stepIdx: number, guard: IntentGuard, run: { status: string; updatedAt: string; agent: string }): boolean {
     if (!guard.runStatus.includes(run.status as never)) return false;
+    if (guard.runAgent !== undefined && guard.runAgent !== run.agent) return false;
+    if (guard.toolPolicy) {
+      const { name, toolClass, policyVersion } = guard.toolPolicy;
+      if (!this.stmt(db, `SELECT 1 FROM "ToolPolicy" WHERE "name" = ? AND "toolClass" = ? AND "policyVersion" = ?`).get(name, toolClass, policyVersion)) return false;
+    }
     if (guard.runUpdatedAt && new Date(run.updatedAt).getTime() !== guard.runUpdatedAt.getTime()) return false;
     if (guard.appendOnly) {
       const q = this.stmt(
@@ -227,7 +233,7 @@ class SqliteStepLog implements StepLogSql {
           const row = build(now);
           const existing = this.existing(db, runId, row);
           if (existing) return { kind: "exists", row: existing };
-          const run = this.stmt(db, `SELECT "status", "updatedAt" FROM "Run" WHERE "id" = ?`).get(runId) as { status: string; updatedAt: string } | undefined;
+          const run = this.stmt(db, `SELECT "status", "updatedAt", "agent" FROM "Run" WHERE "id" = ?`).get(runId) as { status: string; updatedAt: string; agent: string } | undefined;
           if (!run) return { kind: "no-run" };
           if (guard && !this.guardHolds(db, runId, row.stepIdx, guard, run)) return { kind: "guard-failed" };
           if (this.stmt(db, `SELECT 1 FROM "Step" WHERE "id" = ?`).get(row.id)) return { kind: "id-taken" };
@@ -332,9 +338,10 @@ class PostgresStepLog implements StepLogSql {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool): Promise<pg.QueryResult<R>> {
+  /** Runs one statement; a write on the pool is its own transaction (on a PoolClient it is inside underChainLock's). */
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool, write = false): Promise<pg.QueryResult<R>> {
     stepLogCounters.statements++;
-    if (db === this.pool) stepLogCounters.transactions++; // autocommit (a PoolClient is inside underChainLock's transaction)
+    if (write && db === this.pool) stepLogCounters.transactions++;
     return db.query<R>({ name: statementName(text), text, values, types: PG_TYPES });
   }
 
@@ -432,6 +439,8 @@ class PostgresStepLog implements StepLogSql {
               NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND (s."stepIdx" >= ${p(15)}::int4 OR s."status" = ANY(${p(16)}::text[])))
               AND (${p(15)}::int4 = 0 OR EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND s."stepIdx" = ${p(15)}::int4 - 1))))
             AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = r."id"))
+            AND (${p(19)}::text IS NULL OR r."agent" = ${p(19)}::text)
+            AND (${p(20)}::text IS NULL OR EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${p(20)}::text AND t."toolClass" = ${p(21)}::text AND t."policyVersion" = ${p(22)}::int4))
         ), step AS (
           INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")})
           SELECT ${STEP_COLUMNS.map((c, i) => `$${i + 1}${pgCast(c)}`).join(",")} FROM run
@@ -455,7 +464,11 @@ class PostgresStepLog implements StepLogSql {
         [...UNSETTLED_STATUSES],
         guard?.noPivot ?? false,
         this.lockKey(runId),
-      ], db);
+        guard?.runAgent ?? null,
+        guard?.toolPolicy?.name ?? null,
+        guard?.toolPolicy?.toolClass ?? null,
+        guard?.toolPolicy?.policyVersion ?? null,
+      ], db, true);
       const inserted = rows[0]?.inserted === 1;
       return { result: { inserted, runOk: rows[0]?.runOk === 1 }, appended: inserted ? { seq: link.seq, hash: link.hash } : null };
     });
@@ -509,7 +522,7 @@ class PostgresStepLog implements StepLogSql {
           FROM lock
         )
         SELECT * FROM updated`;
-      const { rows } = await this.query<StepRow>(text, values, db);
+      const { rows } = await this.query<StepRow>(text, values, db, true);
       const row = rows[0] ?? null;
       return { result: row, appended: row ? { seq: link.seq, hash: link.hash } : null };
     });

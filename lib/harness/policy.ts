@@ -42,8 +42,27 @@ export async function syncToolPolicies(prisma: PrismaClient, registry: ToolRegis
   return added;
 }
 
-/** The tool's row, or UNKNOWN_TOOL saying an admin must add it. */
+const recentPolicies = new WeakMap<PrismaClient, Map<string, ToolPolicyView>>();
+
+/**
+ * The row `getToolPolicy` last read for `name` through `prisma`, or undefined. Possibly stale: only
+ * for decisions that re-check it where they commit (IntentGuard.toolPolicy binds the class and the
+ * policy version, which every edit bumps).
+ */
+export function recentToolPolicy(prisma: PrismaClient, name: string): ToolPolicyView | undefined {
+  return recentPolicies.get(prisma)?.get(name);
+}
+
+/** The tool's row, or UNKNOWN_TOOL saying an admin must add it (remembered for `recentToolPolicy`). */
 export async function getToolPolicy(prisma: PrismaClient, name: string): Promise<ToolPolicyView> {
+  const view = await readToolPolicy(prisma, name);
+  let recent = recentPolicies.get(prisma);
+  if (!recent) recentPolicies.set(prisma, (recent = new Map()));
+  recent.set(name, view);
+  return view;
+}
+
+async function readToolPolicy(prisma: PrismaClient, name: string): Promise<ToolPolicyView> {
   const row = await prisma.toolPolicy.findUnique({ where: { name } });
   if (!row) {
     throw new SagaError("UNKNOWN_TOOL", `Tool "${name}" is not in the tool table; an admin must add it before agents can call it.`, [

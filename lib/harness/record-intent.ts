@@ -12,7 +12,7 @@ import { IntentGuardFailed, type InsertIntentResult, type IntentGuard, type NewI
 import { Phase, RunStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
-import { getToolPolicy } from "./policy";
+import { getToolPolicy, recentToolPolicy, type ToolPolicyView } from "./policy";
 import type { AgentPrincipal } from "./principal";
 
 /** An intent as the client sends it (the run comes from the URL). */
@@ -22,29 +22,37 @@ function mismatch(path: string, message: string): SagaError {
   return new SagaError("INVALID_ARGS", `${path}: ${message}`, [{ path, message }]);
 }
 
-export async function recordIntent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: IntentInput): Promise<InsertIntentResult> {
-  assertToolInScope(principal, input.tool);
-  const store = harnessStore(prisma);
-  const run = await getAgentRun(store, principal, runId);
-  const policy = await getToolPolicy(prisma, input.tool);
-
-  if (policy.class === ToolClass.PURE) throw mismatch("tool", `${input.tool} is PURE in the tool table: pure calls are not logged.`);
-  if (input.toolClass !== policy.class) throw mismatch("toolClass", `the tool table says ${input.tool} is ${policy.class}, not ${input.toolClass}.`);
+/** The intent's checks against a tool-table row: the first field that is wrong, or null. */
+function checkAgainstPolicy(runId: string, input: IntentInput, policy: ToolPolicyView): SagaError | null {
+  if (policy.class === ToolClass.PURE) return mismatch("tool", `${input.tool} is PURE in the tool table: pure calls are not logged.`);
+  if (input.toolClass !== policy.class) return mismatch("toolClass", `the tool table says ${input.tool} is ${policy.class}, not ${input.toolClass}.`);
   const expectedKey = stepKey(runId, input.stepIdx, input.tool);
-  if (input.stepKey !== expectedKey) throw mismatch("stepKey", `must be sha256(runId:stepIdx:tool)[:32] = ${expectedKey}; keys come from the run, never the model.`);
-  if (input.argsHash !== argsHash(input.args)) throw mismatch("argsHash", "does not match the canonical hash of args.");
-
-  const compensationNeeded = policy.class === ToolClass.REVERSIBLE || policy.class === ToolClass.COMPENSATABLE;
-  if (compensationNeeded && input.compensation && input.compensation.tool !== policy.compensator) {
-    throw mismatch("compensation.tool", `the tool table answers ${input.tool} with "${policy.compensator ?? "nothing"}", not "${input.compensation.tool}".`);
+  if (input.stepKey !== expectedKey) return mismatch("stepKey", `must be sha256(runId:stepIdx:tool)[:32] = ${expectedKey}; keys come from the run, never the model.`);
+  if (input.argsHash !== argsHash(input.args)) return mismatch("argsHash", "does not match the canonical hash of args.");
+  if (needsCompensation(policy) && input.compensation && input.compensation.tool !== policy.compensator) {
+    return mismatch("compensation.tool", `the tool table answers ${input.tool} with "${policy.compensator ?? "nothing"}", not "${input.compensation.tool}".`);
   }
   const expectedCompKey = compensationKey(runId, input.stepIdx, input.tool);
   if (input.compensationKey !== null && input.compensationKey !== expectedCompKey) {
-    throw mismatch("compensationKey", `must be sha256(runId:stepIdx:compensate:tool)[:32] = ${expectedCompKey}.`);
+    return mismatch("compensationKey", `must be sha256(runId:stepIdx:compensate:tool)[:32] = ${expectedCompKey}.`);
   }
-  const compensationBuildable = !compensationNeeded || input.compensation !== null;
+  return null;
+}
+
+function needsCompensation(policy: ToolPolicyView): boolean {
+  return policy.class === ToolClass.REVERSIBLE || policy.class === ToolClass.COMPENSATABLE;
+}
+
+/** Plain staging: what the gate answers a releasable call with its compensation while the run has no pivot. */
+function isPlainStaging(policy: ToolPolicyView, input: IntentInput): boolean {
+  return policy.class !== ToolClass.IRREVERSIBLE && (!needsCompensation(policy) || input.compensation !== null);
+}
+
+export async function recordIntent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: IntentInput): Promise<InsertIntentResult> {
+  assertToolInScope(principal, input.tool);
+  const store = harnessStore(prisma);
   const actor = agentActor(principal);
-  const record = (decision: { phase: Phase; approvalId: string | null; planItemIdx: number | null }, guard?: IntentGuard) =>
+  const record = (policy: ToolPolicyView, decision: { phase: Phase; approvalId: string | null; planItemIdx: number | null }, guard?: IntentGuard) =>
     store.insertIntent(
       {
         ...input,
@@ -54,18 +62,41 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
         approvalId: decision.approvalId,
         planItemIdx: decision.planItemIdx,
         policyVersion: policy.policyVersion ?? 1,
-        compensationKey: compensationNeeded ? expectedCompKey : null,
+        compensationKey: needsCompensation(policy) ? compensationKey(runId, input.stepIdx, input.tool) : null,
       },
       { type: "step.intended", actor, data: { stepIdx: input.stepIdx, tool: input.tool, stepKey: input.stepKey, phase: decision.phase, via: "api" } },
       guard,
     );
+  const stage = { phase: Phase.STAGING, approvalId: null, planItemIdx: null };
+  /** The guard of a plain staging insert: the next step, nothing unsettled, no pivot, the run RUNNING (and the caller's). */
+  const plainGuard = (extra: Partial<IntentGuard>): IntentGuard => ({ runStatus: [RunStatus.RUNNING], appendOnly: true, noPivot: true, ...extra });
 
-  // The common call, plain staging, in one guarded insert: the checks below (the next step, nothing
-  // unsettled before it, no pivot, the run open) are its guard, in the insert's own transaction. When
-  // one does not hold, nothing was written and the careful path below finds which, and says so.
-  if (run.status === RunStatus.RUNNING && policy.class !== ToolClass.IRREVERSIBLE && compensationBuildable) {
+  // The common call first, with no read at all: plain staging on the tool-table row this process read
+  // last, as one insert whose guard proves everything the careful path below would read (the run is
+  // the caller's and RUNNING, the step is next, nothing unsettled, no pivot, the row unchanged). When
+  // anything does not hold, or the intent was already recorded, the careful path decides and explains.
+  const known = recentToolPolicy(prisma, input.tool);
+  if (known && isPlainStaging(known, input) && checkAgainstPolicy(runId, input, known) === null) {
+    const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
     try {
-      return await record({ phase: Phase.STAGING, approvalId: null, planItemIdx: null }, { runStatus: [RunStatus.RUNNING], appendOnly: true, noPivot: true });
+      const result = await record(known, stage, plainGuard({ runAgent: principal.role === "worker" ? undefined : principal.name, toolPolicy }));
+      if (result.created) return result;
+    } catch (e) {
+      if (!(e instanceof IntentGuardFailed) && !(e instanceof SagaError && e.code === "RUN_NOT_FOUND")) throw e;
+    }
+  }
+
+  const run = await getAgentRun(store, principal, runId);
+  const policy = await getToolPolicy(prisma, input.tool);
+  const invalid = checkAgainstPolicy(runId, input, policy);
+  if (invalid) throw invalid;
+  const compensationBuildable = !needsCompensation(policy) || input.compensation !== null;
+
+  // Plain staging in one guarded insert: when the guard does not hold, nothing was written and the
+  // reads below find which check failed, and say so.
+  if (run.status === RunStatus.RUNNING && isPlainStaging(policy, input)) {
+    try {
+      return await record(policy, stage, plainGuard({}));
     } catch (e) {
       if (!(e instanceof IntentGuardFailed)) throw e;
     }
@@ -123,5 +154,5 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
     } });
   }
 
-  return record(decision);
+  return record(policy, decision);
 }

@@ -143,6 +143,8 @@ export class MemorySagaStore implements SagaStore {
       if (stepIdx !== last + 1 || steps.some((s) => UNSETTLED_STATUSES.includes(s.status))) return false;
     }
     if (guard.noPivot && [...this.pivots.values()].some((p) => p.runId === run.id)) return false;
+    if (guard.runAgent !== undefined && guard.runAgent !== run.agent) return false;
+    if (guard.toolPolicy) return false; // no tool table here
     return true;
   }
 

@@ -352,6 +352,13 @@ export interface IntentGuard {
   appendOnly?: boolean;
   /** The run has no pivot at all (the gate's plain staging decision needs no plan). */
   noPivot?: boolean;
+  /** The run is this agent's (`run.agent`): the server's check that a token acts on its own run. */
+  runAgent?: string;
+  /**
+   * The tool table's row for the tool still has this class and policy version (every edit bumps the
+   * version), so a server may decide on a row it read earlier. Stores without a tool table fail it.
+   */
+  toolPolicy?: { name: string; toolClass: string; policyVersion: number };
 }
 
 /** An intent's guard did not hold: nothing was written; read the run again and decide afresh. */

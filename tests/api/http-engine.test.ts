@@ -124,6 +124,64 @@ describe("the engine over HTTP", () => {
     expect(outOfScope.status).toBe(403);
   });
 
+  it("the one-insert fast path sees an edit of the tool table and never records into another agent's run", async () => {
+    const { token, prisma } = await setup(["create_ticket"]);
+    const other = await makeToken(["create_ticket"], `other-${Date.now()}`);
+    const newRun = async (secret: string) =>
+      (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret, body: { title: "fast path" } })).json.run.id as string;
+    const intentAt = (runId: string, stepIdx: number, toolClass = "COMPENSATABLE") => {
+      const args = { summary: `ticket ${stepIdx}`, orderId: "3107" };
+      return {
+        stepIdx,
+        tool: "create_ticket",
+        toolClass,
+        stepKey: stepKey(runId, stepIdx, "create_ticket"),
+        args,
+        argsHash: argsHash(args),
+        phase: "STAGING",
+        policyVersion: 1,
+        approvalId: null,
+        planItemIdx: null,
+        compensation: toolClass === "IRREVERSIBLE" ? null : { tool: "close_ticket", args: { stepKey: stepKey(runId, stepIdx, "create_ticket") } },
+        compensationKey: null,
+        correction: null,
+        audience: ["customer"],
+      };
+    };
+    const post = (secret: string, runId: string, intent: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret, body: { intent }, params: { runId } });
+    const settle = async (stepId: string) => {
+      await prisma.step.update({ where: { id: stepId }, data: { status: "CONFIRMED" } });
+    };
+    const compensator = (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
+
+    const runId = await newRun(token.secret);
+    const first = await post(token.secret, runId, { ...intentAt(runId, 0), compensation: { tool: compensator, args: {} } });
+    expect(first.status).toBe(201);
+    await settle(first.json.step.id as string);
+
+    // Another agent's token, its policy cache warm, cannot record into this run: "not found", nothing written.
+    const otherRun = await newRun(other.secret);
+    expect((await post(other.secret, otherRun, { ...intentAt(otherRun, 0), compensation: { tool: compensator, args: {} } })).status).toBe(201);
+    const intruder = await post(other.secret, runId, { ...intentAt(runId, 1), compensation: { tool: compensator, args: {} } });
+    expect(intruder.status).toBe(404);
+
+    // An admin changes what answers the tool: an intent naming the old compensator is refused, not
+    // staged on the remembered row.
+    await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { compensator: "archive_ticket", policyVersion: { increment: 1 } } });
+    const stale = await post(token.secret, runId, { ...intentAt(runId, 1), compensation: { tool: compensator, args: {} } });
+    expect(stale.status).toBe(400);
+    expect(stale.json.error.details[0].path).toBe("compensation.tool");
+    await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { compensator, policyVersion: { increment: 1 } } });
+
+    // An admin makes the tool irreversible: the next intent is held, not staged on the remembered row.
+    await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { toolClass: "IRREVERSIBLE", policyVersion: { increment: 1 } } });
+    const held = await post(token.secret, runId, intentAt(runId, 1, "IRREVERSIBLE"));
+    expect(held.status).toBe(409);
+    expect(held.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
+    expect(await prisma.step.count({ where: { runId } })).toBe(1);
+    await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { toolClass: "COMPENSATABLE", policyVersion: { increment: 1 } } });
+  });
+
   it("50 concurrent identical intents make one row; the one creator's call makes one effect", async () => {
     const { world, token, prisma } = await setup(["create_ticket"]);
     const created = await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "burst" } });

@@ -380,6 +380,12 @@ export function describeSagaStoreContract(name: string, makeStore: () => Promise
         expect(again).toEqual({ created: false, step: first.step });
       });
 
+      it("runAgent refuses another agent's run", async () => {
+        const runId = await newRun();
+        await expect(store.insertIntent(intent(runId, 0), audit("step.intended"), { runStatus: RUNNING, runAgent: "someone-else" })).rejects.toBeInstanceOf(IntentGuardFailed);
+        expect((await store.insertIntent(intent(runId, 0), audit("step.intended"), { runStatus: RUNNING, runAgent: "contract-agent" })).created).toBe(true);
+      });
+
       it("names a missing run rather than a failed guard", async () => {
         await expect(store.insertIntent(intent(id("run"), 0), audit("step.intended"), { runStatus: RUNNING })).rejects.toMatchObject({ code: "RUN_NOT_FOUND" });
       });

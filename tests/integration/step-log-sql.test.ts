@@ -10,7 +10,7 @@ import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { stepLogCounters } from "@/lib/db/step-log-sql";
 import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/lib/saga/store";
+import { auditHashedContent, GENESIS_HASH, IntentGuardFailed, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/lib/saga/store";
 import { reserveTestDatabase } from "../support/test-database";
 
 const database = reserveTestDatabase("steplog");
@@ -128,6 +128,20 @@ describe(`the hot write path on ${database.kind}`, () => {
       expect(chainProblems(events)).toEqual([]);
     } finally {
       await otherClient.$disconnect();
+    }
+  });
+
+  it("a toolPolicy guard holds only while the tool table row has that class and version, on both paths", async () => {
+    await prisma.toolPolicy.upsert({
+      where: { name: "charge_card" },
+      create: { name: "charge_card", toolClass: "COMPENSATABLE", compensator: "refund", policyVersion: 4 },
+      update: { toolClass: "COMPENSATABLE", policyVersion: 4 },
+    });
+    for (const store of [hot, viaPrisma]) {
+      const runId = await newRun(store);
+      const guard = (policyVersion: number) => ({ runStatus: ["RUNNING"] as const, toolPolicy: { name: "charge_card", toolClass: "COMPENSATABLE", policyVersion } });
+      await expect(store.insertIntent(intent(runId, 0), { type: "step.intended", actor }, guard(3))).rejects.toBeInstanceOf(IntentGuardFailed);
+      expect((await store.insertIntent(intent(runId, 0), { type: "step.intended", actor }, guard(4))).created).toBe(true);
     }
   });
 
