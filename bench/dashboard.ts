@@ -6,6 +6,9 @@
  * reviewer: p50/p95 at 1 and 16 concurrent readers, the database size, and the query plan of the
  * slowest SQL statement of each (captured through Prisma's query log). Options: --store sqlite|postgresql,
  * --calls N (per reader, default 30 at 1 reader, 8 each at 16).
+ * Generating the full size takes minutes, so `--keep` leaves the database behind (its URL is printed)
+ * and `--reuse URL --store KIND` measures such a database again (after applying any migration added
+ * since, so a new index is measured too) without generating.
  * Writes bench/results/<timestamp>-dashboard.json. Not part of `npm test`.
  */
 import { statSync, existsSync } from "node:fs";
@@ -14,20 +17,25 @@ import Database from "better-sqlite3";
 import type { PrismaClient } from "@/generated/prisma";
 import { runWithSessionReader } from "@/lib/auth/current-user";
 import { findEscalations } from "@/lib/dashboard/find-escalations";
+import { migrateSqlite } from "@/lib/db/migrate";
+import { migratePostgres } from "@/lib/db/migrate-postgres";
 import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import type { DatabaseKind } from "@/lib/db/url";
 import { findRuns } from "@/lib/runs/find-runs";
 import { getRunTimeline } from "@/lib/runs/get-run-timeline";
-import { fileOf, flag, fmt, openLoggingPrisma, percentiles, performance, printTable, throwaway, writeResults, type LoggedQuery, type Percentiles } from "./lib/common";
-import { BENCH_REVIEWER_ID, generate, type Generated } from "./lib/generate";
+import { fileOf, flag, fmt, hasFlag, openLoggingPrisma, percentiles, performance, printTable, throwaway, writeResults, type LoggedQuery, type Percentiles } from "./lib/common";
+import { BENCH_REVIEWER_ID, countGenerated, generate, type Generated } from "./lib/generate";
 
 const RUNS = flag("runs", 10_000);
 const STEPS = flag("steps", 100_000);
 const CALLS = flag("calls", 30);
 const storeArg = process.argv.includes("--store") ? process.argv[process.argv.indexOf("--store") + 1] : null;
 const stores: DatabaseKind[] = storeArg === "sqlite" || storeArg === "postgresql" ? [storeArg] : ["sqlite", "postgresql"];
+const KEEP = hasFlag("keep");
+const REUSE = process.argv.includes("--reuse") ? process.argv[process.argv.indexOf("--reuse") + 1] : undefined;
+if (REUSE && stores.length !== 1) throw new Error("--reuse URL measures one database: say which store it is with --store sqlite|postgresql.");
 
 const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<PrismaClient> };
 
@@ -55,18 +63,28 @@ function screens(g: Generated, store: () => PrismaSagaStore): Screen[] {
   return list;
 }
 
-async function timeCalls(screen: Screen, readers: number, perReader: number): Promise<Percentiles> {
+/** Latencies of successful calls, and the failed calls (a timed-out transaction must not end the bench). */
+type Timed = Percentiles & { failed: number; firstError: string | null };
+
+async function timeCalls(screen: Screen, readers: number, perReader: number): Promise<Timed> {
   const lat: number[] = [];
+  let failed = 0;
+  let firstError: string | null = null;
   await Promise.all(
     Array.from({ length: readers }, async (_, r) => {
       for (let k = 0; k < perReader; k++) {
         const s = performance.now();
-        await asReviewer(() => screen.call(r * perReader + k));
-        lat.push(performance.now() - s);
+        try {
+          await asReviewer(() => screen.call(r * perReader + k));
+          lat.push(performance.now() - s);
+        } catch (e) {
+          failed++;
+          firstError ??= (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(-300);
+        }
       }
     }),
   );
-  return percentiles(lat);
+  return { ...percentiles(lat), failed, firstError };
 }
 
 /** The plan of one logged statement, with its parameters. */
@@ -115,12 +133,52 @@ async function sizeOf(kind: DatabaseKind, url: string): Promise<number> {
   }
 }
 
-async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> {
+/** Refreshes the planner's statistics. */
+async function analyze(kind: DatabaseKind, url: string): Promise<void> {
+  if (kind === "sqlite") {
+    const db = new Database(fileOf(url));
+    try {
+      db.exec("ANALYZE");
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query("ANALYZE");
+  } finally {
+    await c.end();
+  }
+}
+
+/** A database generated now (dropped afterwards unless --keep), or the one --reuse names (migrated to the current schema). */
+async function database(kind: DatabaseKind): Promise<{ url: string; g: Generated; drop: () => Promise<void> }> {
+  if (REUSE) {
+    if (kind === "sqlite") migrateSqlite(fileOf(REUSE));
+    else await migratePostgres(REUSE);
+    await analyze(kind, REUSE); // as after generating: the statistics cover any index just added
+    console.log(`[dashboard] ${kind}: reusing ${REUSE}`);
+    return { url: REUSE, g: await countGenerated(kind, REUSE), drop: async () => undefined };
+  }
   const db = await throwaway(kind, "dash");
   try {
     console.log(`[dashboard] ${kind}: generating ${RUNS} runs / ~${STEPS} steps...`);
     const g = await generate(kind, db.url, RUNS, STEPS);
-    console.log(`[dashboard] ${kind}: ${g.runs} runs, ${g.steps} steps, ${g.pivots} pivots, ${g.escalations} escalations, ${g.corrections} corrections, ${g.auditEvents} audit events in ${g.seconds} s`);
+    if (KEEP) console.log(`[dashboard] ${kind}: keeping the database: measure it again with --reuse ${db.url} --store ${kind}`);
+    return { url: db.url, g, drop: KEEP ? async () => undefined : db.drop };
+  } catch (e) {
+    await db.drop();
+    throw e;
+  }
+}
+
+async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> {
+  const db = await database(kind);
+  const g = db.g;
+  try {
+    console.log(`[dashboard] ${kind}: ${g.runs} runs, ${g.steps} steps, ${g.pivots} pivots, ${g.escalations} escalations, ${g.corrections} corrections, ${g.auditEvents} audit events, generated in ${g.seconds} s`);
     const size = await sizeOf(kind, db.url);
     process.env.DATABASE_POOL_SIZE = "20";
     const prisma = await openPrisma(db.url);
@@ -146,8 +204,10 @@ async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> 
         await asReviewer(() => screen.call(0));
         const one = await timeCalls(screen, 1, CALLS);
         const sixteen = await timeCalls(screen, 16, Math.max(4, Math.round(CALLS / 4)));
-        const ok = one.p95 <= 50 && sixteen.p95 <= 200;
-        rows.push([screen.name, fmt(one.p50, 2), fmt(one.p95, 2), fmt(sixteen.p50, 2), fmt(sixteen.p95, 2), ok ? "met" : "NOT met", slowest ? fmt(slowest.duration, 2) : "-", String(statements.length)]);
+        const ok = one.p95 <= 50 && sixteen.p95 <= 200 && one.failed + sixteen.failed === 0;
+        const failures = one.failed + sixteen.failed > 0 ? ` (${one.failed + sixteen.failed} calls failed)` : "";
+        if (failures) console.log(`[dashboard] ${kind} · ${screen.name}: ${one.failed + sixteen.failed} calls failed, e.g. ${one.firstError ?? sixteen.firstError}`);
+        rows.push([screen.name, fmt(one.p50, 2), fmt(one.p95, 2), fmt(sixteen.p50, 2), fmt(sixteen.p95, 2), (ok ? "met" : "NOT met") + failures, slowest ? fmt(slowest.duration, 2) : "-", String(statements.length)]);
         if (slowest) plans[screen.name] = { sql: slowest.query, ms: slowest.duration, plan: await explain(kind, db.url, slowest) };
         out[screen.name] = { oneReader: one, sixteenReaders: sixteen, met: ok, statements: statements.map((q) => ({ ms: q.duration, sql: q.query.slice(0, 400) })) };
       }
@@ -166,7 +226,7 @@ async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> 
   }
 }
 
-const results: Record<string, unknown> = { startedAt: new Date().toISOString(), runs: RUNS, steps: STEPS, callsPerReader: CALLS };
+const results: Record<string, unknown> = { startedAt: new Date().toISOString(), runs: RUNS, steps: STEPS, callsPerReader: CALLS, reused: REUSE ?? null };
 for (const kind of stores) results[kind] = await benchStore(kind);
 results.finishedAt = new Date().toISOString();
 console.log(`\nwrote ${writeResults("dashboard", results)}`);

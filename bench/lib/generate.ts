@@ -1,6 +1,8 @@
 /**
  * Fills a migrated throwaway database with a realistic saga history, fast: rows are built in memory
- * and written with raw multi-row INSERTs inside big transactions (not through the engine). The mix:
+ * and written with raw multi-row INSERTs inside big transactions (not through the engine), with the
+ * secondary indexes dropped during the load and rebuilt from their own definitions afterwards (one
+ * sort per index instead of a random B-tree insert per row). The mix:
  * run statuses, tool classes, staged and committed steps, pivots (pending / approved / rejected),
  * escalations of every kind (open, claimed, resolved), correction drafts and a hash-chained-looking
  * audit trail (the hashes are random: nothing here verifies chains).
@@ -196,6 +198,44 @@ export async function generate(kind: DatabaseKind, url: string, runs: number, st
   return { ...counts, seconds: (Date.now() - t0) / 1000, sampleRunIds, pendingPivotIds };
 }
 
+/**
+ * What a database generated earlier holds (for `bench:dashboard --reuse`): the counts, and sample ids
+ * picked the way `generate` picks them (about one run in twenty, up to 500; pending pivots, up to 500).
+ * `seconds` is NaN: the generation time was printed when it was generated.
+ */
+export async function countGenerated(kind: DatabaseKind, url: string): Promise<Generated> {
+  const sql = {
+    counts: `SELECT (SELECT COUNT(*) FROM "Run") AS runs, (SELECT COUNT(*) FROM "Step") AS steps, (SELECT COUNT(*) FROM "Pivot") AS pivots,
+      (SELECT COUNT(*) FROM "Escalation") AS escalations, (SELECT COUNT(*) FROM "Correction") AS corrections, (SELECT COUNT(*) FROM "AuditEvent") AS "auditEvents"`,
+    // Run ids start with the run's number in base 36, so every 20th id is spread over the whole history.
+    runs: `SELECT id FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM "Run") AS r WHERE n % 20 = 7 ORDER BY n LIMIT 500`,
+    pivots: `SELECT id FROM "Pivot" WHERE status = 'PENDING' ORDER BY id LIMIT 500`,
+  };
+  let rows: { counts: Record<string, number | string>; runs: { id: string }[]; pivots: { id: string }[] };
+  if (kind === "sqlite") {
+    const db = new Database(fileOf(url), { readonly: true });
+    try {
+      rows = { counts: db.prepare(sql.counts).get() as Record<string, number>, runs: db.prepare(sql.runs).all() as { id: string }[], pivots: db.prepare(sql.pivots).all() as { id: string }[] };
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const counts = (await client.query<Record<string, string>>(sql.counts)).rows[0]!;
+      rows = { counts, runs: (await client.query<{ id: string }>(sql.runs)).rows, pivots: (await client.query<{ id: string }>(sql.pivots)).rows };
+    } finally {
+      await client.end();
+    }
+  }
+  const n = (k: string) => Number(rows.counts[k]);
+  return {
+    runs: n("runs"), steps: n("steps"), pivots: n("pivots"), escalations: n("escalations"), corrections: n("corrections"), auditEvents: n("auditEvents"),
+    seconds: NaN, sampleRunIds: rows.runs.map((r) => r.id), pendingPivotIds: rows.pivots.map((r) => r.id),
+  };
+}
+
 interface Writer {
   exec(sql: string): Promise<void>;
   /** Writes the tables in one transaction. */
@@ -206,10 +246,18 @@ interface Writer {
 
 const q = (c: string) => `"${c}"`;
 
+/** The tables the generator fills (their secondary indexes are rebuilt after the load). */
+const LOADED_TABLES = ["Run", "Step", "Pivot", "Escalation", "Correction", "AuditEvent"];
+
 function sqliteWriter(url: string): Writer {
   const db = new Database(fileOf(url));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF"); // loading only; the app reopens with FULL
+  // Every index but the primary keys' (no `sql`); rebuilding a unique one in finish() checks the data too.
+  const secondary = db
+    .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${LOADED_TABLES.map(() => "?").join(",")})`)
+    .all(...LOADED_TABLES) as { name: string; sql: string }[];
+  for (const index of secondary) db.exec(`DROP INDEX ${q(index.name)}`);
   const PER = 100;
   const stmts = new Map<string, Database.Statement>();
   const stmt = (t: Table, rows: number) => {
@@ -235,6 +283,7 @@ function sqliteWriter(url: string): Writer {
       })();
     },
     finish: async () => {
+      for (const index of secondary) db.exec(index.sql);
       db.exec("ANALYZE");
       db.pragma("wal_checkpoint(TRUNCATE)");
     },
@@ -246,6 +295,14 @@ async function pgWriter(url: string): Promise<Writer> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query("SET synchronous_commit = off"); // loading only
+  await client.query("SET maintenance_work_mem = '256MB'"); // the index rebuilds in finish()
+  // As on SQLite: every index but those of constraints (the primary keys), rebuilt in finish().
+  const { rows: secondary } = await client.query<{ name: string; sql: string }>(
+    `SELECT indexname AS name, indexdef AS sql FROM pg_indexes
+      WHERE schemaname = 'public' AND tablename = ANY($1) AND indexname NOT IN (SELECT conname FROM pg_constraint)`,
+    [LOADED_TABLES],
+  );
+  for (const index of secondary) await client.query(`DROP INDEX ${q(index.name)}`);
   const PER = 1000;
   return {
     exec: async (sql) => void (await client.query(sql)),
@@ -266,7 +323,10 @@ async function pgWriter(url: string): Promise<Writer> {
         throw e;
       }
     },
-    finish: async () => void (await client.query("VACUUM ANALYZE")),
+    finish: async () => {
+      for (const index of secondary) await client.query(index.sql);
+      await client.query("VACUUM ANALYZE");
+    },
     close: () => client.end(),
   };
 }

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
+import { can } from "@/lib/auth/roles";
 import { clockFromRows, nowQuery } from "@/lib/db/dialect";
 import { EscalationKindSchema } from "@/lib/api/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
-import { userCan, withDb } from "./context";
+import { withDb } from "./context";
 import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
 import type { TEscalationQueue } from "./views";
 
@@ -79,7 +80,8 @@ export async function findEscalations(request: TFindEscalationsRequest = {}): Pr
   }
   const page = rows.slice(0, take);
   const last = page.at(-1);
-  const [canClaim, canResolve] = [await userCan("escalation.claim"), await userCan("escalation.resolve")];
+  // The role read once above: asking `userCan` would read the User row again for each button.
+  const [canClaim, canResolve] = [can(user.role, "escalation.claim"), can(user.role, "escalation.resolve")];
   return {
     items: page.map((row) => queueItem(row, clock)),
     nextCursor: rows.length > take && last ? last.id : null,

@@ -1,10 +1,11 @@
 import { requireUser } from "@/lib/auth/current-user";
+import { can } from "@/lib/auth/roles";
 import { getPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { StepRecord } from "@/lib/saga/store";
 import { audienceRank, CompensationState, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
-import { hostedRegistry, userCan, withDb } from "./context";
+import { hostedRegistry, withDb } from "./context";
 import { pivotSummary, planItemViews } from "./pivot-view";
 import { readToolPolicies, type ToolPolicyFacts } from "./tool-policies";
 import { systemOfTool, type ExternalSystem } from "./tool-systems";
@@ -54,7 +55,7 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
  * the deadline. Throws PIVOT_NOT_FOUND.
  */
 export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
-  await requireUser("read");
+  const user = await requireUser("read");
   const store = new PrismaSagaStore(await getPrisma());
   const pivot = await store.getPivot(pivotId);
   if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist. Open its run from the runs list to find its pivots.`);
@@ -98,6 +99,7 @@ export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
     releasableUntil: earliest([...open.map((e) => (e.releasableUntil ? new Date(e.releasableUntil) : null)), pivot.deadline])?.toISOString() ?? null,
     otherPivots: pivots.filter((p) => p.id !== pivot.id).map((p) => ({ id: p.id, status: p.status, createdAt: p.createdAt.toISOString() })),
     now: new Date().toISOString(),
-    abilities: { canDecide: await userCan("pivot.decide") },
+    // The role read once above (`userCan` would read the User row again).
+    abilities: { canDecide: can(user.role, "pivot.decide") },
   };
 }

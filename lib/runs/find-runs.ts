@@ -94,14 +94,21 @@ const NEEDS_ATTENTION: Prisma.RunWhereInput = {
   ],
 };
 
-/** Runs matching a search: on-behalf-of (part, any case), run id, or an effect's (or compensation's) external ref. */
-function searchWhere(q: string): Prisma.RunWhereInput {
+/**
+ * Runs matching a search: on-behalf-of (part, any case), run id, or an effect's (or compensation's)
+ * external ref. The refs are looked up first (`refRunIds`, through the Step indexes on both columns):
+ * as a `steps: { some }` filter they were a subquery per scanned run, a million step reads on a
+ * 100k-run database for a search that matches nothing. On PostgreSQL the on-behalf-of part uses the
+ * trigram index (prisma/postgres/migrations/*_dashboard_indexes); SQLite's LIKE '%...%' cannot use an
+ * index, so there the search scans Run_createdAt_id_onBehalfOf_idx newest first (not the wider table)
+ * and stops at the page's end: a search that matches little reads the whole index (~15-20 ms at 100k runs).
+ */
+function searchWhere(q: string, refRunIds: readonly string[]): Prisma.RunWhereInput {
   return {
     OR: [
       // withDb's client is the one DATABASE_URL names, so the environment tells its dialect.
       { onBehalfOf: containsIgnoringCase(databaseKind(), q) },
-      { id: q },
-      { steps: { some: { OR: [{ externalRef: q }, { compensationRef: q }] } } },
+      { id: { in: [...new Set([q, ...refRunIds])] } },
     ],
   };
 }
@@ -110,54 +117,106 @@ function searchWhere(q: string): Prisma.RunWhereInput {
  * Pages through runs, newest first, with per-run counts of steps, open escalations and correction
  * drafts, and the counts of what waits for people across all runs. Throws a ZodError when the
  * filters are malformed (an unknown status, a page size out of range).
+ *
+ * The page is read first and counted second: the per-run counts are grouped over the page's runs
+ * only (at most `take` + 1 of them), never over every run matching the filters.
  */
 export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage> {
   await requireUser("read");
   const { status, agent, needsAttention, q, cursor, take } = ZFindRunsRequestSchema.parse(request);
-  const and: Prisma.RunWhereInput[] = [];
-  if (status) and.push({ status });
-  if (agent) and.push({ agent });
-  if (needsAttention) and.push(NEEDS_ATTENTION);
-  if (q) and.push(searchWhere(q));
 
-  const [rows, pendingPivots, escalationsByKind, correctionDrafts] = await withDb((prisma) =>
-    prisma.$transaction([
-      prisma.run.findMany({
+  // One read transaction, so the page, its counts and the waiting counts describe the same moment.
+  const { rows, perRun, waiting } = await withDb((prisma) =>
+    prisma.$transaction(async (tx) => {
+      const and: Prisma.RunWhereInput[] = [];
+      if (status) and.push({ status });
+      if (agent) and.push({ agent });
+      if (needsAttention) and.push(NEEDS_ATTENTION);
+      if (q) {
+        const refs = await tx.step.findMany({ where: { OR: [{ externalRef: q }, { compensationRef: q }] }, select: { runId: true } });
+        and.push(searchWhere(q, refs.map((r) => r.runId)));
+      }
+      const rows = await tx.run.findMany({
         where: { AND: and },
         // createdAt ties (same millisecond) are broken by id so pages never overlap or skip.
         orderBy: [{ createdAt: "desc" }, { id: "desc" }],
         ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
         // One extra row tells us whether another page exists.
         take: take + 1,
-        select: {
-          id: true,
-          title: true,
-          agent: true,
-          onBehalfOf: true,
-          status: true,
-          createdAt: true,
-          updatedAt: true,
-          pivots: { where: { status: PivotStatus.PENDING }, select: { id: true }, orderBy: { createdAt: "desc" }, take: 1 },
-          _count: {
-            select: {
-              steps: true,
-              escalations: { where: { status: { in: OPEN_ESCALATION_STATUSES } } },
-              corrections: { where: { status: CorrectionStatus.DRAFT } },
-            },
-          },
-        },
-      }),
-      prisma.pivot.count({ where: { status: PivotStatus.PENDING, run: { status: RunStatus.AWAITING_PIVOT } } }),
-      prisma.escalation.groupBy({
-        by: ["kind"],
-        where: { status: { in: OPEN_ESCALATION_STATUSES } },
-        orderBy: { kind: "asc" },
-        _count: { _all: true },
-      }),
-      prisma.correction.count({ where: { status: CorrectionStatus.DRAFT } }),
-    ]),
+        select: { id: true, title: true, agent: true, onBehalfOf: true, status: true, createdAt: true, updatedAt: true },
+      });
+      const perRun = await countPerRun(tx, rows.slice(0, take).map((r) => r.id));
+      const waiting = await countWaiting(tx);
+      return { rows, perRun, waiting };
+    }),
   );
 
+  const page = rows.slice(0, take);
+  const last = page.at(-1);
+  return {
+    runs: page.map((run) => ({
+      ...run,
+      createdAt: run.createdAt.toISOString(),
+      updatedAt: run.updatedAt.toISOString(),
+      stepCount: perRun.steps.get(run.id) ?? 0,
+      openEscalationCount: perRun.openEscalations.get(run.id) ?? 0,
+      correctionDraftCount: perRun.correctionDrafts.get(run.id) ?? 0,
+      pendingPivotId: perRun.pendingPivot.get(run.id) ?? null,
+    })),
+    nextCursor: rows.length > take && last ? last.id : null,
+    waiting,
+  };
+}
+
+/** The runs list's per-run figures, by run id (a run without any is missing from the map). */
+interface PerRunCounts {
+  steps: Map<string, number>;
+  openEscalations: Map<string, number>;
+  correctionDrafts: Map<string, number>;
+  /** The newest pending pivot of the run. */
+  pendingPivot: Map<string, string>;
+}
+
+/** Counts steps, open escalations and correction drafts of `runIds`, and finds their pending pivots. */
+async function countPerRun(tx: Prisma.TransactionClient, runIds: string[]): Promise<PerRunCounts> {
+  const out: PerRunCounts = { steps: new Map(), openEscalations: new Map(), correctionDrafts: new Map(), pendingPivot: new Map() };
+  if (runIds.length === 0) return out;
+  const steps = await tx.step.groupBy({ by: ["runId"], where: { runId: { in: runIds } }, orderBy: { runId: "asc" }, _count: { _all: true } });
+  const escalations = await tx.escalation.groupBy({
+    by: ["runId"],
+    where: { runId: { in: runIds }, status: { in: OPEN_ESCALATION_STATUSES } },
+    orderBy: { runId: "asc" },
+    _count: { _all: true },
+  });
+  const corrections = await tx.correction.groupBy({
+    by: ["runId"],
+    where: { runId: { in: runIds }, status: CorrectionStatus.DRAFT },
+    orderBy: { runId: "asc" },
+    _count: { _all: true },
+  });
+  for (const g of steps) out.steps.set(g.runId, g._count._all);
+  for (const g of escalations) out.openEscalations.set(g.runId, g._count._all);
+  for (const g of corrections) out.correctionDrafts.set(g.runId, g._count._all);
+  const pivots = await tx.pivot.findMany({
+    where: { runId: { in: runIds }, status: PivotStatus.PENDING },
+    select: { id: true, runId: true },
+    // Newest first, so the first one seen per run is the one shown.
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  });
+  for (const p of pivots) if (!out.pendingPivot.has(p.runId)) out.pendingPivot.set(p.runId, p.id);
+  return out;
+}
+
+/** What waits for people across all runs. */
+async function countWaiting(tx: Prisma.TransactionClient): Promise<WaitingCounts> {
+  const pendingPivots = await tx.pivot.count({ where: { status: PivotStatus.PENDING, run: { status: RunStatus.AWAITING_PIVOT } } });
+  const escalationsByKind = await tx.escalation.groupBy({
+    by: ["kind"],
+    where: { status: { in: OPEN_ESCALATION_STATUSES } },
+    orderBy: { kind: "asc" },
+    _count: { _all: true },
+  });
+  const correctionDrafts = await tx.correction.count({ where: { status: CorrectionStatus.DRAFT } });
   const openEscalations = Object.fromEntries(Object.values(EscalationKind).map((k) => [k, 0])) as Record<EscalationKind, number>;
   let openEscalationTotal = 0;
   for (const group of escalationsByKind) {
@@ -166,20 +225,5 @@ export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage
     const kind = EscalationKindSchema.safeParse(group.kind);
     if (kind.success) openEscalations[kind.data] = count;
   }
-
-  const page = rows.slice(0, take);
-  const last = page.at(-1);
-  return {
-    runs: page.map(({ _count, pivots, ...run }) => ({
-      ...run,
-      createdAt: run.createdAt.toISOString(),
-      updatedAt: run.updatedAt.toISOString(),
-      stepCount: _count.steps,
-      openEscalationCount: _count.escalations,
-      correctionDraftCount: _count.corrections,
-      pendingPivotId: pivots[0]?.id ?? null,
-    })),
-    nextCursor: rows.length > take && last ? last.id : null,
-    waiting: { pendingPivots, openEscalations, openEscalationTotal, correctionDrafts },
-  };
+  return { pendingPivots, openEscalations, openEscalationTotal, correctionDrafts };
 }
