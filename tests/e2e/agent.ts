@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import type { PrismaClient } from "@/lib/db/prisma";
 import { syncToolPolicies } from "@/lib/harness/policy";
 import type { RunContext } from "@/lib/saga/engine";
 import { SagaEngine } from "@/lib/saga/engine";
@@ -49,6 +50,21 @@ export function uniqueTag(): string {
 /** Engine tuning for tests: reconcile re-checks after the hosted world's 300 ms search lag, short backoff. */
 const ENGINE_TUNING = { recheckAfterMs: 500, backoffMs: 50, maxAttempts: 3 } as const;
 
+/**
+ * Mints a new agent (its own token, scoped to every support tool) working through the API at
+ * `baseUrl` with the connectors of `world`. The tool table is the server's authority on classes;
+ * adding missing rows is idempotent.
+ */
+export async function createTestAgent(db: PrismaClient, baseUrl: string, world: WorldLike): Promise<TestAgent> {
+  const registry: ToolRegistry = createSupportToolRegistry(world);
+  await syncToolPolicies(db, registry, "system:e2e");
+  const name = `e2e-agent-${uniqueTag()}`;
+  const { secret } = await createAgentToken(db, { name, tools: registry.list().map((t) => t.name), createdBy: "system:e2e" });
+  const store = new HttpSagaStore({ baseUrl, token: secret });
+  const engineWith = (w: WorldLike) => new SagaEngine({ store, registry: createSupportToolRegistry(w), ...ENGINE_TUNING });
+  return { name, store, engine: new SagaEngine({ store, registry, ...ENGINE_TUNING }), engineWith };
+}
+
 export const test = base.extend<AgentFixtures>({
   world: async ({ baseURL }, use) => {
     if (!baseURL) throw new Error("baseURL is not set; run the e2e tests through playwright.config.ts.");
@@ -56,14 +72,7 @@ export const test = base.extend<AgentFixtures>({
   },
   agent: async ({ db, world, baseURL }, use) => {
     if (!baseURL) throw new Error("baseURL is not set; run the e2e tests through playwright.config.ts.");
-    const registry: ToolRegistry = createSupportToolRegistry(world);
-    // The tool table is the server's authority on classes; adding missing rows is idempotent.
-    await syncToolPolicies(db, registry, "system:e2e");
-    const name = `e2e-agent-${uniqueTag()}`;
-    const { secret } = await createAgentToken(db, { name, tools: registry.list().map((t) => t.name), createdBy: "system:e2e" });
-    const store = new HttpSagaStore({ baseUrl: baseURL, token: secret });
-    const engineWith = (w: WorldLike) => new SagaEngine({ store, registry: createSupportToolRegistry(w), ...ENGINE_TUNING });
-    await use({ name, store, engine: new SagaEngine({ store, registry, ...ENGINE_TUNING }), engineWith });
+    await use(await createTestAgent(db, baseURL, world));
   },
 });
 

@@ -46,7 +46,8 @@ test.describe("signing in", () => {
     await signIn(page, user);
     const cookie = (await context.cookies()).find((c) => c.name === SESSION_COOKIE);
     expect(cookie?.httpOnly).toBe(true);
-    // The server generated its secret next to the e2e database (no NEXTAUTH_SECRET is set).
+    // On SQLite the server generated its secret next to the e2e database (no NEXTAUTH_SECRET is set);
+    // on PostgreSQL playwright.config.ts gives both instances one NEXTAUTH_SECRET.
     const dbFile = (process.env.DATABASE_URL ?? "").replace(/^file:/, "");
     const secret = process.env.NEXTAUTH_SECRET ?? readFileSync(path.join(path.dirname(dbFile), ".nextauth-secret"), "utf8").trim();
     const token = await decode({ token: cookie?.value, secret });

@@ -1,6 +1,6 @@
 /**
- * Playwright fixtures for Sagaboard: a client on the e2e database (the file the server uses, named by
- * DATABASE_URL, which playwright.config.ts sets), `seedUser(role)` creating a uniquely named account
+ * Playwright fixtures for Sagaboard: a client on the e2e database (the SQLite file or the PostgreSQL
+ * database the server uses, named by DATABASE_URL, which playwright.config.ts sets), `seedUser(role)` creating a uniquely named account
  * through the same lib function the CLI and the admin screen use, and `signIn(page, user)`.
  *
  * Tests never delete shared data: each one seeds what it needs under names nobody else uses.
@@ -12,10 +12,14 @@ import type { Role } from "@/lib/auth/roles";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { createUser } from "@/lib/users/create-user";
 import type { UserView } from "@/lib/users/user";
+import { testStoreKind } from "../support/test-database";
 
-/** Where tests save the screenshots a person should look at (test-results/screenshots/<name>.png). */
+/**
+ * Where tests save the screenshots a person should look at: test-results/screenshots/<name>.png on
+ * SQLite, test-results/screenshots/pg/<name>.png on PostgreSQL (`npm test` runs both, one after the other).
+ */
 export function screenshotPath(name: string): string {
-  return path.join("test-results", "screenshots", `${name}.png`);
+  return path.join("test-results", "screenshots", ...(testStoreKind() === "postgresql" ? ["pg"] : []), `${name}.png`);
 }
 
 /** A seeded account and its password (known only to the test). */

@@ -6,6 +6,9 @@
  * decision reaches the agent through the database alone. The latency is measured and printed.
  * (B's approve route runs in-process under runWithSessionReader: a next-auth session cookie needs
  * Next's request context; everything after the session read is the real route.)
+ * The same claim with two real `next start` instances and a reviewer in Chromium:
+ * tests/e2e/two-instances.spec.ts (`npm run test:e2e:pg`). This one stays as the fast version in the
+ * fault suite, where a regression shows without a build or a browser.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";

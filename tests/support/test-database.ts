@@ -85,21 +85,48 @@ export function reserveTestDatabase(label: string, kind: DatabaseKind = testStor
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  const name = `${TEST_DATABASE_PREFIX}${runTag()}_${randomBytes(6).toString("hex")}`;
+  return postgresTestDatabase(`${TEST_DATABASE_PREFIX}${runTag()}_${randomBytes(6).toString("hex")}`, { shared: false });
+}
+
+/** The URL of the throwaway PostgreSQL database `name` on the test server. */
+export function testPostgresUrl(name: string): string {
   const url = new URL(testPostgresAdminUrl());
   url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Options of `postgresTestDatabase`. */
+export interface PostgresTestDatabaseOptions {
+  /**
+   * Whether the name is known to other processes (default true; the browser suite's config names it,
+   * its server creates it and drops it): `create` then first drops a leftover of that name, and `drop`
+   * drops it whoever created it. A freshly reserved random name (false) is dropped only once created.
+   */
+  shared?: boolean;
+}
+
+/** The throwaway PostgreSQL database `name`, which must start with TEST_DATABASE_PREFIX (it gets dropped). */
+export function postgresTestDatabase(name: string, { shared = true }: PostgresTestDatabaseOptions = {}): ThrowawayDatabase {
+  if (!name.startsWith(TEST_DATABASE_PREFIX)) {
+    throw new Error(`Throwaway test databases are named ${TEST_DATABASE_PREFIX}...; "${name}" might be someone's real data, so it is left alone.`);
+  }
+  const url = testPostgresUrl(name);
+  const dropSql = `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`;
   let created = false;
   return {
-    kind,
-    url: url.toString(),
+    kind: "postgresql",
+    url,
     create: async ({ migrate = true } = {}) => {
-      await withAdmin((admin) => admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+      await withAdmin(async (admin) => {
+        if (shared) await admin.query(dropSql);
+        await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+      });
       created = true;
-      if (migrate) await migratePostgres(url.toString());
+      if (migrate) await migratePostgres(url);
     },
     drop: async () => {
-      if (!created) return;
-      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+      if (!created && !shared) return;
+      await withAdmin((admin) => admin.query(dropSql));
       created = false;
     },
   };
