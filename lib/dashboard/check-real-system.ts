@@ -1,6 +1,6 @@
 import { requireUser } from "@/lib/auth/current-user";
 import { getPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { Json, ToolEffect } from "@/lib/saga/tools";
 import { hostedSearchLagMs } from "@/lib/sim/host";
@@ -22,7 +22,7 @@ const MAX_RECHECK_MS = 2_000;
 export async function checkRealSystem(escalationId: string): Promise<TRealSystemCheck> {
   await requireUser("escalation.resolve");
   const id = ZEscalationId.parse(escalationId);
-  const store = new PrismaSagaStore(await getPrisma());
+  const store = sharedSagaStore(await getPrisma());
   const escalation = await store.getEscalation(id);
   if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
   if (!escalation.stepId) {

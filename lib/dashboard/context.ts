@@ -4,7 +4,7 @@
  */
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { onConnection, PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { onConnection, sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
 import { SagaEngine } from "@/lib/saga/engine";
@@ -69,5 +69,5 @@ export function hostedRegistry(): ToolRegistry {
  */
 export async function dashboardEngine(): Promise<SagaEngine> {
   const prisma = await getPrisma();
-  return new SagaEngine({ store: new PrismaSagaStore(prisma), registry: hostedRegistry() });
+  return new SagaEngine({ store: sharedSagaStore(prisma), registry: hostedRegistry() });
 }

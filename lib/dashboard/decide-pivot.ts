@@ -3,7 +3,7 @@
  * reviewer's page loaded, with every refusal a person can act on returned as a value.
  */
 import { getPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore, type PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
@@ -49,7 +49,7 @@ async function refusal(store: PrismaSagaStore, pivot: PivotRecord, input: PivotD
 
 /** Decides the pivot through the engine (row + audit event in one transaction) for `user`. */
 export async function decidePivotFor(user: DashboardUser, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
-  const store = new PrismaSagaStore(await getPrisma());
+  const store = sharedSagaStore(await getPrisma());
   const pivot = await store.getPivot(input.pivotId);
   if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${input.pivotId} does not exist; reload the runs list.`);
   const refused = await refusal(store, pivot, input);

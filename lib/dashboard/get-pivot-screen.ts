@@ -1,7 +1,7 @@
 import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { getPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { StepRecord } from "@/lib/saga/store";
 import { audienceRank, CompensationState, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
@@ -56,7 +56,7 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
  */
 export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
   const user = await requireUser("read");
-  const store = new PrismaSagaStore(await getPrisma());
+  const store = sharedSagaStore(await getPrisma());
   const pivot = await store.getPivot(pivotId);
   if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist. Open its run from the runs list to find its pivots.`);
   const run = await store.getRun(pivot.runId);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
 import { getPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { EscalationRecord } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus, StepStatus } from "@/lib/saga/vocabulary";
@@ -93,7 +93,7 @@ export async function resolveEscalation(escalationId: string, request: TEscalati
   const user = await requireUser("escalation.resolve");
   const id = ZEscalationId.parse(escalationId);
   const resolution = ZEscalationResolution.parse(request);
-  const store = new PrismaSagaStore(await getPrisma());
+  const store = sharedSagaStore(await getPrisma());
   const escalation = await store.getEscalation(id);
   if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
   if (escalation.status === EscalationStatus.RESOLVED) return { ok: false, reason: "resolved", resolvedBy: escalation.resolvedBy };

@@ -801,3 +801,17 @@ export class PrismaSagaStore implements SagaStore {
     return rows.map(toAuditEventRecord);
   }
 }
+
+const sharedStores = new WeakMap<PrismaClient, PrismaSagaStore>();
+
+/**
+ * The process's store over `prisma` (default options), one per client: every request of the app
+ * (agent API and dashboard alike) writes through it, so the hot path's caches (chain heads, the run
+ * of each step) live across requests, and a Prisma-path write by one request keeps them current for
+ * the next (a store of its own would leave the shared one's chain head stale: a retried write).
+ */
+export function sharedSagaStore(prisma: PrismaClient): PrismaSagaStore {
+  let store = sharedStores.get(prisma);
+  if (!store) sharedStores.set(prisma, (store = new PrismaSagaStore(prisma)));
+  return store;
+}

@@ -425,7 +425,7 @@ class PostgresStepLog implements StepLogSql {
   async insertIntent(runId: string, build: (now: Date) => StepRow, audit: Omit<HotAudit, "runId">, guard: IntentGuard | undefined): Promise<HotInsertResult> {
     const now = await this.now();
     const row = build(now);
-    const created = await this.withLink(runId, async (db, last) => {
+    const attempt = await this.withLink(runId, async (db, last) => {
       const link = nextLink(last, { ...audit, runId }, now);
       const stepValues = STEP_COLUMNS.map((c) => pgValue(c, row[c]));
       const n = stepValues.length;
@@ -472,7 +472,7 @@ class PostgresStepLog implements StepLogSql {
       const inserted = rows[0]?.inserted === 1;
       return { result: { inserted, runOk: rows[0]?.runOk === 1 }, appended: inserted ? { seq: link.seq, hash: link.hash } : null };
     });
-    if (created.inserted) {
+    if (attempt.inserted) {
       this.runOfStep.set(row.id, runId);
       return { kind: "created", row };
     }
@@ -483,7 +483,7 @@ class PostgresStepLog implements StepLogSql {
       [row.stepKey, runId, row.stepIdx],
     );
     if (rows[0]) return { kind: "exists", row: rows[0] };
-    if (created.runOk) return { kind: "id-taken" };
+    if (attempt.runOk) return { kind: "id-taken" };
     const run = await this.query(`SELECT 1 FROM "Run" WHERE "id" = $1`, [runId]);
     return run.rowCount === 0 ? { kind: "no-run" } : { kind: "guard-failed" };
   }

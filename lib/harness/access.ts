@@ -1,21 +1,14 @@
 import type { PrismaClient } from "@/generated/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore, type PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { Actor, RunRecord, StepRecord } from "@/lib/saga/store";
 import { RunStatus } from "@/lib/saga/vocabulary";
 import { ApiError, runNotFound } from "./errors";
 import type { AgentPrincipal } from "./principal";
 
-const stores = new WeakMap<PrismaClient, PrismaSagaStore>();
-
-/**
- * The store the harness API writes through (the same Prisma store the engine uses in-process), one
- * per client: it keeps the hot path's caches (chain heads, the run of each step) across requests.
- */
+/** The store the harness API writes through: the process's one store over the client. */
 export function harnessStore(prisma: PrismaClient): PrismaSagaStore {
-  let store = stores.get(prisma);
-  if (!store) stores.set(prisma, (store = new PrismaSagaStore(prisma)));
-  return store;
+  return sharedSagaStore(prisma);
 }
 
 /** The audit actor of an agent token. */
