@@ -25,23 +25,25 @@ export interface AuditLink {
   data: Json;
 }
 
+/** The last link of a chain: what the next one hashes. */
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/** The row of the link after `last` (none: the chain's first link), at `at`; `actor` is an actorLabel. */
+export function chainLink(last: ChainHead | undefined, link: Omit<AuditLink, "actor"> & { actor: string }, at: Date) {
+  const content = { seq: (last?.seq ?? 0) + 1, scope: link.scope, runId: link.runId, stepId: link.stepId, type: link.type, actor: link.actor, data: link.data, at };
+  const prevHash = last?.hash ?? GENESIS_HASH;
+  return { ...content, prevHash, hash: auditHash(prevHash, auditHashedContent(content)) };
+}
+
 /** Appends the next link of `link.scope`'s chain (the unique (scope, seq) index refuses a fork); returns its seq and hash. */
-export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, link: AuditLink): Promise<{ seq: number; hash: string }> {
+export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, link: AuditLink): Promise<ChainHead> {
   // PostgreSQL: concurrent writers of one scope would read the same last link; serialise them.
   await serializeOn(tx, [auditChainLock(link.scope)]);
   const last = await tx.auditEvent.findFirst({ where: { scope: link.scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-  const content = {
-    seq: (last?.seq ?? 0) + 1,
-    scope: link.scope,
-    runId: link.runId,
-    stepId: link.stepId,
-    type: link.type,
-    actor: actorLabel(link.actor),
-    data: link.data,
-    at: now,
-  };
-  const prevHash = last?.hash ?? GENESIS_HASH;
-  const hash = auditHash(prevHash, auditHashedContent(content));
-  await tx.auditEvent.create({ data: { ...content, data: link.data as Prisma.InputJsonValue, prevHash, hash } });
-  return { seq: content.seq, hash };
+  const row = chainLink(last ?? undefined, { ...link, actor: actorLabel(link.actor) }, now);
+  await tx.auditEvent.create({ data: { ...row, data: link.data as Prisma.InputJsonValue } });
+  return { seq: row.seq, hash: row.hash };
 }

@@ -458,25 +458,31 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async createRun(run: NewRun, audit: AuditInput): Promise<RunRecord> {
+    const row = (now: Date): RunRow => ({
+      id: run.id,
+      title: run.title,
+      agent: run.agent,
+      onBehalfOf: run.onBehalfOf,
+      metadata: run.metadata as Prisma.JsonValue,
+      status: RunStatus.RUNNING,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const conflict = () => new SagaError("CONFLICT", `Run ${run.id} already exists; start a new run with a fresh id.`);
+    if (this.hot) {
+      const result = await this.hot.createRun(row, { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} });
+      if (result.kind === "created") return toRunRecord(result.row);
+      if (result.kind === "exists") throw conflict();
+      // "chain-exists": links without the run; the careful path appends after them under the chain lock.
+    }
     try {
       return await this.write(async (tx, now) => {
-        const row = await tx.run.create({
-          data: {
-            id: run.id,
-            title: run.title,
-            agent: run.agent,
-            onBehalfOf: run.onBehalfOf,
-            metadata: jsonIn(run.metadata),
-            status: RunStatus.RUNNING,
-            createdAt: now,
-            updatedAt: now,
-          },
-        });
-        await this.appendAudit(tx, now, row.id, null, audit);
-        return toRunRecord(row);
+        const created = await tx.run.create({ data: { ...row(now), metadata: jsonIn(run.metadata) } });
+        await this.appendAudit(tx, now, created.id, null, audit);
+        return toRunRecord(created);
       });
     } catch (e) {
-      if (isPrismaError(e, "P2002")) throw new SagaError("CONFLICT", `Run ${run.id} already exists; start a new run with a fresh id.`);
+      if (isPrismaError(e, "P2002")) throw conflict();
       throw e;
     }
   }

@@ -32,11 +32,11 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import pg from "pg";
-import type { Step as StepRow } from "@/generated/prisma";
-import { auditHash } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type IntentGuard } from "@/lib/saga/store";
+import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
+import { runScope, type IntentGuard } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { chainLink, type ChainHead } from "./audit-chain";
 import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { RawDriver } from "./raw-driver";
 
@@ -75,7 +75,8 @@ export function jsonColumnKind(column: string): "required" | "nullable" | null {
 /** The audit link a hot write appends (the chain and the time are filled in by the write). */
 export interface HotAudit {
   runId: string;
-  stepId: string;
+  /** Null for events about the run itself. */
+  stepId: string | null;
   type: string;
   /** `agent:x`: actorLabel(actor). */
   actor: string;
@@ -113,16 +114,11 @@ class Recent<V> {
   }
 }
 
-interface Link {
-  seq: number;
-  hash: string;
-}
+type Link = ChainHead;
 
-/** The next link of a chain whose last link is `last`, with its hash. */
+/** The next link of a run's chain whose last link is `last`, with its hash. */
 function nextLink(last: Link | undefined, audit: HotAudit, at: Date) {
-  const content = { seq: (last?.seq ?? 0) + 1, scope: `run:${audit.runId}`, runId: audit.runId, stepId: audit.stepId, type: audit.type, actor: audit.actor, data: audit.data, at };
-  const prevHash = last?.hash ?? GENESIS_HASH;
-  return { ...content, prevHash, hash: auditHash(prevHash, auditHashedContent(content)) };
+  return chainLink(last, { ...audit, scope: runScope(audit.runId) }, at);
 }
 
 const STEP_COLUMNS = [
@@ -133,14 +129,24 @@ const STEP_COLUMNS = [
 
 const AUDIT_COLUMNS = `"scope","seq","runId","stepId","type","actor","data","at","prevHash","hash"`;
 
+const RUN_COLUMNS = ["id", "title", "agent", "onBehalfOf", "metadata", "status", "createdAt", "updatedAt"] as const satisfies readonly (keyof RunRow)[];
+
 /** Writes the saga log's hot path for one Prisma client's database. */
 export interface StepLogSql {
+  /**
+   * Starts a run: its row built by `row(now)` and the first link of its chain, in one transaction.
+   * "exists": a run with that id exists (nothing written); "chain-exists": the run's chain already
+   * has links without the run (nothing written; the careful path appends under the chain lock).
+   */
+  createRun(row: (now: Date) => RunRow, audit: Omit<HotAudit, "runId" | "stepId">): Promise<{ kind: "created"; row: RunRow } | { kind: "exists" } | { kind: "chain-exists" }>;
   /** Records an intent built by `row(now)`; `now` is the database clock. */
   insertIntent(runId: string, row: (now: Date) => StepRow, audit: Omit<HotAudit, "runId">, guard: IntentGuard | undefined): Promise<HotInsertResult>;
   /** Applies `set` to the step if it matches `fence`; the updated row, or null when fenced out. */
   updateStep(stepId: string, fence: HotFence, set: StepColumns, audit: Omit<HotAudit, "runId" | "stepId">, durability: Durability): Promise<StepRow | null>;
   /** Tells the cache that the chain of `runId` now ends at this link (the Prisma path appended it). */
   noteLink(runId: string, link: Link): void;
+  /** The database clock without a round trip (PostgreSQL: the measured offset; SQLite: the same OS clock). */
+  now(): Promise<Date>;
 }
 
 export function stepLogSql(driver: RawDriver): StepLogSql {
@@ -185,13 +191,13 @@ class SqliteStepLog implements StepLogSql {
     return s;
   }
 
-  private now(db: Database.Database): Date {
+  private dbNow(db: Database.Database): Date {
     const { now } = this.stmt(db, `SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`).get() as { now: string };
     return new Date(now);
   }
 
   private appendLink(db: Database.Database, audit: HotAudit, at: Date): void {
-    const last = this.stmt(db, `SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = ? ORDER BY "seq" DESC LIMIT 1`).get(`run:${audit.runId}`) as Link | undefined;
+    const last = this.stmt(db, `SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = ? ORDER BY "seq" DESC LIMIT 1`).get(runScope(audit.runId)) as Link | undefined;
     const link = nextLink(last, audit, at);
     this.stmt(db, `INSERT INTO "AuditEvent" (${AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)`).run(
       link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), sqliteDate(at), link.prevHash, link.hash,
@@ -224,12 +230,30 @@ class SqliteStepLog implements StepLogSql {
     return true;
   }
 
+  createRun(build: (now: Date) => RunRow, audit: Omit<HotAudit, "runId" | "stepId">): ReturnType<StepLogSql["createRun"]> {
+    return this.exclusive((db) => {
+      stepLogCounters.transactions++;
+      return db
+        .transaction(() => {
+          const now = this.dbNow(db);
+          const row = build(now);
+          const inserted = this.stmt(db, `INSERT INTO "Run" (${RUN_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${RUN_COLUMNS.map(() => "?").join(",")}) ON CONFLICT DO NOTHING`).run(
+            row.id, row.title, row.agent, row.onBehalfOf, JSON.stringify(row.metadata), row.status, sqliteDate(row.createdAt), sqliteDate(row.updatedAt),
+          );
+          if (inserted.changes === 0) return { kind: "exists" as const };
+          this.appendLink(db, { ...audit, runId: row.id, stepId: null }, now);
+          return { kind: "created" as const, row };
+        })
+        .immediate();
+    });
+  }
+
   insertIntent(runId: string, build: (now: Date) => StepRow, audit: Omit<HotAudit, "runId">, guard: IntentGuard | undefined): Promise<HotInsertResult> {
     return this.exclusive((db) => {
       stepLogCounters.transactions++;
       return db
         .transaction((): HotInsertResult => {
-          const now = this.now(db);
+          const now = this.dbNow(db);
           const row = build(now);
           const existing = this.existing(db, runId, row);
           if (existing) return { kind: "exists", row: existing };
@@ -267,7 +291,7 @@ class SqliteStepLog implements StepLogSql {
       try {
         return db
           .transaction((): StepRow | null => {
-            const now = this.now(db);
+            const now = this.dbNow(db);
             const values = columns.map((c) => sqliteValue(c, set[c as keyof StepColumns]));
             const raw = this.stmt(db, sql).get(...values, sqliteDate(now), ...where) as Record<string, unknown> | undefined;
             if (!raw) return null;
@@ -284,6 +308,11 @@ class SqliteStepLog implements StepLogSql {
 
   noteLink(): void {
     // SQLite reads the last link inside its write transaction; nothing to cache.
+  }
+
+  now(): Promise<Date> {
+    // SQLite's 'now' is this machine's clock, read by the library in this process.
+    return Promise.resolve(new Date());
   }
 }
 
@@ -310,16 +339,83 @@ function pgCast(column: string): string {
   return "::text";
 }
 
-const statementNames = new Map<string, string>();
+const RUN_INSERT_SQL = prepared(`WITH run AS (
+    INSERT INTO "Run" (${RUN_COLUMNS.map((c) => `"${c}"`).join(",")})
+    VALUES ($1::text, $2::text, $3::text, $4::text, $5::jsonb, $6::text, $7::timestamp(3), $8::timestamp(3))
+    ON CONFLICT DO NOTHING
+    RETURNING "id"
+  ), link AS (
+    INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
+    SELECT $9::text, $10::int4, $11::text, $12::text, $13::text, $14::text, $15::jsonb, $16::timestamp(3), $17::text, $18::text FROM run
+  )
+  SELECT count(*)::int AS "inserted" FROM run`);
 
-/** A prepared statement's name per text (the server plans it once per connection). */
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `sb_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
-    if (statementNames.size < 1000) statementNames.set(text, name);
-  }
-  return name;
+/** Inserts an intent if its run holds the guard: $1..$n the step's columns, then (p(i) = $n+i) the link, the run and the guard. */
+const INTENT_INSERT_SQL = (() => {
+  const n = STEP_COLUMNS.length;
+  const p = (i: number) => `$${n + i}`;
+  return prepared(`WITH run AS (
+      SELECT r."id" FROM "Run" r WHERE r."id" = ${p(11)}
+        AND (${p(12)}::text[] IS NULL OR r."status" = ANY(${p(12)}::text[]))
+        AND (${p(13)}::timestamp(3) IS NULL OR r."updatedAt" = ${p(13)}::timestamp(3))
+        AND (NOT ${p(14)}::boolean OR (
+          NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND (s."stepIdx" >= ${p(15)}::int4 OR s."status" = ANY(${p(16)}::text[])))
+          AND (${p(15)}::int4 = 0 OR EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND s."stepIdx" = ${p(15)}::int4 - 1))))
+        AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = r."id"))
+        AND (${p(19)}::text IS NULL OR r."agent" = ${p(19)}::text)
+        AND (${p(20)}::text IS NULL OR EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${p(20)}::text AND t."toolClass" = ${p(21)}::text AND t."policyVersion" = ${p(22)}::int4))
+    ), step AS (
+      INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")})
+      SELECT ${STEP_COLUMNS.map((c, i) => `$${i + 1}${pgCast(c)}`).join(",")} FROM run
+      ON CONFLICT DO NOTHING
+      RETURNING "id"
+    ), lock AS (
+      SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${p(18)}::int4) AS locked FROM step
+    ), link AS (
+      INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
+      SELECT ${p(1)}::text, ${p(2)}::int4, ${p(3)}::text, ${p(4)}::text, ${p(5)}::text, ${p(6)}::text, ${p(7)}::jsonb, ${p(8)}::timestamp(3), ${p(9)}::text, ${p(10)}::text FROM lock
+    )
+    SELECT (SELECT count(*) FROM run)::int AS "runOk", (SELECT count(*) FROM step)::int AS "inserted"`);
+})();
+
+/**
+ * The fenced UPDATE of a step with its link, for one shape (the columns set, which fences, relaxed or
+ * not); parameters in order: the columns, updatedAt, the id, the fences, the lock key, the link.
+ */
+function stepUpdateSql(columns: readonly string[], byStatus: boolean, byCompensation: boolean, relaxed: boolean): Prepared {
+  let n = 0;
+  const param = (cast: string) => `$${++n}${cast}`;
+  const sets = [...columns, "updatedAt"].map((c) => `"${c}" = ${param(pgCast(c))}`);
+  let where = `"id" = ${param("::text")}`;
+  if (byStatus) where += ` AND "status" = ANY(${param("::text[]")})`;
+  if (byCompensation) where += ` AND "compensationState" = ANY(${param("::text[]")})`;
+  const relax = relaxed ? `relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c), ` : "";
+  return prepared(`WITH ${relax}updated AS (
+      UPDATE "Step" SET ${sets.join(", ")} WHERE ${where} RETURNING *
+    ), lock AS (
+      SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${param("::int4")}) AS locked FROM updated${relax ? ", relax" : ""}
+    ), link AS (
+      INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
+      SELECT ${["::text", "::int4", "::text", "::text", "::text", "::text", "::jsonb", "::timestamp(3)", "::text", "::text"].map(param).join(", ")}
+      FROM lock
+    )
+    SELECT * FROM updated`);
+}
+
+const LAST_LINK_SQL = prepared(`SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = $1 ORDER BY "seq" DESC LIMIT 1`);
+const EXISTING_STEP_SQL = prepared(`SELECT * FROM "Step" WHERE "stepKey" = $1 OR ("runId" = $2 AND "stepIdx" = $3::int4) ORDER BY "createdAt" LIMIT 1`);
+const RUN_EXISTS_SQL = prepared(`SELECT 1 FROM "Run" WHERE "id" = $1`);
+const RUN_OF_STEP_SQL = prepared(`SELECT "runId" FROM "Step" WHERE "id" = $1`);
+const CLOCK_SQL = prepared(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::text AS ms`);
+
+/** A statement's text and the name it is prepared under (the server plans it once per connection). */
+interface Prepared {
+  text: string;
+  name: string;
+}
+
+function prepared(text: string): Prepared {
+  return { text, name: `sb_${createHash("sha256").update(text).digest("hex").slice(0, 16)}` };
 }
 
 function isUniqueViolation(e: unknown, constraint: string): boolean {
@@ -332,6 +428,9 @@ const CLOCK_REMEASURE_MS = 60_000;
 class PostgresStepLog implements StepLogSql {
   private readonly lastLinks = new Recent<Link>(10_000);
   private readonly runOfStep = new Recent<string>(100_000);
+  private readonly lockKeys = new Recent<number>(10_000);
+  /** The UPDATE statement per shape (columns set, fences, durability): a handful in practice. */
+  private readonly updateStatements = new Recent<Prepared>(200);
   /** The tail of this process's pending writes per chain. */
   private readonly chainQueues = new Map<string, Promise<void>>();
   private clock: { offsetMs: number; measuredAt: number } | null = null;
@@ -339,17 +438,17 @@ class PostgresStepLog implements StepLogSql {
   constructor(private readonly pool: pg.Pool) {}
 
   /** Runs one statement; a write on the pool is its own transaction (on a PoolClient it is inside underChainLock's). */
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool, write = false): Promise<pg.QueryResult<R>> {
+  private async query<R extends pg.QueryResultRow>(sql: Prepared, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool, write = false): Promise<pg.QueryResult<R>> {
     stepLogCounters.statements++;
     if (write && db === this.pool) stepLogCounters.transactions++;
-    return db.query<R>({ name: statementName(text), text, values, types: PG_TYPES });
+    return db.query<R>({ name: sql.name, text: sql.text, values, types: PG_TYPES });
   }
 
   /** The database clock through a measured offset (see the module comment). */
-  private async now(): Promise<Date> {
+  async now(): Promise<Date> {
     if (!this.clock || Date.now() - this.clock.measuredAt > CLOCK_REMEASURE_MS) {
       const sent = Date.now();
-      const { rows } = await this.query<{ ms: string }>(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::text AS ms`, []);
+      const { rows } = await this.query<{ ms: string }>(CLOCK_SQL, []);
       const received = Date.now();
       this.clock = { offsetMs: Number(rows[0]!.ms) - (sent + received) / 2, measuredAt: received };
     }
@@ -359,7 +458,7 @@ class PostgresStepLog implements StepLogSql {
   private async lastLink(runId: string): Promise<Link | undefined> {
     const cached = this.lastLinks.get(runId);
     if (cached) return cached;
-    const { rows } = await this.query<Link>(`SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = $1 ORDER BY "seq" DESC LIMIT 1`, [`run:${runId}`]);
+    const { rows } = await this.query<Link>(LAST_LINK_SQL, [runScope(runId)]);
     return rows[0];
   }
 
@@ -406,7 +505,7 @@ class PostgresStepLog implements StepLogSql {
     try {
       await client.query("BEGIN");
       await client.query(`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, $1::int4)`, [this.lockKey(runId)]);
-      const { rows } = await client.query<Link>(`SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = $1 ORDER BY "seq" DESC LIMIT 1`, [`run:${runId}`]);
+      const { rows } = await client.query<Link>({ name: LAST_LINK_SQL.name, text: LAST_LINK_SQL.text, values: [runScope(runId)] });
       const result = await write(client, rows[0]);
       await client.query("COMMIT");
       return result;
@@ -419,7 +518,29 @@ class PostgresStepLog implements StepLogSql {
   }
 
   private lockKey(runId: string): number {
-    return advisoryKey(auditChainLock(`run:${runId}`));
+    let key = this.lockKeys.get(runId);
+    if (key === undefined) this.lockKeys.set(runId, (key = advisoryKey(auditChainLock(runScope(runId)))));
+    return key;
+  }
+
+  async createRun(build: (now: Date) => RunRow, audit: Omit<HotAudit, "runId" | "stepId">): ReturnType<StepLogSql["createRun"]> {
+    const now = await this.now();
+    const row = build(now);
+    // A new run's chain is empty: its first link needs no lock and no read (nobody else knows the id
+    // until this commits). Links already in that scope fail the (scope, seq) index.
+    const link = nextLink(undefined, { ...audit, runId: row.id, stepId: null }, now);
+    try {
+      const { rows } = await this.query<{ inserted: number }>(RUN_INSERT_SQL, [
+        row.id, row.title, row.agent, row.onBehalfOf, JSON.stringify(row.metadata), row.status, row.createdAt.toISOString(), row.updatedAt.toISOString(),
+        link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash,
+      ], this.pool, true);
+      if (rows[0]?.inserted !== 1) return { kind: "exists" };
+    } catch (e) {
+      if (isUniqueViolation(e, "AuditEvent_scope_seq_key")) return { kind: "chain-exists" };
+      throw e;
+    }
+    this.lastLinks.set(row.id, { seq: link.seq, hash: link.hash });
+    return { kind: "created", row };
   }
 
   async insertIntent(runId: string, build: (now: Date) => StepRow, audit: Omit<HotAudit, "runId">, guard: IntentGuard | undefined): Promise<HotInsertResult> {
@@ -428,32 +549,7 @@ class PostgresStepLog implements StepLogSql {
     const attempt = await this.withLink(runId, async (db, last) => {
       const link = nextLink(last, { ...audit, runId }, now);
       const stepValues = STEP_COLUMNS.map((c) => pgValue(c, row[c]));
-      const n = stepValues.length;
-      // $1..$n the step; then the link; then the run and its guard.
-      const p = (i: number) => `$${n + i}`;
-      const text = `WITH run AS (
-          SELECT r."id" FROM "Run" r WHERE r."id" = ${p(11)}
-            AND (${p(12)}::text[] IS NULL OR r."status" = ANY(${p(12)}::text[]))
-            AND (${p(13)}::timestamp(3) IS NULL OR r."updatedAt" = ${p(13)}::timestamp(3))
-            AND (NOT ${p(14)}::boolean OR (
-              NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND (s."stepIdx" >= ${p(15)}::int4 OR s."status" = ANY(${p(16)}::text[])))
-              AND (${p(15)}::int4 = 0 OR EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND s."stepIdx" = ${p(15)}::int4 - 1))))
-            AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = r."id"))
-            AND (${p(19)}::text IS NULL OR r."agent" = ${p(19)}::text)
-            AND (${p(20)}::text IS NULL OR EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${p(20)}::text AND t."toolClass" = ${p(21)}::text AND t."policyVersion" = ${p(22)}::int4))
-        ), step AS (
-          INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")})
-          SELECT ${STEP_COLUMNS.map((c, i) => `$${i + 1}${pgCast(c)}`).join(",")} FROM run
-          ON CONFLICT DO NOTHING
-          RETURNING "id"
-        ), lock AS (
-          SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${p(18)}::int4) AS locked FROM step
-        ), link AS (
-          INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
-          SELECT ${p(1)}::text, ${p(2)}::int4, ${p(3)}::text, ${p(4)}::text, ${p(5)}::text, ${p(6)}::text, ${p(7)}::jsonb, ${p(8)}::timestamp(3), ${p(9)}::text, ${p(10)}::text FROM lock
-        )
-        SELECT (SELECT count(*) FROM run)::int AS "runOk", (SELECT count(*) FROM step)::int AS "inserted"`;
-      const { rows } = await this.query<{ runOk: number; inserted: number }>(text, [
+      const { rows } = await this.query<{ runOk: number; inserted: number }>(INTENT_INSERT_SQL, [
         ...stepValues,
         link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash,
         runId,
@@ -478,20 +574,17 @@ class PostgresStepLog implements StepLogSql {
     }
     // Nothing written: the key's row exists (the answer, whatever the guard says), or the run is missing
     // or fenced, or the id is another step's.
-    const { rows } = await this.query<StepRow>(
-      `SELECT * FROM "Step" WHERE "stepKey" = $1 OR ("runId" = $2 AND "stepIdx" = $3::int4) ORDER BY "createdAt" LIMIT 1`,
-      [row.stepKey, runId, row.stepIdx],
-    );
+    const { rows } = await this.query<StepRow>(EXISTING_STEP_SQL, [row.stepKey, runId, row.stepIdx]);
     if (rows[0]) return { kind: "exists", row: rows[0] };
     if (attempt.runOk) return { kind: "id-taken" };
-    const run = await this.query(`SELECT 1 FROM "Run" WHERE "id" = $1`, [runId]);
+    const run = await this.query(RUN_EXISTS_SQL, [runId]);
     return run.rowCount === 0 ? { kind: "no-run" } : { kind: "guard-failed" };
   }
 
   async updateStep(stepId: string, fence: HotFence, set: StepColumns, audit: Omit<HotAudit, "runId" | "stepId">, durability: Durability): Promise<StepRow | null> {
     let runId = this.runOfStep.get(stepId);
     if (!runId) {
-      const { rows } = await this.query<{ runId: string }>(`SELECT "runId" FROM "Step" WHERE "id" = $1`, [stepId]);
+      const { rows } = await this.query<{ runId: string }>(RUN_OF_STEP_SQL, [stepId]);
       if (!rows[0]) return null;
       runId = rows[0].runId;
       this.runOfStep.set(stepId, runId);
@@ -501,28 +594,15 @@ class PostgresStepLog implements StepLogSql {
     const now = await this.now();
     return this.withLink(known, async (db, last) => {
       const link = nextLink(last, { ...audit, runId: known, stepId }, now);
-      const values: unknown[] = [];
-      const param = (value: unknown, cast: string) => {
-        values.push(value);
-        return `$${values.length}${cast}`;
-      };
-      const sets = [...columns, "updatedAt"].map((c) => `"${c}" = ${param(pgValue(c, c === "updatedAt" ? now : set[c as keyof StepColumns]), pgCast(c))}`);
-      let where = `"id" = ${param(stepId, "::text")}`;
-      if (fence.status != null) where += ` AND "status" = ANY(${param([...fence.status], "::text[]")})`;
-      if (fence.compensationState != null) where += ` AND "compensationState" = ANY(${param([...fence.compensationState], "::text[]")})`;
-      const relax = durability === "relaxed" ? `relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c), ` : "";
-      const text = `WITH ${relax}updated AS (
-          UPDATE "Step" SET ${sets.join(", ")} WHERE ${where} RETURNING *
-        ), lock AS (
-          SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${param(this.lockKey(known), "::int4")}) AS locked FROM updated${relax ? ", relax" : ""}
-        ), link AS (
-          INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
-          SELECT ${[link.scope, link.seq, link.runId, link.stepId, link.type, link.actor].map((v, i) => param(v, i === 1 ? "::int4" : "::text")).join(", ")},
-            ${param(JSON.stringify(link.data), "::jsonb")}, ${param(now.toISOString(), "::timestamp(3)")}, ${param(link.prevHash, "::text")}, ${param(link.hash, "::text")}
-          FROM lock
-        )
-        SELECT * FROM updated`;
-      const { rows } = await this.query<StepRow>(text, values, db, true);
+      const values: unknown[] = columns.map((c) => pgValue(c, set[c as keyof StepColumns]));
+      values.push(now.toISOString(), stepId);
+      if (fence.status != null) values.push([...fence.status]);
+      if (fence.compensationState != null) values.push([...fence.compensationState]);
+      values.push(this.lockKey(known), link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash);
+      const shape = `${columns.join(",")}|${fence.status != null}|${fence.compensationState != null}|${durability}`;
+      let sql = this.updateStatements.get(shape);
+      if (!sql) this.updateStatements.set(shape, (sql = stepUpdateSql(columns, fence.status != null, fence.compensationState != null, durability === "relaxed")));
+      const { rows } = await this.query<StepRow>(sql, values, db, true);
       const row = rows[0] ?? null;
       return { result: row, appended: row ? { seq: link.seq, hash: link.hash } : null };
     });

@@ -111,6 +111,37 @@ describe(`the hot write path on ${database.kind}`, () => {
     expect(Math.abs(ea.at(-1)!.at.getTime() - eb.at(-1)!.at.getTime())).toBeLessThan(60_000);
   });
 
+  it("starts a run as the Prisma path does, in one transaction; a taken id is a conflict on both paths", async () => {
+    const sent = stepLogCounters.transactions;
+    const [a, b] = [await newRun(hot), await newRun(viaPrisma)];
+    expect(stepLogCounters.transactions - sent).toBe(1);
+    const [ra, rb] = [(await viaPrisma.getRun(a))!, (await viaPrisma.getRun(b))!];
+    const { id: _a, createdAt: ca, updatedAt: ua, ...restA } = ra;
+    const { id: _b, createdAt: _cb, updatedAt: _ub, ...restB } = rb;
+    expect(restA).toEqual(restB);
+    expect(ca.getTime()).toBe(ua.getTime());
+    const [ea, eb] = [await viaPrisma.listAuditEvents(a), await viaPrisma.listAuditEvents(b)];
+    expect(ea.map((e) => [e.seq, e.type, e.actor, e.data, e.stepId])).toEqual(eb.map((e) => [e.seq, e.type, e.actor, e.data, e.stepId]));
+    expect(chainProblems(ea)).toEqual([]);
+    for (const store of [hot, viaPrisma]) {
+      await expect(store.createRun({ id: a, title: "again", agent: "steplog", onBehalfOf: null, metadata: {} }, { type: "run.started", actor })).rejects.toMatchObject({ code: "CONFLICT" });
+    }
+    expect(await viaPrisma.listAuditEvents(a)).toHaveLength(1); // nothing written by the refused starts
+  });
+
+  it("a run whose chain already has links (written before the run existed) starts after them, chain unbroken", async () => {
+    const id = `run_steplog_orphan_${Date.now()}`;
+    const at = new Date();
+    const content = { seq: 1, scope: `run:${id}`, runId: id, stepId: null, type: "note", actor: "system:test", data: { early: true }, at };
+    await prisma.auditEvent.create({ data: { ...content, prevHash: GENESIS_HASH, hash: auditHash(GENESIS_HASH, auditHashedContent(content)) } });
+    await hot.createRun({ id, title: "t", agent: "steplog", onBehalfOf: null, metadata: {} }, { type: "run.started", actor });
+    const events = await viaPrisma.listAuditEvents(id);
+    expect(events.map((e) => e.type)).toEqual(["note", "run.started"]);
+    expect(chainProblems(events)).toEqual([]);
+    await lifeOf(hot, id, 0); // and the hot path's cached head is the right one
+    expect(chainProblems(await viaPrisma.listAuditEvents(id))).toEqual([]);
+  });
+
   it("one chain written by both paths and by two stores with stale cached heads stays one unbroken chain", async () => {
     const otherClient = await openPrisma(database.url);
     const other = new PrismaSagaStore(otherClient); // its own client, its own caches
