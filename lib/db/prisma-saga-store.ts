@@ -595,6 +595,8 @@ export class PrismaSagaStore implements SagaStore {
       const where: Prisma.StepWhereInput = { id: stepId };
       if (fence.status != null) where.status = { in: [...fence.status] };
       if (fence.compensationState != null) where.compensationState = { in: [...fence.compensationState] };
+      if (fence.tools != null) where.tool = { in: [...fence.tools] };
+      if (fence.runAgent != null) where.run = { agent: fence.runAgent };
       const { count } = await tx.step.updateMany({ where, data: stepPatchData(patch, now) });
       if (count === 0) return null;
       const row = await tx.step.findUniqueOrThrow({ where: { id: stepId } });

@@ -95,6 +95,8 @@ export type HotInsertResult =
 export interface HotFence {
   status?: readonly string[] | null;
   compensationState?: readonly string[] | null;
+  tools?: readonly string[] | null;
+  runAgent?: string | null;
 }
 
 /** An id (or chain) cache that forgets its oldest entries past `max`. */
@@ -283,6 +285,14 @@ class SqliteStepLog implements StepLogSql {
       sql += ` AND "compensationState" IN (${fence.compensationState.map(() => "?").join(",") || "NULL"})`;
       where.push(...fence.compensationState);
     }
+    if (fence.tools != null) {
+      sql += ` AND "tool" IN (${fence.tools.map(() => "?").join(",") || "NULL"})`;
+      where.push(...fence.tools);
+    }
+    if (fence.runAgent != null) {
+      sql += ` AND EXISTS (SELECT 1 FROM "Run" r WHERE r."id" = "Step"."runId" AND r."agent" = ?)`;
+      where.push(fence.runAgent);
+    }
     sql += " RETURNING *";
     return this.exclusive((db) => {
       const relaxed = durability === "relaxed";
@@ -382,13 +392,15 @@ const INTENT_INSERT_SQL = (() => {
  * The fenced UPDATE of a step with its link, for one shape (the columns set, which fences, relaxed or
  * not); parameters in order: the columns, updatedAt, the id, the fences, the lock key, the link.
  */
-function stepUpdateSql(columns: readonly string[], byStatus: boolean, byCompensation: boolean, relaxed: boolean): Prepared {
+function stepUpdateSql(columns: readonly string[], fence: { status: boolean; compensation: boolean; tools: boolean; runAgent: boolean }, relaxed: boolean): Prepared {
   let n = 0;
   const param = (cast: string) => `$${++n}${cast}`;
   const sets = [...columns, "updatedAt"].map((c) => `"${c}" = ${param(pgCast(c))}`);
   let where = `"id" = ${param("::text")}`;
-  if (byStatus) where += ` AND "status" = ANY(${param("::text[]")})`;
-  if (byCompensation) where += ` AND "compensationState" = ANY(${param("::text[]")})`;
+  if (fence.status) where += ` AND "status" = ANY(${param("::text[]")})`;
+  if (fence.compensation) where += ` AND "compensationState" = ANY(${param("::text[]")})`;
+  if (fence.tools) where += ` AND "tool" = ANY(${param("::text[]")})`;
+  if (fence.runAgent) where += ` AND EXISTS (SELECT 1 FROM "Run" r WHERE r."id" = "Step"."runId" AND r."agent" = ${param("::text")})`;
   const relax = relaxed ? `relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c), ` : "";
   return prepared(`WITH ${relax}updated AS (
       UPDATE "Step" SET ${sets.join(", ")} WHERE ${where} RETURNING *
@@ -598,10 +610,13 @@ class PostgresStepLog implements StepLogSql {
       values.push(now.toISOString(), stepId);
       if (fence.status != null) values.push([...fence.status]);
       if (fence.compensationState != null) values.push([...fence.compensationState]);
+      if (fence.tools != null) values.push([...fence.tools]);
+      if (fence.runAgent != null) values.push(fence.runAgent);
       values.push(this.lockKey(known), link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash);
-      const shape = `${columns.join(",")}|${fence.status != null}|${fence.compensationState != null}|${durability}`;
-      let sql = this.updateStatements.get(shape);
-      if (!sql) this.updateStatements.set(shape, (sql = stepUpdateSql(columns, fence.status != null, fence.compensationState != null, durability === "relaxed")));
+      const shape = { status: fence.status != null, compensation: fence.compensationState != null, tools: fence.tools != null, runAgent: fence.runAgent != null };
+      const key = `${columns.join(",")}|${Object.values(shape).join(",")}|${durability}`;
+      let sql = this.updateStatements.get(key);
+      if (!sql) this.updateStatements.set(key, (sql = stepUpdateSql(columns, shape, durability === "relaxed")));
       const { rows } = await this.query<StepRow>(sql, values, db, true);
       const row = rows[0] ?? null;
       return { result: row, appended: row ? { seq: link.seq, hash: link.hash } : null };

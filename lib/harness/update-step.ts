@@ -78,6 +78,13 @@ function findMove(step: StepRecord, patch: StepPatch): Move | null {
   );
 }
 
+/** An outcome (INTENDED to CONFIRMED, FAILED or UNKNOWN, with that move's fields only) whose fence lets INTENDED through. */
+function isPlainOutcome(fence: StepFence, patch: StepPatch): boolean {
+  if (fence.status && !fence.status.includes(INTENDED)) return false;
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof StepPatch] !== undefined) as (keyof StepPatch)[];
+  return MOVES.some((m) => m.name === "outcome" && m.to === patch.status && fields.every((f) => m.fields.includes(f)));
+}
+
 /** Result of a transition: the row after it, or null when the fence no longer matched. */
 export interface UpdateStepResult {
   /** The updated row, or null (the row moved on; read it again). */
@@ -93,6 +100,19 @@ export async function updateStepForAgent(
   audit: Pick<AuditInput, "type" | "data">,
 ): Promise<UpdateStepResult> {
   const store = harnessStore(prisma);
+  const actor = agentActor(principal);
+  if (isPlainOutcome(fence, patch)) {
+    // The common call (a tool's outcome): one fenced UPDATE whose WHERE holds everything the reads
+    // below would check (the step is INTENDED, its tool is in the token's scope, its run is the
+    // agent's). When it misses, the careful path reads the step and says why (or answers null).
+    const fast = await store.updateStep(
+      stepId,
+      { ...fence, status: [INTENDED], tools: principal.tools, ...(principal.role === "worker" ? {} : { runAgent: principal.name }) },
+      patch,
+      { type: audit.type, actor, data: audit.data ?? {} },
+    );
+    if (fast) return { step: fast };
+  }
   const { step } = await getAgentStep(store, principal, stepId);
   assertToolInScope(principal, step.tool);
   const move = findMove(step, patch);
@@ -107,7 +127,6 @@ export async function updateStepForAgent(
     );
   }
 
-  const actor = agentActor(principal);
   const now = new Date();
   const applied: StepPatch = { ...patch };
   if (patch.compensationRequestedAt !== undefined) applied.compensationRequestedAt = step.compensationRequestedAt ?? now;

@@ -153,6 +153,8 @@ export class MemorySagaStore implements SagaStore {
     if (!step) return null;
     if (fence.status && !fence.status.includes(step.status)) return null;
     if (fence.compensationState && !fence.compensationState.includes(step.compensationState)) return null;
+    if (fence.tools && !fence.tools.includes(step.tool)) return null;
+    if (fence.runAgent !== undefined && this.runs.get(step.runId)?.agent !== fence.runAgent) return null;
     const now = this.clock.now();
     for (const [k, v] of Object.entries(patch)) if (v !== undefined) Object.assign(step, { [k]: copy(v) });
     step.updatedAt = now;

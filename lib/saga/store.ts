@@ -180,6 +180,10 @@ export interface StepFence {
   status?: readonly StepStatus[];
   /** Allowed current compensation states. */
   compensationState?: readonly CompensationState[];
+  /** Only a step of one of these tools (an API caller's token scope). */
+  tools?: readonly string[];
+  /** Only a step whose run was started by this agent. */
+  runAgent?: string;
 }
 
 /** One call of a pivot's commit plan. */

@@ -3,10 +3,11 @@
  * simulated systems: the seed-003 incident with the same ledger assertions as the in-process suite,
  * the pivot flow with a reviewer deciding on the server, and the server's own policy checks.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { PrismaSagaStore, sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/harness/policy";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
@@ -180,6 +181,45 @@ describe("the engine over HTTP", () => {
     expect(held.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
     expect(await prisma.step.count({ where: { runId } })).toBe(1);
     await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { toolClass: "COMPENSATABLE", policyVersion: { increment: 1 } } });
+  });
+
+  it("an outcome is one fenced update; another agent, a token without the tool, a repeat and an illegal move change nothing", async () => {
+    const { token, prisma } = await setup(["create_ticket"]);
+    const other = await makeToken(["create_ticket"], `other-${Date.now()}`);
+    const unscoped = await createAgentToken(prisma, { name: `worker-${Date.now()}`, tools: ["charge_card"], createdBy: "admin@example.com", role: "worker" });
+    const runId = (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "outcome" } })).json.run.id as string;
+    const args = { summary: "ticket", orderId: "3107" };
+    const compensator = (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
+    const intent = {
+      stepIdx: 0, tool: "create_ticket", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, 0, "create_ticket"), args, argsHash: argsHash(args), phase: "STAGING",
+      policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: compensator, args: {} }, compensationKey: null, correction: null, audience: ["customer"],
+    };
+    const created = await call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body: { intent }, params: { runId } });
+    expect(created.status).toBe(201);
+    const stepId = created.json.step.id as string;
+    const { PATCH } = await import("@/app/api/v1/steps/[stepId]/route");
+    const patch = (secret: string, body: unknown) => call(PATCH, `/api/v1/steps/${stepId}`, { method: "PATCH", secret, body, params: { stepId } });
+    const outcome = { fence: { status: ["INTENDED"] }, patch: { status: "CONFIRMED", externalRef: "T-1", result: { id: "T-1" }, attempts: 1 }, event: { type: "step.confirmed" } };
+    const events = () => prisma.auditEvent.count({ where: { runId } });
+    const before = await events();
+
+    expect((await patch(other.secret, outcome)).status).toBe(404); // another agent's step: "not found"
+    expect((await patch(unscoped.secret, outcome)).status).toBe(403); // a worker token (any run) without the tool
+    expect((await patch(token.secret, { ...outcome, patch: { status: "COMPENSATED" } })).status).toBe(422);
+    expect(await prisma.step.findUniqueOrThrow({ where: { id: stepId } })).toMatchObject({ status: "INTENDED", externalRef: null });
+    expect(await events()).toBe(before);
+
+    const reads = vi.spyOn(sharedSagaStore(prisma), "getStep");
+    const done = await patch(token.secret, outcome);
+    expect(reads).not.toHaveBeenCalled(); // the outcome needed no read of the step or its run
+    reads.mockRestore();
+    expect(done.status).toBe(200);
+    expect(done.json.step).toMatchObject({ id: stepId, status: "CONFIRMED", externalRef: "T-1", result: { id: "T-1" } });
+    expect(await events()).toBe(before + 1);
+    const repeat = await patch(token.secret, outcome); // the fenced repeat: null, nothing written
+    expect(repeat.status).toBe(200);
+    expect(repeat.json.step).toBeNull();
+    expect(await events()).toBe(before + 1);
   });
 
   it("50 concurrent identical intents make one row; the one creator's call makes one effect", async () => {

@@ -428,6 +428,20 @@ export function describeSagaStoreContract(name: string, makeStore: () => Promise
         expect(await auditCount(runId)).toBe(2);
       });
 
+      it("fences on the step's tool and on its run's agent (a caller's scope), changing nothing when either misses", async () => {
+        const { runId, stepId } = await intended();
+        const tool = (await store.getStep(stepId))!.tool;
+        const agent = (await store.getRun(runId))!.agent;
+        const before = await store.getStep(stepId);
+        expect(await store.updateStep(stepId, { status: ["INTENDED"], tools: ["some_other_tool"] }, { status: "CONFIRMED" }, audit("x"))).toBeNull();
+        expect(await store.updateStep(stepId, { status: ["INTENDED"], tools: [tool], runAgent: `${agent}-not` }, { status: "CONFIRMED" }, audit("x"))).toBeNull();
+        expect(await store.getStep(stepId)).toEqual(before);
+        expect(await auditCount(runId)).toBe(2);
+        const updated = await store.updateStep(stepId, { status: ["INTENDED"], tools: ["some_other_tool", tool], runAgent: agent }, { status: "CONFIRMED" }, audit("step.confirmed"));
+        expect(updated).toMatchObject({ id: stepId, status: "CONFIRMED" });
+        expect(await auditCount(runId)).toBe(3);
+      });
+
       it("fences on compensation state too, alone or with the status", async () => {
         const { runId, stepId } = await intended();
         expect(
