@@ -13,7 +13,7 @@
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import type { Json } from "@/lib/saga/tools";
-import { authenticateAgent, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
+import { authenticateAgent, authenticateAgentForGuardedWrite, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
 import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "./endpoint";
 import { ApiError, toErrorPayload, toErrorResponse, validationError, zodIssuesToDetails, type ErrorDetail } from "./errors";
 import {
@@ -68,6 +68,13 @@ export interface PublicHandlerContext<TParams, TQuery, TBody> {
 export interface AgentHandlerContext<TParams, TQuery, TBody> extends PublicHandlerContext<TParams, TQuery, TBody> {
   /** The authenticated agent; authorize tools with `assertToolAllowed`. */
   principal: AgentPrincipal;
+  /**
+   * Only on `{ guardedWrite: true }` routes: set when the token was not read for this request, so a
+   * write must carry it (IntentGuard / StepFence `activeToken`); any other path calls `verified()` first.
+   */
+  activeToken?: string;
+  /** The principal with its token row read for this request (UNAUTHORIZED when revoked). */
+  verified(): Promise<AgentPrincipal>;
   /** The process-wide Prisma client. */
   prisma: PrismaClient;
 }
@@ -85,6 +92,15 @@ export type PublicHandler<TParams, TQuery, TBody, TResponse extends z.ZodType> =
   ctx: PublicHandlerContext<TParams, TQuery, TBody>,
 ) => Promise<HandlerResult<TResponse>> | HandlerResult<TResponse>;
 
+/** Options of an agent route. */
+export interface AgentRouteOptions {
+  /**
+   * The handler's write proves the token itself (see AgentHandlerContext.activeToken), so a recently
+   * authenticated token is not read again. Requests with an Idempotency-Key always read it.
+   */
+  guardedWrite?: boolean;
+}
+
 /** A route handler for an endpoint that agents call with their token. */
 export function agentRoute<
   TParams extends ObjectSchema | undefined,
@@ -94,17 +110,23 @@ export function agentRoute<
 >(
   endpoint: Endpoint<TParams, TQuery, TBody, TResponse, "agent">,
   handler: AgentHandler<TParams, TQuery, TBody, TResponse>,
+  options: AgentRouteOptions = {},
 ): RouteHandler {
   assertAuth(endpoint, "agent", "agentRoute");
   return async (request, context) => {
     try {
       const prisma = await getPrisma();
-      const principal = await authenticateAgent(prisma, request.headers.get("authorization"));
       const key = IDEMPOTENT_METHODS.has(request.method.toUpperCase())
         ? parseIdempotencyKey(request.headers.get(IDEMPOTENCY_KEY_HEADER))
         : null;
+      const authorization = request.headers.get("authorization");
+      const auth =
+        options.guardedWrite && key === null
+          ? await authenticateAgentForGuardedWrite(prisma, authorization)
+          : await authenticateAgent(prisma, authorization).then((principal) => ({ principal, activeToken: undefined, verified: async () => principal }));
+      const { principal } = auth;
       const { rawBody, inputs } = await readInputs(endpoint, request, context);
-      const produce = () => respond(endpoint, () => handler({ ...inputs, request, principal, prisma }));
+      const produce = () => respond(endpoint, () => handler({ ...inputs, request, principal, prisma, activeToken: auth.activeToken, verified: auth.verified }));
       if (key === null) return jsonResponse(await produce());
 
       const url = new URL(request.url);
@@ -268,12 +290,18 @@ function internal(logMessage: string): ApiError {
 }
 
 /** A JSON response that no cache keeps. */
+/**
+ * API answers are never cached, and never compressed by the server (no-transform: Next's gzip would
+ * cost both ends more CPU than a step's ~1 KB of JSON saves; a proxy in front may still compress).
+ */
+const API_CACHE_CONTROL = "no-store, no-transform";
+
 export function jsonResponse({ status, body }: StoredResponse, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
+  return Response.json(body, { status, headers: { "cache-control": API_CACHE_CONTROL, ...headers } });
 }
 
-/** Marks an (error) response as not cacheable. */
+/** Marks an (error) response as not cacheable (and not compressed). */
 export function withNoStore(response: Response): Response {
-  response.headers.set("cache-control", "no-store");
+  response.headers.set("cache-control", API_CACHE_CONTROL);
   return response;
 }

@@ -28,6 +28,14 @@ import { durabilityFromEnv, jsonColumnKind, stepLogSql, type Durability, type St
 
 type Tx = Prisma.TransactionClient;
 
+/** Thrown inside a write transaction to roll it back: a fence read after the write did not hold. */
+class FenceMissed extends Error {}
+
+/** The agent token exists and is not revoked. */
+async function isActiveToken(tx: Tx, tokenId: string): Promise<boolean> {
+  return (await tx.agentToken.count({ where: { id: tokenId, revokedAt: null } })) === 1;
+}
+
 /**
  * Interactive transaction limits. maxWait covers waiting for the adapter's per-client mutex (SQLite:
  * one transaction at a time per connection; PostgreSQL: a free pooled connection); timeout covers a
@@ -573,6 +581,7 @@ export class PrismaSagaStore implements SagaStore {
       const { name, toolClass, policyVersion } = guard.toolPolicy;
       if (!(await tx.toolPolicy.findFirst({ where: { name, toolClass, policyVersion }, select: { name: true } }))) return false;
     }
+    if (guard.activeToken !== undefined && !(await isActiveToken(tx, guard.activeToken))) return false;
     if (guard.runUpdatedAt && guard.runUpdatedAt.getTime() !== run.updatedAt.getTime()) return false;
     if (guard.appendOnly) {
       const others = { runId: row.runId, id: { not: row.id } };
@@ -591,18 +600,25 @@ export class PrismaSagaStore implements SagaStore {
       const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(patch), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
       return row ? toStepRecord(row) : null;
     }
-    return this.write(async (tx, now) => {
-      const where: Prisma.StepWhereInput = { id: stepId };
-      if (fence.status != null) where.status = { in: [...fence.status] };
-      if (fence.compensationState != null) where.compensationState = { in: [...fence.compensationState] };
-      if (fence.tools != null) where.tool = { in: [...fence.tools] };
-      if (fence.runAgent != null) where.run = { agent: fence.runAgent };
-      const { count } = await tx.step.updateMany({ where, data: stepPatchData(patch, now) });
-      if (count === 0) return null;
-      const row = await tx.step.findUniqueOrThrow({ where: { id: stepId } });
-      await this.appendAudit(tx, now, row.runId, row.id, audit);
-      return toStepRecord(row);
-    });
+    try {
+      return await this.write(async (tx, now) => {
+        const where: Prisma.StepWhereInput = { id: stepId };
+        if (fence.status != null) where.status = { in: [...fence.status] };
+        if (fence.compensationState != null) where.compensationState = { in: [...fence.compensationState] };
+        if (fence.tools != null) where.tool = { in: [...fence.tools] };
+        if (fence.runAgent != null) where.run = { agent: fence.runAgent };
+        const { count } = await tx.step.updateMany({ where, data: stepPatchData(patch, now) });
+        if (count === 0) return null;
+        // Read after the write (SQLite: transactions write first); a miss rolls the update back.
+        if (fence.activeToken !== undefined && !(await isActiveToken(tx, fence.activeToken))) throw new FenceMissed();
+        const row = await tx.step.findUniqueOrThrow({ where: { id: stepId } });
+        await this.appendAudit(tx, now, row.runId, row.id, audit);
+        return toStepRecord(row);
+      });
+    } catch (e) {
+      if (e instanceof FenceMissed) return null;
+      throw e;
+    }
   }
 
   async createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord> {

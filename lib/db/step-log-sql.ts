@@ -97,6 +97,7 @@ export interface HotFence {
   compensationState?: readonly string[] | null;
   tools?: readonly string[] | null;
   runAgent?: string | null;
+  activeToken?: string | null;
 }
 
 /** An id (or chain) cache that forgets its oldest entries past `max`. */
@@ -130,6 +131,9 @@ const STEP_COLUMNS = [
 ] as const satisfies readonly (keyof StepRow)[];
 
 const AUDIT_COLUMNS = `"scope","seq","runId","stepId","type","actor","data","at","prevHash","hash"`;
+
+/** The agent token (by id) exists and is not revoked. */
+const ACTIVE_TOKEN_SQL = `SELECT 1 FROM "AgentToken" k WHERE k."id" = ? AND k."revokedAt" IS NULL`;
 
 const RUN_COLUMNS = ["id", "title", "agent", "onBehalfOf", "metadata", "status", "createdAt", "updatedAt"] as const satisfies readonly (keyof RunRow)[];
 
@@ -221,6 +225,7 @@ class SqliteStepLog implements StepLogSql {
       if (!this.stmt(db, `SELECT 1 FROM "ToolPolicy" WHERE "name" = ? AND "toolClass" = ? AND "policyVersion" = ?`).get(name, toolClass, policyVersion)) return false;
     }
     if (guard.runUpdatedAt && new Date(run.updatedAt).getTime() !== guard.runUpdatedAt.getTime()) return false;
+    if (guard.activeToken !== undefined && !this.stmt(db, ACTIVE_TOKEN_SQL).get(guard.activeToken)) return false;
     if (guard.appendOnly) {
       const q = this.stmt(
         db,
@@ -292,6 +297,10 @@ class SqliteStepLog implements StepLogSql {
     if (fence.runAgent != null) {
       sql += ` AND EXISTS (SELECT 1 FROM "Run" r WHERE r."id" = "Step"."runId" AND r."agent" = ?)`;
       where.push(fence.runAgent);
+    }
+    if (fence.activeToken != null) {
+      sql += ` AND EXISTS (${ACTIVE_TOKEN_SQL})`;
+      where.push(fence.activeToken);
     }
     sql += " RETURNING *";
     return this.exclusive((db) => {
@@ -374,6 +383,7 @@ const INTENT_INSERT_SQL = (() => {
         AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = r."id"))
         AND (${p(19)}::text IS NULL OR r."agent" = ${p(19)}::text)
         AND (${p(20)}::text IS NULL OR EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${p(20)}::text AND t."toolClass" = ${p(21)}::text AND t."policyVersion" = ${p(22)}::int4))
+        AND (${p(23)}::text IS NULL OR EXISTS (SELECT 1 FROM "AgentToken" k WHERE k."id" = ${p(23)}::text AND k."revokedAt" IS NULL))
     ), step AS (
       INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")})
       SELECT ${STEP_COLUMNS.map((c, i) => `$${i + 1}${pgCast(c)}`).join(",")} FROM run
@@ -392,7 +402,7 @@ const INTENT_INSERT_SQL = (() => {
  * The fenced UPDATE of a step with its link, for one shape (the columns set, which fences, relaxed or
  * not); parameters in order: the columns, updatedAt, the id, the fences, the lock key, the link.
  */
-function stepUpdateSql(columns: readonly string[], fence: { status: boolean; compensation: boolean; tools: boolean; runAgent: boolean }, relaxed: boolean): Prepared {
+function stepUpdateSql(columns: readonly string[], fence: { status: boolean; compensation: boolean; tools: boolean; runAgent: boolean; activeToken: boolean }, relaxed: boolean): Prepared {
   let n = 0;
   const param = (cast: string) => `$${++n}${cast}`;
   const sets = [...columns, "updatedAt"].map((c) => `"${c}" = ${param(pgCast(c))}`);
@@ -401,6 +411,7 @@ function stepUpdateSql(columns: readonly string[], fence: { status: boolean; com
   if (fence.compensation) where += ` AND "compensationState" = ANY(${param("::text[]")})`;
   if (fence.tools) where += ` AND "tool" = ANY(${param("::text[]")})`;
   if (fence.runAgent) where += ` AND EXISTS (SELECT 1 FROM "Run" r WHERE r."id" = "Step"."runId" AND r."agent" = ${param("::text")})`;
+  if (fence.activeToken) where += ` AND EXISTS (SELECT 1 FROM "AgentToken" k WHERE k."id" = ${param("::text")} AND k."revokedAt" IS NULL)`;
   const relax = relaxed ? `relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c), ` : "";
   return prepared(`WITH ${relax}updated AS (
       UPDATE "Step" SET ${sets.join(", ")} WHERE ${where} RETURNING *
@@ -576,6 +587,7 @@ class PostgresStepLog implements StepLogSql {
         guard?.toolPolicy?.name ?? null,
         guard?.toolPolicy?.toolClass ?? null,
         guard?.toolPolicy?.policyVersion ?? null,
+        guard?.activeToken ?? null,
       ], db, true);
       const inserted = rows[0]?.inserted === 1;
       return { result: { inserted, runOk: rows[0]?.runOk === 1 }, appended: inserted ? { seq: link.seq, hash: link.hash } : null };
@@ -612,8 +624,9 @@ class PostgresStepLog implements StepLogSql {
       if (fence.compensationState != null) values.push([...fence.compensationState]);
       if (fence.tools != null) values.push([...fence.tools]);
       if (fence.runAgent != null) values.push(fence.runAgent);
+      if (fence.activeToken != null) values.push(fence.activeToken);
       values.push(this.lockKey(known), link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash);
-      const shape = { status: fence.status != null, compensation: fence.compensationState != null, tools: fence.tools != null, runAgent: fence.runAgent != null };
+      const shape = { status: fence.status != null, compensation: fence.compensationState != null, tools: fence.tools != null, runAgent: fence.runAgent != null, activeToken: fence.activeToken != null };
       const key = `${columns.join(",")}|${Object.values(shape).join(",")}|${durability}`;
       let sql = this.updateStatements.get(key);
       if (!sql) this.updateStatements.set(key, (sql = stepUpdateSql(columns, shape, durability === "relaxed")));

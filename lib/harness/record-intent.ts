@@ -14,6 +14,7 @@ import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore
 import { ApiError } from "./errors";
 import { getToolPolicy, recentToolPolicy, type ToolPolicyView } from "./policy";
 import type { AgentPrincipal } from "./principal";
+import type { GuardedAgent } from "@/lib/tokens/authenticate-agent";
 
 /** An intent as the client sends it (the run comes from the URL). */
 export type IntentInput = Omit<NewIntent, "runId" | "id"> & { id?: string };
@@ -48,7 +49,18 @@ function isPlainStaging(policy: ToolPolicyView, input: IntentInput): boolean {
   return policy.class !== ToolClass.IRREVERSIBLE && (!needsCompensation(policy) || input.compensation !== null);
 }
 
-export async function recordIntent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: IntentInput): Promise<InsertIntentResult> {
+/**
+ * `auth.activeToken`: the token was not read for this request; the fast path's insert proves it, and
+ * the careful path reads it first (`auth.verified()`).
+ */
+export async function recordIntent(
+  prisma: PrismaClient,
+  principalOrAuth: AgentPrincipal | GuardedAgent,
+  runId: string,
+  input: IntentInput,
+): Promise<InsertIntentResult> {
+  const auth: GuardedAgent = "kind" in principalOrAuth ? { principal: principalOrAuth, verified: async () => principalOrAuth } : principalOrAuth;
+  let principal = auth.principal;
   assertToolInScope(principal, input.tool);
   const store = harnessStore(prisma);
   const actor = agentActor(principal);
@@ -79,13 +91,17 @@ export async function recordIntent(prisma: PrismaClient, principal: AgentPrincip
   if (known && isPlainStaging(known, input) && checkAgainstPolicy(runId, input, known) === null) {
     const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
     try {
-      const result = await record(known, stage, plainGuard({ runAgent: principal.role === "worker" ? undefined : principal.name, toolPolicy }));
+      const result = await record(known, stage, plainGuard({ runAgent: principal.role === "worker" ? undefined : principal.name, toolPolicy, activeToken: auth.activeToken }));
       if (result.created) return result;
     } catch (e) {
       if (!(e instanceof IntentGuardFailed) && !(e instanceof SagaError && e.code === "RUN_NOT_FOUND")) throw e;
     }
   }
 
+  if (auth.activeToken !== undefined) {
+    principal = await auth.verified();
+    assertToolInScope(principal, input.tool);
+  }
   const run = await getAgentRun(store, principal, runId);
   const policy = await getToolPolicy(prisma, input.tool);
   const invalid = checkAgainstPolicy(runId, input, policy);

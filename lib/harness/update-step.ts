@@ -13,6 +13,7 @@ import { agentActor, assertToolInScope, getAgentStep, harnessStore } from "./acc
 import { ApiError } from "./errors";
 import { getToolPolicy } from "./policy";
 import type { AgentPrincipal } from "./principal";
+import type { GuardedAgent } from "@/lib/tokens/authenticate-agent";
 
 /** One legal move: from which statuses, to which, touching which fields. */
 interface Move {
@@ -91,14 +92,17 @@ export interface UpdateStepResult {
   step: StepRecord | null;
 }
 
+/** `auth.activeToken`: the token was not read for this request (see recordIntent). */
 export async function updateStepForAgent(
   prisma: PrismaClient,
-  principal: AgentPrincipal,
+  principalOrAuth: AgentPrincipal | GuardedAgent,
   stepId: string,
   fence: StepFence,
   patch: StepPatch,
   audit: Pick<AuditInput, "type" | "data">,
 ): Promise<UpdateStepResult> {
+  const auth: GuardedAgent = "kind" in principalOrAuth ? { principal: principalOrAuth, verified: async () => principalOrAuth } : principalOrAuth;
+  let principal = auth.principal;
   const store = harnessStore(prisma);
   const actor = agentActor(principal);
   if (isPlainOutcome(fence, patch)) {
@@ -107,12 +111,13 @@ export async function updateStepForAgent(
     // agent's). When it misses, the careful path reads the step and says why (or answers null).
     const fast = await store.updateStep(
       stepId,
-      { ...fence, status: [INTENDED], tools: principal.tools, ...(principal.role === "worker" ? {} : { runAgent: principal.name }) },
+      { ...fence, status: [INTENDED], tools: principal.tools, activeToken: auth.activeToken, ...(principal.role === "worker" ? {} : { runAgent: principal.name }) },
       patch,
       { type: audit.type, actor, data: audit.data ?? {} },
     );
     if (fast) return { step: fast };
   }
+  if (auth.activeToken !== undefined) principal = await auth.verified();
   const { step } = await getAgentStep(store, principal, stepId);
   assertToolInScope(principal, step.tool);
   const move = findMove(step, patch);

@@ -144,7 +144,7 @@ export class MemorySagaStore implements SagaStore {
     }
     if (guard.noPivot && [...this.pivots.values()].some((p) => p.runId === run.id)) return false;
     if (guard.runAgent !== undefined && guard.runAgent !== run.agent) return false;
-    if (guard.toolPolicy) return false; // no tool table here
+    if (guard.toolPolicy || guard.activeToken !== undefined) return false; // no tool table, no tokens here
     return true;
   }
 
@@ -155,6 +155,7 @@ export class MemorySagaStore implements SagaStore {
     if (fence.compensationState && !fence.compensationState.includes(step.compensationState)) return null;
     if (fence.tools && !fence.tools.includes(step.tool)) return null;
     if (fence.runAgent !== undefined && this.runs.get(step.runId)?.agent !== fence.runAgent) return null;
+    if (fence.activeToken !== undefined) return null; // no tokens here
     const now = this.clock.now();
     for (const [k, v] of Object.entries(patch)) if (v !== undefined) Object.assign(step, { [k]: copy(v) });
     step.updatedAt = now;

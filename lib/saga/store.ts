@@ -184,6 +184,8 @@ export interface StepFence {
   tools?: readonly string[];
   /** Only a step whose run was started by this agent. */
   runAgent?: string;
+  /** Only while this agent token (its id) exists and is not revoked (see IntentGuard.activeToken). */
+  activeToken?: string;
 }
 
 /** One call of a pivot's commit plan. */
@@ -363,6 +365,11 @@ export interface IntentGuard {
    * version), so a server may decide on a row it read earlier. Stores without a tool table fail it.
    */
   toolPolicy?: { name: string; toolClass: string; policyVersion: number };
+  /**
+   * This agent token (its id) exists and is not revoked: a server that did not read the token for
+   * this request proves it in the write. Stores without a token table fail it.
+   */
+  activeToken?: string;
 }
 
 /** An intent's guard did not hold: nothing was written; read the run again and decide afresh. */

@@ -265,8 +265,36 @@ describe("a revoked token", () => {
     await revokeAgentToken(prisma, { name: token.name, revokedBy: "admin@example.com" });
 
     await expect(run.call("create_ticket", { summary: "again", orderId: "1182" })).rejects.toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+    await expect(run.call("create_ticket", { summary: "and again", orderId: "1182" })).rejects.toMatchObject({ status: 401, code: "UNAUTHORIZED" });
     const rows = await prisma.step.findMany({ where: { runId: run.runId } });
     expect(rows.map((r) => [r.tool, r.status])).toEqual([["create_ticket", "CONFIRMED"]]);
     expect(await prisma.auditEvent.count({ where: { runId: run.runId } })).toBeGreaterThanOrEqual(3);
+  });
+
+  it("is refused between an intent and its outcome: the outcome is not recorded (the write checks the token itself)", async () => {
+    const { token, prisma } = await setup(["create_ticket"]);
+    const runId = (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "revoked midway" } })).json.run.id as string;
+    const args = { summary: "ticket", orderId: "3107" };
+    const compensator = (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
+    const intent = (stepIdx: number) => ({
+      stepIdx, tool: "create_ticket", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, stepIdx, "create_ticket"), args, argsHash: argsHash(args), phase: "STAGING",
+      policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: compensator, args: {} }, compensationKey: null, correction: null, audience: ["customer"],
+    });
+    const post = (stepIdx: number) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body: { intent: intent(stepIdx) }, params: { runId } });
+    const first = await post(0); // reads the token; the next requests need not
+    expect(first.status).toBe(201);
+    const stepId = first.json.step.id as string;
+    const { PATCH } = await import("@/app/api/v1/steps/[stepId]/route");
+    const outcome = { fence: { status: ["INTENDED"] }, patch: { status: "CONFIRMED", externalRef: "T-1", attempts: 1 }, event: { type: "step.confirmed" } };
+    const { revokeAgentToken } = await import("@/lib/tokens/revoke-agent-token");
+    await revokeAgentToken(prisma, { name: token.name, revokedBy: "admin@example.com" });
+    const events = await prisma.auditEvent.count({ where: { runId } });
+
+    const refused = await call(PATCH, `/api/v1/steps/${stepId}`, { method: "PATCH", secret: token.secret, body: outcome, params: { stepId } });
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.message).toMatch(/revoked/);
+    expect((await post(1)).status).toBe(401);
+    expect(await prisma.step.findMany({ where: { runId }, select: { status: true } })).toEqual([{ status: "INTENDED" }]);
+    expect(await prisma.auditEvent.count({ where: { runId } })).toBe(events);
   });
 });

@@ -65,7 +65,7 @@ describe("agentRoute", () => {
     expect(res.status).toBe(201);
     expect(res.json).toEqual({ runId: "run_1", amount: 500, created: true, limit: 7 });
     expect(res.headers.get("content-type")).toMatch(/application\/json/);
-    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("cache-control")).toBe("no-store, no-transform");
     expect(seen.at(-1)).toMatchObject({ query: { limit: 7, dryRun: "false" }, params, body: goodBody });
   });
 

@@ -98,7 +98,7 @@ describe("userRoute: authentication", () => {
     expect(res.status).toBe(401);
     expect(res.json.error.code).toBe("UNAUTHORIZED");
     expect(res.json.error.message).toMatch(/sign in/i);
-    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("cache-control")).toBe("no-store, no-transform");
     expect((await call(GET, "/api/v1/test/whoami")).status).toBe(401);
     expect(handlerCalls).toBe(0);
   });

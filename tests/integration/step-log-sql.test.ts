@@ -142,6 +142,25 @@ describe(`the hot write path on ${database.kind}`, () => {
     expect(chainProblems(await viaPrisma.listAuditEvents(id))).toEqual([]);
   });
 
+  it("an activeToken guard or fence holds only while the token exists unrevoked, on both paths; a miss writes nothing", async () => {
+    const tokenId = `tok_steplog_${Date.now()}`;
+    await prisma.agentToken.create({ data: { id: tokenId, name: tokenId, tokenHash: `h_${tokenId}`, prefix: "sgb_x", tools: ["charge_card"], createdBy: "test" } });
+    const guard = { runStatus: ["RUNNING"] as const, activeToken: tokenId };
+    for (const store of [hot, viaPrisma]) {
+      const runId = await newRun(store);
+      await expect(store.insertIntent(intent(runId, 0), { type: "step.intended", actor }, { ...guard, activeToken: "tok_nobody" })).rejects.toBeInstanceOf(IntentGuardFailed);
+      const { step } = await store.insertIntent(intent(runId, 0), { type: "step.intended", actor }, guard);
+      expect(await store.updateStep(step.id, { status: ["INTENDED"], activeToken: "tok_nobody" }, { status: "CONFIRMED" }, { type: "step.confirmed", actor })).toBeNull();
+      expect(await store.updateStep(step.id, { status: ["INTENDED"], activeToken: tokenId }, { status: "UNKNOWN" }, { type: "step.unknown", actor })).toMatchObject({ status: "UNKNOWN" });
+      await prisma.agentToken.update({ where: { id: tokenId }, data: { revokedAt: new Date() } });
+      expect(await store.updateStep(step.id, { status: ["UNKNOWN"], activeToken: tokenId }, { status: "CONFIRMED" }, { type: "step.confirmed", actor })).toBeNull();
+      await expect(store.insertIntent(intent(runId, 1), { type: "step.intended", actor }, guard)).rejects.toBeInstanceOf(IntentGuardFailed);
+      expect((await viaPrisma.listSteps(runId)).map((s) => s.status)).toEqual(["UNKNOWN"]);
+      expect((await viaPrisma.listAuditEvents(runId)).map((e) => e.type)).toEqual(["run.started", "step.intended", "step.unknown"]);
+      await prisma.agentToken.update({ where: { id: tokenId }, data: { revokedAt: null } });
+    }
+  });
+
   it("one chain written by both paths and by two stores with stale cached heads stays one unbroken chain", async () => {
     const otherClient = await openPrisma(database.url);
     const other = new PrismaSagaStore(otherClient); // its own client, its own caches

@@ -8,13 +8,17 @@ export const GET = agentRoute(api.getStep, async ({ prisma, principal, params })
   step: toWire((await getAgentStep(harnessStore(prisma), principal, params.stepId)).step),
 }));
 
-export const PATCH = agentRoute(api.updateStep, async ({ prisma, principal, params, body }) => {
-  const toDate = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v));
-  const patch = {
-    ...body.patch,
-    compensationRequestedAt: toDate(body.patch.compensationRequestedAt),
-    compensationConfirmedAt: toDate(body.patch.compensationConfirmedAt),
-  };
-  const { step } = await updateStepForAgent(prisma, principal, params.stepId, body.fence, patch, body.event);
-  return { step: step ? toWire(step) : null };
-});
+export const PATCH = agentRoute(
+  api.updateStep,
+  async ({ prisma, principal, activeToken, verified, params, body }) => {
+    const toDate = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v));
+    const patch = {
+      ...body.patch,
+      compensationRequestedAt: toDate(body.patch.compensationRequestedAt),
+      compensationConfirmedAt: toDate(body.patch.compensationConfirmedAt),
+    };
+    const { step } = await updateStepForAgent(prisma, { principal, activeToken, verified }, params.stepId, body.fence, patch, body.event);
+    return { step: step ? toWire(step) : null };
+  },
+  { guardedWrite: true },
+);

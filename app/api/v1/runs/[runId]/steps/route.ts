@@ -8,7 +8,11 @@ export const GET = agentRoute(api.listSteps, async ({ prisma, principal, params 
   steps: (await getRunLog(prisma, principal, params.runId)).steps.map(toWire),
 }));
 
-export const POST = agentRoute(api.recordIntent, async ({ prisma, principal, params, body }) => {
-  const { created, step } = await recordIntent(prisma, principal, params.runId, body.intent);
-  return withStatus(created ? 201 : 200, { created, step: toWire(step) });
-});
+export const POST = agentRoute(
+  api.recordIntent,
+  async ({ prisma, principal, activeToken, verified, params, body }) => {
+    const { created, step } = await recordIntent(prisma, { principal, activeToken, verified }, params.runId, body.intent);
+    return withStatus(created ? 201 : 200, { created, step: toWire(step) });
+  },
+  { guardedWrite: true },
+);
