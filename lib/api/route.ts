@@ -13,7 +13,7 @@
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import type { Json } from "@/lib/saga/tools";
-import { authenticateAgent, authenticateAgentForGuardedWrite, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
+import { authenticateAgent, authenticateAgentForGuardedWrite, verifiedAgent, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
 import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "./endpoint";
 import { ApiError, toErrorPayload, toErrorResponse, validationError, zodIssuesToDetails, type ErrorDetail } from "./errors";
 import {
@@ -123,7 +123,7 @@ export function agentRoute<
       const auth =
         options.guardedWrite && key === null
           ? await authenticateAgentForGuardedWrite(prisma, authorization)
-          : await authenticateAgent(prisma, authorization).then((principal) => ({ principal, activeToken: undefined, verified: async () => principal }));
+          : verifiedAgent(await authenticateAgent(prisma, authorization));
       const { principal } = auth;
       const { rawBody, inputs } = await readInputs(endpoint, request, context);
       const produce = () => respond(endpoint, () => handler({ ...inputs, request, principal, prisma, activeToken: auth.activeToken, verified: auth.verified }));
@@ -289,13 +289,13 @@ function internal(logMessage: string): ApiError {
   });
 }
 
-/** A JSON response that no cache keeps. */
 /**
  * API answers are never cached, and never compressed by the server (no-transform: Next's gzip would
  * cost both ends more CPU than a step's ~1 KB of JSON saves; a proxy in front may still compress).
  */
 const API_CACHE_CONTROL = "no-store, no-transform";
 
+/** A JSON response that no cache keeps. */
 export function jsonResponse({ status, body }: StoredResponse, headers: Record<string, string> = {}): Response {
   return Response.json(body, { status, headers: { "cache-control": API_CACHE_CONTROL, ...headers } });
 }

@@ -181,6 +181,8 @@ function stepFromSqlite(raw: Record<string, unknown>): StepRow {
   return out as unknown as StepRow;
 }
 
+const SQLITE_RUN_INSERT = `INSERT INTO "Run" (${RUN_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${RUN_COLUMNS.map(() => "?").join(",")}) ON CONFLICT DO NOTHING`;
+
 class SqliteStepLog implements StepLogSql {
   private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 
@@ -244,7 +246,7 @@ class SqliteStepLog implements StepLogSql {
         .transaction(() => {
           const now = this.dbNow(db);
           const row = build(now);
-          const inserted = this.stmt(db, `INSERT INTO "Run" (${RUN_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${RUN_COLUMNS.map(() => "?").join(",")}) ON CONFLICT DO NOTHING`).run(
+          const inserted = this.stmt(db, SQLITE_RUN_INSERT).run(
             row.id, row.title, row.agent, row.onBehalfOf, JSON.stringify(row.metadata), row.status, sqliteDate(row.createdAt), sqliteDate(row.updatedAt),
           );
           if (inserted.changes === 0) return { kind: "exists" as const };

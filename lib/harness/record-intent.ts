@@ -10,11 +10,11 @@ import { randomIds } from "@/lib/saga/ids";
 import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
 import { IntentGuardFailed, type InsertIntentResult, type IntentGuard, type NewIntent } from "@/lib/saga/store";
 import { Phase, RunStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { asGuardedAgent, type GuardedAgent } from "@/lib/tokens/authenticate-agent";
 import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
 import { getToolPolicy, recentToolPolicy, type ToolPolicyView } from "./policy";
 import type { AgentPrincipal } from "./principal";
-import type { GuardedAgent } from "@/lib/tokens/authenticate-agent";
 
 /** An intent as the client sends it (the run comes from the URL). */
 export type IntentInput = Omit<NewIntent, "runId" | "id"> & { id?: string };
@@ -59,7 +59,7 @@ export async function recordIntent(
   runId: string,
   input: IntentInput,
 ): Promise<InsertIntentResult> {
-  const auth: GuardedAgent = "kind" in principalOrAuth ? { principal: principalOrAuth, verified: async () => principalOrAuth } : principalOrAuth;
+  const auth = asGuardedAgent(principalOrAuth);
   let principal = auth.principal;
   assertToolInScope(principal, input.tool);
   const store = harnessStore(prisma);

@@ -9,11 +9,11 @@ import { randomIds } from "@/lib/saga/ids";
 import { argsHash } from "@/lib/saga/keys";
 import type { AuditInput, StepFence, StepPatch, StepRecord } from "@/lib/saga/store";
 import { CompensationState, StepStatus, ToolClass, type CompensationState as CompState, type StepStatus as Status } from "@/lib/saga/vocabulary";
+import { asGuardedAgent, type GuardedAgent } from "@/lib/tokens/authenticate-agent";
 import { agentActor, assertToolInScope, getAgentStep, harnessStore } from "./access";
 import { ApiError } from "./errors";
 import { getToolPolicy } from "./policy";
 import type { AgentPrincipal } from "./principal";
-import type { GuardedAgent } from "@/lib/tokens/authenticate-agent";
 
 /** One legal move: from which statuses, to which, touching which fields. */
 interface Move {
@@ -101,7 +101,7 @@ export async function updateStepForAgent(
   patch: StepPatch,
   audit: Pick<AuditInput, "type" | "data">,
 ): Promise<UpdateStepResult> {
-  const auth: GuardedAgent = "kind" in principalOrAuth ? { principal: principalOrAuth, verified: async () => principalOrAuth } : principalOrAuth;
+  const auth = asGuardedAgent(principalOrAuth);
   let principal = auth.principal;
   const store = harnessStore(prisma);
   const actor = agentActor(principal);

@@ -92,6 +92,16 @@ export interface GuardedAgent {
   verified(): Promise<AgentPrincipal>;
 }
 
+/** A principal whose token was read for this request, as a GuardedAgent (nothing left to prove). */
+export function verifiedAgent(principal: AgentPrincipal): GuardedAgent {
+  return { principal, verified: async () => principal };
+}
+
+/** A principal, or a GuardedAgent as it is: what the harness's write paths accept. */
+export function asGuardedAgent(principalOrAuth: AgentPrincipal | GuardedAgent): GuardedAgent {
+  return "kind" in principalOrAuth ? verifiedAgent(principalOrAuth) : principalOrAuth;
+}
+
 /** Authenticates without a read when this process read the token recently; see GuardedAgent. */
 export async function authenticateAgentForGuardedWrite(prisma: PrismaClient, authorizationHeader: string | null | undefined): Promise<GuardedAgent> {
   const secret = bearerSecret(authorizationHeader);
@@ -100,8 +110,7 @@ export async function authenticateAgentForGuardedWrite(prisma: PrismaClient, aut
     let verified: Promise<AgentPrincipal> | null = null;
     return { principal: recent.principal, activeToken: recent.principal.tokenId, verified: () => (verified ??= authenticateAgent(prisma, authorizationHeader)) };
   }
-  const principal = await authenticateAgent(prisma, authorizationHeader);
-  return { principal, verified: async () => principal };
+  return verifiedAgent(await authenticateAgent(prisma, authorizationHeader));
 }
 
 /** Best effort: a failed bookkeeping write must not refuse a valid token. */
