@@ -38,6 +38,25 @@ async function setup(tools = ALL_TOOLS) {
   return { world, engine, server, token, prisma };
 }
 
+/** An intent as the API takes it, its keys derived from the run and step as a client derives them. */
+function wireIntent(runId: string, stepIdx: number, tool: string, args: Record<string, unknown>, more: Record<string, unknown> = {}) {
+  return {
+    stepIdx, tool, toolClass: "COMPENSATABLE", stepKey: stepKey(runId, stepIdx, tool), args, argsHash: argsHash(args), phase: "STAGING",
+    policyVersion: 1, approvalId: null, planItemIdx: null, compensation: null, compensationKey: null, correction: null, audience: ["customer"],
+    ...more,
+  };
+}
+
+/** Starts a run through the API with `secret`; its id. */
+async function startRunVia(secret: string, title: string): Promise<string> {
+  return (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret, body: { title } })).json.run.id as string;
+}
+
+/** The compensator the tool table names for create_ticket. */
+async function ticketCompensator(prisma: Awaited<ReturnType<typeof getPrisma>>): Promise<string | null> {
+  return (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
+}
+
 describe("the engine over HTTP", () => {
   it("replays the seed-003 incident: one ticket closed once, one charge refunded once, no apology", async () => {
     const { world, engine, prisma } = await setup();
@@ -87,25 +106,9 @@ describe("the engine over HTTP", () => {
 
   it("the server refuses what the tool table forbids, whatever the client claims", async () => {
     const { token } = await setup(["send_email", "create_ticket"]);
-    const created = await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "rogue" } });
-    const runId = created.json.run.id as string;
+    const runId = await startRunVia(token.secret, "rogue");
     const args = { to: "ada@example.com", subject: "Hi", body: "x" };
-    const intent = {
-      stepIdx: 0,
-      tool: "send_email",
-      toolClass: "REVERSIBLE", // a lie: the table says IRREVERSIBLE
-      stepKey: stepKey(runId, 0, "send_email"),
-      args,
-      argsHash: argsHash(args),
-      phase: "STAGING",
-      policyVersion: 1,
-      approvalId: null,
-      planItemIdx: null,
-      compensation: null,
-      compensationKey: null,
-      correction: null,
-      audience: ["customer"],
-    };
+    const intent = wireIntent(runId, 0, "send_email", args, { toolClass: "REVERSIBLE" }); // a lie: the table says IRREVERSIBLE
     const post = (body: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body, params: { runId } });
 
     const lied = await post({ intent });
@@ -128,32 +131,17 @@ describe("the engine over HTTP", () => {
   it("the one-insert fast path sees an edit of the tool table and never records into another agent's run", async () => {
     const { token, prisma } = await setup(["create_ticket"]);
     const other = await makeToken(["create_ticket"], `other-${Date.now()}`);
-    const newRun = async (secret: string) =>
-      (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret, body: { title: "fast path" } })).json.run.id as string;
-    const intentAt = (runId: string, stepIdx: number, toolClass = "COMPENSATABLE") => {
-      const args = { summary: `ticket ${stepIdx}`, orderId: "3107" };
-      return {
-        stepIdx,
-        tool: "create_ticket",
+    const newRun = (secret: string) => startRunVia(secret, "fast path");
+    const intentAt = (runId: string, stepIdx: number, toolClass = "COMPENSATABLE") =>
+      wireIntent(runId, stepIdx, "create_ticket", { summary: `ticket ${stepIdx}`, orderId: "3107" }, {
         toolClass,
-        stepKey: stepKey(runId, stepIdx, "create_ticket"),
-        args,
-        argsHash: argsHash(args),
-        phase: "STAGING",
-        policyVersion: 1,
-        approvalId: null,
-        planItemIdx: null,
         compensation: toolClass === "IRREVERSIBLE" ? null : { tool: "close_ticket", args: { stepKey: stepKey(runId, stepIdx, "create_ticket") } },
-        compensationKey: null,
-        correction: null,
-        audience: ["customer"],
-      };
-    };
+      });
     const post = (secret: string, runId: string, intent: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret, body: { intent }, params: { runId } });
     const settle = async (stepId: string) => {
       await prisma.step.update({ where: { id: stepId }, data: { status: "CONFIRMED" } });
     };
-    const compensator = (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
+    const compensator = await ticketCompensator(prisma);
 
     const runId = await newRun(token.secret);
     const first = await post(token.secret, runId, { ...intentAt(runId, 0), compensation: { tool: compensator, args: {} } });
@@ -187,13 +175,8 @@ describe("the engine over HTTP", () => {
     const { token, prisma } = await setup(["create_ticket"]);
     const other = await makeToken(["create_ticket"], `other-${Date.now()}`);
     const unscoped = await createAgentToken(prisma, { name: `worker-${Date.now()}`, tools: ["charge_card"], createdBy: "admin@example.com", role: "worker" });
-    const runId = (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "outcome" } })).json.run.id as string;
-    const args = { summary: "ticket", orderId: "3107" };
-    const compensator = (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
-    const intent = {
-      stepIdx: 0, tool: "create_ticket", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, 0, "create_ticket"), args, argsHash: argsHash(args), phase: "STAGING",
-      policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: compensator, args: {} }, compensationKey: null, correction: null, audience: ["customer"],
-    };
+    const runId = await startRunVia(token.secret, "outcome");
+    const intent = wireIntent(runId, 0, "create_ticket", { summary: "ticket", orderId: "3107" }, { compensation: { tool: await ticketCompensator(prisma), args: {} } });
     const created = await call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body: { intent }, params: { runId } });
     expect(created.status).toBe(201);
     const stepId = created.json.step.id as string;
@@ -224,15 +207,13 @@ describe("the engine over HTTP", () => {
 
   it("50 concurrent identical intents make one row; the one creator's call makes one effect", async () => {
     const { world, token, prisma } = await setup(["create_ticket"]);
-    const created = await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "burst" } });
-    const runId = created.json.run.id as string;
-    const args = { summary: "Refund for order 1182", orderId: "1182" };
+    const runId = await startRunVia(token.secret, "burst");
     const key = stepKey(runId, 0, "create_ticket");
-    const intent = {
-      stepIdx: 0, tool: "create_ticket", toolClass: "COMPENSATABLE", stepKey: key, args, argsHash: argsHash(args), phase: "STAGING",
-      policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: "close_ticket", args: { reason: "rolled back" } },
-      compensationKey: null, correction: null, audience: ["support_team"],
-    };
+    const args = { summary: "Refund for order 1182", orderId: "1182" };
+    const intent = wireIntent(runId, 0, "create_ticket", args, {
+      compensation: { tool: "close_ticket", args: { reason: "rolled back" } },
+      audience: ["support_team"],
+    });
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
         call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, {
@@ -273,13 +254,9 @@ describe("a revoked token", () => {
 
   it("is refused between an intent and its outcome: the outcome is not recorded (the write checks the token itself)", async () => {
     const { token, prisma } = await setup(["create_ticket"]);
-    const runId = (await call((await import("@/app/api/v1/runs/route")).POST, "/api/v1/runs", { secret: token.secret, body: { title: "revoked midway" } })).json.run.id as string;
-    const args = { summary: "ticket", orderId: "3107" };
-    const compensator = (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_ticket" } })).compensator;
-    const intent = (stepIdx: number) => ({
-      stepIdx, tool: "create_ticket", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, stepIdx, "create_ticket"), args, argsHash: argsHash(args), phase: "STAGING",
-      policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: compensator, args: {} }, compensationKey: null, correction: null, audience: ["customer"],
-    });
+    const runId = await startRunVia(token.secret, "revoked midway");
+    const compensation = { tool: await ticketCompensator(prisma), args: {} };
+    const intent = (stepIdx: number) => wireIntent(runId, stepIdx, "create_ticket", { summary: "ticket", orderId: "3107" }, { compensation });
     const post = (stepIdx: number) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body: { intent: intent(stepIdx) }, params: { runId } });
     const first = await post(0); // reads the token; the next requests need not
     expect(first.status).toBe(201);
