@@ -19,7 +19,7 @@ import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { AuditEvent as AuditEventRow, Correction as CorrectionRow, Escalation as EscalationRow, Pivot as PivotRow, Run as RunRow, Step as StepRow } from "@/generated/prisma";
 import { databaseKind, databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
-import { actorLabel, IntentGuardFailed, runScope, type AuditEventRecord, type AuditInput, type IntentGuard, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
+import { actorLabel, IntentGuardFailed, nextRunVersion, runScope, type AuditEventRecord, type AuditInput, type IntentGuard, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
 import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, UNSETTLED_STATUSES, type ToolClass } from "@/lib/saga/vocabulary";
 import { appendAuditLink } from "./audit-chain";
@@ -414,6 +414,23 @@ export interface PrismaSagaStoreOptions {
   hotPath?: boolean;
 }
 
+/**
+ * Moves the run row that `where` selects to `status` with a new version (`nextRunVersion`); false
+ * when no row matches. The first statement writes (SQLite takes its write lock there, as `write`
+ * needs). Only when the row already carries this millisecond or a later one does it read the version
+ * and write the next one, fenced on the version it read.
+ */
+async function moveRun(tx: Tx, where: Prisma.RunWhereInput, status: RunStatus, now: Date): Promise<boolean> {
+  if ((await tx.run.updateMany({ where: { ...where, updatedAt: { lt: now } }, data: { status, updatedAt: now } })).count > 0) return true;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const run = await tx.run.findFirst({ where, select: { updatedAt: true } });
+    if (!run) return false;
+    const data = { status, updatedAt: nextRunVersion(run.updatedAt, now) };
+    if ((await tx.run.updateMany({ where: { ...where, updatedAt: run.updatedAt }, data })).count > 0) return true;
+  }
+  throw new SagaError("CONFLICT", "The run kept changing while its status was being moved; try again.");
+}
+
 /** SagaStore over Prisma (SQLite through the better-sqlite3 adapter, or PostgreSQL; see lib/db/prisma.ts). */
 export class PrismaSagaStore implements SagaStore {
   private readonly hot: StepLogSql | null;
@@ -511,8 +528,7 @@ export class PrismaSagaStore implements SagaStore {
     return this.write(async (tx, now) => {
       const where: Prisma.RunWhereInput = { id: runId };
       if (from !== null) where.status = { in: [...from] };
-      const { count } = await tx.run.updateMany({ where, data: { status: to, updatedAt: now } });
-      if (count === 0) return null;
+      if (!(await moveRun(tx, where, to, now))) return null;
       const row = await tx.run.findUniqueOrThrow({ where: { id: runId } });
       await this.appendAudit(tx, now, runId, null, audit);
       return toRunRecord(row);
@@ -637,7 +653,7 @@ export class PrismaSagaStore implements SagaStore {
             createdAt: now,
           },
         });
-        await tx.run.update({ where: { id: pivot.runId }, data: { status: RunStatus.AWAITING_PIVOT, updatedAt: now } });
+        await moveRun(tx, { id: pivot.runId }, RunStatus.AWAITING_PIVOT, now);
         await this.appendAudit(tx, now, pivot.runId, null, audit);
         return toPivotRecord(row);
       });
@@ -699,8 +715,7 @@ export class PrismaSagaStore implements SagaStore {
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
       const runStatus = decision.status === PivotStatus.APPROVED ? RunStatus.COMMITTING : RunStatus.RUNNING;
       // A decision only moves a run that is still waiting for it (not one the agent unwound meanwhile).
-      const moved = await tx.run.updateMany({ where: { id: row.runId, status: RunStatus.AWAITING_PIVOT }, data: { status: runStatus, updatedAt: now } });
-      if (moved.count === 0) throw new RollBack();
+      if (!(await moveRun(tx, { id: row.runId, status: RunStatus.AWAITING_PIVOT }, runStatus, now))) throw new RollBack();
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
     }).catch((e: unknown) => {

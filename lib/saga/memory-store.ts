@@ -11,6 +11,7 @@ import {
   auditHashedContent,
   GENESIS_HASH,
   IntentGuardFailed,
+  nextRunVersion,
   runScope,
   type AuditEventRecord,
   type AuditInput,
@@ -90,7 +91,7 @@ export class MemorySagaStore implements SagaStore {
     if (!run || (from && !from.includes(run.status))) return null;
     const now = this.clock.now();
     run.status = to;
-    run.updatedAt = now;
+    run.updatedAt = nextRunVersion(run.updatedAt, now);
     this.append(runId, null, audit, now);
     return copy(run);
   }
@@ -177,7 +178,7 @@ export class MemorySagaStore implements SagaStore {
     };
     this.pivots.set(record.id, record);
     run.status = RunStatus.AWAITING_PIVOT;
-    run.updatedAt = now;
+    run.updatedAt = nextRunVersion(run.updatedAt, now);
     this.append(pivot.runId, null, audit, now);
     return copy(record);
   }
@@ -217,7 +218,7 @@ export class MemorySagaStore implements SagaStore {
     const run = this.runs.get(pivot.runId);
     if (run) {
       run.status = decision.status === PivotStatus.APPROVED ? RunStatus.COMMITTING : RunStatus.RUNNING;
-      run.updatedAt = now;
+      run.updatedAt = nextRunVersion(run.updatedAt, now);
     }
     this.append(pivot.runId, null, audit, now);
     return copy(pivot);

@@ -60,8 +60,20 @@ export interface RunRecord {
   status: RunStatus;
   /** Created (database clock). */
   createdAt: Date;
-  /** Last changed (database clock). */
+  /**
+   * Last changed (database clock), and the run row's version: every change makes it strictly later
+   * (see `nextRunVersion`), which is what `IntentGuard.runUpdatedAt` compares.
+   */
   updatedAt: Date;
+}
+
+/**
+ * The version a run row takes when it changes: `now`, or one millisecond after its current version
+ * when that is not earlier (two changes in one millisecond, or a clock behind the row). Versions only
+ * grow, so a guard holding an older version can never match again.
+ */
+export function nextRunVersion(current: Date, now: Date): Date {
+  return now.getTime() > current.getTime() ? now : new Date(current.getTime() + 1);
 }
 
 /** Input for a new run. */

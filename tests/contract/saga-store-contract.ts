@@ -223,6 +223,19 @@ export function describeSagaStoreContract(name: string, makeStore: () => Promise
           "run.needs_attention",
         ]);
       });
+
+      it("gives the run a strictly later version (updatedAt) on every change, even many in one millisecond", async () => {
+        const runId = await newRun();
+        const versions = [(await store.getRun(runId))!.updatedAt.getTime()];
+        for (let i = 0; i < 20; i++) {
+          versions.push((await store.setRunStatus(runId, ["RUNNING"], "RUNNING", audit("run.touched")))!.updatedAt.getTime());
+        }
+        const p = await store.createPivot(pivot(runId), audit("pivot.requested"));
+        versions.push((await store.getRun(runId))!.updatedAt.getTime());
+        await store.decidePivot(p.id, { status: "REJECTED", decidedBy: "reviewer@example.com", reason: null, expectedPlanHash: p.planHash }, audit("pivot.rejected"));
+        versions.push((await store.getRun(runId))!.updatedAt.getTime());
+        for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1]!);
+      });
     });
 
     describe("insertIntent", () => {

@@ -216,6 +216,26 @@ describe(`PrismaSagaStore on ${label}: other connections and processes`, () => {
   });
 });
 
+describe(`PrismaSagaStore on ${label}: run versions`, () => {
+  it("a run row whose version is ahead of the database clock still gets a later version on each change", async () => {
+    const client = await open();
+    const store = new PrismaSagaStore(client);
+    const runId = await newRun(store);
+    const ahead = new Date(Date.now() + 3_600_000); // as if another instance's clock ran an hour fast
+    await client.run.update({ where: { id: runId }, data: { updatedAt: ahead } });
+    const moved = await store.setRunStatus(runId, ["RUNNING"], "RUNNING", system);
+    expect(moved?.updatedAt.getTime()).toBe(ahead.getTime() + 1);
+    expect(await store.setRunStatus(runId, ["COMMITTING"], "COMPLETED", system)).toBeNull();
+    const pivot = await store.createPivot(
+      { id: `piv_${runId}`, runId, summary: "s", plan: [], planHash: "ph", stagedStepIds: [], deadline: null },
+      system,
+    );
+    expect((await store.getRun(runId))?.updatedAt.getTime()).toBe(ahead.getTime() + 2);
+    await store.decidePivot(pivot.id, { status: "REJECTED", decidedBy: "r@example.com", reason: null, expectedPlanHash: "ph" }, system);
+    expect(await store.getRun(runId)).toMatchObject({ status: "RUNNING", updatedAt: new Date(ahead.getTime() + 3) });
+  });
+});
+
 // What only one of the stores has.
 if (kind === "sqlite") {
   describe("PrismaSagaStore on SQLite: durability and migrations", () => {
