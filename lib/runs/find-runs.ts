@@ -2,8 +2,10 @@ import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
 import { EscalationKindSchema, IsoDate } from "@/lib/api/schemas/saga";
-import { withDb } from "@/lib/dashboard/context";
 import { containsIgnoringCase, databaseKind } from "@/lib/db/dialect";
+import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { onConnection } from "@/lib/db/prisma-saga-store";
+import { sharedReadPer } from "@/lib/db/shared-read";
 import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
 
 /** Escalation statuses that still need a person (claimed items are being handled, not done). */
@@ -123,10 +125,35 @@ function searchWhere(q: string, refRunIds: readonly string[]): Prisma.RunWhereIn
  */
 export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage> {
   await requireUser("read");
-  const { status, agent, needsAttention, q, cursor, take } = ZFindRunsRequestSchema.parse(request);
+  const query = ZFindRunsRequestSchema.parse(request);
+  const { take } = query;
 
-  // One read transaction, so the page, its counts and the waiting counts describe the same moment.
-  const { rows, perRun, waiting } = await withDb((prisma) =>
+  // The page and its per-run counts are one read transaction, so they describe the same moment. The
+  // waiting counts are the same for every caller: concurrent calls share one read of them that began
+  // after they asked (SharedRead), alongside the page on PostgreSQL.
+  const prisma = await getPrisma();
+  const [{ rows, perRun }, waiting] = await Promise.all([pageOfRuns(prisma, query), sharedWaitingCounts(prisma)]);
+
+  const page = rows.slice(0, take);
+  const last = page.at(-1);
+  return {
+    runs: page.map((run) => ({
+      ...run,
+      createdAt: run.createdAt.toISOString(),
+      updatedAt: run.updatedAt.toISOString(),
+      stepCount: perRun.steps.get(run.id) ?? 0,
+      openEscalationCount: perRun.openEscalations.get(run.id) ?? 0,
+      correctionDraftCount: perRun.correctionDrafts.get(run.id) ?? 0,
+      pendingPivotId: perRun.pendingPivot.get(run.id) ?? null,
+    })),
+    nextCursor: rows.length > take && last ? last.id : null,
+    waiting,
+  };
+}
+
+/** One page of runs (plus one row, to tell whether another page exists) and their per-run counts, in one read transaction. */
+function pageOfRuns(prisma: PrismaClient, { status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequestSchema>) {
+  return onConnection(prisma, () =>
     prisma.$transaction(async (tx) => {
       const and: Prisma.RunWhereInput[] = [];
       if (status) and.push({ status });
@@ -146,27 +173,13 @@ export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage
         select: { id: true, title: true, agent: true, onBehalfOf: true, status: true, createdAt: true, updatedAt: true },
       });
       const perRun = await countPerRun(tx, rows.slice(0, take).map((r) => r.id));
-      const waiting = await countWaiting(tx);
-      return { rows, perRun, waiting };
+      return { rows, perRun };
     }),
   );
-
-  const page = rows.slice(0, take);
-  const last = page.at(-1);
-  return {
-    runs: page.map((run) => ({
-      ...run,
-      createdAt: run.createdAt.toISOString(),
-      updatedAt: run.updatedAt.toISOString(),
-      stepCount: perRun.steps.get(run.id) ?? 0,
-      openEscalationCount: perRun.openEscalations.get(run.id) ?? 0,
-      correctionDraftCount: perRun.correctionDrafts.get(run.id) ?? 0,
-      pendingPivotId: perRun.pendingPivot.get(run.id) ?? null,
-    })),
-    nextCursor: rows.length > take && last ? last.id : null,
-    waiting,
-  };
 }
+
+/** What waits for people, read once for all the callers that asked while the previous read ran. */
+const sharedWaitingCounts = sharedReadPer((prisma: PrismaClient) => onConnection(prisma, () => prisma.$transaction((tx) => countWaiting(tx))));
 
 /** The runs list's per-run figures, by run id (a run without any is missing from the map). */
 interface PerRunCounts {
