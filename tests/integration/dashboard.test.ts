@@ -449,4 +449,21 @@ describe("runs list", () => {
     expect(byRef.runs.map((r) => r.id)).toEqual([step.runId]);
     expect((await findRuns({ status: "AWAITING_PIVOT" })).runs.every((r) => r.status === "AWAITING_PIVOT" && r.pendingPivotId)).toBe(true);
   });
+
+  it("gives each listed run its own step count, open escalations, correction drafts and newest pending pivot", async () => {
+    as(vic);
+    const prisma = await getPrisma();
+    const { runs } = await findRuns({ take: 200 });
+    expect(runs.some((r) => r.openEscalationCount > 0)).toBe(true);
+    expect(runs.some((r) => r.pendingPivotId)).toBe(true);
+    for (const run of runs) {
+      const pending = await prisma.pivot.findFirst({ where: { runId: run.id, status: "PENDING" }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      expect(run).toMatchObject({
+        stepCount: await prisma.step.count({ where: { runId: run.id } }),
+        openEscalationCount: await prisma.escalation.count({ where: { runId: run.id, status: { in: ["OPEN", "CLAIMED"] } } }),
+        correctionDraftCount: await prisma.correction.count({ where: { runId: run.id, status: "DRAFT" } }),
+        pendingPivotId: pending?.id ?? null,
+      });
+    }
+  });
 });
