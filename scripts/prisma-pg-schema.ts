@@ -70,6 +70,19 @@ export const POSTGRES_ONLY_INDEXES: readonly { name: string; why: string }[] = [
   { name: "Run_onBehalfOf_trgm_idx", why: "pg_trgm GIN index for the runs list's case-insensitive substring search (20261129030000_dashboard_indexes)" },
 ];
 
+/**
+ * SQLite's counterpart: the trigram full-text index for the same search (20261130020000_run_search),
+ * a virtual table and the tables SQLite's FTS5 keeps it in, kept in step with Run by triggers.
+ */
+export const SQLITE_ONLY_TABLES: readonly { name: string; why: string }[] = [
+  "RunSearch",
+  "RunSearch_config",
+  "RunSearch_content",
+  "RunSearch_data",
+  "RunSearch_docsize",
+  "RunSearch_idx",
+].map((name) => ({ name, why: "FTS5 trigram index for the runs list's case-insensitive substring search on SQLite (20261130020000_run_search)" }));
+
 /** The derived schema as the script would write it now, read from `root`. */
 export function expectedPostgresSchema(root: string = process.cwd()): string {
   return derivePostgresSchema(readFileSync(path.join(root, SQLITE_SCHEMA), "utf8"));

@@ -6,7 +6,8 @@
  * - serialising writers that read-then-write a shared thing (the next link of an audit hash chain,
  *   the "last enabled admin" check): SQLite already runs one writer at a time per file, PostgreSQL
  *   runs them concurrently under READ COMMITTED, so there we take transaction-scoped advisory locks;
- * - the worker-task claim: the tool-coverage test on a JSON array, and row locks that skip locked rows.
+ * - the worker-task claim: the tool-coverage test on a JSON array, and row locks that skip locked rows;
+ * - the runs list's substring search on SQLite, through a trigram index Prisma cannot express.
  */
 import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
@@ -109,6 +110,23 @@ export function auditChainLock(scope: string): string {
  */
 export function containsIgnoringCase(kind: DatabaseKind, text: string): Prisma.StringNullableFilter {
   return kind === "postgresql" ? ({ contains: text, mode: "insensitive" } as Prisma.StringNullableFilter) : { contains: text };
+}
+
+/** How many runs SQLite's search index may name before a plain newest-first scan is the cheaper read. */
+export const RUN_SEARCH_CANDIDATE_LIMIT = 1000;
+
+/**
+ * Ids of the runs whose onBehalfOf may contain `text` in any case, through SQLite's trigram index
+ * (the RunSearch table, migration 20261130020000_run_search): a superset (the trigram match folds
+ * more than ASCII case), so the caller still applies `containsIgnoringCase`. Null when the index
+ * cannot help: on PostgreSQL (there the pg_trgm index serves the ILIKE itself), for text shorter than
+ * a trigram, or when more than `limit` runs match; then matches are common, and scanning runs newest
+ * first fills a page after few rows.
+ */
+export async function runSearchCandidates(db: Db, text: string, limit = RUN_SEARCH_CANDIDATE_LIMIT): Promise<string[] | null> {
+  if (databaseKind(db) !== "sqlite" || [...text].length < 3) return null;
+  const rows = await db.$queryRaw<{ runId: string }[]>`SELECT "runId" FROM "RunSearch" WHERE "onBehalfOf" LIKE ${`%${text}%`} LIMIT ${limit + 1}`;
+  return rows.length > limit ? null : rows.map((r) => r.runId);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -443,6 +443,8 @@ describe("runs list", () => {
     expect(cy.runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
     // Any case, on both stores (PostgreSQL's LIKE is case-sensitive; the search asks for ILIKE there).
     expect((await findRuns({ q: "CY@Example" })).runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
+    // Shorter than a trigram: SQLite's search index cannot help, and the scan finds it all the same.
+    expect((await findRuns({ q: "cy" })).runs.map((r) => r.onBehalfOf)).toContain("cy@example.com");
     const prisma = await getPrisma();
     const step = await prisma.step.findFirstOrThrow({ where: { tool: "authorize_payment", externalRef: { not: null } } });
     const byRef = await findRuns({ q: step.externalRef! });

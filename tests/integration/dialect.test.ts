@@ -6,7 +6,7 @@
  * that two concurrent transactions could otherwise both pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseKind, databaseNow, serializeOn } from "@/lib/db/dialect";
+import { databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/db/dialect";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { createUser } from "@/lib/users/create-user";
 import { disableUser } from "@/lib/users/disable-user";
@@ -73,5 +73,29 @@ describe(`the SQL dialect on ${database.kind}`, () => {
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     expect(results.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "INVALID_TRANSITION" } });
     expect(await prisma.user.count({ where: { role: "admin", disabledAt: null } })).toBe(1);
+  });
+
+  it("runSearchCandidates names the runs whose customer contains the text, kept in step on insert, update and delete", async () => {
+    const run = (id: string, onBehalfOf: string | null) =>
+      prisma.run.create({ data: { id, title: "t", agent: "a", onBehalfOf, metadata: {}, status: "RUNNING" } });
+    await run("run_search_1", "Zoë.Search@Example.com");
+    await run("run_search_2", "zoe.search@example.org");
+    await run("run_search_3", null);
+    if (database.kind === "postgresql") {
+      expect(await runSearchCandidates(prisma, "search@")).toBeNull(); // pg_trgm serves the ILIKE itself
+      return;
+    }
+    const sorted = async (text: string, limit?: number) => (await runSearchCandidates(prisma, text, limit))?.sort() ?? null;
+    expect(await sorted("SEARCH@example")).toEqual(["run_search_1", "run_search_2"]);
+    expect(await sorted("example.org")).toEqual(["run_search_2"]);
+    expect(await sorted("nobody-has-this")).toEqual([]);
+    expect(await sorted("se")).toBeNull(); // shorter than a trigram: the caller scans
+    expect(await sorted("search@", 1)).toBeNull(); // more than the limit: the caller scans
+    await prisma.$transaction((tx) => runSearchCandidates(tx, "search@")); // inside a transaction too
+    await prisma.run.update({ where: { id: "run_search_2" }, data: { onBehalfOf: "someone.else@example.net" } });
+    expect(await sorted("search@")).toEqual(["run_search_1"]);
+    expect(await sorted("else@example")).toEqual(["run_search_2"]);
+    await prisma.run.delete({ where: { id: "run_search_1" } });
+    expect(await sorted("search@")).toEqual([]);
   });
 });

@@ -17,7 +17,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { migrateSqlite } from "@/lib/db/migrate";
-import { expectedPostgresSchema, POSTGRES_ONLY_INDEXES, POSTGRES_SCHEMA, SQLITE_SCHEMA } from "@/scripts/prisma-pg-schema";
+import { expectedPostgresSchema, POSTGRES_ONLY_INDEXES, POSTGRES_SCHEMA, SQLITE_ONLY_TABLES, SQLITE_SCHEMA } from "@/scripts/prisma-pg-schema";
 import { createTestDatabase, reserveTestDatabase, testStoreKind } from "../support/test-database";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "sagaboard-drift-"));
@@ -111,7 +111,14 @@ describe("one source of truth for the models", () => {
     db.close();
     const expected = sqliteCatalog(fromModel);
     expect((expected as unknown[]).length).toBeGreaterThan(0);
-    expect(sqliteCatalog(migrated), "prisma/migrations do not build prisma/schema.prisma: add a migration").toEqual(expected);
+    // The hand-written search index the datamodel cannot express: present after the migrations, else not compared.
+    const handWritten = new Set(SQLITE_ONLY_TABLES.map((t) => t.name));
+    const built = sqliteCatalog(migrated) as { table: string }[];
+    expect(built.map((t) => t.table).filter((name) => handWritten.has(name)).sort()).toEqual([...handWritten].sort());
+    expect(
+      built.filter((t) => !handWritten.has(t.table)),
+      "prisma/migrations do not build prisma/schema.prisma: add a migration",
+    ).toEqual(expected);
   }, 60_000);
 });
 
