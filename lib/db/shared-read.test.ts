@@ -29,10 +29,7 @@ describe("SharedRead", () => {
 
   it("callers arriving while a read runs share one read that starts after it, never the running one", async () => {
     const m = manualRead();
-    const shared = new SharedRead(async () => {
-      const v = await m.read();
-      return v;
-    });
+    const shared = new SharedRead(m.read);
     const first = shared.get();
     await tick();
     m.bump(); // something committed after the first read began: the later callers must see it

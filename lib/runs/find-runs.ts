@@ -3,6 +3,7 @@ import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
 import { EscalationKindSchema, IsoDate } from "@/lib/api/schemas/saga";
 import { containsIgnoringCase, databaseKind, runSearchCandidates } from "@/lib/db/dialect";
+import { withDb } from "@/lib/dashboard/context";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/prisma-saga-store";
 import { sharedReadPer } from "@/lib/db/shared-read";
@@ -107,7 +108,7 @@ const NEEDS_ATTENTION: Prisma.RunWhereInput = {
  * one), the filter scans Run_createdAt_id_onBehalfOf_idx newest first and stops at the page's end.
  */
 function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: readonly string[] | null): Prisma.RunWhereInput {
-  // getPrisma's client is the one DATABASE_URL names, so the environment tells its dialect.
+  // withDb's client is the one DATABASE_URL names, so the environment tells its dialect.
   const byId: Prisma.RunWhereInput = { id: { in: [...new Set([q, ...refRunIds])] } };
   const customer: Prisma.RunWhereInput = { onBehalfOf: containsIgnoringCase(databaseKind(), q) };
   if (!customerRunIds) return { OR: [customer, byId] };
@@ -132,8 +133,7 @@ export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage
   // The page and its per-run counts are one read transaction, so they describe the same moment. The
   // waiting counts are the same for every caller: concurrent calls share one read of them that began
   // after they asked (SharedRead), alongside the page on PostgreSQL.
-  const prisma = await getPrisma();
-  const [{ rows, steps }, waiting] = await Promise.all([pageOfRuns(prisma, query), sharedWaitingCounts(prisma)]);
+  const [{ rows, steps }, waiting] = await Promise.all([pageOfRuns(query), sharedWaitingCounts(await getPrisma())]);
 
   const page = rows.slice(0, take);
   const last = page.at(-1);
@@ -160,8 +160,8 @@ export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage
  * only. Those rows are few per run (what waits for people). Steps can be thousands per run, so they
  * are counted, grouped over the page's runs (a relation `_count` would group the whole Step table).
  */
-function pageOfRuns(prisma: PrismaClient, { status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequestSchema>) {
-  return onConnection(prisma, () =>
+function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequestSchema>) {
+  return withDb((prisma) =>
     prisma.$transaction(async (tx) => {
       const and: Prisma.RunWhereInput[] = [];
       if (status) and.push({ status });
