@@ -44,12 +44,14 @@ export interface Percentiles {
   p50: number;
   p95: number;
   p99: number;
+  /** Where a rare stall (a WAL checkpoint, a GC pause) shows when p99 does not. */
+  p999: number;
   max: number;
 }
 
 export function percentiles(values: readonly number[]): Percentiles {
   const s = [...values].sort((a, b) => a - b);
-  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s.at(-1) ?? NaN };
+  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), p999: percentile(s, 99.9), max: s.at(-1) ?? NaN };
 }
 
 export function fmt(x: number, digits = 3): string {
