@@ -376,13 +376,13 @@ const INTENT_INSERT_SQL = (() => {
   const n = STEP_COLUMNS.length;
   const p = (i: number) => `$${n + i}`;
   return prepared(`WITH run AS (
-      SELECT r."id" FROM "Run" r WHERE r."id" = ${p(11)}
+      SELECT r."id" FROM "Run" r WHERE r."id" = ${p(11)}::text
         AND (${p(12)}::text[] IS NULL OR r."status" = ANY(${p(12)}::text[]))
         AND (${p(13)}::timestamp(3) IS NULL OR r."updatedAt" = ${p(13)}::timestamp(3))
         AND (NOT ${p(14)}::boolean OR (
-          NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND (s."stepIdx" >= ${p(15)}::int4 OR s."status" = ANY(${p(16)}::text[])))
-          AND (${p(15)}::int4 = 0 OR EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = r."id" AND s."stepIdx" = ${p(15)}::int4 - 1))))
-        AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = r."id"))
+          NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${p(11)}::text AND (s."stepIdx" >= ${p(15)}::int4 OR s."status" = ANY(${p(16)}::text[])))
+          AND (${p(15)}::int4 = 0 OR EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${p(11)}::text AND s."stepIdx" = ${p(15)}::int4 - 1))))
+        AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = ${p(11)}::text))
         AND (${p(19)}::text IS NULL OR r."agent" = ${p(19)}::text)
         AND (${p(20)}::text IS NULL OR EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${p(20)}::text AND t."toolClass" = ${p(21)}::text AND t."policyVersion" = ${p(22)}::int4))
         AND (${p(23)}::text IS NULL OR EXISTS (SELECT 1 FROM "AgentToken" k WHERE k."id" = ${p(23)}::text AND k."revokedAt" IS NULL))
@@ -412,7 +412,12 @@ function stepUpdateSql(columns: readonly string[], fence: { status: boolean; com
   if (fence.status) where += ` AND "status" = ANY(${param("::text[]")})`;
   if (fence.compensation) where += ` AND "compensationState" = ANY(${param("::text[]")})`;
   if (fence.tools) where += ` AND "tool" = ANY(${param("::text[]")})`;
-  if (fence.runAgent) where += ` AND EXISTS (SELECT 1 FROM "Run" r WHERE r."id" = "Step"."runId" AND r."agent" = ${param("::text")})`;
+  if (fence.runAgent) {
+    // The run by its id (a parameter), not by the row's column: a one-time primary-key lookup that the
+    // cached plan cannot turn into a hashed scan of every run.
+    const run = param("::text");
+    where += ` AND "runId" = ${run} AND EXISTS (SELECT 1 FROM "Run" r WHERE r."id" = ${run} AND r."agent" = ${param("::text")})`;
+  }
   if (fence.activeToken) where += ` AND EXISTS (SELECT 1 FROM "AgentToken" k WHERE k."id" = ${param("::text")} AND k."revokedAt" IS NULL)`;
   const relax = relaxed ? `relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c), ` : "";
   return prepared(`WITH ${relax}updated AS (
@@ -625,7 +630,7 @@ class PostgresStepLog implements StepLogSql {
       if (fence.status != null) values.push([...fence.status]);
       if (fence.compensationState != null) values.push([...fence.compensationState]);
       if (fence.tools != null) values.push([...fence.tools]);
-      if (fence.runAgent != null) values.push(fence.runAgent);
+      if (fence.runAgent != null) values.push(known, fence.runAgent);
       if (fence.activeToken != null) values.push(fence.activeToken);
       values.push(this.lockKey(known), link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash);
       const shape = { status: fence.status != null, compensation: fence.compensationState != null, tools: fence.tools != null, runAgent: fence.runAgent != null, activeToken: fence.activeToken != null };

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { rawDriverOf } from "@/lib/db/raw-driver";
 import { stepLogCounters } from "@/lib/db/step-log-sql";
 import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
 import { auditHashedContent, GENESIS_HASH, IntentGuardFailed, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/lib/saga/store";
@@ -158,6 +159,61 @@ describe(`the hot write path on ${database.kind}`, () => {
       expect((await viaPrisma.listSteps(runId)).map((s) => s.status)).toEqual(["UNKNOWN"]);
       expect((await viaPrisma.listAuditEvents(runId)).map((e) => e.type)).toEqual(["run.started", "step.intended", "step.unknown"]);
       await prisma.agentToken.update({ where: { id: tokenId }, data: { revokedAt: null } });
+    }
+  });
+
+  it("a runAgent guard or fence holds only for the run's own agent, on both paths; a miss writes nothing", async () => {
+    for (const store of [hot, viaPrisma]) {
+      const runId = await newRun(store); // agent "steplog"
+      await expect(store.insertIntent(intent(runId, 0), { type: "step.intended", actor }, { runStatus: ["RUNNING"], runAgent: "someone-else" })).rejects.toBeInstanceOf(IntentGuardFailed);
+      const { step } = await store.insertIntent(intent(runId, 0), { type: "step.intended", actor }, { runStatus: ["RUNNING"], runAgent: "steplog" });
+      expect(await store.updateStep(step.id, { status: ["INTENDED"], runAgent: "someone-else" }, { status: "CONFIRMED" }, { type: "step.confirmed", actor })).toBeNull();
+      expect(await store.updateStep(step.id, { status: ["INTENDED"], runAgent: "steplog" }, { status: "CONFIRMED" }, { type: "step.confirmed", actor })).toMatchObject({ status: "CONFIRMED" });
+      expect((await viaPrisma.listAuditEvents(runId)).map((e) => e.type)).toEqual(["run.started", "step.intended", "step.confirmed"]);
+    }
+  });
+
+  it.runIf(database.kind === "postgresql")("plans its statements once per connection, and their plans look rows up by index, never a hashed scan of a table", async () => {
+    // One connection, so that the statements run and the ones inspected are the same session's.
+    const previous = process.env.DATABASE_POOL_SIZE;
+    process.env.DATABASE_POOL_SIZE = "1";
+    const single = await openPrisma(database.url).finally(() => {
+      if (previous === undefined) delete process.env.DATABASE_POOL_SIZE;
+      else process.env.DATABASE_POOL_SIZE = previous;
+    });
+    try {
+      const store = new PrismaSagaStore(single);
+      const tokenId = `tok_plan_${Date.now()}`;
+      await single.agentToken.create({ data: { id: tokenId, name: tokenId, tokenHash: `h_${tokenId}`, prefix: "sgb_x", tools: ["charge_card"], createdBy: "test" } });
+      const policy = { name: `plan_tool_${Date.now()}`, toolClass: "COMPENSATABLE", policyVersion: 2 };
+      await single.toolPolicy.create({ data: { ...policy, compensator: "refund", updatedBy: "test" } });
+      // Past PostgreSQL's five trial executions, with every guard and fence the API uses.
+      for (let r = 0; r < 4; r++) {
+        const runId = await newRun(store);
+        for (let i = 0; i < 3; i++) {
+          const guard = { runStatus: ["RUNNING"] as const, appendOnly: true, noPivot: true, runAgent: "steplog", activeToken: tokenId, toolPolicy: policy };
+          const { step } = await store.insertIntent(intent(runId, i), { type: "step.intended", actor }, guard);
+          await store.updateStep(step.id, { status: ["INTENDED"], runAgent: "steplog", activeToken: tokenId }, { status: "CONFIRMED" }, { type: "step.confirmed", actor });
+        }
+      }
+      const driver = rawDriverOf(single);
+      if (driver?.kind !== "postgresql") throw new Error("expected the PostgreSQL hot path");
+      expect((await driver.pool.query<{ plan_cache_mode: string }>("SHOW plan_cache_mode")).rows[0]!.plan_cache_mode).toBe("force_generic_plan");
+      const { rows } = await driver.pool.query<{ name: string; statement: string; generic_plans: string; custom_plans: string; types: string[] }>(
+        `SELECT name, statement, generic_plans, custom_plans, parameter_types::text[] AS types FROM pg_prepared_statements WHERE name LIKE 'sb\\_%'`,
+      );
+      const intentInsert = rows.find((r) => r.statement.includes(`INSERT INTO "Step"`));
+      const guardedUpdate = rows.find((r) => r.statement.includes(`UPDATE "Step"`) && r.statement.includes(`r."agent"`));
+      expect(Number(intentInsert?.generic_plans)).toBeGreaterThanOrEqual(12);
+      expect(Number(guardedUpdate?.generic_plans)).toBeGreaterThanOrEqual(12);
+      expect(rows.filter((r) => Number(r.custom_plans) > 0).map((r) => r.statement.slice(0, 80))).toEqual([]);
+      for (const r of [intentInsert!, guardedUpdate!]) {
+        const plan = (await driver.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE ${r.name}(${r.types.map(() => "NULL").join(",")})`)).rows.map((x) => x["QUERY PLAN"]).join("\n");
+        expect(plan).not.toMatch(/hashed SubPlan/);
+        expect(plan).not.toMatch(/Seq Scan on "(Step|Pivot|Run)"/);
+      }
+    } finally {
+      await single.$disconnect();
     }
   });
 
