@@ -215,7 +215,7 @@ async function postgresSection(): Promise<void> {
       raw: () => raw.concurrent(RUNS, STEPS_PER_RUN),
     };
     if (d0) conc.dbos = () => d0.dbosConcurrent(RUNS, STEPS_PER_RUN);
-    const c = await interleave(quick ? 2 : 3, conc);
+    const c = await interleave(quick ? 2 : 5, conc);
     const tput = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, spread(v.map(stepsPerSec))])) as Record<string, Spread>;
     const cp = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, percentiles(all(v))]));
 
