@@ -5,7 +5,7 @@ import { Prisma as PostgresPrisma, PrismaClient as PostgresPrismaClient } from "
 import pg from "pg";
 import { registerRawDriver } from "./raw-driver";
 import { serializeConnections } from "./serialized-adapter";
-import { isPostgresUrl, postgresConnectionString, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
+import { isPostgresUrl, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
 
 export { databaseKind } from "./dialect";
 
@@ -89,8 +89,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
   }
   // connectionTimeoutMillis: a pool that stays exhausted fails a request instead of hanging it.
   // The pool is ours so that the saga log's hot writes can share it (lib/db/raw-driver.ts).
-  // Each connection plans the saga log's named statements once (postgresConnectionString).
-  const pool = new pg.Pool({ connectionString: postgresConnectionString(url), max: postgresPoolSize(), connectionTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000 });
   const adapter = new PrismaPg(pool, {
     // An idle pooled connection that breaks (server restart) is dropped by pg; say so, don't crash.
     onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`),

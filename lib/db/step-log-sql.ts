@@ -371,34 +371,68 @@ const RUN_INSERT_SQL = prepared(`WITH run AS (
   )
   SELECT count(*)::int AS "inserted" FROM run`);
 
-/** Inserts an intent if its run holds the guard: $1..$n the step's columns, then (p(i) = $n+i) the link, the run and the guard. */
-const INTENT_INSERT_SQL = (() => {
-  const n = STEP_COLUMNS.length;
-  const p = (i: number) => `$${n + i}`;
-  return prepared(`WITH run AS (
-      SELECT r."id" FROM "Run" r WHERE r."id" = ${p(11)}::text
-        AND (${p(12)}::text[] IS NULL OR r."status" = ANY(${p(12)}::text[]))
-        AND (${p(13)}::timestamp(3) IS NULL OR r."updatedAt" = ${p(13)}::timestamp(3))
-        AND (NOT ${p(14)}::boolean OR (
-          NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${p(11)}::text AND (s."stepIdx" >= ${p(15)}::int4 OR s."status" = ANY(${p(16)}::text[])))
-          AND (${p(15)}::int4 = 0 OR EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${p(11)}::text AND s."stepIdx" = ${p(15)}::int4 - 1))))
-        AND (NOT ${p(17)}::boolean OR NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = ${p(11)}::text))
-        AND (${p(19)}::text IS NULL OR r."agent" = ${p(19)}::text)
-        AND (${p(20)}::text IS NULL OR EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${p(20)}::text AND t."toolClass" = ${p(21)}::text AND t."policyVersion" = ${p(22)}::int4))
-        AND (${p(23)}::text IS NULL OR EXISTS (SELECT 1 FROM "AgentToken" k WHERE k."id" = ${p(23)}::text AND k."revokedAt" IS NULL))
+const STEP_INSERT_COLUMNS = STEP_COLUMNS.map((c) => `"${c}"`).join(",");
+const STEP_INSERT_PARAMS = STEP_COLUMNS.map((c, i) => `$${i + 1}${pgCast(c)}`).join(",");
+const LINK_CASTS = ["::text", "::int4", "::text", "::text", "::text", "::text", "::jsonb", "::timestamp(3)", "::text", "::text"] as const;
+
+/** A link's values in AUDIT_COLUMNS order. */
+function linkValues(link: ReturnType<typeof nextLink>, at: Date): unknown[] {
+  return [link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), at.toISOString(), link.prevHash, link.hash];
+}
+
+/**
+ * The statement that inserts an intent if its run holds the guard, with the chain's next link, and
+ * its values. The statement has one text per guard shape (which checks it makes; whether the step is
+ * the run's first), with no "param IS NULL OR ..." branches, so one plan is right for every call of a
+ * shape and PostgreSQL settles on a generic plan after its five trial plans. (A single text for all
+ * shapes was re-planned at every call: in a custom plan its unused checks fold away, so the generic
+ * plan always looked dearer. Issue 6.) Every check names the run by its id parameter, never by the
+ * row, so each subquery is a one-time index lookup that no plan can turn into a hashed table scan.
+ */
+function intentInsert(row: StepRow, runId: string, link: ReturnType<typeof nextLink>, at: Date, lockKey: number, guard: IntentGuard | undefined): { sql: Prepared; values: unknown[] } {
+  const values: unknown[] = STEP_COLUMNS.map((c) => pgValue(c, row[c]));
+  const param = (value: unknown, cast: string) => `$${values.push(value)}${cast}`;
+  const run = param(runId, "::text");
+  const checks = [`r."id" = ${run}`];
+  if (guard) {
+    checks.push(`r."status" = ANY(${param([...guard.runStatus], "::text[]")})`);
+    if (guard.runUpdatedAt) checks.push(`r."updatedAt" = ${param(guard.runUpdatedAt.toISOString(), "::timestamp(3)")}`);
+    if (guard.appendOnly) {
+      const idx = param(row.stepIdx, "::int4");
+      checks.push(`NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${run} AND (s."stepIdx" >= ${idx} OR s."status" = ANY(${param([...UNSETTLED_STATUSES], "::text[]")})))`);
+      if (row.stepIdx > 0) checks.push(`EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${run} AND s."stepIdx" = ${idx} - 1)`);
+    }
+    if (guard.noPivot) checks.push(`NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = ${run})`);
+    if (guard.runAgent !== undefined) checks.push(`r."agent" = ${param(guard.runAgent, "::text")}`);
+    if (guard.toolPolicy) {
+      const { name, toolClass, policyVersion } = guard.toolPolicy;
+      checks.push(`EXISTS (SELECT 1 FROM "ToolPolicy" t WHERE t."name" = ${param(name, "::text")} AND t."toolClass" = ${param(toolClass, "::text")} AND t."policyVersion" = ${param(policyVersion, "::int4")})`);
+    }
+    if (guard.activeToken !== undefined) checks.push(`EXISTS (SELECT 1 FROM "AgentToken" k WHERE k."id" = ${param(guard.activeToken, "::text")} AND k."revokedAt" IS NULL)`);
+  }
+  const lock = param(lockKey, "::int4");
+  const linkParams = linkValues(link, at).map((v, i) => param(v, LINK_CASTS[i]!));
+  const text = `WITH run AS (
+      SELECT r."id" FROM "Run" r WHERE ${checks.join("\n        AND ")}
     ), step AS (
-      INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")})
-      SELECT ${STEP_COLUMNS.map((c, i) => `$${i + 1}${pgCast(c)}`).join(",")} FROM run
+      INSERT INTO "Step" (${STEP_INSERT_COLUMNS})
+      SELECT ${STEP_INSERT_PARAMS} FROM run
       ON CONFLICT DO NOTHING
       RETURNING "id"
     ), lock AS (
-      SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${p(18)}::int4) AS locked FROM step
+      SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${lock}) AS locked FROM step
     ), link AS (
       INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
-      SELECT ${p(1)}::text, ${p(2)}::int4, ${p(3)}::text, ${p(4)}::text, ${p(5)}::text, ${p(6)}::text, ${p(7)}::jsonb, ${p(8)}::timestamp(3), ${p(9)}::text, ${p(10)}::text FROM lock
+      SELECT ${linkParams.join(", ")} FROM lock
     )
-    SELECT (SELECT count(*) FROM run)::int AS "runOk", (SELECT count(*) FROM step)::int AS "inserted"`);
-})();
+    SELECT (SELECT count(*) FROM run)::int AS "runOk", (SELECT count(*) FROM step)::int AS "inserted"`;
+  let sql = intentStatements.get(text);
+  if (!sql) intentStatements.set(text, (sql = prepared(text)));
+  return { sql, values };
+}
+
+/** The intent insert's statement per guard shape (a handful in practice), by text. */
+const intentStatements = new Recent<Prepared>(200);
 
 /**
  * The fenced UPDATE of a step with its link, for one shape (the columns set, which fences, relaxed or
@@ -426,7 +460,7 @@ function stepUpdateSql(columns: readonly string[], fence: { status: boolean; com
       SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_SPACE}::int4, ${param("::int4")}) AS locked FROM updated${relax ? ", relax" : ""}
     ), link AS (
       INSERT INTO "AuditEvent" (${AUDIT_COLUMNS})
-      SELECT ${["::text", "::int4", "::text", "::text", "::text", "::text", "::jsonb", "::timestamp(3)", "::text", "::text"].map(param).join(", ")}
+      SELECT ${LINK_CASTS.map(param).join(", ")}
       FROM lock
     )
     SELECT * FROM updated`);
@@ -562,7 +596,7 @@ class PostgresStepLog implements StepLogSql {
     try {
       const { rows } = await this.query<{ inserted: number }>(RUN_INSERT_SQL, [
         row.id, row.title, row.agent, row.onBehalfOf, JSON.stringify(row.metadata), row.status, row.createdAt.toISOString(), row.updatedAt.toISOString(),
-        link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash,
+        ...linkValues(link, now),
       ], this.pool, true);
       if (rows[0]?.inserted !== 1) return { kind: "exists" };
     } catch (e) {
@@ -578,24 +612,8 @@ class PostgresStepLog implements StepLogSql {
     const row = build(now);
     const attempt = await this.withLink(runId, async (db, last) => {
       const link = nextLink(last, { ...audit, runId }, now);
-      const stepValues = STEP_COLUMNS.map((c) => pgValue(c, row[c]));
-      const { rows } = await this.query<{ runOk: number; inserted: number }>(INTENT_INSERT_SQL, [
-        ...stepValues,
-        link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash,
-        runId,
-        guard ? [...guard.runStatus] : null,
-        guard?.runUpdatedAt ? guard.runUpdatedAt.toISOString() : null,
-        guard?.appendOnly ?? false,
-        row.stepIdx,
-        [...UNSETTLED_STATUSES],
-        guard?.noPivot ?? false,
-        this.lockKey(runId),
-        guard?.runAgent ?? null,
-        guard?.toolPolicy?.name ?? null,
-        guard?.toolPolicy?.toolClass ?? null,
-        guard?.toolPolicy?.policyVersion ?? null,
-        guard?.activeToken ?? null,
-      ], db, true);
+      const { sql, values } = intentInsert(row, runId, link, now, this.lockKey(runId), guard);
+      const { rows } = await this.query<{ runOk: number; inserted: number }>(sql, values, db, true);
       const inserted = rows[0]?.inserted === 1;
       return { result: { inserted, runOk: rows[0]?.runOk === 1 }, appended: inserted ? { seq: link.seq, hash: link.hash } : null };
     });
@@ -632,7 +650,7 @@ class PostgresStepLog implements StepLogSql {
       if (fence.tools != null) values.push([...fence.tools]);
       if (fence.runAgent != null) values.push(known, fence.runAgent);
       if (fence.activeToken != null) values.push(fence.activeToken);
-      values.push(this.lockKey(known), link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), now.toISOString(), link.prevHash, link.hash);
+      values.push(this.lockKey(known), ...linkValues(link, now));
       const shape = { status: fence.status != null, compensation: fence.compensationState != null, tools: fence.tools != null, runAgent: fence.runAgent != null, activeToken: fence.activeToken != null };
       const key = `${columns.join(",")}|${Object.values(shape).join(",")}|${durability}`;
       let sql = this.updateStatements.get(key);

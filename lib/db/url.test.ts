@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { dataDirectory, databaseKindOfUrl, DEFAULT_SQLITE_PATH, postgresConnectionString, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
+import { dataDirectory, databaseKindOfUrl, DEFAULT_SQLITE_PATH, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
 
 describe("DATABASE_URL", () => {
   it("picks the store: unset or file: is SQLite, postgresql:// or postgres:// is PostgreSQL", () => {
@@ -41,15 +41,5 @@ describe("DATABASE_URL", () => {
     expect(() => postgresPoolSize("ten")).toThrow(/DATABASE_POOL_SIZE/);
     expect(redactUrl("postgresql://user:s3cret@db:5432/x")).toBe("postgresql://user:***@db:5432/x");
     expect(redactUrl("postgresql://db/x")).toBe("postgresql://db/x");
-  });
-
-  it("starts every PostgreSQL connection planning named statements once, after the options the URL or PGOPTIONS give", () => {
-    const options = (url: string) => new URL(url).searchParams.get("options");
-    const plain = postgresConnectionString("postgresql://us%40er:p%2Fss@db.example:6543/sagaboard?sslmode=require", {});
-    expect(options(plain)).toBe("-c plan_cache_mode=force_generic_plan");
-    const u = new URL(plain);
-    expect([u.username, u.password, u.hostname, u.port, u.pathname, u.searchParams.get("sslmode")]).toEqual(["us%40er", "p%2Fss", "db.example", "6543", "/sagaboard", "require"]);
-    expect(options(postgresConnectionString("postgresql://db/x?options=-c%20search_path%3Dsaga", {}))).toBe("-c search_path=saga -c plan_cache_mode=force_generic_plan");
-    expect(options(postgresConnectionString("postgresql://db/x", { PGOPTIONS: "-c statement_timeout=5000" }))).toBe("-c statement_timeout=5000 -c plan_cache_mode=force_generic_plan");
   });
 });

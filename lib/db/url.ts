@@ -42,27 +42,6 @@ export function dataDirectory(url: string | undefined = process.env.DATABASE_URL
   return dir ? path.resolve(process.cwd(), dir) : path.dirname(DEFAULT_SQLITE_PATH);
 }
 
-/**
- * The setting every Sagaboard connection to PostgreSQL starts with: named prepared statements (the saga
- * log's hot writes, lib/db/step-log-sql.ts) are planned once per connection, not at every execution.
- * Left to choose, PostgreSQL re-planned the intent insert at every call (its "IS NULL OR" guards fold
- * away in a custom plan, so the generic plan looks dearer on paper), and that planning was the largest
- * part of its cost per step under load (issue 6). Those statements are written so that their generic
- * plan is index lookups only. Prisma sends unnamed statements, which this setting does not touch.
- */
-export const POSTGRES_STARTUP_OPTIONS = "-c plan_cache_mode=force_generic_plan";
-
-/**
- * `url` with POSTGRES_STARTUP_OPTIONS added to the connection's startup options, after any the URL
- * (`?options=...`) or PGOPTIONS already gives (node-postgres would let the URL's value replace ours).
- */
-export function postgresConnectionString(url: string, env: Record<string, string | undefined> = process.env): string {
-  const parsed = new URL(url);
-  const given = parsed.searchParams.get("options") ?? env.PGOPTIONS ?? "";
-  parsed.searchParams.set("options", `${given} ${POSTGRES_STARTUP_OPTIONS}`.trim());
-  return parsed.toString();
-}
-
 /** The PostgreSQL pool size: DATABASE_POOL_SIZE, default 10. */
 export function postgresPoolSize(value: string | undefined = process.env.DATABASE_POOL_SIZE): number {
   if (value === undefined || value.trim() === "") return 10;
