@@ -7,8 +7,8 @@
  *   5. durable commits per logged step (SQLite: COMMITs Prisma sends; PostgreSQL: pg_stat_wal.wal_sync),
  *      in the default mode and in relaxed durability (SAGABOARD_DURABILITY=relaxed: outcomes not flushed).
  * (4, the dashboard at scale, is `npm run bench:dashboard`.)
- * Flags: --rounds N (5) --steps N (2000 per round per subject: 5 × 2000 = the 10,000 steps the p99 goal
- * is stated over) --skip-http --skip-dbos --quick.
+ * Flags: --rounds N (5) --steps N (2000 per round per durable subject: 5 × 2000 = the 10,000 steps the
+ * p99 goal is stated over; relaxed subjects run half) --skip-http --skip-dbos --quick.
  * Writes bench/results/<timestamp>-bench.json. Not part of `npm test`.
  */
 import pg from "pg";

@@ -384,10 +384,11 @@ function linkValues(link: ReturnType<typeof nextLink>, at: Date): unknown[] {
  * The statement that inserts an intent if its run holds the guard, with the chain's next link, and
  * its values. The statement has one text per guard shape (which checks it makes; whether the step is
  * the run's first), with no "param IS NULL OR ..." branches, so one plan is right for every call of a
- * shape and PostgreSQL settles on a generic plan after its five trial plans. (A single text for all
+ * shape: a custom plan is no cheaper than the generic one, and PostgreSQL keeps the generic plan after
+ * its five trial plans (tests/integration/step-log-sql.test.ts checks it does). A single text for all
  * shapes was re-planned at every call: in a custom plan its unused checks fold away, so the generic
- * plan always looked dearer. Issue 6.) Every check names the run by its id parameter, never by the
- * row, so each subquery is a one-time index lookup that no plan can turn into a hashed table scan.
+ * plan always looked dearer (issue 6). Every check names the run by its id parameter, never by the
+ * row, so each subquery is a one-time lookup (an InitPlan), never a hashed SubPlan over a whole table.
  */
 function intentInsert(row: StepRow, runId: string, link: ReturnType<typeof nextLink>, at: Date, lockKey: number, guard: IntentGuard | undefined): { sql: Prepared; values: unknown[] } {
   const values: unknown[] = STEP_COLUMNS.map((c) => pgValue(c, row[c]));
@@ -400,7 +401,7 @@ function intentInsert(row: StepRow, runId: string, link: ReturnType<typeof nextL
     if (guard.appendOnly) {
       const idx = param(row.stepIdx, "::int4");
       checks.push(`NOT EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${run} AND (s."stepIdx" >= ${idx} OR s."status" = ANY(${param([...UNSETTLED_STATUSES], "::text[]")})))`);
-      if (row.stepIdx > 0) checks.push(`EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${run} AND s."stepIdx" = ${idx} - 1)`);
+      if (row.stepIdx !== 0) checks.push(`EXISTS (SELECT 1 FROM "Step" s WHERE s."runId" = ${run} AND s."stepIdx" = ${idx} - 1)`);
     }
     if (guard.noPivot) checks.push(`NOT EXISTS (SELECT 1 FROM "Pivot" v WHERE v."runId" = ${run})`);
     if (guard.runAgent !== undefined) checks.push(`r."agent" = ${param(guard.runAgent, "::text")}`);

@@ -367,8 +367,9 @@ export function describeSagaStoreContract(name: string, makeStore: () => Promise
         expect(await store.listAuditEvents(runId)).toHaveLength(eventsBefore + 1); // only run.touched
       });
 
-      it("appendOnly refuses a gap and a step after an unsettled one; noPivot refuses once a pivot exists", async () => {
+      it("appendOnly refuses a gap, an index before the first and a step after an unsettled one; noPivot refuses once a pivot exists", async () => {
         const runId = await newRun();
+        await expect(store.insertIntent(intent(runId, -1), audit("step.intended"), { runStatus: RUNNING, appendOnly: true })).rejects.toBeInstanceOf(IntentGuardFailed);
         await expect(store.insertIntent(intent(runId, 1), audit("step.intended"), { runStatus: RUNNING, appendOnly: true })).rejects.toBeInstanceOf(IntentGuardFailed);
         const first = await store.insertIntent(intent(runId, 0), audit("step.intended"), { runStatus: RUNNING, appendOnly: true });
         // Step 0 is still INTENDED: nothing may follow it.
