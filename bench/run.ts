@@ -136,8 +136,26 @@ async function walSyncs(): Promise<number> {
   }
 }
 
+/**
+ * Waits (up to 60 s) until no autovacuum worker runs: wal_sync is cluster-wide, and a vacuum set off
+ * by the rounds above flushes WAL of its own into whichever count is open.
+ */
+async function autovacuumQuiet(): Promise<void> {
+  const c = new pg.Client({ connectionString: testPostgresAdminUrl() });
+  await c.connect();
+  try {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(500)) {
+      const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'");
+      if (rows[0]!.n === 0) return;
+    }
+  } finally {
+    await c.end();
+  }
+}
+
 /** wal_sync delta over `work` (connections opened inside are closed before reading, which flushes their stats). */
 async function walSyncDelta(work: () => Promise<number>): Promise<{ syncs: number; steps: number; perStep: number }> {
+  await autovacuumQuiet();
   await sleep(300);
   const before = await walSyncs();
   const steps = await work();
@@ -219,7 +237,9 @@ async function postgresSection(): Promise<void> {
     const tput = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, spread(v.map(stepsPerSec))])) as Record<string, Spread>;
     const cp = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, percentiles(all(v))]));
 
-    // 5: durable commits per step.
+    // 5: durable commits per step. DBOS is shut down first: launched, it commits in the background,
+    // and wal_sync is cluster-wide.
+    if (dbos) await dbos.shutdownDbos();
     const counted = await statementsPerStep(db.url, COUNT_STEPS);
     await prisma.$disconnect();
     const wal: Record<string, { syncs: number; steps: number; perStep: number }> = {};
@@ -240,7 +260,6 @@ async function postgresSection(): Promise<void> {
       // Launches stay outside the counts: a launch's recovery scan after the rounds above writes a
       // varying amount, which made "work minus empty" swing from +4.8 to -2.4 per step. Shutting down
       // is inside both (its connections' statistics reach pg_stat_wal when they close).
-      await d.shutdownDbos();
       await d.launchDbos(db.url, 20);
       const empty = await walSyncDelta(async () => {
         await d.shutdownDbos();
