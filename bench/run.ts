@@ -125,15 +125,19 @@ async function sqliteSection(): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // 1, 2, 5: PostgreSQL (+ DBOS).
 
-async function walSyncs(): Promise<number> {
+/** Runs `fn` on a new connection to the admin database, closed afterwards. */
+async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: testPostgresAdminUrl() });
   await c.connect();
   try {
-    const { rows } = await c.query<{ wal_sync: string }>("SELECT wal_sync FROM pg_stat_wal");
-    return Number(rows[0]!.wal_sync);
+    return await fn(c);
   } finally {
     await c.end();
   }
+}
+
+async function walSyncs(): Promise<number> {
+  return withAdmin(async (c) => Number((await c.query<{ wal_sync: string }>("SELECT wal_sync FROM pg_stat_wal")).rows[0]!.wal_sync));
 }
 
 /**
@@ -141,16 +145,12 @@ async function walSyncs(): Promise<number> {
  * by the rounds above flushes WAL of its own into whichever count is open.
  */
 async function autovacuumQuiet(): Promise<void> {
-  const c = new pg.Client({ connectionString: testPostgresAdminUrl() });
-  await c.connect();
-  try {
+  await withAdmin(async (c) => {
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(500)) {
       const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'");
       if (rows[0]!.n === 0) return;
     }
-  } finally {
-    await c.end();
-  }
+  });
 }
 
 /** wal_sync delta over `work` (connections opened inside are closed before reading, which flushes their stats). */
@@ -257,15 +257,17 @@ async function postgresSection(): Promise<void> {
     wal.rawRelaxed = await walSyncDelta(rawCounter(true));
     if (dbos) {
       const d = dbos;
-      // Launches stay outside the counts: a launch's recovery scan after the rounds above writes a
-      // varying amount, which made "work minus empty" swing from +4.8 to -2.4 per step. Shutting down
-      // is inside both (its connections' statistics reach pg_stat_wal when they close).
+      // Launches stay outside the counts: with them inside, "work minus empty" swung from +4.8 to
+      // -2.4 per step between runs (a launch after the rounds above writes a varying amount). Shutting
+      // down is inside both (its connections' statistics reach pg_stat_wal when they close).
       await d.launchDbos(db.url, 20);
+      await sleep(3000); // its launch-time background work
       const empty = await walSyncDelta(async () => {
         await d.shutdownDbos();
         return 1;
       });
       await d.launchDbos(db.url, 20);
+      await sleep(3000); // its launch-time background work
       const work = await walSyncDelta(async () => {
         await d.dbosRound(COUNT_STEPS);
         await d.shutdownDbos();
