@@ -72,6 +72,9 @@ const INSERT_STEP_SQL = (p: (n: number) => string) =>
 const UPDATE_STEP_SQL = (p: (n: number) => string) =>
   `UPDATE "Step" SET "status"='CONFIRMED',"result"=${p(1)},"attempts"=1,"updatedAt"=${p(2)} WHERE "id"=${p(3)} AND "status"='INTENDED'`;
 
+/** UPDATE_STEP_SQL committed with synchronous_commit off for its own transaction (it joins the one-row CTE). */
+const RELAXED_UPDATE_STEP_SQL = `WITH relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c) ${UPDATE_STEP_SQL((n) => `$${n}`).replace(" WHERE ", " FROM relax WHERE ")}`;
+
 export class RawSqlite {
   readonly db: Database.Database;
   private readonly insert: Database.Statement;
@@ -128,7 +131,7 @@ export class RawPg {
     return runId;
   }
 
-  /** One step: the intent commit, then the outcome commit (relaxed: `SET LOCAL synchronous_commit = off` for the outcome). */
+  /** One step: the intent commit, then the outcome commit (relaxed: `synchronous_commit = off` for the outcome's transaction). */
   async step(client: pg.ClientBase | pg.Pool, runId: string, idx: number, relaxed: boolean): Promise<void> {
     const stepId = id("stp");
     await client.query({
@@ -136,16 +139,10 @@ export class RawPg {
       text: INSERT_STEP_SQL((n) => `$${n}`),
       values: [stepId, runId, idx, id("key"), JSON.stringify({ i: idx }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', new Date()],
     });
-    if (!relaxed) {
-      await client.query({ name: "bench_update", text: UPDATE_STEP_SQL((n) => `$${n}`), values: ["null", new Date(), stepId] });
-      return;
-    }
-    // Relaxed: the outcome is committed without waiting for the WAL flush (a lost outcome leaves INTENDED).
-    if (client instanceof pg.Pool) throw new Error("relaxed raw steps need a dedicated client");
-    await client.query("BEGIN");
-    await client.query("SET LOCAL synchronous_commit = off");
-    await client.query({ name: "bench_update", text: UPDATE_STEP_SQL((n) => `$${n}`), values: ["null", new Date(), stepId] });
-    await client.query("COMMIT");
+    // Relaxed: the outcome is committed without waiting for the WAL flush (a lost outcome leaves
+    // INTENDED), in the one statement as the engine does, not BEGIN/SET LOCAL/UPDATE/COMMIT.
+    const update = relaxed ? { name: "bench_update_relaxed", text: RELAXED_UPDATE_STEP_SQL } : { name: "bench_update", text: UPDATE_STEP_SQL((n) => `$${n}`) };
+    await client.query({ ...update, values: ["null", new Date(), stepId] });
   }
 
   async round(steps: number, relaxed = false): Promise<Round> {
