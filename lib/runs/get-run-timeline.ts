@@ -4,6 +4,7 @@ import { withDb } from "@/lib/dashboard/context";
 import type { AuditEvent, Correction, Escalation, Pivot, Run, Step } from "@/generated/prisma";
 import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
 import { irreversibleBeforePivot } from "@/lib/saga/metrics";
+import { runScope } from "@/lib/saga/store";
 import { Phase, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
 
 // JSON columns come back from Prisma as values. A read-only view must still show a row whose JSON is
@@ -126,7 +127,7 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
         corrections: { orderBy: [{ rank: "asc" }, { createdAt: "asc" }, { id: "asc" }] },
       },
     }),
-    prisma.auditEvent.findMany({ where: { runId }, orderBy: { id: "asc" } }),
+    prisma.auditEvent.findMany({ where: { scope: runScope(runId) }, orderBy: { seq: "asc" } }),
   ]));
   if (!run) {
     throw new SagaError(
