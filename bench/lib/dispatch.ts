@@ -69,11 +69,11 @@ export function prismaStore(prisma: PrismaClient): PrismaSagaStore {
 const INSERT_STEP_SQL = (p: (n: number) => string) =>
   `INSERT INTO "Step" ("id","runId","stepIdx","tool","toolClass","stepKey","args","argsHash","status","phase","policyVersion","compensation","compensationKey","compensationState","audience","attempts","createdAt","updatedAt")
    VALUES (${p(1)},${p(2)},${p(3)},'bench_noop','COMPENSATABLE',${p(4)},${p(5)},${p(6)},'INTENDED','STAGING',1,${p(7)},${p(8)},'NONE',${p(9)},0,${p(10)},${p(10)})`;
-const UPDATE_STEP_SQL = (p: (n: number) => string) =>
-  `UPDATE "Step" SET "status"='CONFIRMED',"result"=${p(1)},"attempts"=1,"updatedAt"=${p(2)} WHERE "id"=${p(3)} AND "status"='INTENDED'`;
+const UPDATE_STEP_SQL = (p: (n: number) => string, from = "") =>
+  `UPDATE "Step" SET "status"='CONFIRMED',"result"=${p(1)},"attempts"=1,"updatedAt"=${p(2)}${from} WHERE "id"=${p(3)} AND "status"='INTENDED'`;
 
 /** UPDATE_STEP_SQL committed with synchronous_commit off for its own transaction (it joins the one-row CTE). */
-const RELAXED_UPDATE_STEP_SQL = `WITH relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c) ${UPDATE_STEP_SQL((n) => `$${n}`).replace(" WHERE ", " FROM relax WHERE ")}`;
+const RELAXED_UPDATE_STEP_SQL = `WITH relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c) ${UPDATE_STEP_SQL((n) => `$${n}`, " FROM relax")}`;
 
 export class RawSqlite {
   readonly db: Database.Database;
