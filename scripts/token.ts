@@ -1,11 +1,13 @@
 /**
- * Agent tokens from the command line (the admin screen comes later):
+ * Agent tokens from the command line (admins can also use the browser, /admin/tokens, which calls
+ * the same lib functions):
  *
  *   npm run token -- create --name support-agent --tools charge_card,send_email [--by admin@example.com]
  *   npm run token -- list
  *   npm run token -- revoke --name support-agent [--by admin@example.com]
  *
  * Works on DATABASE_URL's database (run `npm run db:migrate` first). The secret is printed once.
+ * Every tool named in --tools must be in the tool table already (`npm run db:seed` adds the support tools).
  */
 import { parseArgs } from "node:util";
 import type { PrismaClient } from "@/lib/db/prisma";

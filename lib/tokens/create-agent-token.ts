@@ -40,13 +40,15 @@ export interface CreatedAgentToken {
 }
 
 /**
- * Creates an agent token scoped to `tools`. Stores the sha256 of the secret and its first 8
+ * Creates an agent token scoped to `tools`, which must all be in the tool table (VALIDATION_FAILED
+ * naming `tools` and each unknown name otherwise). Stores the sha256 of the secret and its first 8
  * characters; the secret itself is returned once. The token row and its audit event commit together.
  */
 export async function createAgentToken(prisma: PrismaClient, input: CreateAgentTokenInput): Promise<CreatedAgentToken> {
   const parsed = CreateAgentTokenInputSchema.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The agent token");
   const { name, tools, createdBy, role } = parsed.data;
+  await assertToolsInTable(prisma, tools);
 
   const secret = `${TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
   const id = randomIds.next("tok");
@@ -84,4 +86,23 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
     }
     throw e;
   }
+}
+
+/**
+ * Refuses a scope naming a tool the tool table does not have: such a token could never record a step
+ * for it (the harness refuses unknown tools), and a typo would go unnoticed until an agent hit it.
+ * A plain read before the transaction, so a refused scope costs no write.
+ */
+async function assertToolsInTable(prisma: PrismaClient, tools: string[]): Promise<void> {
+  const rows = await prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true } });
+  const known = new Set(rows.map((row) => row.name));
+  const unknown = tools.filter((tool) => !known.has(tool));
+  if (unknown.length === 0) return;
+  const list = unknown.map((tool) => `"${tool}"`).join(", ");
+  throw new ApiError(
+    "VALIDATION_FAILED",
+    `The agent token names ${unknown.length === 1 ? "a tool" : "tools"} the tool table does not have: ${list}. ` +
+      "An admin must add each tool to the tool table first (or declare it), then create the token; check the spelling against the Tools page.",
+    { details: [{ path: "tools", message: `not in the tool table: ${unknown.join(", ")}` }] },
+  );
 }

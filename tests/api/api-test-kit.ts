@@ -10,6 +10,9 @@
 import { afterAll, beforeAll } from "vitest";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import type { RouteHandler } from "@/lib/api/route";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/harness/policy";
+import { World } from "@/lib/sim";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { reserveTestDatabase } from "../support/test-database";
 
@@ -31,9 +34,18 @@ export function useTestDatabase(label: string): () => Promise<PrismaClient> {
 
 let tokenCounter = 0;
 
-/** Creates an agent token with a unique name; returns its secret and name. */
+/**
+ * Adds the support tools (charge_card, send_email, ...) missing from the tool table (idempotent):
+ * createAgentToken refuses a tool the table does not have.
+ */
+export async function addSupportTools(): Promise<void> {
+  await syncToolPolicies(await getPrisma(), createSupportToolRegistry(new World()), "system:test");
+}
+
+/** Creates an agent token with a unique name for support tools; returns its secret and name. */
 export async function makeToken(tools: string[] = ["charge_card"], name?: string): Promise<{ secret: string; name: string; id: string }> {
   const prisma = await getPrisma();
+  await addSupportTools();
   const tokenName = name ?? `agent-${process.pid}-${++tokenCounter}`;
   const { token, secret } = await createAgentToken(prisma, { name: tokenName, tools, createdBy: "admin@example.com" });
   return { secret, name: token.name, id: token.id };

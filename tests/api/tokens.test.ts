@@ -4,7 +4,7 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
 import { ApiError } from "@/lib/api/errors";
@@ -14,9 +14,12 @@ import { assertToolAllowed, authenticateAgent } from "@/lib/tokens/authenticate-
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
 import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
-import { call, makeToken, useTestDatabase } from "./api-test-kit";
+import { addSupportTools, call, makeToken, useTestDatabase } from "./api-test-kit";
 
 const prisma = useTestDatabase("tokens");
+
+// A token's tools must be in the tool table: these tests scope tokens to the support tools.
+beforeAll(addSupportTools);
 
 const whoAmI = defineEndpoint({
   method: "GET",
@@ -85,10 +88,21 @@ describe("createAgentToken", () => {
 
   it("refuses a taken name with a CONFLICT that says so", async () => {
     await makeToken(["charge_card"], "dup-agent");
-    const error = await createAgentToken(await prisma(), { name: "dup-agent", tools: ["x"], createdBy: "a" }).catch((e: unknown) => e);
+    const error = await createAgentToken(await prisma(), { name: "dup-agent", tools: ["send_email"], createdBy: "a" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: "CONFLICT", httpStatus: 409 });
     expect((error as ApiError).message).toContain('"dup-agent" already exists');
+  });
+
+  it("refuses tools the tool table does not have, naming each, and stores nothing", async () => {
+    const db = await prisma();
+    const [tokensBefore, auditBefore] = [await db.agentToken.count(), await db.auditEvent.count()];
+    const error = await createAgentToken(db, { name: "typo-agent", tools: ["charge_card", "my_tool", "chrage_card"], createdBy: "a" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 400, details: [{ path: "tools", message: "not in the tool table: chrage_card, my_tool" }] });
+    expect((error as ApiError).message).toContain('"chrage_card", "my_tool"');
+    expect((error as ApiError).message).toContain("must add each tool to the tool table first (or declare it)");
+    expect([await db.agentToken.count(), await db.auditEvent.count()]).toEqual([tokensBefore, auditBefore]);
   });
 
   it.each([
@@ -106,12 +120,12 @@ describe("createAgentToken", () => {
 
 describe("authentication", () => {
   it("accepts a valid token and passes its principal to the handler", async () => {
-    const { secret, name, id } = await makeToken(["charge_card", "refund"]);
+    const { secret, name, id } = await makeToken(["charge_card", "capture_payment"]);
     const res = await call(GET, "/api/v1/test/whoami", { secret });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ name, tools: ["charge_card", "refund"] });
+    expect(res.json).toEqual({ name, tools: ["capture_payment", "charge_card"] });
     const principal = await authenticateAgent(await prisma(), `bearer ${secret}`);
-    expect(principal).toEqual({ kind: "agent", tokenId: id, name, tools: ["charge_card", "refund"], role: "agent" });
+    expect(principal).toEqual({ kind: "agent", tokenId: id, name, tools: ["capture_payment", "charge_card"], role: "agent" });
     const row = await (await prisma()).agentToken.findUniqueOrThrow({ where: { id } });
     expect(row.lastUsedAt).not.toBeNull();
   });
@@ -213,12 +227,17 @@ describe("npm run token", () => {
     expect(revoked.code).toBe(0);
     await expect(authenticateAgent(await prisma(), `Bearer ${secret}`)).rejects.toThrow(/revoked/);
 
-    const [bad, duplicate, usage, missing] = await Promise.all([
+    const [bad, duplicate, usage, missing, unknownTool] = await Promise.all([
       cli("create", "--name", "Bad Name", "--tools", "charge_card"),
       cli("create", "--name", "cli-agent", "--tools", "charge_card"),
       cli("frobnicate"),
       cli("create", "--name", "x"),
+      cli("create", "--name", "typo-cli-agent", "--tools", "charge_card,my_tool"),
     ]);
+    expect(unknownTool.code).toBe(1);
+    expect(unknownTool.stderr).toMatch(/tools: not in the tool table: my_tool/);
+    expect(unknownTool.stderr).toMatch(/add each tool to the tool table first/);
+    expect(await (await prisma()).agentToken.count({ where: { name: "typo-cli-agent" } })).toBe(0);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/name: /);
     expect(duplicate.code).not.toBe(0);
