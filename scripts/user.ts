@@ -1,10 +1,12 @@
 /**
- * Dashboard accounts from the command line (the admin screen uses the same lib functions):
+ * Dashboard accounts from the command line (admins can also use the browser, /admin/users, which
+ * calls the same lib functions):
  *
  *   npm run user -- create --email ana@example.com --name "Ana Admin" --role admin --password '...'
  *   npm run user -- create --email sso@example.com --name "Sam SSO" --role viewer      (SSO-only: no password)
  *   npm run user -- set-role --email ana@example.com --role reviewer
  *   npm run user -- disable --email ana@example.com
+ *   npm run user -- enable --email ana@example.com
  *   npm run user -- list
  *
  * Works on DATABASE_URL's database (run `npm run db:migrate` first). Changes take effect on the
@@ -16,6 +18,7 @@ import { ROLES, RoleSchema, type Role } from "@/lib/auth/roles";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { createUser } from "@/lib/users/create-user";
 import { disableUser } from "@/lib/users/disable-user";
+import { enableUser } from "@/lib/users/enable-user";
 import { findUsers } from "@/lib/users/find-users";
 import { setUserRole } from "@/lib/users/set-user-role";
 import type { UserActor, UserView } from "@/lib/users/user";
@@ -25,6 +28,7 @@ const USAGE = `Usage:
   npm run user -- create --email EMAIL --name NAME --role admin|reviewer|support|viewer [--password PASSWORD]
   npm run user -- set-role --email EMAIL --role admin|reviewer|support|viewer
   npm run user -- disable --email EMAIL
+  npm run user -- enable --email EMAIL
   npm run user -- list
 (--password may be left out for SSO-only accounts, or given as SAGABOARD_PASSWORD.)`;
 
@@ -82,6 +86,11 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       );
       return;
     }
+    case "enable": {
+      const { user, changed } = await enableUser(prisma, { email: required(values.email, "email"), by });
+      console.log(changed ? `Enabled ${user.email}: they can sign in again, as ${user.role}.` : `${user.email} is already enabled.`);
+      return;
+    }
     case "list": {
       const users: UserView[] = [];
       let cursor: string | undefined;
@@ -98,7 +107,7 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       return;
     }
     default:
-      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: create, set-role, disable or list.");
+      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: create, set-role, disable, enable or list.");
   }
 }
 

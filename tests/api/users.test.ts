@@ -148,7 +148,7 @@ describe("npm run user", () => {
   const run = promisify(execFile);
   const cli = (...args: string[]) => run("npx", ["tsx", "scripts/user.ts", ...args], { env: process.env });
 
-  it("creates, lists, changes the role of and disables an account", async () => {
+  it("creates, lists, changes the role of, disables and enables an account", async () => {
     const created = await cli("create", "--email", "Cli@Example.com", "--name", "Cli Person", "--role", "support", "--password", password);
     expect(created.stdout).toMatch(/Created support cli@example\.com \(usr_/);
     expect((await cli("set-role", "--email", "cli@example.com", "--role", "reviewer")).stdout).toMatch(/now reviewer/);
@@ -158,6 +158,11 @@ describe("npm run user", () => {
     const row = await (await getPrisma()).user.findUniqueOrThrow({ where: { email: "cli@example.com" } });
     expect(row).toMatchObject({ role: "reviewer", name: "Cli Person" });
     expect(row.disabledAt).not.toBeNull();
+    expect((await cli("enable", "--email", "cli@example.com")).stdout).toMatch(/Enabled cli@example\.com: they can sign in again, as reviewer/);
+    expect((await (await getPrisma()).user.findUniqueOrThrow({ where: { email: "cli@example.com" } })).disabledAt).toBeNull();
+    expect((await cli("enable", "--email", "cli@example.com")).stdout).toMatch(/already enabled/);
+    const events = await (await getPrisma()).auditEvent.findMany({ where: { scope: userScope(row.id) }, orderBy: { seq: "asc" } });
+    expect(events.map((e) => e.type)).toEqual(["user.created", "user.role_changed", "user.disabled", "user.enabled"]);
   });
 
   it("explains a bad role with the usage and exit code 2", async () => {
