@@ -4,6 +4,7 @@
  * files export only endpoint contracts, so Object.values lists them all.
  */
 import type { AnyEndpoint } from "../endpoint";
+import * as adminPeople from "./admin-people";
 import * as dashboard from "./dashboard";
 import * as meta from "./meta";
 import * as runs from "./runs";
@@ -15,4 +16,5 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(worker),
   ...Object.values(meta),
   ...Object.values(dashboard),
+  ...Object.values(adminPeople),
 ];

@@ -1,0 +1,15 @@
+import * as api from "@/lib/api/contracts/admin-people";
+import { userRoute } from "@/lib/auth/user-route";
+import { toAdminTokenPage, toCreatedAdminToken } from "@/lib/tokens/admin-views";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
+import { findScopableTools } from "@/lib/tokens/find-scopable-tools";
+
+export const GET = userRoute(api.adminFindTokens, "tokens.manage", async ({ query, prisma }) =>
+  toAdminTokenPage(await findAgentTokens(prisma, { cursor: query.cursor, limit: query.take, order: "newest" }), await findScopableTools(prisma)),
+);
+
+// The secret is in this one response only; the row holds its sha256. Unknown tools: 400 from the lib.
+export const POST = userRoute(api.adminCreateToken, "tokens.manage", async ({ body, user, prisma }) =>
+  toCreatedAdminToken(await createAgentToken(prisma, { ...body, createdBy: user.email })),
+);

@@ -1,0 +1,14 @@
+import * as api from "@/lib/api/contracts/admin-people";
+import { userRoute } from "@/lib/auth/user-route";
+import { toAdminUserPage, toCreatedAdminUser } from "@/lib/users/admin-views";
+import { createUserWithInitialPassword } from "@/lib/users/create-user-with-initial-password";
+import { findUsers } from "@/lib/users/find-users";
+
+export const GET = userRoute(api.adminFindUsers, "users.manage", async ({ query, user, prisma }) =>
+  toAdminUserPage(await findUsers(prisma, { cursor: query.cursor, limit: query.take }), user.email),
+);
+
+// The initial password is in this one response only; the row holds its bcrypt hash.
+export const POST = userRoute(api.adminCreateUser, "users.manage", async ({ body, user, prisma }) =>
+  toCreatedAdminUser(await createUserWithInitialPassword(prisma, { ...body, by: { type: "user", id: user.email } })),
+);
