@@ -4,7 +4,7 @@
  */
 import type { PrismaClient } from "@/lib/db/prisma";
 import type { ToolRegistry } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { DEFAULT_WINDOW_SEC } from "@/lib/harness/policy";
 
 /** Where a tool's policy facts came from. */
 export const PolicySource = {
@@ -30,17 +30,6 @@ export interface ToolPolicyFacts {
   /** Where these facts came from. */
   source: PolicySource;
 }
-
-/**
- * Default revocation window per class when a tool has no table row: the same defaults
- * `syncToolPolicies` (lib/harness/policy.ts) gives a tool when it first enters the table.
- */
-const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = {
-  PURE: null,
-  REVERSIBLE: 24 * 3600,
-  COMPENSATABLE: 24 * 3600,
-  IRREVERSIBLE: null,
-};
 
 /** The current policy facts of `names`, from the tool table, else from the registry. */
 export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegistry, names: readonly string[]): Promise<Map<string, ToolPolicyFacts>> {

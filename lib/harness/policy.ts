@@ -2,11 +2,14 @@
  * The per-tool reversibility table (ToolPolicy): the server's authority on what a tool is. Whatever
  * a client claims about a tool, the server decides with this table.
  */
-import type { PrismaClient } from "@/generated/prisma";
+import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
+import { databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
-import type { GateTool } from "@/lib/saga/gate";
-import type { ToolRegistry } from "@/lib/saga/tools";
-import { TOOL_CLASSES, type ToolClass } from "@/lib/saga/vocabulary";
+import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
+import type { CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
+import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
+import { audiencesOf, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
+import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange } from "@/lib/tools/tool-versions";
 
 /** A tool-table row as the harness uses it. */
 export interface ToolPolicyView extends GateTool {
@@ -14,32 +17,86 @@ export interface ToolPolicyView extends GateTool {
   compensator: string | null;
   /** Revocation window, seconds. */
   revocationWindowSec: number | null;
+  /** Review status: a disabled tool takes no new intents, an unreviewed one holds every call. */
+  status: ToolStatus;
+  /** Who disabled it (for the refusal), when disabled. */
+  disabledBy: string | null;
+  /** The row's audiences, when it names any. */
+  audiences: string[];
+  /** The row's correction template, when it has one. */
+  correctionTemplate: { subject: string; body: string } | null;
 }
 
 /** Default revocation window per class, when a registry tool first enters the table. */
-const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = { PURE: null, REVERSIBLE: 24 * 3600, COMPENSATABLE: 24 * 3600, IRREVERSIBLE: null };
+export const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = { PURE: null, REVERSIBLE: 24 * 3600, COMPENSATABLE: 24 * 3600, IRREVERSIBLE: null };
 
-/** Adds the registry's tools that are missing from the table; existing rows (admins' edits) are kept. */
+/**
+ * A connector's correction as a template: its function called with arguments whose every field
+ * reads `{{field}}`, so `Correction: ${args.subject}` becomes `Correction: {{subject}}`. Null when
+ * the tool has none or the function needs real values.
+ */
+function correctionTemplateOf(def: ToolDefinition): { subject: string; body: string } | null {
+  if (!def.correction) return null;
+  const placeholders = new Proxy({}, { get: (_target, field) => (typeof field === "string" ? `{{${field}}}` : undefined) });
+  try {
+    const draft = def.correction(placeholders as never);
+    return draft ? { subject: draft.subject, body: draft.body } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Registers the tools and compensators of connectors this server runs: each missing tool enters the
+ * table as REVIEWED (the operator deployed its code) with version 1 in its history, each missing
+ * compensator enters the list edits are checked against. Existing rows (admins' edits) are kept.
+ */
 export async function syncToolPolicies(prisma: PrismaClient, registry: ToolRegistry, updatedBy = "system:seed"): Promise<number> {
+  const actor = { type: "system" as const, id: updatedBy.replace(/^system:/, "") };
+  const compensators = registry.listCompensators();
+  const knownCompensators = new Set((await prisma.compensator.findMany({ where: { name: { in: compensators.map((c) => c.name) } }, select: { name: true } })).map((c) => c.name));
+  for (const comp of compensators) {
+    if (knownCompensators.has(comp.name)) continue;
+    await prisma.compensator.createMany({ data: [{ name: comp.name, description: null, declaredBy: updatedBy }] }).catch(ignoreTaken);
+  }
   let added = 0;
   for (const def of registry.list()) {
-    const existing = await prisma.toolPolicy.findUnique({ where: { name: def.name } });
+    const existing = await prisma.toolPolicy.findUnique({ where: { name: def.name }, select: { name: true } });
     if (existing) continue;
-    await prisma.toolPolicy.create({
-      data: {
-        name: def.name,
-        toolClass: def.class,
-        compensator: def.compensation?.with ?? null,
-        owner: def.owner ?? null,
-        policyVersion: def.policyVersion ?? 1,
-        revocationWindowSec: DEFAULT_WINDOW_SEC[def.class],
-        description: def.description ?? null,
-        updatedBy,
-      },
-    });
-    added++;
+    const template = correctionTemplateOf(def);
+    const created = await prisma
+      .$transaction(async (tx) => {
+        const now = await databaseNow(tx);
+        const row = await tx.toolPolicy.create({
+          data: {
+            name: def.name,
+            toolClass: def.class,
+            compensator: def.compensation?.with ?? null,
+            lookupAvailable: def.lookup !== undefined,
+            owner: def.owner ?? null,
+            policyVersion: def.policyVersion ?? 1,
+            revocationWindowSec: DEFAULT_WINDOW_SEC[def.class],
+            correctionSubject: template?.subject ?? null,
+            correctionBody: template?.body ?? null,
+            description: def.description ?? null,
+            status: ToolStatus.REVIEWED,
+            updatedBy,
+            createdAt: now,
+          },
+        });
+        await recordToolVersion(tx, now, row, ToolChange.created, actor, null);
+        return true;
+      }, TOOL_TX_OPTIONS)
+      .catch(ignoreTaken);
+    if (created) added++;
   }
   return added;
+}
+
+/** Another process registered the same row first: nothing to do. */
+function ignoreTaken(e: unknown): false {
+  if (typeof e === "object" && e !== null && (e as { code?: unknown }).code === "P2002") return false;
+  throw e;
 }
 
 const recentPolicies = new WeakMap<PrismaClient, Map<string, ToolPolicyView>>();
@@ -53,7 +110,7 @@ export function recentToolPolicy(prisma: PrismaClient, name: string): ToolPolicy
   return recentPolicies.get(prisma)?.get(name);
 }
 
-/** The tool's row, or UNKNOWN_TOOL saying an admin must add it (remembered for `recentToolPolicy`). */
+/** The tool's row, or UNKNOWN_TOOL saying how it gets into the table (remembered for `recentToolPolicy`). */
 export async function getToolPolicy(prisma: PrismaClient, name: string): Promise<ToolPolicyView> {
   const view = await readToolPolicy(prisma, name);
   let recent = recentPolicies.get(prisma);
@@ -65,21 +122,50 @@ export async function getToolPolicy(prisma: PrismaClient, name: string): Promise
 async function readToolPolicy(prisma: PrismaClient, name: string): Promise<ToolPolicyView> {
   const row = await prisma.toolPolicy.findUnique({ where: { name } });
   if (!row) {
-    throw new SagaError("UNKNOWN_TOOL", `Tool "${name}" is not in the tool table; an admin must add it before agents can call it.`, [
-      { path: "tool", message: "not in the tool table" },
-    ]);
+    throw new SagaError(
+      "UNKNOWN_TOOL",
+      `Tool "${name}" is not in the tool table. Declare it with a manifest (POST /api/v1/tools/declarations, or npm run tools -- declare --file manifest.json) and have an admin review it at /admin/tools.`,
+      [{ path: "tool", message: "not in the tool table" }],
+    );
   }
+  return toolPolicyView(row);
+}
+
+/** The harness's view of a stored row. */
+export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
   if (!TOOL_CLASSES.includes(row.toolClass as ToolClass)) {
-    throw new SagaError("INVALID_TOOL_DEFINITION", `The tool table gives "${name}" an unknown class "${row.toolClass}"; an admin must fix the row.`);
+    throw new SagaError("INVALID_TOOL_DEFINITION", `The tool table gives "${row.name}" an unknown class "${row.toolClass}"; an admin must fix the row.`);
   }
+  const status = storedStatus(row.status);
+  const holdEveryCall = status === ToolStatus.UNREVIEWED ? ApprovalReason.UNREVIEWED : row.alwaysRequireApproval ? ApprovalReason.ALWAYS_APPROVE : undefined;
   return {
     name: row.name,
     class: row.toolClass as ToolClass,
     owner: row.owner ?? undefined,
     policyVersion: row.policyVersion,
+    ...(holdEveryCall ? { holdEveryCall } : {}),
     compensator: row.compensator,
     revocationWindowSec: row.revocationWindowSec,
+    status,
+    disabledBy: row.disabledBy,
+    audiences: audiencesOf(row.audienceRule),
+    correctionTemplate: row.correctionSubject && row.correctionBody ? { subject: row.correctionSubject, body: row.correctionBody } : null,
   };
+}
+
+/** Refuses a new intent for a disabled tool, naming the tool and who disabled it. */
+export function assertToolEnabled(policy: ToolPolicyView): void {
+  if (policy.status === ToolStatus.DISABLED) {
+    throw new SagaError("TOOL_DISABLED", `Tool "${policy.name}" was disabled in the tool table by ${policy.disabledBy ?? "an admin"}; no new calls are recorded. Ask them (or an admin) to enable it at /admin/tools/${policy.name}.`, [
+      { path: "tool", message: "disabled in the tool table" },
+    ]);
+  }
+}
+
+/** The correction the table drafts for an irreversible call whose client sent none. */
+export function tableCorrection(policy: ToolPolicyView, args: Json, audience: string[]): CorrectionDraft | null {
+  if (policy.class !== ToolClass.IRREVERSIBLE || !policy.correctionTemplate) return null;
+  return { audience, subject: fillTemplate(policy.correctionTemplate.subject, args), body: fillTemplate(policy.correctionTemplate.body, args) };
 }
 
 /** The tool-table rows of the tools a token may use. */

@@ -5,7 +5,7 @@
  */
 import type { PrismaClient } from "@/generated/prisma";
 import { SagaError } from "@/lib/saga/errors";
-import { checkGate } from "@/lib/saga/gate";
+import { checkGate, needsApprovalBeforePivot } from "@/lib/saga/gate";
 import { randomIds } from "@/lib/saga/ids";
 import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
 import { IntentGuardFailed, type InsertIntentResult, type IntentGuard, type NewIntent } from "@/lib/saga/store";
@@ -13,7 +13,8 @@ import { Phase, RunStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/voca
 import { asGuardedAgent, type GuardedAgent } from "@/lib/tokens/authenticate-agent";
 import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
-import { getToolPolicy, recentToolPolicy, type ToolPolicyView } from "./policy";
+import { ToolStatus } from "@/lib/tools/tool-policy";
+import { assertToolEnabled, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./policy";
 import type { AgentPrincipal } from "./principal";
 
 /** An intent as the client sends it (the run comes from the URL). */
@@ -23,10 +24,13 @@ function mismatch(path: string, message: string): SagaError {
   return new SagaError("INVALID_ARGS", `${path}: ${message}`, [{ path, message }]);
 }
 
-/** The intent's checks against a tool-table row: the first field that is wrong, or null. */
+/**
+ * The intent's checks against a tool-table row: the first field that is wrong, or null. The class
+ * the client claims is not one of them: the row's class is what gets recorded and gated (an admin
+ * who made a tool stricter is obeyed by clients that still carry the old definition).
+ */
 function checkAgainstPolicy(runId: string, input: IntentInput, policy: ToolPolicyView): SagaError | null {
   if (policy.class === ToolClass.PURE) return mismatch("tool", `${input.tool} is PURE in the tool table: pure calls are not logged.`);
-  if (input.toolClass !== policy.class) return mismatch("toolClass", `the tool table says ${input.tool} is ${policy.class}, not ${input.toolClass}.`);
   const expectedKey = stepKey(runId, input.stepIdx, input.tool);
   if (input.stepKey !== expectedKey) return mismatch("stepKey", `must be sha256(runId:stepIdx:tool)[:32] = ${expectedKey}; keys come from the run, never the model.`);
   if (input.argsHash !== argsHash(input.args)) return mismatch("argsHash", "does not match the canonical hash of args.");
@@ -46,7 +50,7 @@ function needsCompensation(policy: ToolPolicyView): boolean {
 
 /** Plain staging: what the gate answers a releasable call with its compensation while the run has no pivot. */
 function isPlainStaging(policy: ToolPolicyView, input: IntentInput): boolean {
-  return policy.class !== ToolClass.IRREVERSIBLE && (!needsCompensation(policy) || input.compensation !== null);
+  return !needsApprovalBeforePivot(policy, !needsCompensation(policy) || input.compensation !== null) && policy.status === ToolStatus.REVIEWED;
 }
 
 /**
@@ -61,11 +65,17 @@ export async function recordIntent(
 ): Promise<InsertIntentResult> {
   const auth = asGuardedAgent(principalOrAuth);
   let principal = auth.principal;
+  // A principal remembered from an earlier request may predate a scope change (a declaration adds
+  // the team's tools): read the token before refusing.
+  if (!principal.tools.includes(input.tool) && auth.activeToken !== undefined) principal = await auth.verified();
   assertToolInScope(principal, input.tool);
   const store = harnessStore(prisma);
   const actor = agentActor(principal);
-  const record = (policy: ToolPolicyView, decision: { phase: Phase; approvalId: string | null; planItemIdx: number | null }, guard?: IntentGuard) =>
-    store.insertIntent(
+  // The client's audience, else the one the tool table names.
+  const audienceFor = (policy: ToolPolicyView) => (input.audience.length > 0 ? input.audience : policy.audiences);
+  const record = (policy: ToolPolicyView, decision: { phase: Phase; approvalId: string | null; planItemIdx: number | null }, guard?: IntentGuard) => {
+    const audience = audienceFor(policy);
+    return store.insertIntent(
       {
         ...input,
         id: input.id ?? randomIds.next("stp"),
@@ -73,12 +83,17 @@ export async function recordIntent(
         phase: decision.phase,
         approvalId: decision.approvalId,
         planItemIdx: decision.planItemIdx,
+        toolClass: policy.class,
         policyVersion: policy.policyVersion ?? 1,
+        compensation: needsCompensation(policy) ? input.compensation : null,
         compensationKey: needsCompensation(policy) ? compensationKey(runId, input.stepIdx, input.tool) : null,
+        audience,
+        correction: input.correction ?? tableCorrection(policy, input.args, audience),
       },
       { type: "step.intended", actor, data: { stepIdx: input.stepIdx, tool: input.tool, stepKey: input.stepKey, phase: decision.phase, via: "api" } },
       guard,
     );
+  };
   const stage = { phase: Phase.STAGING, approvalId: null, planItemIdx: null };
   /** The guard of a plain staging insert: the next step, nothing unsettled, no pivot, the run RUNNING (and the caller's). */
   const plainGuard = (extra: Partial<IntentGuard>): IntentGuard => ({ runStatus: [RunStatus.RUNNING], appendOnly: true, noPivot: true, ...extra });
@@ -104,6 +119,7 @@ export async function recordIntent(
   }
   const run = await getAgentRun(store, principal, runId);
   const policy = await getToolPolicy(prisma, input.tool);
+  assertToolEnabled(policy);
   const invalid = checkAgainstPolicy(runId, input, policy);
   if (invalid) throw invalid;
   const compensationBuildable = !needsCompensation(policy) || input.compensation !== null;
@@ -147,7 +163,7 @@ export async function recordIntent(
 
   const pivots = await store.listPivots(runId);
   // The gate reads the log only to match plan items and held calls; plain staging does not need it.
-  const plainStaging = pivots.length === 0 && policy.class !== ToolClass.IRREVERSIBLE && compensationBuildable;
+  const plainStaging = pivots.length === 0 && !needsApprovalBeforePivot(policy, compensationBuildable);
   const steps = plainStaging ? [] : await store.listSteps(runId);
   const decision = await checkGate(
     { store, ids: randomIds },

@@ -31,6 +31,8 @@ export const SagaErrorCode = {
   CONFLICT: "CONFLICT",
   /** The escalation is held by someone else, or already resolved. */
   ESCALATION_CONFLICT: "ESCALATION_CONFLICT",
+  /** An admin disabled the tool in the tool table: no new calls are recorded. */
+  TOOL_DISABLED: "TOOL_DISABLED",
 } as const;
 export type SagaErrorCode = (typeof SagaErrorCode)[keyof typeof SagaErrorCode];
 
@@ -49,6 +51,7 @@ export const SAGA_ERROR_HTTP_STATUS = {
   PIVOT_CONFLICT: 409,
   CONFLICT: 409,
   ESCALATION_CONFLICT: 409,
+  TOOL_DISABLED: 403,
 } as const satisfies Record<SagaErrorCode, number>;
 
 /** One problem with one field of an input. */

@@ -19,6 +19,10 @@ export const ApprovalReason = {
   REJECTED: "REJECTED",
   /** The approval of this exact call was already used (or a pivot covered it): a repeat needs a new one. */
   APPROVAL_USED: "APPROVAL_USED",
+  /** The tool was declared by its team and no admin has reviewed it yet: every call is held. */
+  UNREVIEWED: "UNREVIEWED",
+  /** The tool table says every call of this tool needs a person, whatever its class. */
+  ALWAYS_APPROVE: "ALWAYS_APPROVE",
 } as const;
 export type ApprovalReason = (typeof ApprovalReason)[keyof typeof ApprovalReason];
 
@@ -28,7 +32,15 @@ export type GateDecision =
   | { allowed: false; reason: ApprovalReason; message: string; escalationId: string | null; pivotId: string | null };
 
 /** What the gate needs to know of a tool: a registered definition, or the server's tool-table row. */
-export type GateTool = Pick<ToolDefinition, "name" | "class" | "owner" | "policyVersion">;
+export type GateTool = Pick<ToolDefinition, "name" | "class" | "owner" | "policyVersion"> & {
+  /** Set when the tool table holds every call of the tool for a person (before the pivot), whatever its class. */
+  holdEveryCall?: typeof ApprovalReason.UNREVIEWED | typeof ApprovalReason.ALWAYS_APPROVE;
+};
+
+/** Whether a call of `def` needs a person before it may run outside an approved plan. */
+export function needsApprovalBeforePivot(def: GateTool, compensationBuildable: boolean): boolean {
+  return def.class === ToolClass.IRREVERSIBLE || !compensationBuildable || def.holdEveryCall !== undefined;
+}
 
 /** The policy version a tool is at now. */
 export function currentPolicyVersion(def: GateTool): number {
@@ -97,20 +109,30 @@ export async function checkGate(deps: Pick<EngineDeps, "store" | "ids">, input: 
       `${def.name} with these arguments is not an unconsumed item of the approved plan of pivot ${latest.id}; it is held for a reviewer.`);
   }
 
-  const needsApproval = def.class === ToolClass.IRREVERSIBLE || !input.compensationBuildable;
-  if (!needsApproval) return { allowed: true, phase: Phase.STAGING, approvalId: null, planItemIdx: null };
-  return hold(
-    deps,
-    input,
-    def.class === ToolClass.IRREVERSIBLE ? ApprovalReason.IRREVERSIBLE : ApprovalReason.COMPENSATION_UNBUILDABLE,
-    def.class === ToolClass.IRREVERSIBLE
-      ? `${def.name} is irreversible and no approved pivot covers it; it is held until a reviewer approves it.`
-      : `No compensation can be built for ${def.name} with these arguments, so it needs approval before the call.`,
-  );
+  if (!needsApprovalBeforePivot(def, input.compensationBuildable)) return { allowed: true, phase: Phase.STAGING, approvalId: null, planItemIdx: null };
+  const [reason, message] = holdReason(def);
+  return hold(deps, input, reason, message);
 }
 
-function holdKey(input: GateInput): string {
-  return `hold:${input.runId}:${input.def.name}:${input.argsHash}`;
+/** Why a call that needs a person is held, and the sentence that says so. */
+function holdReason(def: GateTool): [ApprovalReason, string] {
+  if (def.holdEveryCall === ApprovalReason.UNREVIEWED) {
+    return [def.holdEveryCall, `${def.name} was declared by its team and no admin has reviewed it yet, so every call is held until a person approves it (or an admin accepts the tool in the tool table).`];
+  }
+  if (def.holdEveryCall === ApprovalReason.ALWAYS_APPROVE) {
+    return [def.holdEveryCall, `The tool table says every call of ${def.name} needs a person's approval; it is held until a reviewer approves it.`];
+  }
+  if (def.class === ToolClass.IRREVERSIBLE) return [ApprovalReason.IRREVERSIBLE, `${def.name} is irreversible and no approved pivot covers it; it is held until a reviewer approves it.`];
+  return [ApprovalReason.COMPENSATION_UNBUILDABLE, `No compensation can be built for ${def.name} with these arguments, so it needs approval before the call.`];
+}
+
+/**
+ * One held call per (run, tool, args). A hold because the tool is unreviewed carries the policy
+ * version: an admin's review resolves those holds, and a resolved one must never answer a later call.
+ */
+export function holdKey(input: Pick<GateInput, "runId" | "def" | "argsHash">, reason?: ApprovalReason): string {
+  const base = `hold:${input.runId}:${input.def.name}:${input.argsHash}`;
+  return reason === ApprovalReason.UNREVIEWED ? `${base}:unreviewed-v${currentPolicyVersion(input.def)}` : base;
 }
 
 function isApproved(e: EscalationRecord): boolean {
@@ -120,7 +142,7 @@ function isApproved(e: EscalationRecord): boolean {
 
 /** Holds the call as an escalation, or lets it through when a reviewer already approved this exact call. */
 async function hold(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput, reason: ApprovalReason, message: string): Promise<GateDecision> {
-  const existing = await deps.store.findEscalationByDedupeKey(holdKey(input));
+  const existing = await deps.store.findEscalationByDedupeKey(holdKey(input, reason));
   if (existing && existing.status === EscalationStatus.RESOLVED) {
     // Used: run under this approval, or the same call was carried out since (e.g. as a pivot plan item).
     const used = input.steps.some(
@@ -152,7 +174,7 @@ async function hold(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput, r
       title: `Approve ${input.def.name}? (${reason.toLowerCase().replace(/_/g, " ")})`,
       detail: { tool: input.def.name, toolClass: input.def.class, args: input.args, argsHash: input.argsHash, reason, message },
       owner: input.def.owner ?? null,
-      dedupeKey: holdKey(input),
+      dedupeKey: holdKey(input, reason),
     },
     { type: "escalation.raised", actor: input.actor, data: { kind: EscalationKind.APPROVAL_REQUIRED, tool: input.def.name, reason } },
   );

@@ -228,6 +228,11 @@ export class ToolRegistry {
     return [...this.tools.values()];
   }
 
+  /** Every registered compensator. */
+  listCompensators(): CompensatorDefinition[] {
+    return [...this.compensators.values()];
+  }
+
   /** Validates `args` against the tool's schema; INVALID_ARGS names each bad field. */
   parseArgs(def: ToolDefinition, args: unknown): unknown {
     const parsed = def.args.safeParse(args);

@@ -105,20 +105,23 @@ describe("the engine over HTTP", () => {
   });
 
   it("the server refuses what the tool table forbids, whatever the client claims", async () => {
-    const { token } = await setup(["send_email", "create_ticket"]);
+    const { token, prisma } = await setup(["send_email", "create_ticket"]);
     const runId = await startRunVia(token.secret, "rogue");
     const args = { to: "ada@example.com", subject: "Hi", body: "x" };
     const intent = wireIntent(runId, 0, "send_email", args, { toolClass: "REVERSIBLE" }); // a lie: the table says IRREVERSIBLE
     const post = (body: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body, params: { runId } });
 
+    // The table's class is what is gated and recorded: a client that claims less is held like one that
+    // tells the truth (it may carry an old definition of a tool an admin has since made stricter).
     const lied = await post({ intent });
-    expect(lied.status).toBe(400);
-    expect(lied.json.error.details[0].path).toBe("toolClass");
+    expect(lied.status).toBe(409);
+    expect(lied.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
+    expect(lied.json.error.escalationId).toMatch(/^esc_/);
+    expect(await prisma.step.count({ where: { runId } })).toBe(0);
 
     const honest = await post({ intent: { ...intent, toolClass: "IRREVERSIBLE" } });
     expect(honest.status).toBe(409);
-    expect(honest.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
-    expect(honest.json.error.escalationId).toMatch(/^esc_/);
+    expect(honest.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE", escalationId: lied.json.error.escalationId });
 
     const wrongKey = await post({ intent: { ...intent, toolClass: "IRREVERSIBLE", stepKey: "0".repeat(32) } });
     expect(wrongKey.status).toBe(400);

@@ -8,6 +8,7 @@ import * as adminPeople from "./admin-people";
 import * as dashboard from "./dashboard";
 import * as meta from "./meta";
 import * as runs from "./runs";
+import * as tools from "./tools";
 import * as worker from "./worker";
 
 /** All endpoint contracts; the OpenAPI document (GET /api/v1/openapi.json) is built from this list. */
@@ -17,4 +18,5 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(meta),
   ...Object.values(dashboard),
   ...Object.values(adminPeople),
+  ...Object.values(tools),
 ];

@@ -1,0 +1,8 @@
+import * as api from "@/lib/api/contracts/tools";
+import { agentRoute } from "@/lib/api/route";
+import { agentActor } from "@/lib/harness/access";
+import { declareTools } from "@/lib/tools/declare-tools";
+
+export const POST = agentRoute(api.declareTools, async ({ prisma, principal, body }) =>
+  declareTools(prisma, body, { namespace: principal.name, actor: agentActor(principal), tokenId: principal.tokenId }),
+);

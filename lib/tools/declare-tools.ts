@@ -1,0 +1,222 @@
+import * as z from "zod";
+import { Prisma, type PrismaClient } from "@/generated/prisma";
+import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "@/lib/api/errors";
+import { databaseNow } from "@/lib/db/dialect";
+import { appendAuditLink } from "@/lib/db/audit-chain";
+import { onConnection } from "@/lib/db/prisma-saga-store";
+import type { Actor } from "@/lib/saga/store";
+import type { Json } from "@/lib/saga/tools";
+import { ToolClass } from "@/lib/saga/vocabulary";
+import { AgentTokenNameSchema, tokenScope } from "@/lib/tokens/agent-token";
+import { checkToolPolicy, DEFAULT_REVOKE_ROLES, fieldsOf, ToolStatus, type TToolPolicyFields } from "./tool-policy";
+import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange, toolScope } from "./tool-versions";
+
+/** A name inside a manifest: bare (`create_booking`, put in the namespace) or already namespaced. */
+const LocalName = z.string().trim().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter.");
+const Text = (max: number) => z.string().trim().min(1).max(max);
+const Seconds = z.number().int().min(0, "Cannot be negative.").max(366 * 24 * 3600, "At most a year.");
+
+/** One tool as its team declares it. Every field is a suggestion an admin reviews. */
+export const ZDeclaredTool = z.strictObject({
+  /** The tool's name; put in the declaring namespace (`team.create_booking`). */
+  name: LocalName,
+  /** What the team says the tool does to the world. */
+  class: z.enum(ToolClass, { error: "Use one of: PURE, REVERSIBLE, COMPENSATABLE, IRREVERSIBLE." }),
+  /** One line for people. */
+  description: Text(500).optional(),
+  /** JSON schema of the arguments. */
+  argsSchema: z.record(z.string(), z.unknown()).optional(),
+  /** Whether the team's connector can look an effect up by its step key. */
+  lookup: z.boolean({ error: "Say whether the connector can look an effect up by its step key (true or false)." }),
+  /** The compensating tool and how its arguments are built from the forward call's ({{arg}} placeholders). */
+  compensation: z.strictObject({ tool: LocalName, args: z.record(z.string(), z.string()).default({}) }).optional(),
+  /** How the effect is undone, in words. */
+  undoMechanism: Text(500).optional(),
+  /** Who can see the effect. */
+  audience: z.array(Text(40)).max(10).optional(),
+  /** The correction template (irreversible tools), with {{arg}} placeholders. */
+  correction: z.strictObject({ subject: Text(300), body: Text(5000) }).optional(),
+  /** The team whose queue gets its escalations. */
+  owner: Text(80).optional(),
+  /** Suggested revocation window, seconds. */
+  revocationWindowSec: Seconds.optional(),
+  /** How long the provider keeps idempotency keys, seconds. */
+  keyRetentionSec: Seconds.optional(),
+});
+/** One tool as its team declares it. */
+export type TDeclaredTool = z.infer<typeof ZDeclaredTool>;
+
+/** A compensator the team's connector runs. */
+export const ZDeclaredCompensator = z.strictObject({
+  /** Its name; put in the declaring namespace. */
+  name: LocalName,
+  /** JSON schema of its arguments. */
+  argsSchema: z.record(z.string(), z.unknown()).optional(),
+  /** One line for people. */
+  description: Text(500).optional(),
+});
+
+/** A team's tool manifest. */
+export const ZToolManifest = z.strictObject({
+  /** The tools, at least one. */
+  tools: z.array(ZDeclaredTool).min(1, "Declare at least one tool.").max(100),
+  /** The compensators its connectors run. */
+  compensators: z.array(ZDeclaredCompensator).max(100).default([]),
+});
+/** A team's tool manifest. */
+export type TToolManifest = z.input<typeof ZToolManifest>;
+
+/** What a declaration did to each tool. */
+export const ZDeclarationResult = z.object({
+  /** The namespace the tools live in. */
+  namespace: z.string(),
+  tools: z.array(
+    z.object({
+      /** The namespaced name agents call it by. */
+      name: z.string(),
+      /** Where it stands now: a new or still-unreviewed tool is UNREVIEWED (every call held). */
+      status: z.enum(ToolStatus),
+      /** Its policy version now. */
+      policyVersion: z.number().int(),
+      /** created | updated (still unreviewed) | recorded (reviewed before: the declaration is kept beside the accepted row) */
+      outcome: z.enum(["created", "updated", "recorded"]),
+    }),
+  ),
+  /** The compensators now registered for the namespace. */
+  compensators: z.array(z.string()),
+});
+/** What a declaration did. */
+export type TDeclarationResult = z.infer<typeof ZDeclarationResult>;
+
+/** `name` in `namespace`: bare names get the prefix; a name in another namespace is an error. */
+function inNamespace(namespace: string, name: string, path: string, issues: ErrorDetail[]): string {
+  if (!name.includes(".")) return `${namespace}.${name}`;
+  if (!name.startsWith(`${namespace}.`)) issues.push({ path, message: `must be in the namespace "${namespace}" (write it as ${namespace}.${name.split(".").pop()} or without a prefix).` });
+  return name;
+}
+
+/** The row fields a declaration suggests. */
+function declaredFields(entry: TDeclaredTool, compensator: string | null): TToolPolicyFields {
+  return {
+    toolClass: entry.class,
+    compensator,
+    undoMechanism: entry.undoMechanism ?? null,
+    owner: entry.owner ?? null,
+    revocationWindowSec: entry.revocationWindowSec ?? null,
+    keyRetentionSec: entry.keyRetentionSec ?? null,
+    audienceRule: entry.audience?.join(", ") ?? null,
+    revokeRoles: [...DEFAULT_REVOKE_ROLES],
+    alwaysRequireApproval: false,
+    correctionSubject: entry.correction?.subject ?? null,
+    correctionBody: entry.correction?.body ?? null,
+    description: entry.description ?? null,
+    status: ToolStatus.UNREVIEWED,
+  };
+}
+
+/** Options of `declareTools`. */
+export interface DeclareToolsOptions {
+  /** The namespace the tools go in: the declaring token's name, or the team named on the command line. */
+  namespace: string;
+  /** Who declares them. */
+  actor: Actor;
+  /** The declaring token: its scope gains the declared tools, so its agent's calls reach the gate (and are held). */
+  tokenId?: string;
+}
+
+/**
+ * Declares a team's tools. The manifest is checked whole before anything is written (a malformed one
+ * is a 400 naming each field, and nothing stored changes), with the same rules as an admin's edit.
+ * New tools land UNREVIEWED: every call is held for a person until an admin accepts the tool. A tool
+ * an admin already reviewed keeps its accepted row; the new declaration is kept beside it.
+ */
+export async function declareTools(prisma: PrismaClient, manifest: unknown, options: DeclareToolsOptions): Promise<TDeclarationResult> {
+  const ns = AgentTokenNameSchema.safeParse(options.namespace);
+  if (!ns.success) throw validationError(zodIssuesToDetails(ns.error, "namespace"), "The namespace");
+  const namespace = ns.data;
+  const parsed = ZToolManifest.safeParse(manifest);
+  if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The tool manifest");
+  const { tools, compensators } = parsed.data;
+
+  const issues: ErrorDetail[] = [];
+  const compNames = compensators.map((c, i) => inNamespace(namespace, c.name, `compensators.${i}.name`, issues));
+  const toolNames = tools.map((t, i) => inNamespace(namespace, t.name, `tools.${i}.name`, issues));
+  const duplicate = toolNames.find((n, i) => toolNames.indexOf(n) !== i);
+  if (duplicate) issues.push({ path: "tools", message: `${duplicate} is declared twice.` });
+
+  const [registered, existingTools, existingComps] = await onConnection(prisma, async () => [
+    (await prisma.compensator.findMany({ select: { name: true } })).map((c) => c.name),
+    await prisma.toolPolicy.findMany({ where: { name: { in: toolNames } } }),
+    await prisma.compensator.findMany({ where: { name: { in: compNames } } }),
+  ] as const);
+  const knownCompensators = [...new Set([...registered, ...compNames])];
+  const plans = tools.map((entry, i) => {
+    const name = toolNames[i] ?? entry.name;
+    let compensator: string | null = null;
+    if (entry.compensation) {
+      const own = inNamespace(namespace, entry.compensation.tool, `tools.${i}.compensation.tool`, []);
+      compensator = compNames.includes(own) ? own : registered.includes(entry.compensation.tool) ? entry.compensation.tool : own;
+    }
+    const fields = declaredFields(entry, compensator);
+    for (const issue of checkToolPolicy(name, fields, null, { lookupAvailable: entry.lookup, compensators: knownCompensators }).issues) {
+      const path = issue.path === "compensator" ? "compensation.tool" : issue.path === "toolClass" ? "lookup" : issue.path.startsWith("correction") ? "correction" : issue.path;
+      issues.push({ path: `tools.${i}.${path}`, message: issue.message });
+    }
+    const existing = existingTools.find((t) => t.name === name);
+    if (existing && existing.namespace !== namespace) {
+      issues.push({ path: `tools.${i}.name`, message: `${name} belongs to ${existing.namespace ? `the namespace "${existing.namespace}"` : "a connector the server runs"}; declare tools only in your own namespace.` });
+    }
+    return { name, entry, fields, existing };
+  });
+  for (const c of existingComps) {
+    if (c.namespace !== namespace) issues.push({ path: `compensators.${compNames.indexOf(c.name)}.name`, message: `${c.name} belongs to another namespace.` });
+  }
+  if (issues.length > 0) throw validationError(issues, "The tool manifest");
+
+  try {
+    return await prisma.$transaction(async (tx) => {
+      const now = await databaseNow(tx);
+      for (const [i, c] of compensators.entries()) {
+        const name = compNames[i] ?? c.name;
+        const data = { namespace, argsSchema: (c.argsSchema ?? Prisma.JsonNull) as Prisma.InputJsonValue, description: c.description ?? null, declaredBy: options.actor.id };
+        await tx.compensator.upsert({ where: { name }, create: { name, ...data, createdAt: now }, update: data });
+      }
+      const results: TDeclarationResult["tools"] = [];
+      for (const { name, entry, fields, existing } of plans) {
+        const declared = { ...entry, name } as Prisma.InputJsonValue;
+        const declaration = { declared, declaredBy: options.actor.id, declaredAt: now, namespace, lookupAvailable: entry.lookup };
+        if (!existing) {
+          const row = await tx.toolPolicy.create({ data: { name, ...fields, ...declaration, policyVersion: 1, updatedBy: `${options.actor.type}:${options.actor.id}`, createdAt: now, updatedAt: now } });
+          await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, null);
+          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: 1, outcome: "created" });
+        } else if (existing.status === ToolStatus.UNREVIEWED) {
+          const row = await tx.toolPolicy.update({ where: { name }, data: { ...fields, ...declaration, policyVersion: { increment: 1 }, updatedBy: `${options.actor.type}:${options.actor.id}`, updatedAt: now } });
+          await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, fieldsOf(existing));
+          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "updated" });
+        } else {
+          // Accepted before: the accepted row stands (a declaration is a suggestion); the admin sees both.
+          await tx.toolPolicy.update({ where: { name }, data: { declared, declaredBy: options.actor.id, declaredAt: now } });
+          await appendAuditLink(tx, now, { scope: toolScope(name), runId: null, stepId: null, type: "tool.redeclared", actor: options.actor, data: { tool: name, declared: declared as Json } });
+          results.push({ name, status: existing.status === ToolStatus.DISABLED ? ToolStatus.DISABLED : ToolStatus.REVIEWED, policyVersion: existing.policyVersion, outcome: "recorded" });
+        }
+      }
+      if (options.tokenId) await extendTokenScope(tx, now, options.tokenId, toolNames, options.actor);
+      return { namespace, tools: results, compensators: compNames };
+    }, TOOL_TX_OPTIONS);
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+      throw new ApiError("CONFLICT", "Another declaration of the same tools committed first; send the manifest again to see where they stand.");
+    }
+    throw e;
+  }
+}
+
+/** Adds the declared tools to the declaring token's scope, with an event on the token's chain. */
+async function extendTokenScope(tx: Prisma.TransactionClient, now: Date, tokenId: string, tools: readonly string[], actor: Actor): Promise<void> {
+  const token = await tx.agentToken.findUniqueOrThrow({ where: { id: tokenId }, select: { tools: true } });
+  const current = Array.isArray(token.tools) ? token.tools.filter((t): t is string => typeof t === "string") : [];
+  const added = tools.filter((t) => !current.includes(t));
+  if (added.length === 0) return;
+  await tx.agentToken.update({ where: { id: tokenId }, data: { tools: [...current, ...added].sort() } });
+  await appendAuditLink(tx, now, { scope: tokenScope(tokenId), runId: null, stepId: null, type: "agent_token.scope_extended", actor, data: { added } });
+}

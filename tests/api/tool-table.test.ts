@@ -1,0 +1,295 @@
+/**
+ * The tool table as admins keep it and agents meet it, through the real route handlers on a real
+ * database: every edit a version with its diff and audit event; bad edits and manifests refused by
+ * field with nothing changed; a disabled tool refused at the intent; a declared tool held until an
+ * admin accepts it; an approval made stale by an edit. Effects are counted in the simulated ledger.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import * as declarationsRoute from "@/app/api/v1/tools/declarations/route";
+import * as toolRoute from "@/app/api/dashboard/admin/tools/[name]/route";
+import * as toolsRoute from "@/app/api/dashboard/admin/tools/route";
+import { runWithSessionReader } from "@/lib/auth/current-user";
+import type { Role } from "@/lib/auth/roles";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { createSupportToolRegistry, sagaLabel } from "@/lib/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/harness/policy";
+import { ManualClock } from "@/lib/saga/clock";
+import { SagaEngine } from "@/lib/saga/engine";
+import { defineCompensator, defineTool, ToolRegistry, type ToolDefinition } from "@/lib/saga/tools";
+import { ToolClass } from "@/lib/saga/vocabulary";
+import { World } from "@/lib/sim";
+import { createUser } from "@/lib/users/create-user";
+import { routeFetch } from "../support/api-router";
+import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
+
+const getPrisma = useTestDatabase("tool-table");
+const users: Partial<Record<Role, string>> = {};
+const emails: Partial<Record<Role, string>> = {};
+
+beforeAll(async () => {
+  const prisma = await getPrisma();
+  await syncToolPolicies(prisma, createSupportToolRegistry(new World()), "system:test");
+  for (const role of ["admin", "reviewer", "support", "viewer"] as const) {
+    const user = await createUser(prisma, { email: `${role}-tools@example.com`, name: `${role} person`, role, password: "correct horse battery", by: { type: "system", id: "test" } });
+    users[role] = user.id;
+    emails[role] = user.email;
+  }
+});
+
+/** Calls a dashboard route as `role` (same-origin, like the browser). */
+function as(role: Role, handler: Parameters<typeof call>[0], path: string, options: { body?: unknown; params?: Record<string, string> } = {}): Promise<CallResult> {
+  return runWithSessionReader(async () => users[role] ?? null, () => call(handler, path, { ...options, headers: options.body === undefined ? {} : { origin: "http://localhost" } }));
+}
+
+function edit(role: Role, name: string, body: unknown) {
+  return as(role, toolRoute.POST, `/api/dashboard/admin/tools/${name}`, { body, params: { name } });
+}
+
+async function row(name: string) {
+  return (await getPrisma()).toolPolicy.findUniqueOrThrow({ where: { name } });
+}
+
+describe("the tool table", () => {
+  it("an admin's edit is a new version with who, when and the diff; history and audit show it", async () => {
+    const before = await row("update_crm_record");
+    const res = await edit("admin", "update_crm_record", { expectedVersion: before.policyVersion, changes: { owner: "crm-team", revocationWindowSec: 7200 }, reason: "crm team owns it now", verified: true });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ ok: true, changed: ["owner", "revocation window"], tool: { owner: "crm-team", policyVersion: before.policyVersion + 1, verifiedBy: `user:${emails.admin}` } });
+
+    const after = await row("update_crm_record");
+    expect([after.owner, after.revocationWindowSec, after.policyVersion, after.updatedBy]).toEqual(["crm-team", 7200, before.policyVersion + 1, `user:${emails.admin}`]);
+    const version = await (await getPrisma()).toolPolicyVersion.findUniqueOrThrow({ where: { toolName_version: { toolName: "update_crm_record", version: after.policyVersion } } });
+    expect(version).toMatchObject({ change: "edited", changedBy: `user:${emails.admin}`, reason: "crm team owns it now", diff: { owner: { from: before.owner, to: "crm-team" }, revocationWindowSec: { from: before.revocationWindowSec, to: 7200 } } });
+    const audit = await (await getPrisma()).auditEvent.findMany({ where: { scope: "tool:update_crm_record" }, orderBy: { seq: "asc" } });
+    expect(audit.map((e) => e.type)).toEqual(["tool.created", "tool.edited"]);
+
+    const detail = await as("viewer", toolRoute.GET, "/api/dashboard/admin/tools/update_crm_record", { params: { name: "update_crm_record" } });
+    expect(detail.status).toBe(200);
+    expect(detail.json.canEdit).toBe(false);
+    expect(detail.json.history.map((v: { version: number; change: string }) => [v.version, v.change])).toEqual([[after.policyVersion, "edited"], [1, "created"]]);
+  });
+
+  it("bad edits get a 4xx naming the field, and nothing stored changes", async () => {
+    const before = await row("charge_card");
+    const versions = await (await getPrisma()).toolPolicyVersion.count({ where: { toolName: "charge_card" } });
+    const cases: [unknown, string][] = [
+      [{ compensator: "void_everything" }, "body.changes.compensator"],
+      [{ revocationWindowSec: -60 }, "body.changes.revocationWindowSec"],
+      [{ toolClass: "REVERSIBLE", compensator: null }, "body.changes.compensator"],
+      [{ toolClass: "IRREVERSIBLE", owner: null }, "body.changes.owner"],
+      [{ revokeRoles: ["viewer"] }, "body.changes.revokeRoles"],
+      [{ toolClass: "MAYBE" }, "body.changes.toolClass"],
+    ];
+    for (const [changes, path] of cases) {
+      const res = await edit("admin", "charge_card", { expectedVersion: before.policyVersion, changes });
+      expect(res.status, JSON.stringify(changes)).toBe(400);
+      expect(res.json.error.details.map((d: { path: string }) => d.path.replace(/^changes\./, "body.changes."))).toContain(path);
+    }
+    // A PURE tool made logged: its connector has no lookup by key, so reconcile could not work.
+    const pure = await row("search_orders");
+    const logged = await edit("admin", "search_orders", { expectedVersion: pure.policyVersion, changes: { toolClass: "REVERSIBLE", compensator: "delete_email_draft" } });
+    expect(logged.status).toBe(400);
+    expect(logged.json.error.details[0]).toMatchObject({ path: "changes.toolClass", message: expect.stringContaining("cannot look an effect up by its step key") });
+
+    const after = await row("charge_card");
+    expect(after).toEqual(before);
+    expect(await (await getPrisma()).toolPolicyVersion.count({ where: { toolName: "charge_card" } })).toBe(versions);
+  });
+
+  it("of two admins editing at once, the second is told who changed it, and nothing of theirs is written", async () => {
+    const loaded = await row("reship_order");
+    expect((await edit("admin", "reship_order", { expectedVersion: loaded.policyVersion, changes: { description: "first" } })).json.ok).toBe(true);
+    const late = await edit("admin", "reship_order", { expectedVersion: loaded.policyVersion, changes: { description: "second" } });
+    expect(late.json).toMatchObject({ ok: false, reason: "version_changed", current: { description: "first", policyVersion: loaded.policyVersion + 1 } });
+    expect((await row("reship_order")).description).toBe("first");
+  });
+
+  it("reviewer, support and viewer may read the table but get 403 on every edit", async () => {
+    const before = await row("create_ticket");
+    for (const role of ["reviewer", "support", "viewer"] as const) {
+      expect((await as(role, toolsRoute.GET, "/api/dashboard/admin/tools")).status).toBe(200);
+      const res = await edit(role, "create_ticket", { expectedVersion: before.policyVersion, changes: { owner: role } });
+      expect(res.status).toBe(403);
+      expect(res.json.error.message).toContain(`Your role (${role}) cannot edit the tool table`);
+    }
+    expect(await row("create_ticket")).toEqual(before);
+    // Signed out: 401.
+    expect((await runWithSessionReader(async () => null, () => call(toolsRoute.GET, "/api/dashboard/admin/tools"))).status).toBe(401);
+  });
+});
+
+/** An agent over the HTTP API with `registry`'s connectors on `world`. */
+async function agentWith(registry: ToolRegistry, tools: string[], name?: string) {
+  const token = await makeToken(tools, name);
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
+  return { token, engine: new SagaEngine({ store, registry, clock: new ManualClock(), recheckAfterMs: 10, backoffMs: 1 }) };
+}
+
+describe("what agents meet", () => {
+  it("a disabled tool is refused at the intent, naming who disabled it; an in-flight step still records its outcome", async () => {
+    const world = new World();
+    const registry = createSupportToolRegistry(world);
+    const { engine } = await agentWith(registry, ["create_ticket_draft", "create_email_draft"]);
+    const run = await engine.startRun({ title: "disable me", agent: "x" });
+    expect(await run.call("create_ticket_draft", { summary: "before", orderId: "1182" })).toMatchObject({ status: "ok" });
+
+    const loaded = await row("create_ticket_draft");
+    expect((await edit("admin", "create_ticket_draft", { expectedVersion: loaded.policyVersion, changes: { status: "DISABLED" }, reason: "provider outage" })).json.ok).toBe(true);
+    expect(await row("create_ticket_draft")).toMatchObject({ status: "DISABLED", disabledBy: `user:${emails.admin}` });
+
+    const refused = await run.call("create_ticket_draft", { summary: "after", orderId: "1182" }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "TOOL_DISABLED", message: expect.stringContaining(`disabled in the tool table by user:${emails.admin}`) });
+    const steps = await (await getPrisma()).step.findMany({ where: { runId: run.runId } });
+    expect(steps.map((s) => [s.tool, s.status])).toEqual([["create_ticket_draft", "CONFIRMED"]]);
+    expect(world.ledger.count({ op: "ticketing.createDraft", outcome: "effect" })).toBe(1);
+
+    // Enabled again, the next call goes through.
+    const disabled = await row("create_ticket_draft");
+    expect((await edit("admin", "create_ticket_draft", { expectedVersion: disabled.policyVersion, changes: { status: "REVIEWED" } })).json.ok).toBe(true);
+    expect(await run.call("create_ticket_draft", { summary: "after", orderId: "1182" })).toMatchObject({ status: "ok" });
+    const versions = await (await getPrisma()).toolPolicyVersion.findMany({ where: { toolName: "create_ticket_draft" }, orderBy: { version: "asc" } });
+    expect(versions.map((v) => v.change)).toEqual(["created", "disabled", "enabled"]);
+  });
+
+  it("an approval made before an admin's edit is stale: the agent's next call of that tool needs a fresh one", async () => {
+    const world = new World();
+    const registry = createSupportToolRegistry(world);
+    const { engine } = await agentWith(registry, ["create_ticket_draft", "authorize_payment", "capture_payment"]);
+    const server = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry });
+    const run = await engine.startRun({ title: "stale approval", agent: "x" });
+    const hold = await run.call("authorize_payment", { customerId: "cus_bo", amount: 1800, currency: "eur" });
+    if (hold.status !== "ok" || !hold.externalRef) throw new Error(`authorisation should stage: ${JSON.stringify(hold)}`);
+    const capture = { paymentIntentId: hold.externalRef, amount: 1800 };
+    const pivot = await run.requestPivot({ summary: "Capture it.", plan: [{ tool: "capture_payment", args: capture }] });
+    await server.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "rita@example.com" }, planHash: pivot.planHash });
+    expect((await run.awaitPivot(pivot.id, { timeoutMs: 2000, pollMs: 10 })).status).toBe("APPROVED");
+
+    // After the approval, an admin makes capture_payment irreversible.
+    const loaded = await row("capture_payment");
+    const res = await edit("admin", "capture_payment", {
+      expectedVersion: loaded.policyVersion,
+      changes: { toolClass: "IRREVERSIBLE", compensator: null, owner: "payments-team", correctionSubject: "Correction: charge of {{amount}}", correctionBody: "We charged {{amount}} by mistake." },
+    });
+    expect(res.json.ok).toBe(true);
+
+    const next = await run.call("capture_payment", capture);
+    expect(next).toMatchObject({ status: "approval_required", reason: "POLICY_CHANGED" });
+    expect(world.ledger.count({ op: "payments.capture", outcome: "effect" })).toBe(0);
+    expect(await (await getPrisma()).step.count({ where: { runId: run.runId, tool: "capture_payment" } })).toBe(0);
+
+    // A reviewer's fresh approval of the held call lets it run, once, under the new policy.
+    if (next.status !== "approval_required" || !next.escalationId) throw new Error("the capture should be held");
+    await server.decideHeldCall(next.escalationId, { approve: true, actor: { type: "user", id: "rita@example.com" } });
+    expect(await run.call("capture_payment", capture)).toMatchObject({ status: "ok" });
+    const captured = await (await getPrisma()).step.findFirstOrThrow({ where: { runId: run.runId, tool: "capture_payment" } });
+    expect(captured).toMatchObject({ toolClass: "IRREVERSIBLE", policyVersion: loaded.policyVersion + 1, phase: "APPROVED_HOLD", correction: { subject: "Correction: charge of 1800" } });
+    expect(world.ledger.count({ key: captured.stepKey, outcome: "effect" })).toBe(1);
+  });
+});
+
+describe("declared tools", () => {
+  /** The team's own connector: cases in the simulated ticketing system, closed by its own compensator. */
+  function acmeRegistry(world: World, ns: string): ToolRegistry {
+    const openCase: ToolDefinition = defineTool({
+      name: `${ns}.open_case`,
+      class: ToolClass.COMPENSATABLE,
+      args: z.object({ summary: z.string(), orderId: z.string() }),
+      call: async (args, ctx) => {
+        const t = await world.ticketing.create({ ...args, labels: [sagaLabel(ctx.stepKey)] });
+        return { externalRef: t.id, result: { id: t.id } };
+      },
+      lookup: async (key) => {
+        const [t] = await world.ticketing.searchByLabel(sagaLabel(key));
+        return t ? { externalRef: t.id, result: { id: t.id } } : null;
+      },
+      compensation: { with: `${ns}.close_case`, build: () => ({ reason: "rolled back" }) },
+    });
+    const closeCase = defineCompensator({
+      name: `${ns}.close_case`,
+      args: z.object({ reason: z.string() }),
+      run: async (a, ctx) => {
+        await world.ticketing.close(ctx.target.externalRef ?? "", a.reason);
+        return {};
+      },
+      verify: async (_a, ctx) => ({ done: (await world.ticketing.get(ctx.target.externalRef ?? ""))?.status === "closed" }),
+    });
+    return new ToolRegistry([openCase], [closeCase]);
+  }
+  const manifest = {
+    tools: [{ name: "open_case", class: "COMPENSATABLE", lookup: true, compensation: { tool: "close_case", args: { reason: "rolled back" } }, owner: "acme-ops", audience: ["internal"], description: "Open a case" }],
+    compensators: [{ name: "close_case" }],
+  };
+
+  it("a malformed manifest gets a 400 naming each field, and nothing is stored", async () => {
+    const { token } = await agentWith(new ToolRegistry(), ["charge_card"], "acme-bad");
+    const bad = {
+      tools: [
+        { name: "send_fax", class: "IRREVERSIBLE", lookup: true },
+        { name: "hold_room", class: "COMPENSATABLE", lookup: false, compensation: { tool: "nobody_runs_this" } },
+        { name: "other-team.steal", class: "PURE", lookup: false },
+        { name: "x", class: "SOMETIMES", lookup: true },
+      ],
+    };
+    const res = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: bad });
+    expect(res.status).toBe(400);
+    expect(res.json.error.details.map((d: { path: string }) => d.path)).toEqual(["body.tools.3.class"]);
+    const res2 = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: { tools: bad.tools.slice(0, 3) } });
+    expect(res2.status).toBe(400);
+    expect(res2.json.error.details.map((d: { path: string }) => d.path).sort()).toEqual(["tools.0.correction", "tools.0.owner", "tools.1.compensation.tool", "tools.1.lookup", "tools.2.name"]);
+    expect(await (await getPrisma()).toolPolicy.count({ where: { namespace: "acme-bad" } })).toBe(0);
+  });
+
+  it("a declared tool lands unreviewed and its call is held until an admin accepts it; then it runs once", async () => {
+    const world = new World();
+    const ns = "acme";
+    const registry = acmeRegistry(world, ns);
+    const { token, engine } = await agentWith(registry, ["charge_card"], ns);
+    const declared = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: manifest });
+    expect(declared.status).toBe(200);
+    expect(declared.json).toMatchObject({ namespace: ns, tools: [{ name: "acme.open_case", status: "UNREVIEWED", policyVersion: 1, outcome: "created" }], compensators: ["acme.close_case"] });
+    const prisma = await getPrisma();
+    expect(await row("acme.open_case")).toMatchObject({ status: "UNREVIEWED", toolClass: "COMPENSATABLE", compensator: "acme.close_case", namespace: ns, lookupAvailable: true, declaredBy: ns });
+    expect((await prisma.agentToken.findUniqueOrThrow({ where: { id: token.id } })).tools).toContain("acme.open_case");
+
+    const run = await engine.startRun({ title: "declared", agent: ns });
+    const held = await run.call("acme.open_case", { summary: "Broken kettle", orderId: "2001" });
+    expect(held).toMatchObject({ status: "approval_required", reason: "UNREVIEWED" });
+    if (held.status !== "approval_required") throw new Error("held");
+    expect(world.ledger.count({ outcome: "effect" })).toBe(0);
+    expect(await prisma.escalation.findUniqueOrThrow({ where: { id: held.escalationId ?? "" } })).toMatchObject({ status: "OPEN", kind: "APPROVAL_REQUIRED" });
+
+    // The admin sees declared and accepted side by side, and accepts.
+    const detail = await as("admin", toolRoute.GET, "/api/dashboard/admin/tools/acme.open_case", { params: { name: "acme.open_case" } });
+    expect(detail.json).toMatchObject({ declared: { name: "acme.open_case", class: "COMPENSATABLE" }, declaredBy: ns, tool: { status: "UNREVIEWED" } });
+    const accepted = await edit("admin", "acme.open_case", { expectedVersion: 1, changes: { status: "REVIEWED" } });
+    expect(accepted.json).toMatchObject({ ok: true, tool: { status: "REVIEWED", policyVersion: 2 } });
+    // The hold it made moot is resolved, not left in the queue.
+    expect(await prisma.escalation.findUniqueOrThrow({ where: { id: held.escalationId ?? "" } })).toMatchObject({ status: "RESOLVED", resolvedBy: emails.admin });
+
+    const ran = await run.call("acme.open_case", { summary: "Broken kettle", orderId: "2001" });
+    expect(ran).toMatchObject({ status: "ok" });
+    const step = await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "acme.open_case" } });
+    expect(step).toMatchObject({ status: "CONFIRMED", toolClass: "COMPENSATABLE", policyVersion: 2 });
+    expect(world.ledger.count({ key: step.stepKey, outcome: "effect" })).toBe(1);
+
+    // A second declaration does not undo the review: the accepted row stands, the new one is kept beside it.
+    const again = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: { ...manifest, tools: [{ ...manifest.tools[0], class: "REVERSIBLE" }] } });
+    expect(again.json.tools[0]).toMatchObject({ status: "REVIEWED", outcome: "recorded", policyVersion: 2 });
+    expect(await row("acme.open_case")).toMatchObject({ toolClass: "COMPENSATABLE", policyVersion: 2, declared: expect.objectContaining({ class: "REVERSIBLE" }) });
+  });
+
+  it("a worker claims unwind work only for tools it holds: another team's tool of a similar name is not claimed", async () => {
+    const prisma = await getPrisma();
+    const { claimTasks } = await import("@/lib/worker/claim-tasks");
+    const { enqueueTask } = await import("@/lib/worker/enqueue-task");
+    const run = await new PrismaSagaStore(prisma).createRun({ id: `run_claim_${Date.now()}`, title: "two teams", agent: "acme", onBehalfOf: null, metadata: {} }, { type: "run.started", actor: { type: "agent", id: "acme" }, data: {} });
+    await enqueueTask(prisma, { kind: "UNWIND", runId: run.id, tools: ["acme.open_case"], payload: { reason: "test" }, dedupeKey: `unwind:${run.id}`, actor: { type: "agent", id: "acme" } });
+    // The demo worker holds create_ticket and close_ticket, not acme's tools.
+    const demo = await claimTasks(prisma, { workerId: "demo-worker", tools: createSupportToolRegistry(new World()).list().map((t) => t.name), max: 10, leaseMs: 1000 });
+    expect(demo.filter((t) => t.runId === run.id)).toEqual([]);
+    const acme = await claimTasks(prisma, { workerId: "acme-worker", tools: ["acme.open_case"], max: 10, leaseMs: 1000 });
+    expect(acme.map((t) => t.runId)).toContain(run.id);
+  });
+});
