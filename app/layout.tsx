@@ -3,6 +3,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { UserMenu } from "@/components/auth/user-menu";
 import { getCurrentUser } from "@/lib/auth/current-user";
+import { can } from "@/lib/auth/roles";
 import { Providers } from "./providers";
 import "./globals.css";
 
@@ -28,6 +29,10 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 <nav aria-label="Main">
                   <Link href="/">Runs</Link>
                   <Link href="/escalations">Escalations</Link>
+                  <Link href="/admin/tools">Tools</Link>
+                  {/* Admin navigation only for those who may use it; every admin page and endpoint checks again. */}
+                  {can(user.role, "users.manage") && <Link href="/admin/users">Users</Link>}
+                  {can(user.role, "tokens.manage") && <Link href="/admin/tokens">Tokens</Link>}
                 </nav>
               )}
               <UserMenu user={user} />

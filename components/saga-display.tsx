@@ -38,6 +38,10 @@ const TONE_BY_STATUS: Record<string, Tone> = {
   DRAFT: "pending",
   SENT: "good",
   DISMISSED: "done",
+  // ToolStatus
+  UNREVIEWED: "pending",
+  REVIEWED: "good",
+  DISABLED: "bad",
 };
 
 /** A status of any vocabulary, coloured by what it means for the person reading. */

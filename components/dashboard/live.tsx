@@ -16,6 +16,8 @@ export class DashboardRequestError extends Error {
     readonly status: number,
     /** The error code (`FORBIDDEN`, `VALIDATION_FAILED`). */
     readonly code: string,
+    /** The offending fields (`changes.owner`), when the error is about input. */
+    readonly details: readonly { path: string; message: string }[] = [],
   ) {
     super(message);
     this.name = "DashboardRequestError";
@@ -37,9 +39,12 @@ async function send<T>(url: string, init: RequestInit): Promise<T> {
     body = null;
   }
   if (!response.ok) {
-    const error = (body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
+    const error = (body as { error?: { message?: unknown; code?: unknown; details?: unknown } } | null)?.error;
     const message = typeof error?.message === "string" ? error.message : `The server answered ${response.status}.`;
-    throw new DashboardRequestError(message, response.status, typeof error?.code === "string" ? error.code : "HTTP_" + response.status);
+    const details = Array.isArray(error?.details)
+      ? error.details.filter((d): d is { path: string; message: string } => typeof d?.path === "string" && typeof d?.message === "string")
+      : [];
+    throw new DashboardRequestError(message, response.status, typeof error?.code === "string" ? error.code : "HTTP_" + response.status, details);
   }
   return body as T;
 }

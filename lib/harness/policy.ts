@@ -8,7 +8,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
 import type { CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
 import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
-import { audiencesOf, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
+import { audiencesOf, DEFAULT_WINDOW_SEC, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
 import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange } from "@/lib/tools/tool-versions";
 
 /** A tool-table row as the harness uses it. */
@@ -27,23 +27,27 @@ export interface ToolPolicyView extends GateTool {
   correctionTemplate: { subject: string; body: string } | null;
 }
 
-/** Default revocation window per class, when a registry tool first enters the table. */
-export const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = { PURE: null, REVERSIBLE: 24 * 3600, COMPENSATABLE: 24 * 3600, IRREVERSIBLE: null };
-
 /**
  * A connector's correction as a template: its function called with arguments whose every field
- * reads `{{field}}`, so `Correction: ${args.subject}` becomes `Correction: {{subject}}`. Null when
- * the tool has none or the function needs real values.
+ * reads `{{field}}`, so `Correction: ${args.subject}` becomes `Correction: {{subject}}`. Kept only
+ * when every placeholder names an argument and nothing was computed from one (`NaN`, a changed
+ * case): a function that does arithmetic on its arguments has no template, and the row says so.
  */
 function correctionTemplateOf(def: ToolDefinition): { subject: string; body: string } | null {
   if (!def.correction) return null;
   const placeholders = new Proxy({}, { get: (_target, field) => (typeof field === "string" ? `{{${field}}}` : undefined) });
+  let draft: CorrectionDraft | null;
   try {
-    const draft = def.correction(placeholders as never);
-    return draft ? { subject: draft.subject, body: draft.body } : null;
+    draft = def.correction(placeholders as never);
   } catch {
     return null;
   }
+  if (!draft) return null;
+  const shape = (def.args as { shape?: Record<string, unknown> }).shape ?? {};
+  const text = `${draft.subject}\n${draft.body}`;
+  const named = [...text.matchAll(/\{\{([^}]*)\}\}/g)].map((m) => m[1] ?? "");
+  if (/NaN|undefined|\[object /.test(text) || named.some((field) => !(field in shape))) return null;
+  return { subject: draft.subject, body: draft.body };
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { AgentTokenNameSchema, tokenScope } from "@/lib/tokens/agent-token";
-import { checkToolPolicy, DEFAULT_REVOKE_ROLES, fieldsOf, ToolStatus, type TToolPolicyFields } from "./tool-policy";
+import { checkToolPolicy, DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, fieldsOf, ToolStatus, type TToolPolicyFields } from "./tool-policy";
 import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange, toolScope } from "./tool-versions";
 
 /** A name inside a manifest: bare (`create_booking`, put in the namespace) or already namespaced. */
@@ -102,7 +102,7 @@ function declaredFields(entry: TDeclaredTool, compensator: string | null): TTool
     compensator,
     undoMechanism: entry.undoMechanism ?? null,
     owner: entry.owner ?? null,
-    revocationWindowSec: entry.revocationWindowSec ?? null,
+    revocationWindowSec: entry.revocationWindowSec ?? DEFAULT_WINDOW_SEC[entry.class],
     keyRetentionSec: entry.keyRetentionSec ?? null,
     audienceRule: entry.audience?.join(", ") ?? null,
     revokeRoles: [...DEFAULT_REVOKE_ROLES],
@@ -166,7 +166,9 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
     if (existing && existing.namespace !== namespace) {
       issues.push({ path: `tools.${i}.name`, message: `${name} belongs to ${existing.namespace ? `the namespace "${existing.namespace}"` : "a connector the server runs"}; declare tools only in your own namespace.` });
     }
-    return { name, entry, fields, existing };
+    // The declaration as stored names the compensator as resolved, so it reads like the row it suggests.
+    const declared = { ...entry, name, ...(entry.compensation && compensator ? { compensation: { ...entry.compensation, tool: compensator } } : {}) };
+    return { name, entry, declared, fields, existing };
   });
   for (const c of existingComps) {
     if (c.namespace !== namespace) issues.push({ path: `compensators.${compNames.indexOf(c.name)}.name`, message: `${c.name} belongs to another namespace.` });
@@ -182,8 +184,8 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
         await tx.compensator.upsert({ where: { name }, create: { name, ...data, createdAt: now }, update: data });
       }
       const results: TDeclarationResult["tools"] = [];
-      for (const { name, entry, fields, existing } of plans) {
-        const declared = { ...entry, name } as Prisma.InputJsonValue;
+      for (const { name, entry, fields, existing, declared: suggestion } of plans) {
+        const declared = suggestion as Prisma.InputJsonValue;
         const declaration = { declared, declaredBy: options.actor.id, declaredAt: now, namespace, lookupAvailable: entry.lookup };
         if (!existing) {
           const row = await tx.toolPolicy.create({ data: { name, ...fields, ...declaration, policyVersion: 1, updatedBy: `${options.actor.type}:${options.actor.id}`, createdAt: now, updatedAt: now } });

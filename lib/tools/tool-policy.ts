@@ -27,6 +27,9 @@ export const TOOL_STATUSES = Object.values(ToolStatus);
 /** Who may pull a tool's revoke trigger when its row names nobody: everyone whose role can pull triggers. */
 export const DEFAULT_REVOKE_ROLES: readonly Role[] = rolesThatCan("revoke.pull");
 
+/** Default revocation window per class, when a tool enters the table without one. */
+export const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = { PURE: null, REVERSIBLE: 24 * 3600, COMPENSATABLE: 24 * 3600, IRREVERSIBLE: null };
+
 /** The longest window or retention the table takes: a year, in seconds. */
 const MAX_SECONDS = 366 * 24 * 3600;
 

@@ -4,6 +4,11 @@
  * field with nothing changed; a disabled tool refused at the intent; a declared tool held until an
  * admin accepts it; an approval made stale by an edit. Effects are counted in the simulated ledger.
  */
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import * as declarationsRoute from "@/app/api/v1/tools/declarations/route";
@@ -52,6 +57,16 @@ async function row(name: string) {
 }
 
 describe("the tool table", () => {
+  it("a connector's tools enter it reviewed, at version 1, with its compensators and usable correction templates", async () => {
+    const prisma = await getPrisma();
+    expect(await row("send_email")).toMatchObject({ status: "REVIEWED", policyVersion: 1, lookupAvailable: true, correctionSubject: "Correction: {{subject}}" });
+    // charge_card's correction computes from its arguments (cents to euros): no template is made up for it.
+    expect(await row("charge_card")).toMatchObject({ compensator: "refund_charge", correctionSubject: null });
+    expect(await row("search_orders")).toMatchObject({ toolClass: "PURE", lookupAvailable: false });
+    expect((await prisma.compensator.findMany({ select: { name: true } })).map((c) => c.name)).toEqual(expect.arrayContaining(["refund_charge", "close_ticket", "delete_email_draft"]));
+    expect(await prisma.toolPolicyVersion.findMany({ where: { toolName: "send_email" }, select: { version: true, change: true } })).toEqual([{ version: 1, change: "created" }]);
+  });
+
   it("an admin's edit is a new version with who, when and the diff; history and audit show it", async () => {
     const before = await row("update_crm_record");
     const res = await edit("admin", "update_crm_record", { expectedVersion: before.policyVersion, changes: { owner: "crm-team", revocationWindowSec: 7200 }, reason: "crm team owns it now", verified: true });
@@ -291,5 +306,39 @@ describe("declared tools", () => {
     expect(demo.filter((t) => t.runId === run.id)).toEqual([]);
     const acme = await claimTasks(prisma, { workerId: "acme-worker", tools: ["acme.open_case"], max: 10, leaseMs: 1000 });
     expect(acme.map((t) => t.runId)).toContain(run.id);
+  });
+});
+
+describe("npm run tools", () => {
+  const exec = promisify(execFile);
+  const cli = (...args: string[]) =>
+    exec(process.execPath, ["--import", "tsx", "scripts/tools.ts", ...args], { env: { ...process.env }, cwd: process.cwd() }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+  const file = (name: string, content: unknown) => {
+    const target = path.join(mkdtempSync(path.join(tmpdir(), "sgb-manifest-")), name);
+    writeFileSync(target, typeof content === "string" ? content : JSON.stringify(content));
+    return target;
+  };
+
+  it("declares a manifest file into a namespace as unreviewed, and refuses a malformed one naming the field", async () => {
+    const good = file("good.json", { tools: [{ name: "book_room", class: "IRREVERSIBLE", lookup: true, owner: "hotel-ops", correction: { subject: "About your booking {{room}}", body: "We booked {{room}} by mistake." } }] });
+    const declared = await cli("declare", "--file", good, "--namespace", "hotel", "--by", "ops@example.com");
+    expect(declared.code, declared.stderr).toBe(0);
+    expect(declared.stdout).toContain("hotel.book_room\tv1\tcreated, UNREVIEWED: every call is held until an admin accepts it");
+    expect(await row("hotel.book_room")).toMatchObject({ status: "UNREVIEWED", toolClass: "IRREVERSIBLE", namespace: "hotel", declaredBy: "ops@example.com" });
+
+    const bad = file("bad.json", { tools: [{ name: "cancel_room", class: "COMPENSATABLE", lookup: true, compensation: { tool: "nobody_runs_this" } }] });
+    const [refused, notJson, usage] = await Promise.all([cli("declare", "--file", bad, "--namespace", "hotel"), cli("declare", "--file", file("x.json", "{nope"), "--namespace", "hotel"), cli("declare", "--namespace", "hotel")]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/tools\.0\.compensation\.tool: No connector registers the compensator "hotel\.nobody_runs_this"/);
+    expect([notJson.code, usage.code]).toEqual([2, 2]);
+    expect(notJson.stderr).toContain("is not JSON");
+    expect(usage.stderr).toContain("Missing --file.");
+    expect(await (await getPrisma()).toolPolicy.count({ where: { name: "hotel.cancel_room" } })).toBe(0);
+
+    const listed = await cli("list");
+    expect(listed.stdout).toMatch(/hotel\.book_room\tIRREVERSIBLE\tUNREVIEWED\tv1/);
   });
 });

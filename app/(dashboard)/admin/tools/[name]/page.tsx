@@ -1,0 +1,30 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { ToolPage } from "@/components/admin/tool-page";
+import { ApiError } from "@/lib/api/errors";
+import { requirePageUser } from "@/lib/auth/current-user";
+import { getTool } from "@/lib/tools/get-tool";
+
+export const dynamic = "force-dynamic";
+
+export async function generateMetadata({ params }: { params: Promise<{ name: string }> }): Promise<Metadata> {
+  return { title: decodeURIComponent((await params).name) };
+}
+
+export default async function ToolDetailPage({ params }: { params: Promise<{ name: string }> }) {
+  const name = decodeURIComponent((await params).name);
+  const { denied } = await requirePageUser("read", { returnTo: `/admin/tools/${encodeURIComponent(name)}` });
+  if (denied) return denied;
+  try {
+    return <ToolPage detail={await getTool(name)} />;
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
+    return (
+      <section className="empty">
+        <strong>No tool named “{name}” is in the tool table.</strong>
+        <span>{e.message}</span>
+        <Link href="/admin/tools">← Back to the tool table</Link>
+      </section>
+    );
+  }
+}

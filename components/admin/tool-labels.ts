@@ -1,0 +1,30 @@
+/** Words for the tool table's values, shared by the table and the tool page. */
+import { formatDuration } from "@/components/saga-display";
+
+/** A window or retention in seconds, as people read it; "none" when unset. */
+export function formatWindow(seconds: number | null): string {
+  return seconds === null ? "none" : formatDuration(seconds);
+}
+
+/** What each class means, in one line. */
+export const CLASS_MEANINGS: Record<string, string> = {
+  PURE: "No side effect: not logged, retried freely.",
+  REVERSIBLE: "An effect nobody outside the run has seen: undone by a silent delete.",
+  COMPENSATABLE: "A visible effect answered by a counter-action (refund, close); the original stays on record.",
+  IRREVERSIBLE: "Changes what people know: no undo, only a human-gated correction.",
+};
+
+/** What each review status means for agents' calls. */
+export const STATUS_MEANINGS: Record<string, string> = {
+  UNREVIEWED: "Declared by its team, not yet accepted: every call is held for a person.",
+  REVIEWED: "Accepted: calls follow this row.",
+  DISABLED: "Every new call is refused.",
+};
+
+/** How a tool's effect is answered, in a few words. */
+export function undoSummary(tool: { toolClass: string; compensator: string | null; undoMechanism: string | null }): string {
+  if (tool.undoMechanism) return tool.undoMechanism;
+  if (tool.toolClass === "PURE") return "Nothing to undo";
+  if (tool.toolClass === "IRREVERSIBLE") return "A correction message, sent by a person";
+  return tool.compensator ? `Runs ${tool.compensator}` : "No compensator named";
+}
