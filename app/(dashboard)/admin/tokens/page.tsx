@@ -1,0 +1,23 @@
+import type { Metadata } from "next";
+import { TokensAdmin } from "@/components/admin/tokens-admin";
+import { requirePageUser } from "@/lib/auth/current-user";
+import { getPrisma } from "@/lib/db/prisma";
+import { toAdminTokenPage } from "@/lib/tokens/admin-views";
+import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
+import { findScopableTools } from "@/lib/tokens/find-scopable-tools";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Agent tokens" };
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+export default async function TokensPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const raw = (await searchParams).cursor;
+  const cursor = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
+  const { denied } = await requirePageUser("tokens.manage", { returnTo: "/admin/tokens" });
+  if (denied) return denied;
+  const prisma = await getPrisma();
+  const initial = toAdminTokenPage(await findAgentTokens(prisma, { cursor, order: "newest" }), await findScopableTools(prisma));
+  return <TokensAdmin initial={initial} cursor={cursor} />;
+}

@@ -1,0 +1,300 @@
+"use client";
+
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import { Time } from "@/components/saga-display";
+import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
+import type { TAdminToken, TAdminTokenPage, TCreatedAdminToken, TRevokedAdminToken } from "@/lib/tokens/admin-views";
+import styles from "./people.module.css";
+import { SecretOnce } from "./secret-once";
+
+/** What each token role may do (lib/tokens/agent-token.ts TokenRoleSchema). */
+const TOKEN_ROLE_HINTS = {
+  agent: "Records its own runs, for the tools below.",
+  worker: "Unwinds and reconciles any agent's runs, for the tools below.",
+} as const;
+type TokenRole = keyof typeof TOKEN_ROLE_HINTS;
+
+/** A sentence about the last change, or why it was refused. */
+type Message = { tone: "good" | "bad"; text: string };
+
+function pageHref(cursor: string | undefined): string {
+  return cursor ? `/admin/tokens?cursor=${encodeURIComponent(cursor)}` : "/admin/tokens";
+}
+
+/** The agent-token desk: every token, a form to create one (its secret shown once), revoke with a confirmation. */
+export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cursor?: string | undefined }) {
+  const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+  const { data, error, refetch } = useLive<TAdminTokenPage>(["admin-tokens", cursor ?? ""], `/api/dashboard/admin/tokens${qs}`, initial);
+  const [message, setMessage] = useState<Message | null>(null);
+  const [created, setCreated] = useState<TCreatedAdminToken | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+
+  async function revoke(token: TAdminToken) {
+    setBusy(token.name);
+    setMessage(null);
+    try {
+      const result = await postJson<TRevokedAdminToken>("/api/dashboard/admin/tokens/revoke", { name: token.name });
+      setMessage({
+        tone: "good",
+        text: result.changed ? `Revoked “${token.name}”: its next request gets 401.` : `“${token.name}” was already revoked.`,
+      });
+      await refetch();
+    } catch (e) {
+      setMessage({ tone: "bad", text: errorMessage(e) });
+    } finally {
+      setBusy(null);
+      setConfirming(null);
+    }
+  }
+
+  return (
+    <>
+      <Link href="/" className="back-link">
+        ← Runs
+      </Link>
+      <div className="page-head">
+        <div>
+          <h1>Agent tokens</h1>
+          <p className="muted">What lets an agent or a worker use the API, scoped to tools of the tool table. A revoked token is refused on its next request.</p>
+        </div>
+        <LiveMarker error={error} />
+      </div>
+
+      {created && (
+        <SecretOnce
+          title={`Token “${created.token.name}” created`}
+          detail={`${created.token.role} · ${created.token.tools.join(", ")}`}
+          label="Secret"
+          value={created.secret}
+          testId="token-secret"
+          onDone={() => setCreated(null)}
+        >
+          <p>
+            <span className={styles.warning}>This secret will not be shown again:</span> store it now where the agent reads it. The agent sends it
+            as <code>Authorization: Bearer &lt;secret&gt;</code>; Sagaboard keeps only a hash of it.
+          </p>
+        </SecretOnce>
+      )}
+
+      <CreateTokenForm
+        tools={data.tools}
+        onCreated={async (result) => {
+          setCreated(result);
+          setMessage(null);
+          await refetch();
+        }}
+      />
+
+      <div className={styles.messages} aria-live="polite">
+        {message && (
+          <div className={message.tone === "bad" ? "banner bad" : "banner info"} role={message.tone === "bad" ? "alert" : "status"} data-testid="tokens-message">
+            <span>{message.text}</span>
+            <button type="button" className="link-button small" onClick={() => setMessage(null)}>
+              Dismiss
+            </button>
+          </div>
+        )}
+      </div>
+
+      {data.items.length === 0 ? (
+        <div className="empty">
+          <strong>No agent tokens {cursor ? "on this page" : "yet"}.</strong>
+          {cursor ? <Link href={pageHref(undefined)}>Back to the first page</Link> : "Create one above for each agent or worker; give each its own, so its runs stay attributable."}
+        </div>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Agent tokens" className={styles.stacked}>
+            <thead>
+              <tr>
+                <th>Token</th>
+                <th>Role</th>
+                <th>Tools</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th>Status</th>
+                <th aria-label="Actions" />
+              </tr>
+            </thead>
+            <tbody>
+              {data.items.map((token) => {
+                const rowBusy = busy === token.name;
+                return (
+                  <tr key={token.id} className={token.revokedAt ? styles.off : undefined} data-token={token.name}>
+                    <td className={styles.person}>
+                      <strong className={styles.tokenName}>{token.name}</strong>
+                      <code className="muted" title="The first characters of the secret">
+                        {token.prefix}…
+                      </code>
+                    </td>
+                    <td className="nowrap" data-label="Role">
+                      {token.role}
+                    </td>
+                    <td data-label="Tools">
+                      <div className={styles.chips}>
+                        {token.tools.map((tool) => (
+                          <span key={tool} className={styles.chip}>
+                            {tool}
+                          </span>
+                        ))}
+                      </div>
+                    </td>
+                    <td className="nowrap" data-label="Created">
+                      <div>
+                        <Time at={token.createdAt} />
+                        <div className="cell-label">by {token.createdBy}</div>
+                      </div>
+                    </td>
+                    <td className="nowrap" data-label="Last used">{token.lastUsedAt ? <Time at={token.lastUsedAt} /> : <span className="muted">never</span>}</td>
+                    <td className="nowrap" data-label="Status">
+                      <div className="cell-stack">
+                        <span className={`badge ${token.revokedAt ? "status-bad" : "status-good"}`}>{token.revokedAt ? "REVOKED" : "ACTIVE"}</span>
+                        {token.revokedAt && <Time at={token.revokedAt} />}
+                      </div>
+                    </td>
+                    <td className={styles.actions}>
+                      {token.revokedAt ? null : confirming === token.name ? (
+                        <div className={styles.confirm} role="group" aria-label={`Confirm revoking ${token.name}`}>
+                          <span>Revoke “{token.name}”? Its next request gets 401; this cannot be undone.</span>
+                          <div>
+                            <button type="button" className={`button small ${styles.dangerSolid}`} disabled={rowBusy} onClick={() => void revoke(token)}>
+                              {rowBusy ? "Revoking…" : "Yes, revoke"}
+                            </button>
+                            <button type="button" className="button small" disabled={rowBusy} onClick={() => setConfirming(null)}>
+                              Cancel
+                            </button>
+                          </div>
+                        </div>
+                      ) : (
+                        <button type="button" className={`button small ${styles.danger}`} onClick={() => setConfirming(token.name)}>
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="pager">
+        {cursor && <Link href={pageHref(undefined)}>First page</Link>}
+        {data.nextCursor && <Link href={pageHref(data.nextCursor)}>Next page →</Link>}
+      </div>
+    </>
+  );
+}
+
+/** Name, role and tools (checkboxes from the tool table); the server answers the secret once. */
+function CreateTokenForm({ tools, onCreated }: { tools: string[]; onCreated: (created: TCreatedAdminToken) => Promise<void> }) {
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<TokenRole>("agent");
+  const [picked, setPicked] = useState<string[]>([]);
+  const [sending, setSending] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (picked.length === 0) {
+      setFailure("Pick at least one tool the token may use.");
+      return;
+    }
+    setSending(true);
+    setFailure(null);
+    try {
+      const result = await postJson<TCreatedAdminToken>("/api/dashboard/admin/tokens", { name, role, tools: picked });
+      setName("");
+      setRole("agent");
+      setPicked([]);
+      await onCreated(result);
+    } catch (error) {
+      setFailure(errorMessage(error));
+    } finally {
+      setSending(false);
+    }
+  }
+
+  function toggle(tool: string, on: boolean) {
+    setPicked((p) => (on ? [...p, tool] : p.filter((t) => t !== tool)));
+  }
+
+  return (
+    <section className={`panel ${styles.createPanel}`} aria-labelledby="create-token-title">
+      <h2 id="create-token-title">Create a token</h2>
+      <p className={styles.lead}>One token per agent or worker. Its secret is shown once, here, right after you create it.</p>
+      {tools.length === 0 ? (
+        <p className="notice">
+          The tool table has no tools yet, and a token must name at least one. Add the tools on the <Link href="/admin/tools">Tools</Link> page first.
+        </p>
+      ) : (
+        <form onSubmit={(e) => void submit(e)} aria-label="Create a token">
+          <div className={styles.fields}>
+            <div className={styles.field}>
+              <label htmlFor="new-token-name">Name</label>
+              <input
+                id="new-token-name"
+                type="text"
+                required
+                autoComplete="off"
+                pattern="[a-z0-9][a-z0-9_.\-]{0,63}"
+                title="1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter or digit"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                placeholder="support-agent"
+                aria-describedby="new-token-name-hint"
+              />
+              <p id="new-token-name-hint" className={styles.hint}>
+                The agent&rsquo;s name on its runs and in the audit log: lower-case letters, digits, <code>-</code> <code>_</code> <code>.</code>
+              </p>
+            </div>
+            <fieldset className={styles.field}>
+              <legend className={styles.fieldLegend}>Role</legend>
+              <div className={styles.roles}>
+                {(Object.keys(TOKEN_ROLE_HINTS) as TokenRole[]).map((r) => (
+                  <label key={r} className="choice">
+                    <input type="radio" name="token-role" value={r} checked={role === r} onChange={() => setRole(r)} />
+                    {r}
+                  </label>
+                ))}
+              </div>
+              <p className={styles.hint}>{TOKEN_ROLE_HINTS[role]}</p>
+            </fieldset>
+          </div>
+          <fieldset>
+            <div className={styles.legendRow}>
+              <legend>
+                Tools <span className="muted small">({picked.length} of {tools.length})</span>
+              </legend>
+              <button type="button" className="link-button small" onClick={() => setPicked(tools)}>
+                Select all
+              </button>
+              <button type="button" className="link-button small" onClick={() => setPicked([])}>
+                Clear
+              </button>
+            </div>
+            <div className={styles.tools}>
+              {tools.map((tool) => (
+                <label key={tool} className="choice">
+                  <input type="checkbox" checked={picked.includes(tool)} onChange={(e) => toggle(tool, e.target.checked)} />
+                  <code>{tool}</code>
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <div className={styles.formActions}>
+            <button type="submit" className="button primary" disabled={sending}>
+              {sending ? "Creating…" : "Create token"}
+            </button>
+          </div>
+          {failure && (
+            <p className="form-error" role="alert">
+              {failure}
+            </p>
+          )}
+        </form>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,320 @@
+"use client";
+
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import { Time } from "@/components/saga-display";
+import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
+import { ROLES, type Role } from "@/lib/auth/roles";
+import type { TAdminUser, TAdminUserPage, TChangedAdminUser, TCreatedAdminUser } from "@/lib/users/admin-views";
+import styles from "./people.module.css";
+import { SecretOnce } from "./secret-once";
+
+/** What each role may do, in the words of lib/auth/roles.ts, for the role pickers. */
+const ROLE_HINTS = {
+  admin: "Everything, including the tool table, users and agent tokens.",
+  reviewer: "Decides pivots, works the escalation queue, pulls revoke triggers.",
+  support: "Handles correction messages.",
+  viewer: "Reads everything, changes nothing.",
+} as const satisfies Record<Role, string>;
+
+/** A sentence about the last change, or why it was refused. */
+type Message = { tone: "good" | "bad"; text: string };
+
+/** A change waiting for the admin to confirm it on its row. */
+type Pending = { email: string; kind: "disable" } | { email: string; kind: "role"; role: Role };
+
+function pageHref(cursor: string | undefined): string {
+  return cursor ? `/admin/users?cursor=${encodeURIComponent(cursor)}` : "/admin/users";
+}
+
+/** The people desk: every account, a form to add one (its initial password shown once), role changes, disable and enable. */
+export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; cursor?: string | undefined }) {
+  const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+  const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], `/api/dashboard/admin/users${qs}`, initial);
+  const [message, setMessage] = useState<Message | null>(null);
+  const [created, setCreated] = useState<TCreatedAdminUser | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [roles, setRoles] = useState<Record<string, Role>>({});
+
+  async function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
+    setBusy(user.email);
+    setMessage(null);
+    try {
+      const url = `/api/dashboard/admin/users/${what}`;
+      const result = await postJson<TChangedAdminUser>(url, what === "role" ? { email: user.email, role } : { email: user.email });
+      setMessage({ tone: "good", text: changedText(result, what) });
+      setRoles((r) => without(r, user.email));
+      await refetch();
+    } catch (e) {
+      setMessage({ tone: "bad", text: errorMessage(e) });
+    } finally {
+      setBusy(null);
+      setPending(null);
+    }
+  }
+
+  function askRole(user: TAdminUser) {
+    const role = roles[user.email];
+    if (!role || role === user.role) return;
+    // Changing your own role takes this page away from you: ask first. Anyone else's applies at once.
+    if (user.email === data.me) setPending({ email: user.email, kind: "role", role });
+    else void change(user, "role", role);
+  }
+
+  return (
+    <>
+      <Link href="/" className="back-link">
+        ← Runs
+      </Link>
+      <div className="page-head">
+        <div>
+          <h1>Users</h1>
+          <p className="muted">Who may sign in and what they may do. A change applies on the person&rsquo;s next request, and each one is in the audit log.</p>
+        </div>
+        <LiveMarker error={error} />
+      </div>
+
+      {created && (
+        <SecretOnce
+          title={`Account created for ${created.user.name}`}
+          detail={`${created.user.email} · ${created.user.role}`}
+          label="Initial password"
+          value={created.initialPassword}
+          testId="initial-password"
+          onDone={() => setCreated(null)}
+        >
+          <p>
+            Give it to {created.user.name} through a safe channel; they sign in at <code>/signin</code> with their email and this password.{" "}
+            <span className={styles.warning}>It will not be shown again:</span> Sagaboard keeps only a hash of it.
+          </p>
+        </SecretOnce>
+      )}
+
+      <CreateUserForm
+        onCreated={async (result) => {
+          setCreated(result);
+          setMessage(null);
+          await refetch();
+        }}
+      />
+
+      <div className={styles.messages} aria-live="polite">
+        {message && (
+          <div className={message.tone === "bad" ? "banner bad" : "banner info"} role={message.tone === "bad" ? "alert" : "status"} data-testid="users-message">
+            <span>{message.text}</span>
+            <button type="button" className="link-button small" onClick={() => setMessage(null)}>
+              Dismiss
+            </button>
+          </div>
+        )}
+      </div>
+
+      {data.items.length === 0 ? (
+        <div className="empty">
+          <strong>No accounts {cursor ? "on this page" : "yet"}.</strong>
+          {cursor ? <Link href={pageHref(undefined)}>Back to the first page</Link> : "Add the first person with the form above."}
+        </div>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Accounts" className={styles.stacked}>
+            <thead>
+              <tr>
+                <th>Person</th>
+                <th>Role</th>
+                <th>Status</th>
+                <th>Sign-in</th>
+                <th>Created</th>
+                <th aria-label="Actions" />
+              </tr>
+            </thead>
+            <tbody>
+              {data.items.map((user) => {
+                const me = user.email === data.me;
+                const chosen = roles[user.email] ?? user.role;
+                const rowBusy = busy === user.email;
+                const asking = pending?.email === user.email ? pending : null;
+                return (
+                  <tr key={user.id} className={user.disabledAt ? styles.off : undefined} data-email={user.email}>
+                    <td className={styles.person}>
+                      <strong>
+                        {user.name}
+                        {me && <span className={styles.you}>you</span>}
+                      </strong>
+                      <span className="muted small">{user.email}</span>
+                    </td>
+                    <td className="nowrap" data-label="Role">
+                      <div className={styles.roleCell}>
+                        <select
+                          className={styles.roleSelect}
+                          aria-label={`Role of ${user.email}`}
+                          value={chosen}
+                          disabled={rowBusy}
+                          onChange={(e) => setRoles((r) => ({ ...r, [user.email]: e.target.value as Role }))}
+                        >
+                          {ROLES.map((role) => (
+                            <option key={role} value={role}>
+                              {role}
+                            </option>
+                          ))}
+                        </select>
+                        {chosen !== user.role && (
+                          <button type="button" className="button small primary" disabled={rowBusy} onClick={() => askRole(user)}>
+                            Save
+                          </button>
+                        )}
+                      </div>
+                    </td>
+                    <td className="nowrap" data-label="Status">
+                      <div className="cell-stack">
+                        <span className={`badge ${user.disabledAt ? "status-bad" : "status-good"}`}>{user.disabledAt ? "DISABLED" : "ENABLED"}</span>
+                        {user.disabledAt && (
+                          <span className="cell-label">
+                            since <Time at={user.disabledAt} />
+                          </span>
+                        )}
+                      </div>
+                    </td>
+                    <td className="nowrap" data-label="Sign-in">{user.hasPassword ? "password" : <span className="muted">SSO only</span>}</td>
+                    <td className="nowrap" data-label="Created">
+                      <Time at={user.createdAt} />
+                    </td>
+                    <td className={styles.actions}>
+                      {asking ? (
+                        <div className={styles.confirm} role="group" aria-label={`Confirm the change to ${user.email}`}>
+                          <span>
+                            {asking.kind === "disable"
+                              ? me
+                                ? "Disable your own account? You are signed out on your next request."
+                                : `Disable ${user.email}? Their next request is refused.`
+                              : `Make yourself ${asking.role}? You lose this page on your next request.`}
+                          </span>
+                          <div>
+                            <button
+                              type="button"
+                              className={`button small ${styles.dangerSolid}`}
+                              disabled={rowBusy}
+                              onClick={() => void (asking.kind === "disable" ? change(user, "disable") : change(user, "role", asking.role))}
+                            >
+                              {asking.kind === "disable" ? "Yes, disable" : "Yes, change"}
+                            </button>
+                            <button type="button" className="button small" disabled={rowBusy} onClick={() => setPending(null)}>
+                              Cancel
+                            </button>
+                          </div>
+                        </div>
+                      ) : user.disabledAt ? (
+                        <button type="button" className="button small" disabled={rowBusy} onClick={() => void change(user, "enable")}>
+                          {rowBusy ? "Enabling…" : "Enable"}
+                        </button>
+                      ) : (
+                        <button
+                          type="button"
+                          className={`button small ${styles.danger}`}
+                          disabled={rowBusy}
+                          onClick={() => setPending({ email: user.email, kind: "disable" })}
+                        >
+                          {rowBusy ? "Disabling…" : "Disable"}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="pager">
+        {cursor && <Link href={pageHref(undefined)}>First page</Link>}
+        {data.nextCursor && <Link href={pageHref(data.nextCursor)}>Next page →</Link>}
+      </div>
+    </>
+  );
+}
+
+function without<T>(record: Record<string, T>, key: string): Record<string, T> {
+  const next = { ...record };
+  delete next[key];
+  return next;
+}
+
+function changedText(result: TChangedAdminUser, what: Pending["kind"] | "enable"): string {
+  const { user, changed } = result;
+  switch (what) {
+    case "role":
+      return changed ? `${user.email} is now ${user.role}, from their next request.` : `${user.email} already was ${user.role}.`;
+    case "disable":
+      return changed ? `Disabled ${user.email}: their next request is refused and they cannot sign in.` : `${user.email} was already disabled.`;
+    case "enable":
+      return changed ? `Enabled ${user.email}: they can sign in again, as ${user.role}.` : `${user.email} was already enabled.`;
+  }
+}
+
+/** Email, name and role; the server makes up the password and answers it once. */
+function CreateUserForm({ onCreated }: { onCreated: (created: TCreatedAdminUser) => Promise<void> }) {
+  const [email, setEmail] = useState("");
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<Role>("viewer");
+  const [sending, setSending] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setSending(true);
+    setFailure(null);
+    try {
+      const result = await postJson<TCreatedAdminUser>("/api/dashboard/admin/users", { email, name, role });
+      setEmail("");
+      setName("");
+      setRole("viewer");
+      await onCreated(result);
+    } catch (error) {
+      setFailure(errorMessage(error));
+    } finally {
+      setSending(false);
+    }
+  }
+
+  return (
+    <section className={`panel ${styles.createPanel}`} aria-labelledby="create-user-title">
+      <h2 id="create-user-title">Add a person</h2>
+      <p className={styles.lead}>Sagaboard makes up a strong initial password and shows it to you once, to hand over.</p>
+      <form onSubmit={(e) => void submit(e)} aria-label="Add a person">
+        <div className={styles.fields}>
+          <div className={styles.field}>
+            <label htmlFor="new-user-email">Email</label>
+            <input id="new-user-email" type="email" required autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="ana@example.com" />
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="new-user-name">Name</label>
+            <input id="new-user-name" type="text" required autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} placeholder="Ana Lima" />
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="new-user-role">Role</label>
+            <select id="new-user-role" value={role} onChange={(e) => setRole(e.target.value as Role)} aria-describedby="new-user-role-hint">
+              {ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+            <p id="new-user-role-hint" className={styles.hint}>
+              {ROLE_HINTS[role]}
+            </p>
+          </div>
+        </div>
+        <div className={styles.formActions}>
+          <button type="submit" className="button primary" disabled={sending}>
+            {sending ? "Creating…" : "Create account"}
+          </button>
+        </div>
+        {failure && (
+          <p className="form-error" role="alert">
+            {failure}
+          </p>
+        )}
+      </form>
+    </section>
+  );
+}
