@@ -13,6 +13,8 @@ const nextConfig = {
       "./generated/prisma-pg/schema.prisma",
     ],
   },
+  // Where the build goes (default .next): two engineers' browser suites on one machine build apart.
+  distDir: process.env.SAGABOARD_NEXT_DIST_DIR || ".next",
   typedRoutes: false,
   poweredByHeader: false,
 };

@@ -39,7 +39,8 @@ if (postgres) {
   /** Where the second instance answers (tests/e2e/two-instances.spec.ts); unset on SQLite. */
   process.env.E2E_SECOND_BASE_URL = `http://localhost:${portB}`;
 } else {
-  process.env.DATABASE_URL = `file:${path.join(root, "test-results", "e2e.db")}`;
+  // SAGABOARD_E2E_DB names another file, so two suites on one machine never share (and reset) one.
+  process.env.DATABASE_URL = `file:${path.join(root, "test-results", process.env.SAGABOARD_E2E_DB || "e2e.db")}`;
   delete process.env.E2E_SECOND_BASE_URL;
 }
 

@@ -18,7 +18,7 @@ import path from "node:path";
 import { migrateSqlite } from "@/lib/db/migrate";
 import { databaseKindOfUrl, redactUrl, sqliteFilePath } from "@/lib/db/url";
 import { postgresTestDatabase, testPostgresUrl, type ThrowawayDatabase } from "@/tests/support/test-database";
-import { needsBuild } from "./lib/build";
+import { buildDir, needsBuild } from "./lib/build";
 
 const root = process.cwd();
 const port = process.env.PORT ?? "3210";
@@ -33,7 +33,7 @@ function isInside(file: string, dir: string): boolean {
 
 /** Builds when needed; a caller that has just built (SAGABOARD_E2E_PREBUILT=1) is believed while a build exists. */
 function buildIfNeeded(): void {
-  const prebuilt = process.env.SAGABOARD_E2E_PREBUILT === "1" && existsSync(path.join(root, ".next", "BUILD_ID"));
+  const prebuilt = process.env.SAGABOARD_E2E_PREBUILT === "1" && existsSync(path.join(buildDir(root), "BUILD_ID"));
   const reason = prebuilt ? null : needsBuild();
   if (!reason) return;
   console.log(`e2e:server: building (${reason})...`);

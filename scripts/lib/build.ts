@@ -18,10 +18,15 @@ function newestMtime(entry: string): number {
   return newest;
 }
 
-/** Why a build is needed, or null when .next is up to date. */
+/** The build's folder: `.next`, or SAGABOARD_NEXT_DIST_DIR (next.config.js reads the same variable). */
+export function buildDir(root: string = process.cwd()): string {
+  return path.join(root, process.env.SAGABOARD_NEXT_DIST_DIR || ".next");
+}
+
+/** Why a build is needed, or null when the build is up to date. */
 export function needsBuild(root: string = process.cwd()): string | null {
   if (process.env.CI === "true") return "CI=true";
-  const buildId = path.join(root, ".next", "BUILD_ID");
+  const buildId = path.join(buildDir(root), "BUILD_ID");
   if (!existsSync(buildId)) return "no build yet";
   const builtAt = statSync(buildId).mtimeMs;
   const newest = Math.max(...BUILD_INPUTS.map((entry) => newestMtime(path.join(root, entry))));
