@@ -3,7 +3,7 @@ import { defineConfig, globalIgnores } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  globalIgnores(["node_modules/", ".next/", "generated/", "data/", "next-env.d.ts"]),
+  globalIgnores(["node_modules/", ".next/", ".next-*/", "generated/", "data/", "next-env.d.ts"]),
   js.configs.recommended,
   tseslint.configs.recommended,
   {
