@@ -811,6 +811,7 @@ export class PrismaSagaStore implements SagaStore {
             status: CorrectionStatus.DRAFT,
             subject: correction.subject,
             body: correction.body,
+            draftedBy: correction.draftedBy ?? null,
             createdAt: now,
           },
         });

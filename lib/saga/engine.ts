@@ -13,7 +13,7 @@ import { irreversibleBeforePivot } from "./metrics";
 import { reconcileStep, toJson } from "./reconcile";
 import { IntentGuardFailed, type Actor, type EscalationRecord, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
-import { unwindRun, type UnwindReport } from "./unwind";
+import { compensateOneStep, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
 import { EscalationKind, EscalationStatus, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** Options of an engine. */
@@ -125,8 +125,13 @@ export class SagaEngine {
   }
 
   /** Unwinds a run (reconcile, then compensate in reverse); call again to resume a crashed unwind. */
-  async unwind(runId: string, actor: Actor, reason: string): Promise<UnwindReport> {
-    return unwindRun(this.deps, runId, actor, reason);
+  async unwind(runId: string, actor: Actor, reason: string, options: UnwindOptions = {}): Promise<UnwindReport> {
+    return unwindRun(this.deps, runId, actor, reason, options);
+  }
+
+  /** Pulls back one step: its compensation (confirmed by reading back) or its correction draft. Idempotent. */
+  async compensateStep(stepId: string, actor: Actor, draftedBy: string | null = null): Promise<StepRecord> {
+    return compensateOneStep(this.deps, stepId, actor, draftedBy);
   }
 
   /** Reconciles one step against the real system. */

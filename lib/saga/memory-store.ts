@@ -280,7 +280,8 @@ export class MemorySagaStore implements SagaStore {
     const existing = [...this.corrections.values()].find((c) => c.stepId === correction.stepId);
     if (existing) return copy(existing);
     const now = this.clock.now();
-    const record: CorrectionRecord = { ...copy(correction), status: CorrectionStatus.DRAFT, createdAt: now };
+    const { draftedBy: _draftedBy, ...fields } = copy(correction);
+    const record: CorrectionRecord = { ...fields, status: CorrectionStatus.DRAFT, createdAt: now };
     this.corrections.set(record.id, record);
     this.append(record.runId, record.stepId, audit, now);
     return copy(record);

@@ -303,7 +303,10 @@ export interface CorrectionRecord {
 }
 
 /** A new correction draft. */
-export type NewCorrection = Pick<CorrectionRecord, "id" | "runId" | "stepId" | "audience" | "rank" | "subject" | "body">;
+export type NewCorrection = Pick<CorrectionRecord, "id" | "runId" | "stepId" | "audience" | "rank" | "subject" | "body"> & {
+  /** What drafted it (`unwind`, `revoke:<rvk_...>`); unset: an unwind. */
+  draftedBy?: string | null;
+};
 
 /** One link of the tamper-evident audit chain. */
 export interface AuditEventRecord {

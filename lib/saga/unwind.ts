@@ -167,7 +167,7 @@ async function escalateFailedCompensation(deps: EngineDeps, step: StepRecord, ac
  * Drafts the correction for an effect people saw. Irreversible effects always had an audience; a
  * compensated effect needs a note only when someone outside saw it (a refund with receipts off does not).
  */
-async function draftCorrection(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<boolean> {
+export async function draftCorrection(deps: EngineDeps, step: StepRecord, actor: Actor, draftedBy: string | null = null): Promise<boolean> {
   if (!step.correction) return false;
   if (step.toolClass !== ToolClass.IRREVERSIBLE && !isExternalAudience(step.audience)) return false;
   await deps.store.createCorrection(
@@ -179,6 +179,7 @@ async function draftCorrection(deps: EngineDeps, step: StepRecord, actor: Actor)
       rank: audienceRank(step.correction.audience),
       subject: step.correction.subject,
       body: step.correction.body,
+      draftedBy,
     },
     { type: "correction.drafted", actor, data: { stepIdx: step.stepIdx, audience: step.correction.audience } },
   );
@@ -191,7 +192,35 @@ async function draftCorrection(deps: EngineDeps, step: StepRecord, actor: Actor)
  * corrections for IRREVERSIBLE ones. A failing compensation is escalated and the unwind goes on.
  * Idempotent: a crashed unwind is resumed by calling it again.
  */
-export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, reason: string): Promise<UnwindReport> {
+/** Options of `unwindRun`. */
+export interface UnwindOptions {
+  /**
+   * Steps the unwind leaves as they are (a whole-run revoke: steps past their revocation window,
+   * each answered by an escalation of its own instead). They are reported as skipped.
+   */
+  skipStepIds?: readonly string[];
+}
+
+/**
+ * Pulls back one step (a revoke trigger): reconciles it if its outcome is unsettled, runs its
+ * pre-written compensation under its own key and confirms it by reading back (a failure is recorded
+ * with what is still out there and escalated), and drafts the correction an effect people saw needs.
+ * An irreversible step is not compensated: it only gets its correction draft. Idempotent: a step
+ * already compensated is returned as it is; a REQUESTED compensation is verified before anything is
+ * sent again.
+ */
+export async function compensateOneStep(deps: EngineDeps, stepId: string, actor: Actor, draftedBy: string | null = null): Promise<StepRecord> {
+  let step = await deps.store.getStep(stepId);
+  if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
+  if (UNSETTLED_STATUSES.includes(step.status)) step = await reconcileStep(deps, step, actor);
+  if (step.status === StepStatus.CONFIRMED && step.toolClass !== ToolClass.IRREVERSIBLE) step = await compensate(deps, step, actor);
+  if (step.status === StepStatus.COMPENSATION_FAILED) await escalateFailedCompensation(deps, step, actor);
+  if (step.status === StepStatus.CONFIRMED || step.status === StepStatus.COMPENSATED) await draftCorrection(deps, step, actor, draftedBy);
+  return step;
+}
+
+export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, reason: string, options: UnwindOptions = {}): Promise<UnwindReport> {
+  const skip = new Set(options.skipStepIds ?? []);
   const run = await deps.store.getRun(runId);
   if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist.`);
   if (run.status !== RunStatus.UNWINDING) {
@@ -202,6 +231,10 @@ export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, r
   const steps = (await deps.store.listSteps(runId)).reverse();
   let settledOne = false;
   for (const original of steps) {
+    if (skip.has(original.id)) {
+      report.skipped.push(original.stepIdx);
+      continue;
+    }
     if (settledOne) deps.crashPoints.hit(CrashPoint.MID_UNWIND);
     let step = original;
     if (UNSETTLED_STATUSES.includes(step.status)) step = await reconcileStep(deps, step, actor);

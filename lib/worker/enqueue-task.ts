@@ -21,6 +21,16 @@ import { WorkerTaskKind, WorkerTaskStatus } from "./vocabulary";
 export const ZUnwindPayloadSchema = z.object({
   /** Why the run is unwound, in words. */
   reason: z.string().trim().min(1),
+  /** Steps to leave as they are (a whole-run revoke: steps past their window, escalated instead). */
+  skipStepIds: z.array(z.string().min(1)).max(10_000).optional(),
+});
+
+/** The payload of a COMPENSATE task (one step pulled back by a revoke trigger). */
+export const ZCompensatePayloadSchema = z.object({
+  /** Why, in words (the revoke's reason). */
+  reason: z.string().trim().min(1),
+  /** What asked for it (`revoke:<rvk_...>`): recorded on a correction the compensation drafts. */
+  draftedBy: z.string().trim().min(1).max(80).optional(),
 });
 
 const actorSchema = z.object({ type: z.enum(["agent", "user", "system"]), id: z.string().trim().min(1) });
@@ -49,6 +59,9 @@ export const ZEnqueueTaskSchema = z
       if (!ZUnwindPayloadSchema.safeParse(input.payload).success) {
         ctx.addIssue({ code: "custom", path: ["payload", "reason"], message: "an UNWIND task needs payload.reason (a non-empty string)" });
       }
+    } else if (input.kind === WorkerTaskKind.SEND_CORRECTION) {
+      // The send step does not exist yet: the worker's call writes it.
+      if (input.stepId) ctx.addIssue({ code: "custom", path: ["stepId"], message: "a SEND_CORRECTION task is about its correction run: leave stepId out" });
     } else if (!input.stepId) {
       ctx.addIssue({ code: "custom", path: ["stepId"], message: `a ${input.kind} task is about one step: stepId is required` });
     }

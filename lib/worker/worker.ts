@@ -23,8 +23,10 @@ import { SagaError, type SagaErrorCode } from "@/lib/saga/errors";
 import type { Actor, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import type { UnwindReport } from "@/lib/saga/unwind";
-import { ZUnwindPayloadSchema } from "./enqueue-task";
+import type { RunContext } from "@/lib/saga/engine";
+import { ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
 import type { TaskQueue } from "./queue";
+import { ZSendCorrectionPayloadSchema } from "./send-correction-payload";
 import { workerActor, type ClaimedTask, type SettleResult } from "./task-record";
 import { WorkerTaskKind } from "./vocabulary";
 
@@ -33,10 +35,14 @@ import { WorkerTaskKind } from "./vocabulary";
  * PrismaSagaStore in-process, or the HTTP store later) with this process's tool connectors.
  */
 export interface WorkerEngine {
-  /** Unwinds a run; calling it again resumes a crashed unwind. */
-  unwind(runId: string, actor: Actor, reason: string): Promise<UnwindReport>;
+  /** Unwinds a run (leaving `skipStepIds` as they are); calling it again resumes a crashed unwind. */
+  unwind(runId: string, actor: Actor, reason: string, options?: { skipStepIds?: readonly string[] }): Promise<UnwindReport>;
   /** Reconciles one step against the real system. */
   reconcile(stepId: string, actor?: Actor): Promise<StepRecord>;
+  /** Continues a run from its log (correction sends: the approved calls run once, replays read the log). */
+  resume?(runId: string): Promise<Pick<RunContext, "run" | "call" | "complete">>;
+  /** Pulls back one step (a revoke): its compensation, confirmed by reading back, or its correction draft. */
+  compensateStep(stepId: string, actor: Actor, draftedBy?: string | null): Promise<StepRecord>;
 }
 
 /** How a worker is set up. */
@@ -149,6 +155,8 @@ function describeTask(task: ClaimedTask): string {
       return `reconcile step ${task.stepId ?? "(none)"} of run ${task.runId}`;
     case WorkerTaskKind.COMPENSATE:
       return `compensate step ${task.stepId ?? "(none)"} of run ${task.runId}`;
+    case WorkerTaskKind.SEND_CORRECTION:
+      return `send the approved correction of run ${task.runId}`;
   }
 }
 
@@ -298,22 +306,44 @@ export class Worker {
       case WorkerTaskKind.UNWIND: {
         const payload = ZUnwindPayloadSchema.safeParse(task.payload);
         if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "an UNWIND task needs payload.reason (a non-empty string)");
-        return toJson(await this.engine.unwind(task.runId, this.actor, payload.data.reason));
+        return toJson(await this.engine.unwind(task.runId, this.actor, payload.data.reason, { skipStepIds: payload.data.skipStepIds }));
       }
       case WorkerTaskKind.RECONCILE: {
         if (!task.stepId) throw new TaskRefused("INVALID_PAYLOAD", "a RECONCILE task needs a stepId");
         const step = await this.engine.reconcile(task.stepId, this.actor);
         return { stepId: step.id, stepIdx: step.stepIdx, tool: step.tool, status: step.status, externalRef: step.externalRef };
       }
-      case WorkerTaskKind.COMPENSATE:
-        // The engine runs compensations only inside a whole-run unwind; compensating one step
-        // (revoke) needs an engine method of its own, which does not exist yet.
-        throw new TaskRefused(
-          "NOT_SUPPORTED",
-          "COMPENSATE tasks are not supported yet: the engine can compensate a step only as part of unwinding its whole run. " +
-            "Enqueue an UNWIND task for the run instead, or wait for the revoke work to add single-step compensation.",
-        );
+      case WorkerTaskKind.SEND_CORRECTION:
+        return this.sendCorrection(task);
+      case WorkerTaskKind.COMPENSATE: {
+        const payload = ZCompensatePayloadSchema.safeParse(task.payload);
+        if (!task.stepId || !payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMPENSATE task needs a stepId and payload.reason (a non-empty string)");
+        const step = await this.engine.compensateStep(task.stepId, this.actor, payload.data.draftedBy ?? null);
+        return { stepId: step.id, stepIdx: step.stepIdx, tool: step.tool, status: step.status, compensationState: step.compensationState, compensationRef: step.compensationRef };
+      }
     }
+  }
+
+  /**
+   * Sends a correction a person approved: resumes its run and makes the pivot's approved `send_email`
+   * calls in plan order. The gate lets each run once (COMMIT phase); a call already CONFIRMED is
+   * replayed from the log; one left UNKNOWN by a timeout is reconciled by its key before anything is
+   * sent, and stays unknown (the task is retried) rather than being resent blindly.
+   */
+  private async sendCorrection(task: ClaimedTask): Promise<Json> {
+    const payload = ZSendCorrectionPayloadSchema.safeParse(task.payload);
+    if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a SEND_CORRECTION task needs payload.correctionId and payload.messages (to, subject, body)");
+    if (!this.engine.resume) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot resume runs; run the worker with a SagaEngine to send corrections");
+    const run = await this.engine.resume(task.runId);
+    if (run.run.status === "COMPLETED") return { correctionId: payload.data.correctionId, alreadySent: true };
+    const sent: Json[] = [];
+    for (const message of payload.data.messages) {
+      const outcome = await run.call("send_email", message);
+      if (outcome.status !== "ok") throw new TaskRefused("APPROVAL_REQUIRED", `the correction's send was not let through: ${outcome.message}`);
+      sent.push({ to: message.to, stepIdx: outcome.stepIdx, stepKey: outcome.stepKey, messageId: outcome.externalRef, replayed: outcome.replayed });
+    }
+    await run.complete();
+    return { correctionId: payload.data.correctionId, sent };
   }
 
   private summary(task: ClaimedTask, result: Json): string {

@@ -211,6 +211,7 @@ describe("concurrency faults", () => {
         return engine.unwind(runId, actor, reason);
       },
       reconcile: (stepId, actor) => engine.reconcile(stepId, actor),
+      compensateStep: (stepId, actor, draftedBy) => engine.compensateStep(stepId, actor, draftedBy),
     };
     const base = prismaTaskQueue(prisma);
     const pausedQueue: TaskQueue = {

@@ -341,37 +341,32 @@ describe("Worker", () => {
     await expectChainIntact(runId);
   });
 
-  it("COMPENSATE is not supported yet: the task fails with a clear message; RECONCILE settles a step", async () => {
+  it("COMPENSATE pulls back one step, once, confirmed by reading back; RECONCILE settles a step; a bad payload fails for good", async () => {
     const s = await scenario();
     const runId = await failedRun(s);
     const [ticket] = await store.listSteps(runId);
-    const { task: compensate } = await enqueueTask(prisma, {
-      kind: "COMPENSATE",
-      runId,
-      stepId: ticket!.id,
-      tools: ["create_ticket"],
-      payload: {},
-      dedupeKey: `compensate:${ticket!.id}`,
-    });
-    const { task: reconcile } = await enqueueTask(prisma, {
-      kind: "RECONCILE",
-      runId,
-      stepId: ticket!.id,
-      tools: ["create_ticket"],
-      payload: {},
-      dedupeKey: `reconcile:${ticket!.id}`,
-    });
+    const enqueue = (kind: "COMPENSATE" | "RECONCILE", dedupeKey: string, payload: Record<string, string>) =>
+      enqueueTask(prisma, { kind, runId, stepId: ticket!.id, tools: ["create_ticket"], payload, dedupeKey });
+    const { task: compensate } = await enqueue("COMPENSATE", `compensate:${ticket!.id}`, { reason: "revoked by rita", draftedBy: "revoke:rvk_1" });
+    const { task: reconcile } = await enqueue("RECONCILE", `reconcile:${ticket!.id}`, {});
+    const { task: invalid } = await enqueue("COMPENSATE", `compensate-bad:${ticket!.id}`, {});
     const outcomes = await worker(s, "worker-kinds").runOnce();
     expect(outcomes.map((o) => [o.taskId, o.outcome]).sort()).toEqual([
-      [compensate.id, "failed"],
+      [compensate.id, "done"],
       [reconcile.id, "done"],
+      [invalid.id, "failed"],
     ].sort());
-    expect(await getTask(prisma, compensate.id)).toMatchObject({
-      status: "FAILED",
-      error: { code: "NOT_SUPPORTED", permanent: true, message: expect.stringMatching(/COMPENSATE tasks are not supported yet/) },
-    });
-    expect(await getTask(prisma, reconcile.id)).toMatchObject({ status: "DONE", result: { stepIdx: 0, tool: "create_ticket", status: "CONFIRMED" } });
-    expect(s.world.ledger.count({ op: "ticketing.close" })).toBe(0);
+    expect(await getTask(prisma, compensate.id)).toMatchObject({ status: "DONE", result: { stepIdx: 0, tool: "create_ticket", status: "COMPENSATED", compensationState: "CONFIRMED" } });
+    expect(await getTask(prisma, invalid.id)).toMatchObject({ status: "FAILED", error: { code: "INVALID_PAYLOAD", permanent: true } });
+    expect((await store.listSteps(runId))[0]).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
+    const closes = () => s.world.ledger.count({ op: "ticketing.close", ref: ticket!.externalRef ?? "", outcome: "effect" });
+    expect(closes()).toBe(1);
+
+    // Pulled again (another task for the same step): nothing more happens in the real system.
+    const { task: again } = await enqueue("COMPENSATE", `compensate-again:${ticket!.id}`, { reason: "pulled twice" });
+    expect((await worker(s, "worker-kinds").runOnce()).map((o) => [o.taskId, o.outcome])).toEqual([[again.id, "done"]]);
+    expect(closes()).toBe(1);
+    await expectChainIntact(runId);
   });
 
   it("transient errors hand the task back until maxAttempts, then fail it", async () => {
@@ -382,6 +377,9 @@ describe("Worker", () => {
         throw new Error("connection reset");
       },
       reconcile: async () => {
+        throw new Error("unused");
+      },
+      compensateStep: async () => {
         throw new Error("unused");
       },
     };
@@ -425,6 +423,9 @@ describe("Worker", () => {
         return { runId: id, status: "UNWOUND", compensated: [], compensationFailed: [], unresolved: [], corrections: [], skipped: [] };
       },
       reconcile: async (): Promise<StepRecord> => {
+        throw new Error("not used");
+      },
+      compensateStep: async (): Promise<StepRecord> => {
         throw new Error("not used");
       },
     });
@@ -495,6 +496,9 @@ describe("Worker", () => {
         return { runId, status: "UNWOUND", compensated: [], compensationFailed: [], unresolved: [], corrections: [], skipped: [] };
       },
       reconcile: async () => {
+        throw new Error("unused");
+      },
+      compensateStep: async () => {
         throw new Error("unused");
       },
     };
