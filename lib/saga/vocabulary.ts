@@ -122,6 +122,8 @@ export type EscalationStatus = (typeof EscalationStatus)[keyof typeof Escalation
 export const CorrectionStatus = {
   /** Pre-written, waiting for support staff. */
   DRAFT: "DRAFT",
+  /** A person approved it; its send (a logged irreversible step of its own run) is with the worker. */
+  SENDING: "SENDING",
   /** Approved and sent (itself a logged irreversible step). */
   SENT: "SENT",
   /** Not needed: the audience never saw the original, or staff decided so. */

@@ -6,8 +6,10 @@ export const WorkerTaskKind = {
   UNWIND: "UNWIND",
   /** Settle one INTENDED/UNKNOWN step by looking its key up in the real system (`engine.reconcile`). */
   RECONCILE: "RECONCILE",
-  /** Run one confirmed step's pre-written compensation under its own key (revoke, later). */
+  /** Pull back one confirmed step (a revoke trigger): its compensation under its own key, read back. */
   COMPENSATE: "COMPENSATE",
+  /** Send a correction a person approved: its run's approved `send_email` calls, reconciled by key. */
+  SEND_CORRECTION: "SEND_CORRECTION",
 } as const;
 export type WorkerTaskKind = (typeof WorkerTaskKind)[keyof typeof WorkerTaskKind];
 export const WORKER_TASK_KINDS = Object.values(WorkerTaskKind);

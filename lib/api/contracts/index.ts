@@ -5,8 +5,10 @@
  */
 import type { AnyEndpoint } from "../endpoint";
 import * as adminPeople from "./admin-people";
+import * as corrections from "./corrections";
 import * as dashboard from "./dashboard";
 import * as meta from "./meta";
+import * as revokes from "./revokes";
 import * as runs from "./runs";
 import * as tools from "./tools";
 import * as worker from "./worker";
@@ -19,4 +21,6 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(dashboard),
   ...Object.values(adminPeople),
   ...Object.values(tools),
+  ...Object.values(revokes),
+  ...Object.values(corrections),
 ];
