@@ -50,7 +50,10 @@ const CLOSED: readonly RunStatus[] = [RunStatus.COMPLETED, RunStatus.UNWOUND, Ru
 
 /** Refuses new intents on a finished run. */
 export function assertRunOpen(run: RunRecord): void {
-  if (CLOSED.includes(run.status) || run.status === RunStatus.UNWINDING) {
+  if (run.status === RunStatus.UNWINDING) {
+    throw new SagaError("RUN_CLOSED", `Run ${run.id} is being pulled back (a person pulled its revoke trigger, or it is being unwound): it takes no more tool calls. Stop here; what it did is being undone in reverse order.`);
+  }
+  if (CLOSED.includes(run.status)) {
     throw new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
   }
 }

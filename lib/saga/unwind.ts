@@ -199,6 +199,8 @@ export interface UnwindOptions {
    * each answered by an escalation of its own instead). They are reported as skipped.
    */
   skipStepIds?: readonly string[];
+  /** What asked for the unwind (`revoke:<rvk_...>`), recorded on the corrections it drafts. */
+  draftedBy?: string | null;
 }
 
 /**
@@ -251,7 +253,7 @@ export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, r
     } else if (step.status !== StepStatus.CONFIRMED) report.skipped.push(step.stepIdx);
 
     if (step.status === StepStatus.CONFIRMED || step.status === StepStatus.COMPENSATED) {
-      if (await draftCorrection(deps, step, actor)) report.corrections.push(step.stepIdx);
+      if (await draftCorrection(deps, step, actor, options.draftedBy ?? null)) report.corrections.push(step.stepIdx);
     }
     settledOne = true;
   }

@@ -23,6 +23,8 @@ export const ZUnwindPayloadSchema = z.object({
   reason: z.string().trim().min(1),
   /** Steps to leave as they are (a whole-run revoke: steps past their window, escalated instead). */
   skipStepIds: z.array(z.string().min(1)).max(10_000).optional(),
+  /** What asked for the unwind (`revoke:<rvk_...>`), recorded on the corrections it drafts. */
+  draftedBy: z.string().trim().min(1).max(80).optional(),
 });
 
 /** The payload of a COMPENSATE task (one step pulled back by a revoke trigger). */

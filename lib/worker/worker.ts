@@ -22,7 +22,7 @@ import { SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaError, type SagaErrorCode } from "@/lib/saga/errors";
 import type { Actor, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
-import type { UnwindReport } from "@/lib/saga/unwind";
+import type { UnwindOptions, UnwindReport } from "@/lib/saga/unwind";
 import type { RunContext } from "@/lib/saga/engine";
 import { ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
 import type { TaskQueue } from "./queue";
@@ -36,7 +36,7 @@ import { WorkerTaskKind } from "./vocabulary";
  */
 export interface WorkerEngine {
   /** Unwinds a run (leaving `skipStepIds` as they are); calling it again resumes a crashed unwind. */
-  unwind(runId: string, actor: Actor, reason: string, options?: { skipStepIds?: readonly string[] }): Promise<UnwindReport>;
+  unwind(runId: string, actor: Actor, reason: string, options?: UnwindOptions): Promise<UnwindReport>;
   /** Reconciles one step against the real system. */
   reconcile(stepId: string, actor?: Actor): Promise<StepRecord>;
   /** Continues a run from its log (correction sends: the approved calls run once, replays read the log). */
@@ -306,7 +306,7 @@ export class Worker {
       case WorkerTaskKind.UNWIND: {
         const payload = ZUnwindPayloadSchema.safeParse(task.payload);
         if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "an UNWIND task needs payload.reason (a non-empty string)");
-        return toJson(await this.engine.unwind(task.runId, this.actor, payload.data.reason, { skipStepIds: payload.data.skipStepIds }));
+        return toJson(await this.engine.unwind(task.runId, this.actor, payload.data.reason, { skipStepIds: payload.data.skipStepIds, draftedBy: payload.data.draftedBy ?? null }));
       }
       case WorkerTaskKind.RECONCILE: {
         if (!task.stepId) throw new TaskRefused("INVALID_PAYLOAD", "a RECONCILE task needs a stepId");

@@ -1,0 +1,68 @@
+/**
+ * The revoke trigger's endpoints: what a run offers, pulling back a step or a whole run (roles the
+ * tool table names), and the records of who pulled what.
+ */
+import * as z from "zod";
+import { defineEndpoint } from "../endpoint";
+import { ZRevokePage } from "@/lib/revokes/find-revokes";
+import { ZPullResult, ZRevokeOptions, RevokeOutcome } from "@/lib/revokes/views";
+
+const tags = ["revokes"];
+const Id = z.string().trim().min(1).max(80);
+const Reason = z.object({ reason: z.string().max(2000) });
+
+export const dashboardGetRevokeOptions = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/runs/:runId/revokes",
+  operationId: "dashboardGetRevokeOptions",
+  summary: "What the revoke trigger offers on a run: each confirmed step, its window left and what pulling it does",
+  tags,
+  auth: "user",
+  params: z.object({ runId: Id }),
+  response: ZRevokeOptions,
+});
+
+export const dashboardPullRunRevoke = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/runs/:runId/revoke",
+  operationId: "dashboardPullRunRevoke",
+  summary: "Pull back a whole run, last step first, each step by its own window",
+  description: "A repeat (or a second person at once) is answered 200 with the first revoke and `created: false`.",
+  tags,
+  auth: "user",
+  params: z.object({ runId: Id }),
+  body: Reason,
+  response: ZPullResult,
+});
+
+export const dashboardPullStepRevoke = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/steps/:stepId/revoke",
+  operationId: "dashboardPullStepRevoke",
+  summary: "Pull back one confirmed step (past its window: open an escalation instead)",
+  description: "A repeat (or a second person at once) is answered 200 with the first revoke and `created: false`.",
+  tags,
+  auth: "user",
+  params: z.object({ stepId: Id }),
+  body: Reason,
+  response: ZPullResult,
+});
+
+export const dashboardFindRevokes = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/revokes",
+  operationId: "dashboardFindRevokes",
+  summary: "Revoke records: who pulled what, when, why, and how it ended",
+  tags,
+  auth: "user",
+  query: z.object({
+    person: z.string().trim().min(1).max(320).optional(),
+    tool: z.string().trim().min(1).max(80).optional(),
+    outcome: z.enum(RevokeOutcome).optional(),
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional(),
+    cursor: Id.optional(),
+    take: z.coerce.number().int().min(1).max(200).default(50),
+  }),
+  response: ZRevokePage,
+});
