@@ -101,10 +101,16 @@ describe("the correction desk", () => {
     const customer = await unwoundEmail("ann@example.com", "Order 41");
     const prisma = await getPrisma();
     const step = await prisma.correction.findUniqueOrThrow({ where: { id: customer }, select: { stepId: true, runId: true } });
-    const otherRun = await prisma.step.findUniqueOrThrow({ where: { id: step.stepId } });
-    // An internal note on another step of the same kind: drafted later, listed first.
+    const original = await prisma.step.findUniqueOrThrow({ where: { id: step.stepId } });
+    // An internal note on another step of that run: drafted later, listed first.
+    const internal = await prisma.step.create({
+      data: {
+        id: `stp_int_${Date.now()}`, runId: step.runId, stepIdx: 9, tool: "update_crm_record", toolClass: "COMPENSATABLE", stepKey: `key-int-${Date.now()}`,
+        args: {}, argsHash: "x", status: "CONFIRMED", phase: "STAGING", policyVersion: 1, audience: ["finance"], createdAt: original.createdAt,
+      },
+    });
     await sharedSagaStore(prisma).createCorrection(
-      { id: `cor_internal_${Date.now()}`, runId: step.runId, stepId: (await prisma.step.create({ data: { ...otherRun, id: `stp_int_${Date.now()}`, stepIdx: 9, stepKey: `k${Date.now()}`, args: otherRun.args ?? {}, result: otherRun.result ?? undefined, error: undefined, compensation: undefined, correction: undefined, audience: ["finance"] } })).id, audience: ["finance"], rank: 0, subject: "Internal note", body: "Ignore the charge.", draftedBy: "unwind" },
+      { id: `cor_internal_${Date.now()}`, runId: step.runId, stepId: internal.id, audience: ["finance"], rank: 0, subject: "Internal note", body: "Ignore the charge.", draftedBy: "unwind" },
       { type: "correction.drafted", actor: { type: "system", id: "test" }, data: { audience: ["finance"] } },
     );
     const res = await as("vic", listRoute.GET, "/api/dashboard/corrections");

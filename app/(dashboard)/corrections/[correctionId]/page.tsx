@@ -1,0 +1,28 @@
+import type { Metadata } from "next";
+import { CorrectionWorkbench } from "@/components/corrections/correction-workbench";
+import { requirePageUser } from "@/lib/auth/current-user";
+import { can } from "@/lib/auth/roles";
+import { ApiError } from "@/lib/api/errors";
+import { getCorrection } from "@/lib/corrections/get-correction";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Correction" };
+
+export default async function CorrectionPage({ params }: { params: Promise<{ correctionId: string }> }) {
+  const { correctionId } = await params;
+  const { user, denied } = await requirePageUser("read", { returnTo: `/corrections/${encodeURIComponent(correctionId)}` });
+  if (denied) return denied;
+  try {
+    const correction = await getCorrection(correctionId);
+    return <CorrectionWorkbench initial={{ ...correction, me: user.email, canHandle: can(user.role, "correction.handle") }} />;
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
+    return (
+      <div className="empty">
+        <strong>This correction does not exist.</strong>
+        <a href="/corrections">Back to the corrections queue</a>
+      </div>
+    );
+  }
+}

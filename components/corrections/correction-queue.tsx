@@ -1,0 +1,216 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { formatDuration } from "@/components/saga-display";
+import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
+import type { TCorrectionClaimResult, TCorrectionQueue, TCorrectionQueueItem } from "@/lib/corrections/views";
+import { drafterLabel, rankLabel, SEND_LABELS, STATE_LABELS } from "./labels";
+import styles from "./corrections.module.css";
+
+/** The queue's filters, as the address carries them. */
+export interface CorrectionFilters {
+  /** open (default), draft, claimed, sending, sent, dismissed, all */
+  status: string;
+  /** Only this audience. */
+  audience?: string | undefined;
+  /** Only this run. */
+  runId?: string | undefined;
+}
+
+function queryOf(f: CorrectionFilters): string {
+  const params = new URLSearchParams();
+  if (f.status && f.status !== "open") params.set("status", f.status);
+  if (f.audience) params.set("audience", f.audience);
+  if (f.runId) params.set("run", f.runId);
+  return params.toString();
+}
+
+function href(f: CorrectionFilters): string {
+  const qs = queryOf(f);
+  return qs ? `/corrections?${qs}` : "/corrections";
+}
+
+function apiQuery(f: CorrectionFilters): string {
+  const params = new URLSearchParams();
+  if (f.status) params.set("status", f.status);
+  if (f.audience) params.set("audience", f.audience);
+  if (f.runId) params.set("runId", f.runId);
+  return params.toString();
+}
+
+function claimNote(result: TCorrectionClaimResult): string | null {
+  if (result.ok) return null;
+  switch (result.reason) {
+    case "held":
+      return `Held by ${result.heldByName ? `${result.heldByName} (${result.heldBy})` : result.heldBy}`;
+    case "closed":
+      return `Already ${STATE_LABELS[result.state].toLowerCase()}`;
+    case "not_claimed":
+      return "Nobody holds it any more";
+  }
+}
+
+/** A correction's state badge, with "outcome unknown" when a send timed out. */
+export function StateBadge({ item }: { item: Pick<TCorrectionQueueItem, "state" | "send"> }) {
+  return (
+    <>
+      <span className={`${styles.state} ${styles[`state-${item.state}`] ?? ""}`}>{STATE_LABELS[item.state]}</span>
+      {item.state === "sending" && item.send !== "none" && (
+        <div>
+          <span className={item.send === "outcome_unknown" || item.send === "refused" ? styles.unknown : "muted small"}>{SEND_LABELS[item.send]}</span>
+        </div>
+      )}
+    </>
+  );
+}
+
+const FILTERS = [
+  ["open", "open"],
+  ["draft", "draft"],
+  ["claimed", "claimed"],
+  ["sending", "sending"],
+  ["sent", "sent"],
+  ["dismissed", "dismissed"],
+  ["all", "all"],
+] as const;
+
+/** The correction queue: internal first, customer last, oldest first within a rank; claim-once. Live. */
+export function CorrectionQueue({ filters, initial, notice }: { filters: CorrectionFilters; initial: TCorrectionQueue; notice: string | null }) {
+  const router = useRouter();
+  const qs = apiQuery(filters);
+  const { data, error, refetch } = useLive<TCorrectionQueue>(["corrections", qs], `/api/dashboard/corrections?${qs}`, initial);
+  const [notes, setNotes] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState<string | null>(null);
+  const c = data.counts;
+  const countOf = (key: string) => (key === "open" ? c.draft + c.claimed + c.sending : key === "all" ? Object.values(c).reduce((a, b) => a + b, 0) : (c[key as keyof typeof c] ?? 0));
+
+  async function claim(item: TCorrectionQueueItem) {
+    setBusy(item.id);
+    try {
+      const result = await postJson<TCorrectionClaimResult>(`/api/dashboard/corrections/${encodeURIComponent(item.id)}/claim`);
+      const note = claimNote(result);
+      if (result.ok) {
+        router.push(`/corrections/${encodeURIComponent(item.id)}`);
+        return;
+      }
+      setNotes((n) => ({ ...n, [item.id]: note ?? "" }));
+      await refetch();
+    } catch (e) {
+      setNotes((n) => ({ ...n, [item.id]: errorMessage(e) }));
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1>Corrections</h1>
+          <p className="muted">
+            Messages that answer an effect nobody can take back. Internal ones first, customers last; oldest first within each. Claim one to edit and send it, or to dismiss it with a reason.
+          </p>
+        </div>
+        <LiveMarker error={error} />
+      </div>
+
+      {notice && <p className="notice">{notice}</p>}
+
+      <div className="toolbar">
+        <nav className="filters" aria-label="Filter corrections">
+          {FILTERS.map(([key, label]) => (
+            <Link key={key} href={href({ ...filters, status: key })} aria-current={filters.status === key ? "page" : undefined}>
+              {label} ({countOf(key)})
+            </Link>
+          ))}
+          {(filters.audience || filters.runId) && <span className="filters-sep" aria-hidden="true" />}
+          {filters.audience && (
+            <Link href={href({ ...filters, audience: undefined })} className="chip-clear">
+              audience: {filters.audience} ✕
+            </Link>
+          )}
+          {filters.runId && (
+            <Link href={href({ ...filters, runId: undefined })} className="chip-clear">
+              run {filters.runId} ✕
+            </Link>
+          )}
+        </nav>
+        <span className="muted small">
+          signed in as {data.me}
+          {!data.canHandle && " · you can read corrections; handling them needs the support role"}
+        </span>
+      </div>
+
+      {data.items.length === 0 ? (
+        <div className="empty">
+          <strong>{filters.status === "open" && !filters.audience && !filters.runId ? "No correction waits for support." : "No corrections match these filters."}</strong>
+          {filters.status === "open" ? "Drafts appear here when an unwind or a revoke answers an effect people saw." : <Link href="/corrections">Show the open queue</Link>}
+        </div>
+      ) : (
+        <div className="table-wrap">
+          <table className="queue">
+            <thead>
+              <tr>
+                <th>Audience</th>
+                <th>Correction</th>
+                <th>To</th>
+                <th className="num">Age</th>
+                <th>Status</th>
+                <th aria-label="Actions" />
+              </tr>
+            </thead>
+            <tbody>
+              {data.items.map((item) => {
+                const mine = item.claimedBy === data.me;
+                return (
+                  <tr key={item.id} className={mine && item.state === "claimed" ? "row-mine" : undefined}>
+                    <td className="nowrap">
+                      <span className={`radius radius-${item.rank}`}>{rankLabel(item.rank)}</span>
+                      <div className="cell-label">
+                        <Link href={href({ ...filters, audience: item.audience[0] })}>{item.audience.join(", ")}</Link>
+                      </div>
+                    </td>
+                    <td>
+                      <Link href={`/corrections/${encodeURIComponent(item.id)}`}>{item.subject}</Link>
+                      <div className="muted small">
+                        Answers step #{item.step.stepIdx} <code>{item.step.tool}</code> of run{" "}
+                        <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link> · drafted by {drafterLabel(item.draftedBy)}
+                      </div>
+                    </td>
+                    <td>{item.recipients.length ? item.recipients.join(", ") : <span className="muted">nobody yet</span>}</td>
+                    <td className="num nowrap" title={item.createdAt}>
+                      {formatDuration(item.ageSeconds)}
+                      <div className={`${styles.sla} ${styles[`sla-${item.sla.state}`] ?? ""}`}>{item.sla.label}</div>
+                    </td>
+                    <td>
+                      <StateBadge item={item} />
+                      {item.claimedBy && item.state === "claimed" && <div className="muted small">{mine ? "held by you" : `held by ${item.claimedByName ?? item.claimedBy}`}</div>}
+                    </td>
+                    <td className="nowrap">
+                      {data.canHandle && item.state === "draft" ? (
+                        <button type="button" className="button small primary" disabled={busy !== null} onClick={() => void claim(item)}>
+                          Claim
+                        </button>
+                      ) : (
+                        <Link href={`/corrections/${encodeURIComponent(item.id)}`} className="button small">
+                          {mine && item.state === "claimed" ? "Work it" : "Open"}
+                        </Link>
+                      )}
+                      {notes[item.id] && (
+                        <div className="row-note bad" role="status">
+                          {notes[item.id]}
+                        </div>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
