@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { RunTimelineLive } from "@/components/dashboard/run-timeline";
+import { RevokePanel } from "@/components/revokes/revoke-panel";
+import { getRevokeOptions } from "@/lib/revokes/get-revoke-options";
 import { requirePageUser } from "@/lib/auth/current-user";
 import { getRunTimeline, type RunTimelineView } from "@/lib/runs/get-run-timeline";
 import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
@@ -25,5 +27,10 @@ export default async function RunPage({ params }: Props) {
     if (error instanceof SagaError && error.code === SagaErrorCode.RUN_NOT_FOUND) notFound();
     throw error;
   }
-  return <RunTimelineLive initial={timeline} />;
+  return (
+    <>
+      <RunTimelineLive initial={timeline} />
+      <RevokePanel initial={await getRevokeOptions(runId)} />
+    </>
+  );
 }

@@ -1,0 +1,42 @@
+/**
+ * A worker as its own OS process, for the process tests: one round of claimed tasks over the API
+ * with a worker token, the connectors calling the server's hosted simulated systems. Env:
+ *   SAGABOARD_URL, SAGABOARD_TOKEN   where and who
+ *   SAGABOARD_WORKER_LEASE_MS        its lease (short, so a killed worker's task is taken over soon)
+ *   KILL_AT, KILL_AT_NTH             SIGKILL this process at that named crash point (nth hit)
+ * Prints one JSON line per task outcome on stdout.
+ */
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { CrashPoints, type CrashPointName } from "@/lib/saga/crash-points";
+import { SagaEngine } from "@/lib/saga/engine";
+import { RemoteWorld } from "@/lib/sim/remote";
+import { Worker } from "@/lib/worker/worker";
+
+/** Crash points that kill the process for real instead of throwing. */
+class KillingCrashPoints extends CrashPoints {
+  override hit(point: CrashPointName): void {
+    try {
+      super.hit(point);
+    } catch {
+      process.kill(process.pid, "SIGKILL");
+    }
+  }
+}
+
+const url = process.env.SAGABOARD_URL!;
+const token = process.env.SAGABOARD_TOKEN!;
+const crashPoints = new KillingCrashPoints();
+if (process.env.KILL_AT) crashPoints.arm(process.env.KILL_AT as CrashPointName, Number(process.env.KILL_AT_NTH ?? "1"));
+
+const registry = createSupportToolRegistry(new RemoteWorld(url));
+const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: url, token }), registry, crashPoints, recheckAfterMs: 200, backoffMs: 20 });
+const worker = new Worker({
+  queue: new HttpTaskQueue({ baseUrl: url, token }),
+  engine,
+  workerId: `proc-worker-${process.pid}`,
+  tools: registry.list().map((t) => t.name),
+  leaseMs: Number(process.env.SAGABOARD_WORKER_LEASE_MS ?? "30000"),
+});
+for (const outcome of await worker.runOnce()) console.log(JSON.stringify(outcome));
