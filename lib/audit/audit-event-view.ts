@@ -1,0 +1,57 @@
+/**
+ * One audit event as the audit log's screens, JSON routes and exports carry it: every column of the
+ * AuditEvent row, the time as ISO 8601 UTC (the database clock), the data as the JSON it was hashed as.
+ * The one mapper from the row, so the page, the JSON lines export and the CSV export cannot disagree.
+ */
+import { z } from "zod";
+import type { AuditEvent } from "@/generated/prisma";
+import { IsoDate, JsonSchema } from "@/lib/api/schemas/saga";
+import type { Json } from "@/lib/saga/tools";
+
+/** An audit event, as JSON. */
+export const ZAuditEventView = z.object({
+  /** The row's id: grows with time, so it orders the whole log and pages it. */
+  id: z.number().int(),
+  /** The hash chain it belongs to (`run:<id>`, `user:<id>`, `agent-token:<id>`, `tool:<name>`). */
+  scope: z.string(),
+  /** Its position in that chain, from 1. */
+  seq: z.number().int(),
+  /** The run, for events of a run. */
+  runId: z.string().nullable(),
+  /** The step, when the event is about one. */
+  stepId: z.string().nullable(),
+  /** What happened (`step.confirmed`). */
+  type: z.string(),
+  /** Who caused it (`user:ada@example.com`, `agent:support-agent`, `system:worker`). */
+  actor: z.string(),
+  /** What changed, as recorded. */
+  data: JsonSchema,
+  /** When, by the database clock (UTC). */
+  at: IsoDate,
+  /** The hash of the previous link of its chain (64 zeros for the first link). */
+  prevHash: z.string(),
+  /** sha256 over prevHash and this event's content. */
+  hash: z.string(),
+});
+/** An audit event, as JSON. */
+export type AuditEventView = z.infer<typeof ZAuditEventView>;
+
+/** The columns of an event, in export order (the CSV header). */
+export const AUDIT_EVENT_COLUMNS = ["id", "at", "scope", "seq", "runId", "stepId", "type", "actor", "data", "prevHash", "hash"] as const satisfies readonly (keyof AuditEventView)[];
+
+/** The view of a row. */
+export function toAuditEventView(row: AuditEvent): AuditEventView {
+  return {
+    id: row.id,
+    scope: row.scope,
+    seq: row.seq,
+    runId: row.runId,
+    stepId: row.stepId,
+    type: row.type,
+    actor: row.actor,
+    data: row.data as Json,
+    at: row.at.toISOString(),
+    prevHash: row.prevHash,
+    hash: row.hash,
+  };
+}

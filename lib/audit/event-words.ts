@@ -1,0 +1,196 @@
+/**
+ * Audit events in words, for people reading the log: who (a person, an agent, Sagaboard itself), what
+ * happened, and the event's data as a sentence plus labelled values. Pure functions of the event, so
+ * the page renders them on the server and a test can pin them; the raw event stays one click away.
+ * Event types nobody has described yet still read well: "revoke.pulled" becomes "Revoke: pulled",
+ * and their data become labelled values.
+ */
+
+/** Who caused an event, in words. */
+export interface ActorWords {
+  /** "person", "agent", "Sagaboard", or "" when the actor has no known kind. */
+  kind: string;
+  /** Their email, the agent's name, the Sagaboard component. */
+  name: string;
+}
+
+/** An actor label (`user:ada@example.com`) in words. */
+export function actorInWords(actor: string): ActorWords {
+  const colon = actor.indexOf(":");
+  const kind = colon < 0 ? "" : actor.slice(0, colon);
+  const name = colon < 0 ? actor : actor.slice(colon + 1);
+  if (kind === "user") return { kind: "person", name };
+  if (kind === "agent") return { kind: "agent", name };
+  if (kind === "system") return { kind: "Sagaboard", name };
+  return { kind: "", name: actor };
+}
+
+/** A chain's scope in words (`run:run_1` -> "run run_1"). */
+export function scopeInWords(scope: string): string {
+  const colon = scope.indexOf(":");
+  if (colon < 0) return scope;
+  const kind = scope.slice(0, colon);
+  const id = scope.slice(colon + 1);
+  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool" };
+  return `${words[kind] ?? kind} ${id}`;
+}
+
+/** What each known event type means. */
+const TYPE_WORDS: Record<string, string> = {
+  "run.started": "Run started",
+  "run.completed": "Run completed",
+  "run.unwinding": "Unwind started",
+  "run.unwound": "Run unwound",
+  "step.intended": "Step about to call a tool",
+  "step.retry_intended": "Step about to be retried",
+  "step.confirmed": "Step confirmed",
+  "step.failed": "Step failed",
+  "step.unknown": "Step outcome unknown",
+  "step.reconciled": "Step checked in the real system",
+  "step.settled": "Step outcome recorded by a person",
+  "compensation.requested": "Undo requested",
+  "compensation.confirmed": "Undo confirmed",
+  "compensation.failed": "Undo failed",
+  "pivot.requested": "Pivot requested",
+  "pivot.approved": "Pivot approved",
+  "pivot.rejected": "Pivot rejected",
+  "pivot.revised": "Pivot revised",
+  "escalation.raised": "Escalation raised",
+  "escalation.claimed": "Escalation claimed",
+  "escalation.released": "Escalation released",
+  "escalation.resolved": "Escalation resolved",
+  "correction.drafted": "Correction drafted",
+  "task.enqueued": "Worker task queued",
+  "task.claimed": "Worker task claimed",
+  "task.completed": "Worker task completed",
+  "task.failed": "Worker task failed",
+  "task.released": "Worker task released",
+  "user.created": "Account created",
+  "user.role_changed": "Role changed",
+  "user.disabled": "Account disabled",
+  "user.enabled": "Account enabled",
+  "agent_token.created": "Agent token created",
+  "agent_token.revoked": "Agent token revoked",
+  "agent_token.scope_extended": "Agent token given more tools",
+  "tool.created": "Tool added to the table",
+  "tool.edited": "Tool row edited",
+  "tool.redeclared": "Tool declared differently",
+};
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** An event type in words (`step.confirmed` -> "Step confirmed"). */
+export function typeInWords(type: string): string {
+  const known = TYPE_WORDS[type];
+  if (known) return known;
+  const dot = type.indexOf(".");
+  const words = (s: string) => s.replaceAll("_", " ").replaceAll("-", " ");
+  return dot < 0 ? capitalise(words(type)) : `${capitalise(words(type.slice(0, dot)))}: ${words(type.slice(dot + 1))}`;
+}
+
+/** Field names people read (`stepIdx` -> "step"). */
+const FIELD_WORDS: Record<string, string> = {
+  stepIdx: "step",
+  stepKey: "step key",
+  externalRef: "external ref",
+  planHash: "plan hash",
+  compensationKey: "undo key",
+  compensationRef: "undo ref",
+  compensation: "undo",
+  escalationId: "escalation",
+  pivotId: "pivot",
+  taskId: "task",
+  recheckAfterMs: "re-check after (ms)",
+  onBehalfOf: "on behalf of",
+  toolClass: "tool class",
+  policyVersion: "policy version",
+};
+
+/** A field name in words: a known one, else camelCase split into lower-case words. */
+export function fieldInWords(key: string): string {
+  return FIELD_WORDS[key] ?? key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
+}
+
+const HASH_LIKE = /^[0-9a-f]{40,}$/;
+
+/** A JSON value as text a person reads (no braces or quotes): lists joined, objects as "field value" pairs. */
+export function valueInWords(value: unknown, depth = 0): string {
+  if (value === null || value === undefined) return "none";
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return HASH_LIKE.test(value) ? `${value.slice(0, 16)}…` : value === "" ? "(empty)" : value;
+  if (Array.isArray(value)) return value.length === 0 ? "none" : value.map((v) => valueInWords(v, depth + 1)).join(", ");
+  if (typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length === 0) return "none";
+    if (depth >= 2) return `${entries.length} ${entries.length === 1 ? "field" : "fields"}`;
+    return entries.map(([k, v]) => `${fieldInWords(k)} ${valueInWords(v, depth + 1)}`).join("; ");
+  }
+  return String(value);
+}
+
+/** One labelled value of an event's data. */
+export interface Fact {
+  /** The field in words. */
+  label: string;
+  /** Its value in words. */
+  value: string;
+}
+
+/** An event in words. */
+export interface EventWords {
+  /** What happened ("Step confirmed"). */
+  title: string;
+  /** The gist of its data, when its type has one ("Step #2 will call charge_card."). */
+  sentence: string | null;
+  /** The data's other fields as labelled values. */
+  facts: Fact[];
+}
+
+type Data = Record<string, unknown>;
+type Sentence = (d: Data) => { text: string; uses: string[] } | null;
+
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
+const step = (d: Data) => (num(d.stepIdx) !== null ? `Step #${num(d.stepIdx)}` : "The step");
+
+/** Sentences for the events people look for most; each names the data fields it tells. */
+const SENTENCES: Record<string, Sentence> = {
+  "run.started": (d) => (str(d.title) ? { text: `Started “${str(d.title)}”.`, uses: ["title"] } : null),
+  "run.unwinding": (d) => (str(d.reason) ? { text: `Unwinding because: ${str(d.reason)}.`, uses: ["reason"] } : null),
+  "step.intended": (d) =>
+    str(d.tool) ? { text: `${step(d)} will call ${str(d.tool)}${str(d.phase) ? ` (${str(d.phase)!.toLowerCase()} phase)` : ""}.`, uses: ["stepIdx", "tool", "phase"] } : null,
+  "step.confirmed": (d) => ({
+    text: `${step(d)} happened in the real system${str(d.externalRef) ? `, which calls it ${str(d.externalRef)}` : ""}.`,
+    uses: ["stepIdx", "externalRef"],
+  }),
+  "step.unknown": (d) => ({ text: `Nobody knows yet whether ${step(d).toLowerCase()} happened${str(d.message) ? `: ${str(d.message)}` : ""}.`, uses: ["stepIdx", "message"] }),
+  "step.reconciled": (d) =>
+    str(d.outcome)
+      ? { text: str(d.outcome) === "CONFIRMED" ? `Found in the real system${str(d.externalRef) ? ` as ${str(d.externalRef)}` : ""}.` : "Not found in the real system: the call did not happen.", uses: ["outcome", "externalRef"] }
+      : null,
+  "compensation.requested": (d) => {
+    const plan = d.compensation as Data | null | undefined;
+    return plan && str(plan.tool) ? { text: `Undo by calling ${str(plan.tool)}.`, uses: ["compensation"] } : null;
+  },
+  "escalation.raised": (d) => (str(d.kind) ? { text: `A person is needed: ${str(d.kind)!.replaceAll("_", " ").toLowerCase()}.`, uses: ["kind"] } : null),
+  "pivot.requested": (d) =>
+    num(d.items) !== null ? { text: `Asks to commit ${num(d.items)} planned call${num(d.items) === 1 ? "" : "s"}${num(d.staged) !== null ? ` after ${num(d.staged)} staged effect${num(d.staged) === 1 ? "" : "s"}` : ""}.`, uses: ["items", "staged"] } : null,
+  "user.created": (d) => (str(d.email) ? { text: `${str(d.email)}${str(d.name) ? ` (${str(d.name)})` : ""} can now sign in${str(d.role) ? ` as ${str(d.role)}` : ""}.`, uses: ["email", "name", "role"] } : null),
+  "user.role_changed": (d) => (str(d.email) && str(d.role) ? { text: `${str(d.email)} is now ${str(d.role)}.`, uses: ["email", "role"] } : null),
+  "user.disabled": (d) => (str(d.email) ? { text: `${str(d.email)} can no longer sign in.`, uses: ["email"] } : null),
+  "user.enabled": (d) => (str(d.email) ? { text: `${str(d.email)} can sign in again.`, uses: ["email"] } : null),
+};
+
+/** An event's type and data in words. */
+export function eventInWords(event: { type: string; data: unknown }): EventWords {
+  const data: Data = event.data !== null && typeof event.data === "object" && !Array.isArray(event.data) ? (event.data as Data) : { value: event.data };
+  const said = SENTENCES[event.type]?.(data) ?? null;
+  const used = new Set(said?.uses ?? []);
+  const facts = Object.entries(data)
+    .filter(([key]) => !used.has(key))
+    .map(([key, value]) => ({ label: fieldInWords(key), value: key === "stepIdx" && typeof value === "number" ? `#${value}` : valueInWords(value) }));
+  return { title: typeInWords(event.type), sentence: said?.text ?? null, facts };
+}

@@ -1,0 +1,109 @@
+/**
+ * Verifies the audit log's hash chains link by link. Every chain: streaming through the table by the
+ * primary key in batches, so memory holds one batch and one small state per chain
+ * (lib/audit/chain-verifier.ts), never the log. One chain (by its scope): read through the
+ * (scope, seq) index. Either way it reads up to the last event that existed when it started: events
+ * appended meanwhile are left for the next verification.
+ */
+import { performance } from "node:perf_hooks";
+import { z } from "zod";
+import { requireUser } from "@/lib/auth/current-user";
+import { IsoDate } from "@/lib/api/schemas/saga";
+import { withDb } from "@/lib/dashboard/context";
+import { databaseNow } from "@/lib/db/dialect";
+import { ChainBreakKind, ChainVerifier, MAX_REPORTED_BREAKS } from "./chain-verifier";
+
+/** Events read per query. */
+export const VERIFY_BATCH_SIZE = 2000;
+
+/** What to verify. */
+export const ZVerifyAuditChainsRequest = z.object({
+  /** Only this chain (`run:run_...`, `user:usr_...`); every chain when absent. */
+  scope: z.string().trim().min(1).max(300).optional(),
+});
+/** What callers pass to `verifyAuditChains`. */
+export type TVerifyAuditChainsRequest = z.input<typeof ZVerifyAuditChainsRequest>;
+
+/** The first broken link of a chain. */
+export const ZChainBreak = z.object({
+  /** The chain the link sits in now. */
+  scope: z.string(),
+  /** The link's seq, as stored. */
+  seq: z.number().int(),
+  /** The event's id. */
+  eventId: z.number().int(),
+  /** Its time, as stored. */
+  at: IsoDate,
+  /** What is wrong (ChainBreakKind). */
+  kind: z.enum(ChainBreakKind),
+  /** What is wrong, in words. */
+  message: z.string(),
+  /** For a moved link, the chain it continues (where it was written). */
+  belongsTo: z.string().nullable(),
+});
+
+/** What a verification found. */
+export const ZAuditVerification = z.object({
+  /** True when every link of every chain read checks out. */
+  verified: z.boolean(),
+  /** The chain asked for, or null for all of them. */
+  scope: z.string().nullable(),
+  /** Chains read. */
+  chains: z.number().int(),
+  /** Events read. */
+  events: z.number().int(),
+  /** Chains by kind (`run`, `user`, `agent-token`, `tool`). */
+  chainsByKind: z.record(z.string(), z.number().int()),
+  /** Chains with a broken link. */
+  brokenChains: z.number().int(),
+  /** The first broken link of each broken chain, in append order (at most MAX_REPORTED_BREAKS). */
+  breaks: z.array(ZChainBreak).max(MAX_REPORTED_BREAKS),
+  /** The last event read: events after it were appended during the verification and are not covered. */
+  upToEventId: z.number().int().nullable(),
+  /** When it started (database clock). */
+  checkedAt: IsoDate,
+  /** How long it took, in seconds. */
+  seconds: z.number(),
+});
+/** What a verification found. */
+export type AuditVerification = z.infer<typeof ZAuditVerification>;
+
+/** Verifies every chain (or the one named). Changes nothing. */
+export async function verifyAuditChains(request: TVerifyAuditChainsRequest = {}): Promise<AuditVerification> {
+  await requireUser("read");
+  const { scope } = ZVerifyAuditChainsRequest.parse(request);
+  const started = performance.now();
+  const { checkedAt, upTo } = await withDb(async (prisma) => ({
+    checkedAt: await databaseNow(prisma),
+    upTo: (await prisma.auditEvent.aggregate({ _max: { id: true }, ...(scope ? { where: { scope } } : {}) }))._max.id,
+  }));
+  const verifier = new ChainVerifier();
+  if (scope) {
+    // One chain through its (scope, seq) index, then in id order: a link whose seq was changed
+    // would otherwise be read out of its place. A chain is small (a run's events), so it is held whole.
+    const rows = await withDb((prisma) => prisma.auditEvent.findMany({ where: { scope, id: { lte: upTo ?? 0 } }, orderBy: { seq: "asc" } }));
+    for (const row of rows.sort((a, b) => a.id - b.id)) verifier.push(row);
+  } else {
+    let after = 0;
+    while (upTo !== null) {
+      const rows = await withDb((prisma) => prisma.auditEvent.findMany({ where: { id: { gt: after, lte: upTo } }, orderBy: { id: "asc" }, take: VERIFY_BATCH_SIZE }));
+      for (const row of rows) verifier.push(row);
+      const last = rows.at(-1);
+      if (!last || rows.length < VERIFY_BATCH_SIZE) break;
+      after = last.id;
+    }
+  }
+  const found = verifier.result();
+  return {
+    verified: found.brokenChains === 0,
+    scope: scope ?? null,
+    chains: found.chains,
+    events: found.events,
+    chainsByKind: found.chainsByKind,
+    brokenChains: found.brokenChains,
+    breaks: found.breaks,
+    upToEventId: found.lastEventId,
+    checkedAt: checkedAt.toISOString(),
+    seconds: Math.round(performance.now() - started) / 1000,
+  };
+}
