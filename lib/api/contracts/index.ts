@@ -5,6 +5,7 @@
  */
 import type { AnyEndpoint } from "../endpoint";
 import * as adminPeople from "./admin-people";
+import * as audit from "./audit";
 import * as corrections from "./corrections";
 import * as dashboard from "./dashboard";
 import * as meta from "./meta";
@@ -21,6 +22,7 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(dashboard),
   ...Object.values(adminPeople),
   ...Object.values(tools),
+  ...Object.values(audit),
   ...Object.values(revokes),
   ...Object.values(corrections),
 ];
