@@ -1,5 +1,6 @@
 "use client";
 
+import type { ReactNode } from "react";
 import Link from "next/link";
 import { ClassBadge, CompactJson, Mono, StatusBadge, Time } from "@/components/saga-display";
 import type { RunTimelineView } from "@/lib/runs/get-run-timeline";
@@ -10,7 +11,7 @@ import { kindLabel } from "./labels";
 const HASH_PREFIX = 12;
 
 /** One run's timeline: steps, pivots, escalations, corrections and the audit log; live. */
-export function RunTimelineLive({ initial }: { initial: RunTimelineView }) {
+export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineView; /** Shown right under the steps (the revoke trigger). */ afterSteps?: ReactNode }) {
   const runId = initial.run.id;
   const { data, error } = useLive<RunTimelineView>(["run", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}`, initial);
   const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot } = data;
@@ -180,6 +181,7 @@ export function RunTimelineLive({ initial }: { initial: RunTimelineView }) {
           </div>
         )}
       </section>
+      {afterSteps}
 
       <section className="section" aria-labelledby="pivots">
         <h2 id="pivots">

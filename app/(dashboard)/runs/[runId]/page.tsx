@@ -27,10 +27,5 @@ export default async function RunPage({ params }: Props) {
     if (error instanceof SagaError && error.code === SagaErrorCode.RUN_NOT_FOUND) notFound();
     throw error;
   }
-  return (
-    <>
-      <RunTimelineLive initial={timeline} />
-      <RevokePanel initial={await getRevokeOptions(runId)} />
-    </>
-  );
+  return <RunTimelineLive initial={timeline} afterSteps={<RevokePanel initial={await getRevokeOptions(runId)} />} />;
 }
