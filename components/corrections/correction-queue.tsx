@@ -153,10 +153,10 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
           <table className="queue">
             <thead>
               <tr>
-                <th>Audience</th>
+                <th className={styles.wideOnly}>Audience</th>
                 <th>Correction</th>
-                <th>To</th>
-                <th className="num">Age</th>
+                <th className={styles.wideOnly}>To</th>
+                <th className={`num ${styles.wideOnly}`}>Age</th>
                 <th>Status</th>
                 <th aria-label="Actions" />
               </tr>
@@ -166,7 +166,7 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
                 const mine = item.claimedBy === data.me;
                 return (
                   <tr key={item.id} className={mine && item.state === "claimed" ? "row-mine" : undefined}>
-                    <td className="nowrap">
+                    <td className={`nowrap ${styles.wideOnly}`}>
                       <span className={`radius radius-${item.rank}`}>{rankLabel(item.rank)}</span>
                       <div className="cell-label">
                         <Link href={href({ ...filters, audience: item.audience[0] })}>{item.audience.join(", ")}</Link>
@@ -178,9 +178,13 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
                         Answers step #{item.step.stepIdx} <code>{item.step.tool}</code> of run{" "}
                         <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link> · drafted by {drafterLabel(item.draftedBy)}
                       </div>
+                      <div className={`${styles.narrowOnly} small`}>
+                        <span className={`radius radius-${item.rank}`}>{rankLabel(item.rank)}</span> to {item.recipients.join(", ") || "nobody yet"} ·{" "}
+                        {formatDuration(item.ageSeconds)} old · <span className={`${styles.sla} ${styles[`sla-${item.sla.state}`] ?? ""}`}>{item.sla.label}</span>
+                      </div>
                     </td>
-                    <td>{item.recipients.length ? item.recipients.join(", ") : <span className="muted">nobody yet</span>}</td>
-                    <td className="num nowrap" title={item.createdAt}>
+                    <td className={styles.wideOnly}>{item.recipients.length ? item.recipients.join(", ") : <span className="muted">nobody yet</span>}</td>
+                    <td className={`num nowrap ${styles.wideOnly}`} title={item.createdAt}>
                       {formatDuration(item.ageSeconds)}
                       <div className={`${styles.sla} ${styles[`sla-${item.sla.state}`] ?? ""}`}>{item.sla.label}</div>
                     </td>

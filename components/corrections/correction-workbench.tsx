@@ -68,7 +68,7 @@ function OriginalPanel({ c }: { c: TCorrectionDetail }) {
         <summary>The original call's arguments</summary>
         <pre>{JSON.stringify(o.args, null, 2)}</pre>
       </details>
-      <h3>Steps of that run</h3>
+      <h3 className={styles.stepsHeading}>Steps of that run</h3>
       <ol className={styles.steps}>
         {c.steps.map((s) => (
           <li key={s.id} className={s.id === c.step.id ? styles.thisStep : undefined}>
@@ -140,8 +140,10 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
       await fn();
       await onChange();
     } catch (e) {
-      setErrors(fieldErrors(e));
-      setMessage(errorMessage(e));
+      const fields = fieldErrors(e);
+      setErrors(fields);
+      // Errors about a field are shown beside it; only the rest needs a message of its own.
+      setMessage(Object.keys(fields).some((k) => k !== "form") ? null : errorMessage(e));
     } finally {
       setBusy(false);
     }

@@ -72,7 +72,8 @@ test.describe("the correction desk", () => {
     await message.fill(`We are sorry: order ${tag} was cancelled, so please ignore our last email.`);
     await expect(page.getByLabel("Preview")).toContainText(`order ${tag} was cancelled`);
     await page.getByRole("button", { name: "Save changes" }).click();
-    await expect(page.getByRole("button", { name: "Save changes" })).toBeDisabled();
+    await expect(page.getByText("Unsaved changes")).toHaveCount(0);
+    await expect(page.getByText(/Edited by/)).toBeVisible();
     await shoot(page, "correction-claimed");
 
     await page.getByRole("button", { name: "Send…" }).click();
@@ -94,7 +95,7 @@ test.describe("the correction desk", () => {
     const stored = await db.correction.findUniqueOrThrow({ where: { id } });
     expect(stored).toMatchObject({ status: "SENT", sentBy: sam.email, originalBody: expect.stringContaining("Please disregard") });
     expect(stored.messageId).toBeTruthy();
-    await expect(page.getByText(stored.messageId!)).toBeVisible();
+    await expect(page.getByText(stored.messageId!, { exact: true })).toBeVisible();
     await expect(page.getByText("As drafted by the unwind")).toBeVisible();
     await shoot(page, "correction-sent");
     const late = await page.request.post(`/api/dashboard/corrections/${id}/send`, { data: { expectedVersion: stored.version }, headers: { origin: baseURL! } });
