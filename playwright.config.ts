@@ -87,6 +87,8 @@ export default defineConfig({
     env: {
       ...serverEnv,
       PORT: String(port),
+      // The browser suite's agents and oracle use the hosted simulated systems.
+      SAGABOARD_SIM: "1",
       ...(postgres ? { E2E_SECOND_PORT: String(portB) } : {}),
       NEXTAUTH_URL: baseURL,
     },

@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     include: ["lib/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts", "tests/faults/**/*.test.ts"],
     environment: "node",
+    // The simulated systems are off unless turned on; the suites drive them (RemoteWorld, /api/sim).
+    env: { SAGABOARD_SIM: "1" },
     testTimeout: 30_000,
     // Integration suites share one SQLite file per worker; forks keep native handles apart.
     pool: "forks",

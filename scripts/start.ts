@@ -6,6 +6,7 @@
  * to open it and how to sign in.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { openPrisma } from "@/lib/db/prisma";
 import { dataDirectory } from "@/lib/db/url";
 import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
@@ -28,10 +29,18 @@ if (stale) {
   run(npm, ["run", "--silent", "build"]);
 }
 
+// The demo's simulated systems (payments, ticketing, email, warehouse, CRM at /api/sim) are off in any
+// other start. Here they are on for this process tree only: the server listens on this machine alone,
+// and the simulated systems take requests only with a secret the demo agent and worker hold.
+// SAGABOARD_SIM=0 keeps them off (and serves on every interface, as `next start` does).
+const simOn = process.env.SAGABOARD_SIM !== "0";
+const simEnv: Record<string, string> = simOn ? { SAGABOARD_SIM: "1", SAGABOARD_SIM_SECRET: process.env.SAGABOARD_SIM_SECRET || randomBytes(24).toString("base64url") } : {};
+const hostArgs = simOn ? ["-H", process.env.HOSTNAME || "127.0.0.1"] : [];
+
 // next-auth builds its redirects from NEXTAUTH_URL; default it to the address printed below.
-const baseUrl = process.env.NEXTAUTH_URL ?? `http://localhost:${port}`;
+const baseUrl = process.env.NEXTAUTH_URL ?? `http://${simOn ? "127.0.0.1" : "localhost"}:${port}`;
 const children: ChildProcess[] = [];
-const server = spawn(npx, ["next", "start", "-p", port], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NEXTAUTH_URL: baseUrl } });
+const server = spawn(npx, ["next", "start", "-p", port, ...hostArgs], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...simEnv, NEXTAUTH_URL: baseUrl } });
 children.push(server);
 let ready = false;
 server.stdout.on("data", (chunk: Buffer) => {
@@ -54,18 +63,23 @@ async function bringToLife(): Promise<void> {
   const prefix = (name: string) => (chunk: Buffer) => process.stdout.write(chunk.toString().replace(/^(?=.)/gm, `[${name}] `));
   const worker = spawn(npx, ["tsx", "scripts/worker.ts"], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.worker, SAGABOARD_WORKER_ID: "demo-worker" },
+    env: { ...process.env, ...simEnv, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.worker, SAGABOARD_WORKER_ID: "demo-worker" },
   });
   worker.stdout?.on("data", prefix("worker"));
   worker.stderr?.on("data", prefix("worker"));
   children.push(worker);
   if (firstStart) {
-    const agent = spawn(npx, ["tsx", "scripts/demo.ts"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.agent } });
+    const agent = spawn(npx, ["tsx", "scripts/demo.ts"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...simEnv, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.agent } });
     agent.stdout?.on("data", prefix("agent"));
     agent.stderr?.on("data", prefix("agent"));
     children.push(agent);
   }
   console.log(`\nSagaboard is running at ${baseUrl}`);
+  console.log(
+    simOn
+      ? "Simulated systems: ON at /api/sim (demo data only), on this machine only, for requests carrying this start's secret (the demo agent and worker hold it). SAGABOARD_SIM=0 turns them off."
+      : "Simulated systems: off (SAGABOARD_SIM=0); the demo agent and worker have nothing to call.",
+  );
   console.log(signInTable());
   console.log(
     firstStart

@@ -5,6 +5,7 @@
  *
  * Server-side only. Also holds the small helpers the `/api/sim/*` route handlers share.
  */
+import { timingSafeEqual } from "node:crypto";
 import type { z } from "zod";
 import { World } from "./world";
 
@@ -24,9 +25,52 @@ export function hostedSearchLagMs(env: Readonly<Record<string, string | undefine
   return Number(raw);
 }
 
-/** Whether the `/api/sim/*` routes answer (anything but `SAGABOARD_SIM=0` enables them). */
+/**
+ * Whether the `/api/sim/*` routes answer: only when turned on (`SAGABOARD_SIM=1`). They are the demo's
+ * and the tests' simulated world (fault injection, ledger reset, customer emails in the ledger), so a
+ * production build never serves them unless someone asks for them.
+ */
 export function simEnabled(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
-  return env["SAGABOARD_SIM"] !== "0";
+  const value = env["SAGABOARD_SIM"]?.trim().toLowerCase();
+  return value === "1" || value === "true" || value === "on";
+}
+
+/** The header that carries the demo's secret (SAGABOARD_SIM_SECRET) to the simulated systems. */
+export const SIM_SECRET_HEADER = "x-sagaboard-sim-secret";
+
+/** The largest body a simulated system takes (its requests are small RPCs). */
+export const SIM_BODY_LIMIT_BYTES = 64 * 1024;
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Why a request to the simulated systems is refused, or null to go ahead: off (404, as if absent),
+ * a wrong or missing demo secret when SAGABOARD_SIM_SECRET is set (403), or a browser request from
+ * another site (403: a page elsewhere must not drive the demo's world).
+ */
+export function simRefusal(request: Request, env: Readonly<Record<string, string | undefined>> = process.env): Response | null {
+  if (!simEnabled(env)) return simDisabled();
+  const secret = env["SAGABOARD_SIM_SECRET"];
+  if (secret && !sameSecret(request.headers.get(SIM_SECRET_HEADER) ?? "", secret)) {
+    return simError(403, "forbidden", `The simulated systems take requests only with the demo's secret (SAGABOARD_SIM_SECRET) in the ${SIM_SECRET_HEADER} header.`);
+  }
+  const origin = request.headers.get("origin");
+  if (origin !== null) {
+    let host: string | null = null;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      host = null;
+    }
+    if (host !== new URL(request.url).host && host !== request.headers.get("host")) {
+      return simError(403, "forbidden", "The simulated systems refuse requests from other sites.");
+    }
+  }
+  return null;
 }
 
 /** A new world as the server hosts it: wall clock, seeded CRM records. */
@@ -75,7 +119,10 @@ export async function readSimBody<S extends z.ZodType>(
   schema: S,
   opts: { optional?: boolean } = {},
 ): Promise<{ ok: true; data: z.output<S> } | { ok: false; response: Response }> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > SIM_BODY_LIMIT_BYTES) return { ok: false, response: simError(413, "payload_too_large", `The body is larger than the simulated systems take (${SIM_BODY_LIMIT_BYTES} bytes).`) };
   const text = await request.text();
+  if (Buffer.byteLength(text) > SIM_BODY_LIMIT_BYTES) return { ok: false, response: simError(413, "payload_too_large", `The body is larger than the simulated systems take (${SIM_BODY_LIMIT_BYTES} bytes).`) };
   let raw: unknown = {};
   if (text.trim() !== "" || !opts.optional) {
     try {

@@ -86,6 +86,8 @@ export interface RemoteWorldOptions {
   timeoutMs?: number;
   /** Replaces global `fetch` (tests route requests straight to the route handlers). */
   fetch?: typeof fetch;
+  /** The demo's secret for the simulated systems (default: SAGABOARD_SIM_SECRET). */
+  secret?: string;
 }
 
 /** An HTTP answer that is not a well-formed sim answer (404 while disabled, 400, 500, a proxy page). */
@@ -127,9 +129,12 @@ export class RemoteWorld implements WorldLike {
   private readonly base: string;
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch;
+  private readonly secretHeaders: Record<string, string>;
 
   constructor(baseUrl: string, opts: RemoteWorldOptions = {}) {
     this.base = baseUrl.replace(/\/+$/, "");
+    const secret = opts.secret ?? process.env.SAGABOARD_SIM_SECRET;
+    this.secretHeaders = secret ? { "x-sagaboard-sim-secret": secret } : {};
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init));
     this.payments = this.system("payments");
@@ -197,7 +202,7 @@ export class RemoteWorld implements WorldLike {
   private async request(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<unknown> {
     const response = await this.fetchFn(`${this.base}${path}`, {
       method,
-      headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      headers: { ...this.secretHeaders, ...(body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: "no-store",
       signal: AbortSignal.timeout(this.timeoutMs),

@@ -18,7 +18,7 @@ import { MemorySagaStore } from "@/lib/saga/memory-store";
 import type { ToolRegistry } from "@/lib/saga/tools";
 import { ProviderRejection, ProviderServerError, ProviderTimeout, World, type LedgerEntry } from "@/lib/sim";
 import { DEFAULT_HOSTED_SEARCH_LAG_MS, getHostedWorld, hostedSearchLagMs, resetHostedWorld } from "@/lib/sim/host";
-import { RemoteWorld, SimHttpError, type WorldLike } from "@/lib/sim/remote";
+import { RemoteWorld, SimHttpError, type RemoteWorldOptions, type WorldLike } from "@/lib/sim/remote";
 import { decodeJson, dispatchRpc, encodeJson, RpcRequestError, RpcRequestSchema, type RpcRequest } from "@/lib/sim/rpc";
 import { refundAndReship } from "../support/support-agent";
 
@@ -41,7 +41,7 @@ const routeFetch: typeof fetch = async (input, init) => {
   return handler(request);
 };
 
-function remote(opts: { timeoutMs?: number; fetch?: typeof fetch } = {}): RemoteWorld {
+function remote(opts: RemoteWorldOptions = {}): RemoteWorld {
   return new RemoteWorld(`${BASE}/`, { fetch: routeFetch, ...opts });
 }
 
@@ -260,12 +260,13 @@ describe("transport failures are thrown as they are (outcome unknown)", () => {
 });
 
 describe("the routes", () => {
-  it("answer 404 on every route when SAGABOARD_SIM=0", async () => {
-    vi.stubEnv("SAGABOARD_SIM", "0");
+  it.each([["unset", undefined], ["0", "0"]])("answer 404 on every route while SAGABOARD_SIM is %s (off unless turned on)", async (_label, value) => {
+    if (value === undefined) vi.stubEnv("SAGABOARD_SIM", undefined);
+    else vi.stubEnv("SAGABOARD_SIM", value);
     const responses = await Promise.all([
       rpcRoute.POST(post("/api/sim/rpc", { system: "payments", method: "charge", args: [charge] })),
       faultsRoute.POST(post("/api/sim/faults", { op: "payments.charge", fault: { kind: "reject" } })),
-      faultsRoute.DELETE(),
+      faultsRoute.DELETE(new Request(`${BASE}/api/sim/faults`, { method: "DELETE" })),
       faultsRoute.GET(new Request(`${BASE}/api/sim/faults`)),
       ledgerRoute.GET(new Request(`${BASE}/api/sim/ledger`)),
       resetRoute.POST(post("/api/sim/reset", {})),
@@ -274,6 +275,25 @@ describe("the routes", () => {
     expect(responses.map((r) => r.status)).toEqual([404, 404, 404, 404, 404, 404, 404]);
     expect(getHostedWorld().ledger.operations()).toEqual([]);
     await expect(remote().payments.charge(charge)).rejects.toMatchObject({ name: "SimHttpError", status: 404 });
+  });
+
+  it("with SAGABOARD_SIM_SECRET set, refuse requests without it (403), and nothing happens in the world", async () => {
+    vi.stubEnv("SAGABOARD_SIM_SECRET", "demo-secret-123");
+    const without = await rpcRoute.POST(post("/api/sim/rpc", { system: "payments", method: "charge", args: [charge] }));
+    expect(without.status).toBe(403);
+    expect(ledgerRoute.GET(new Request(`${BASE}/api/sim/ledger`, { headers: { "x-sagaboard-sim-secret": "wrong-secret-12" } })).status).toBe(403);
+    expect(getHostedWorld().ledger.operations()).toEqual([]);
+    // The agent and worker hold it (RemoteWorld sends SAGABOARD_SIM_SECRET by default).
+    await expect(remote().payments.charge(charge)).resolves.toMatchObject({ status: "succeeded" });
+    await expect(remote({ secret: "wrong-secret-12" }).payments.charge(charge)).rejects.toMatchObject({ status: 403 });
+  });
+
+  it("refuse a browser request from another site (403) and a body over 64 KB (413)", async () => {
+    const crossSite = await resetRoute.POST(new Request(`${BASE}/api/sim/reset`, { method: "POST", headers: { origin: "https://evil.example", "content-type": "application/json" }, body: "{}" }));
+    expect(crossSite.status).toBe(403);
+    const big = await rpcRoute.POST(post("/api/sim/rpc", { system: "payments", method: "charge", args: [{ ...charge, metadata: { pad: "x".repeat(70_000) } }] }));
+    expect(big.status).toBe(413);
+    expect(getHostedWorld().ledger.operations()).toEqual([]);
   });
 
   it("refuse anything outside the allow-list with a 400 that names the allowed methods", async () => {

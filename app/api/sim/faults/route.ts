@@ -3,14 +3,15 @@
  * DELETE /api/sim/faults: disarms every fault. GET /api/sim/faults[?op=]: faults still armed.
  *
  * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests,
- * not a real system. Disabled (404) when SAGABOARD_SIM=0. A `when` predicate cannot cross HTTP, so
+ * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it. A `when` predicate cannot cross HTTP, so
  * only faults that apply to the next calls of `op` in order are supported.
  */
-import { getHostedWorld, readSimBody, simDisabled, simEnabled } from "@/lib/sim/host";
+import { getHostedWorld, readSimBody, simRefusal } from "@/lib/sim/host";
 import { InjectFaultRequestSchema } from "@/lib/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
-  if (!simEnabled()) return simDisabled();
+  const refused = simRefusal(request);
+  if (refused) return refused;
   const body = await readSimBody(request, InjectFaultRequestSchema);
   if (!body.ok) return body.response;
   const { op, fault, times } = body.data;
@@ -19,14 +20,16 @@ export async function POST(request: Request): Promise<Response> {
   return Response.json(pendingBody(op));
 }
 
-export function DELETE(): Response {
-  if (!simEnabled()) return simDisabled();
+export function DELETE(request: Request): Response {
+  const refused = simRefusal(request);
+  if (refused) return refused;
   getHostedWorld().faults.clear();
   return Response.json({ ok: true, pending: 0 });
 }
 
 export function GET(request: Request): Response {
-  if (!simEnabled()) return simDisabled();
+  const refused = simRefusal(request);
+  if (refused) return refused;
   const op = new URL(request.url).searchParams.get("op") ?? undefined;
   return Response.json(pendingBody(op));
 }

@@ -3,16 +3,17 @@
  * attempt, in order, filtered) and the summary of the whole ledger. Dates are `{ "$date": iso }`.
  *
  * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests
- * (its ledger is the tests' oracle), not a real system. Disabled (404) when SAGABOARD_SIM=0.
+ * (its ledger is the tests' oracle), not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
 import type { LedgerFilter, Outcome } from "@/lib/sim/ledger";
-import { getHostedWorld, simDisabled, simEnabled, simError } from "@/lib/sim/host";
+import { getHostedWorld, simRefusal, simError } from "@/lib/sim/host";
 import { encodeJson } from "@/lib/sim/rpc";
 
 const OUTCOMES: readonly Outcome[] = ["effect", "rejected", "replayed", "not_found"];
 
 export function GET(request: Request): Response {
-  if (!simEnabled()) return simDisabled();
+  const refused = simRefusal(request);
+  if (refused) return refused;
   const params = new URL(request.url).searchParams;
   const filter: LedgerFilter = {};
   for (const field of ["system", "op", "key", "ref"] as const) {

@@ -3,13 +3,14 @@
  * (empty ledger, no faults, seeded CRM records). For tests and the demo.
  *
  * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests,
- * not a real system. Disabled (404) when SAGABOARD_SIM=0.
+ * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
-import { readSimBody, resetHostedWorld, simDisabled, simEnabled } from "@/lib/sim/host";
+import { readSimBody, resetHostedWorld, simRefusal } from "@/lib/sim/host";
 import { ResetRequestSchema } from "@/lib/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
-  if (!simEnabled()) return simDisabled();
+  const refused = simRefusal(request);
+  if (refused) return refused;
   const body = await readSimBody(request, ResetRequestSchema, { optional: true });
   if (!body.ok) return body.response;
   const world = resetHostedWorld(body.data);

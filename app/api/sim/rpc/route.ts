@@ -3,17 +3,18 @@
  *
  * NO AUTHENTICATION, on purpose: this is the simulated external world (fake payments, tickets,
  * email, warehouse, CRM) for the demo and the tests, standing in for other companies' APIs. It holds
- * no real data and moves no real money. Set SAGABOARD_SIM=0 to switch every /api/sim route off (404).
+ * no real data and moves no real money. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  *
  * Answers 200 with `{ ok: true, value }` or `{ ok: false, error }` (a provider error or a simulated
  * crash: the call reached the sim); 400 for a malformed request or a method outside the allow-list;
  * 500 when the sim itself failed unexpectedly (outcome unknown). See lib/sim/rpc.ts.
  */
-import { getHostedWorld, readSimBody, simDisabled, simEnabled, simError } from "@/lib/sim/host";
+import { getHostedWorld, readSimBody, simRefusal, simError } from "@/lib/sim/host";
 import { dispatchRpc, RpcRequestError, RpcRequestSchema } from "@/lib/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
-  if (!simEnabled()) return simDisabled();
+  const refused = simRefusal(request);
+  if (refused) return refused;
   const body = await readSimBody(request, RpcRequestSchema);
   if (!body.ok) return body.response;
   try {

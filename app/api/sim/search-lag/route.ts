@@ -3,13 +3,14 @@
  * its writes, so a test can make an effect visible (or invisible) to reconcile mid-scenario.
  *
  * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests,
- * not a real system. Disabled (404) when SAGABOARD_SIM=0.
+ * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
-import { getHostedWorld, readSimBody, simDisabled, simEnabled } from "@/lib/sim/host";
+import { getHostedWorld, readSimBody, simRefusal } from "@/lib/sim/host";
 import { SearchLagRequestSchema } from "@/lib/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
-  if (!simEnabled()) return simDisabled();
+  const refused = simRefusal(request);
+  if (refused) return refused;
   const body = await readSimBody(request, SearchLagRequestSchema);
   if (!body.ok) return body.response;
   getHostedWorld().setSearchLag(body.data.ms);
