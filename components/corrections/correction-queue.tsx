@@ -158,12 +158,30 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
                 <th className={styles.wideOnly}>To</th>
                 <th className={`num ${styles.wideOnly}`}>Age</th>
                 <th>Status</th>
-                <th aria-label="Actions" />
+                <th aria-label="Actions" className={styles.wideOnly} />
               </tr>
             </thead>
             <tbody>
               {data.items.map((item) => {
                 const mine = item.claimedBy === data.me;
+                const actions = (
+                  <>
+                      {data.canHandle && item.state === "draft" ? (
+                        <button type="button" className="button small primary" disabled={busy !== null} onClick={() => void claim(item)}>
+                          Claim
+                        </button>
+                      ) : (
+                        <Link href={`/corrections/${encodeURIComponent(item.id)}`} className="button small">
+                          {mine && item.state === "claimed" ? "Work it" : "Open"}
+                        </Link>
+                      )}
+                      {notes[item.id] && (
+                        <div className="row-note bad" role="status">
+                          {notes[item.id]}
+                        </div>
+                      )}
+                  </>
+                );
                 return (
                   <tr key={item.id} className={mine && item.state === "claimed" ? "row-mine" : undefined}>
                     <td className={`nowrap ${styles.wideOnly}`}>
@@ -191,23 +209,9 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
                     <td>
                       <StateBadge item={item} />
                       {item.claimedBy && item.state === "claimed" && <div className="muted small">{mine ? "held by you" : `held by ${item.claimedByName ?? item.claimedBy}`}</div>}
+                      <div className={styles.narrowOnly}>{actions}</div>
                     </td>
-                    <td className="nowrap">
-                      {data.canHandle && item.state === "draft" ? (
-                        <button type="button" className="button small primary" disabled={busy !== null} onClick={() => void claim(item)}>
-                          Claim
-                        </button>
-                      ) : (
-                        <Link href={`/corrections/${encodeURIComponent(item.id)}`} className="button small">
-                          {mine && item.state === "claimed" ? "Work it" : "Open"}
-                        </Link>
-                      )}
-                      {notes[item.id] && (
-                        <div className="row-note bad" role="status">
-                          {notes[item.id]}
-                        </div>
-                      )}
-                    </td>
+                    <td className={`nowrap ${styles.wideOnly}`}>{actions}</td>
                   </tr>
                 );
               })}

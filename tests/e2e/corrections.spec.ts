@@ -96,7 +96,7 @@ test.describe("the correction desk", () => {
     expect(stored).toMatchObject({ status: "SENT", sentBy: sam.email, originalBody: expect.stringContaining("Please disregard") });
     expect(stored.messageId).toBeTruthy();
     await expect(page.getByText(stored.messageId!, { exact: true })).toBeVisible();
-    await expect(page.getByText("As drafted by the unwind")).toBeVisible();
+    await expect(page.getByText("As drafted by unwind")).toBeVisible();
     await shoot(page, "correction-sent");
     const late = await page.request.post(`/api/dashboard/corrections/${id}/send`, { data: { expectedVersion: stored.version }, headers: { origin: baseURL! } });
     expect(late.status()).toBe(422);
