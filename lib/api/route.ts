@@ -195,7 +195,7 @@ export async function readInputs<TParams extends ObjectSchema | undefined, TQuer
     details.push(...zodIssuesToDetails(result.error, prefix));
     return undefined;
   };
-  const params = await parse(endpoint.params, endpoint.params ? ((await context?.params) ?? {}) : undefined, "params");
+  const params = await parse(endpoint.params, endpoint.params ? await readParams(context) : undefined, "params");
   const query = await parse(endpoint.query, endpoint.query ? queryObject(new URL(request.url).searchParams) : undefined, "query");
   const body = await parse(endpoint.body, rawBody, "body");
   if (details.length > 0) throw validationError(details);
@@ -246,11 +246,50 @@ async function readJsonBody(request: Request): Promise<unknown> {
     throw validationError([{ path: "body", message: "is not valid UTF-8" }], "The request body");
   }
   if (text.trim() === "") return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     const reason = e instanceof Error ? e.message : "parse error";
     throw validationError([{ path: "body", message: `is not valid JSON (${reason})` }], "The request body");
+  }
+  // A body nested thousands of levels deep is valid JSON that every recursive reader after this
+  // (schemas, hashing, the database's JSON) would overflow on: refuse it here, with its depth.
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw validationError([{ path: "body", message: `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` }], "The request body");
+  }
+  return value;
+}
+
+/** How deep a body's objects and arrays may nest. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` nests objects/arrays deeper than `limit` (iterative: never overflows itself). */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== "object") continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * The route's path parameters. A segment that is not valid percent-encoding (`/runs/%`) or holds a
+ * lone surrogate is the caller's error (400), not ours: Next's decoding throws URIError for it.
+ */
+async function readParams(context: RouteContext | undefined): Promise<unknown> {
+  try {
+    const params = (await context?.params) ?? {};
+    for (const value of Object.values(params)) for (const v of [value].flat()) if (typeof v === "string") encodeURIComponent(v);
+    return params;
+  } catch (e) {
+    if (e instanceof URIError) throw validationError([{ path: "params", message: "a path segment is not valid percent-encoding (send a lone % as %25)" }], "The request path");
+    throw e;
   }
 }
 

@@ -109,7 +109,15 @@ export function auditChainLock(scope: string): string {
  * the PostgreSQL client's types know, hence the cast.
  */
 export function containsIgnoringCase(kind: DatabaseKind, text: string): Prisma.StringNullableFilter {
-  return kind === "postgresql" ? ({ contains: text, mode: "insensitive" } as Prisma.StringNullableFilter) : { contains: text };
+  // Prisma passes `contains` into LIKE as it is, so % and _ would match anything: escape them
+  // (PostgreSQL's LIKE escapes with a backslash). SQLite's LIKE has no escape character in Prisma's
+  // query, so there `hasLikeWildcards` texts are matched exactly by `runSearchCandidates` instead.
+  return kind === "postgresql" ? ({ contains: text.replace(/[\\%_]/g, "\\$&"), mode: "insensitive" } as Prisma.StringNullableFilter) : { contains: text };
+}
+
+/** Whether `text` holds a LIKE wildcard (% or _), which a person searching means literally. */
+export function hasLikeWildcards(text: string): boolean {
+  return /[%_]/.test(text);
 }
 
 /** How many runs SQLite's search index may name before a plain newest-first scan is the cheaper read. */
@@ -124,7 +132,13 @@ export const RUN_SEARCH_CANDIDATE_LIMIT = 1000;
  * first fills a page after few rows.
  */
 export async function runSearchCandidates(db: Db, text: string, limit = RUN_SEARCH_CANDIDATE_LIMIT): Promise<string[] | null> {
-  if (databaseKind(db) !== "sqlite" || [...text].length < 3) return null;
+  if (databaseKind(db) !== "sqlite") return null;
+  if (hasLikeWildcards(text)) {
+    // A literal % or _ (rare): the exact runs, newest first, by a plain substring test (ASCII case folded).
+    const rows = await db.$queryRaw<{ id: string }[]>`SELECT "id" FROM "Run" WHERE instr(lower("onBehalfOf"), lower(${text})) > 0 ORDER BY "createdAt" DESC, "id" DESC LIMIT ${limit}`;
+    return rows.map((r) => r.id);
+  }
+  if ([...text].length < 3) return null;
   const rows = await db.$queryRaw<{ runId: string }[]>`SELECT "runId" FROM "RunSearch" WHERE "onBehalfOf" LIKE ${`%${text}%`} LIMIT ${limit + 1}`;
   return rows.length > limit ? null : rows.map((r) => r.runId);
 }

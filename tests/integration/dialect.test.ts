@@ -6,7 +6,7 @@
  * that two concurrent transactions could otherwise both pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/db/dialect";
+import { containsIgnoringCase, databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/db/dialect";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { createUser } from "@/lib/users/create-user";
 import { disableUser } from "@/lib/users/disable-user";
@@ -97,5 +97,24 @@ describe(`the SQL dialect on ${database.kind}`, () => {
     expect(await sorted("else@example")).toEqual(["run_search_2"]);
     await prisma.run.delete({ where: { id: "run_search_1" } });
     expect(await sorted("search@")).toEqual([]);
+  });
+
+  it("a search for % or _ means them literally: no wildcard matches, on either store", async () => {
+    const who = ["wild_card@x.test", "wildxcard@x.test", "100%off@x.test", "1000off@x.test"];
+    for (const [i, onBehalfOf] of who.entries()) {
+      await prisma.run.create({ data: { id: `run_wild${i}`, title: "t", agent: "a", onBehalfOf, metadata: {}, status: "RUNNING" } });
+    }
+    const search = async (q: string) => {
+      const candidates = await runSearchCandidates(prisma, q);
+      const rows = await prisma.run.findMany({
+        where: { id: { startsWith: "run_wild", ...(candidates ? { in: candidates } : {}) }, onBehalfOf: containsIgnoringCase(databaseKind(prisma), q) },
+        select: { onBehalfOf: true },
+      });
+      return rows.map((r) => r.onBehalfOf).sort();
+    };
+    expect(await search("wild_card")).toEqual(["wild_card@x.test"]);
+    expect(await search("100%")).toEqual(["100%off@x.test"]);
+    expect(await search("_")).toEqual(["wild_card@x.test"]);
+    expect(await search("WILD")).toEqual(["wild_card@x.test", "wildxcard@x.test"]);
   });
 });
