@@ -18,6 +18,7 @@ import { ROLES, RoleSchema, type Role } from "@/lib/auth/roles";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { createUser } from "@/lib/users/create-user";
 import { disableUser } from "@/lib/users/disable-user";
+import { setUserPassword } from "@/lib/users/set-user-password";
 import { enableUser } from "@/lib/users/enable-user";
 import { findUsers } from "@/lib/users/find-users";
 import { setUserRole } from "@/lib/users/set-user-role";
@@ -30,6 +31,7 @@ const USAGE = `Usage:
   npm run user -- disable --email EMAIL
   npm run user -- enable --email EMAIL
   npm run user -- list
+  npm run user -- set-password --email EMAIL --password PASSWORD   (ends every session of the account)
 (--password may be left out for SSO-only accounts, or given as SAGABOARD_PASSWORD.)`;
 
 /** Bad command-line input: printed with the usage, exit code 2. */
@@ -84,6 +86,12 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
           ? `Disabled ${user.email}: their next request is refused and they cannot sign in.`
           : `${user.email} was already disabled at ${user.disabledAt?.toISOString()}.`,
       );
+      return;
+    }
+    case "set-password": {
+      const password = required(values.password ?? process.env.SAGABOARD_PASSWORD, "password");
+      const { sessionsEnded } = await setUserPassword(prisma, { email: required(values.email, "email"), password, by });
+      console.log(`Set a new password for ${values.email}; ${sessionsEnded} signed-in session(s) ended (they must sign in again).`);
       return;
     }
     case "enable": {

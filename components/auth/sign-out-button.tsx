@@ -27,3 +27,27 @@ export function SignOutButton() {
     </button>
   );
 }
+
+/** Ends every session of this person (other browsers too), then goes to the sign-in page. */
+export function SignOutEverywhereButton() {
+  const [pending, setPending] = useState(false);
+  return (
+    <button
+      type="button"
+      className={styles.signOut}
+      disabled={pending}
+      title="Sign out on every device and browser where you are signed in"
+      onClick={async () => {
+        setPending(true);
+        try {
+          await fetch("/api/dashboard/me/sign-out-everywhere", { method: "POST", headers: { accept: "application/json" } });
+          await signOut({ redirect: false });
+        } finally {
+          window.location.assign("/signin");
+        }
+      }}
+    >
+      {pending ? "Signing out…" : "Sign out everywhere"}
+    </button>
+  );
+}

@@ -1,6 +1,6 @@
 import { getCurrentUser, type CurrentUser } from "@/lib/auth/current-user";
 import styles from "./auth.module.css";
-import { SignOutButton } from "./sign-out-button";
+import { SignOutButton, SignOutEverywhereButton } from "./sign-out-button";
 
 /**
  * The signed-in person's name and role, and a sign-out button (server component). Renders nothing
@@ -18,6 +18,7 @@ export async function UserMenu({ user }: { user?: CurrentUser | null }) {
         {current.role}
       </span>
       <SignOutButton />
+      <SignOutEverywhereButton />
     </div>
   );
 }

@@ -16,7 +16,7 @@ import { createElement, type ReactElement } from "react";
 import { Forbidden } from "@/components/auth/forbidden";
 import { ApiError } from "@/lib/api/errors";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { authOptions, SignInError, sessionUserId } from "./options";
+import { authOptions, SignInError, sessionIdentity, type SessionIdentity } from "./options";
 import { signInPath } from "./return-path";
 import { ACTION_PHRASES, isRole, rolesThatCan, can, type Action, type Role } from "./roles";
 
@@ -32,11 +32,19 @@ export interface CurrentUser {
   role: Role;
 }
 
-/** Reads the session of the current request: the signed-in user id, or null when there is none. */
-export type SessionReader = () => Promise<string | null>;
+/**
+ * Reads the session of the current request: who it names, or null when there is none. A plain user
+ * id is a trusted reader's answer (tests, scripts acting as a user); the cookie reader also names the
+ * UserSession, which must still be open.
+ */
+export type SessionReader = () => Promise<string | SessionIdentity | null>;
 
 /** The real session reader: next-auth's getServerSession on the request's cookies. */
-export const readSessionCookie: SessionReader = async () => sessionUserId(await getServerSession(authOptions));
+export const readSessionCookie: SessionReader = async () => {
+  const identity = sessionIdentity(await getServerSession(authOptions));
+  // A cookie from before sessions could end names no session: it cannot be ended, so it is refused.
+  return identity ? { userId: identity.userId, sessionId: identity.sessionId ?? "none" } : null;
+};
 
 const sessionReaderScope = new AsyncLocalStorage<SessionReader>();
 
@@ -70,14 +78,17 @@ export type SessionState =
 
 /** Reads the session, then the User row (every call, no cache). */
 export async function readSessionState(deps: AuthDependencies = {}): Promise<SessionState> {
-  const userId = await (deps.readSession ?? sessionReaderScope.getStore() ?? readSessionCookie)();
-  if (!userId) return { kind: "signed-out" };
+  const read = await (deps.readSession ?? sessionReaderScope.getStore() ?? readSessionCookie)();
+  if (!read) return { kind: "signed-out" };
+  const { userId, sessionId } = typeof read === "string" ? { userId: read, sessionId: null } : read;
   const prisma = deps.prisma ?? (await getPrisma());
+  // One read: the person, and (for a cookie) whether its session is still open.
   const row = await prisma.user.findUnique({
     where: { id: userId },
-    select: { id: true, email: true, name: true, role: true, disabledAt: true },
+    select: { id: true, email: true, name: true, role: true, disabledAt: true, ...(sessionId !== null ? { sessions: { where: { id: sessionId, endedAt: null }, select: { id: true } } } : {}) },
   });
   if (!row || row.disabledAt !== null) return { kind: "disabled", userId };
+  if (sessionId !== null && !("sessions" in row && Array.isArray(row.sessions) && row.sessions.length > 0)) return { kind: "signed-out" };
   if (!isRole(row.role)) return { kind: "unknown-role", userId, role: row.role };
   return { kind: "signed-in", user: { id: row.id, email: row.email, name: row.name, role: row.role } };
 }

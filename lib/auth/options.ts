@@ -21,6 +21,7 @@ import type { OAuthConfig } from "next-auth/providers/oauth";
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { dataDirectory } from "@/lib/db/url";
+import { endUserSession, startUserSession } from "./user-sessions";
 
 /** The provider id of email + password sign-in. */
 export const CREDENTIALS_PROVIDER_ID = "credentials";
@@ -149,13 +150,26 @@ export function resolveAuthSecret(): string {
   return secret;
 }
 
-/** What the session callback exposes: only the user id (read it with `sessionUserId`). */
-const SessionBodySchema = z.object({ user: z.object({ id: z.string().min(1) }) });
+/** What the session callback exposes: the user id and the session's id (read them with `sessionIdentity`). */
+const SessionBodySchema = z.object({ user: z.object({ id: z.string().min(1), sid: z.string().min(1).optional() }) });
+
+/** Who a session cookie names: the user, and the UserSession row that must still be open. */
+export interface SessionIdentity {
+  /** `usr_...` */
+  userId: string;
+  /** `ses_...`; absent in a cookie made before sessions could end (refused). */
+  sessionId: string | null;
+}
+
+/** The user and session in a session returned by getServerSession, or null. */
+export function sessionIdentity(session: unknown): SessionIdentity | null {
+  const parsed = SessionBodySchema.safeParse(session);
+  return parsed.success ? { userId: parsed.data.user.id, sessionId: parsed.data.user.sid ?? null } : null;
+}
 
 /** The user id in a session returned by getServerSession, or null. */
 export function sessionUserId(session: unknown): string | null {
-  const parsed = SessionBodySchema.safeParse(session);
-  return parsed.success ? parsed.data.user.id : null;
+  return sessionIdentity(session)?.userId ?? null;
 }
 
 /** The next-auth configuration, shared by the route handler and getServerSession. */
@@ -191,19 +205,27 @@ export const authOptions: NextAuthOptions = {
       return known !== null; // false -> ?error=AccessDenied
     },
     async jwt({ token, user, account }) {
-      // Only the user id goes into the cookie; everything else is read from the database per request.
-      if (!user) return token.sub ? { sub: token.sub } : {};
+      // Only the user id and the session's id go into the cookie; everything else is read from the
+      // database per request, and the session must still be open (lib/auth/user-sessions.ts).
+      if (!user) return token.sub ? { sub: token.sub, ...(typeof token.sid === "string" ? { sid: token.sid } : {}) } : {};
+      let userId = user.id;
       if (account?.provider === OIDC_PROVIDER_ID) {
         // The provider's subject is not our id: map the verified email (checked in signIn) to the User row.
         const found = await oidcAccount(await getPrisma(), user.email, true);
         if (!found) throw new Error(SignInError.ACCESS_DENIED);
-        return { sub: found.id };
+        userId = found.id;
       }
-      return { sub: user.id };
+      return { sub: userId, sid: await startUserSession(await getPrisma(), userId) };
     },
     session({ session, token }) {
-      const body = { expires: session.expires, user: { id: token.sub ?? "" } };
+      const body = { expires: session.expires, user: { id: token.sub ?? "", ...(typeof token.sid === "string" ? { sid: token.sid } : {}) } };
       return body as Session;
+    },
+  },
+  events: {
+    // Signing out ends this browser's session for good: a copy of the cookie no longer works.
+    async signOut({ token }) {
+      if (typeof token?.sid === "string") await endUserSession(await getPrisma(), token.sid);
     },
   },
 };

@@ -3,6 +3,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, USER_TX_OPTIONS, UserActorSchema, UserEmailSchema } from "./user";
 import type { ChangedUser } from "./set-user-role";
+import { endAllUserSessions, SessionEndReason } from "@/lib/auth/user-sessions";
 
 /** Which account to disable, and who does it. */
 export const DisableUserInputSchema = z.object({
@@ -39,6 +40,7 @@ export async function disableUser(prisma: PrismaClient, input: DisableUserInput)
         throw new ApiError("INVALID_TRANSITION", `${email} is the last enabled admin; make someone else an admin first, then disable this account.`);
       }
       await appendUserAudit(tx, now, row.id, "user.disabled", by, { email });
+      await endAllUserSessions(tx, row.id, SessionEndReason.disabled, by);
     }
     return { user: toUserView(row), changed: count > 0 };
   }, USER_TX_OPTIONS);

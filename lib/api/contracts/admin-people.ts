@@ -113,3 +113,13 @@ export const adminRevokeToken = defineEndpoint({
   body: z.object({ name: AgentTokenNameSchema }),
   response: ZRevokedAdminToken,
 });
+
+export const dashboardSignOutEverywhere = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/me/sign-out-everywhere",
+  operationId: "dashboardSignOutEverywhere",
+  summary: "End every session of the signed-in person (this one included)",
+  tags: ["users"],
+  auth: "user",
+  response: z.object({ sessionsEnded: z.number().int() }),
+});
