@@ -1,5 +1,21 @@
+/**
+ * Headers every response carries, pages and API alike: nobody may frame Sagaboard (clickjacking an
+ * Approve button), no content sniffing, a strict referrer, no powerful browser features. The page
+ * Content-Security-Policy (with a per-request nonce) and HSTS come from proxy.ts.
+ */
+const SECURITY_HEADERS = [
+  { key: "X-Frame-Options", value: "DENY" },
+  { key: "X-Content-Type-Options", value: "nosniff" },
+  { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
+  { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=(), usb=()" },
+  { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
+];
+
 /** @type {import("next").NextConfig} */
 const nextConfig = {
+  async headers() {
+    return [{ source: "/:path*", headers: SECURITY_HEADERS }];
+  },
   // better-sqlite3 is a native addon: it must be loaded by Node's require, never bundled.
   serverExternalPackages: ["better-sqlite3", "@prisma/adapter-better-sqlite3"],
   // The generated Prisma clients (generated/prisma for SQLite, generated/prisma-pg for PostgreSQL;
