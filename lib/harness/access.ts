@@ -6,9 +6,36 @@ import { RunStatus } from "@/lib/saga/vocabulary";
 import { ApiError, runNotFound } from "./errors";
 import type { AgentPrincipal } from "./principal";
 
+// The client behind each harness store, so the worker-claim check can read the task table.
+const clientOf = new WeakMap<PrismaSagaStore, PrismaClient>();
+
 /** The store the harness API writes through: the process's one store over the client. */
 export function harnessStore(prisma: PrismaClient): PrismaSagaStore {
-  return sharedSagaStore(prisma);
+  const store = sharedSagaStore(prisma);
+  clientOf.set(store, prisma);
+  return store;
+}
+
+/** Whether a worker token holds a live claim on a task of `runId` whose tools are all in its scope. */
+async function workerHoldsTask(store: PrismaSagaStore, principal: AgentPrincipal, runId: string): Promise<boolean> {
+  const prisma = clientOf.get(store);
+  if (!prisma) return false; // fail closed
+  const tasks = await prisma.workerTask.findMany({ where: { runId, status: "CLAIMED", leaseUntil: { gt: new Date() } }, select: { tools: true } });
+  return tasks.some((t) => Array.isArray(t.tools) && t.tools.every((tool) => typeof tool === "string" && principal.tools.includes(tool)));
+}
+
+/** A worker may do what its claimed tasks need, nothing more: only runs it holds a task of (403 otherwise). */
+async function assertWorkerMayAct(store: PrismaSagaStore, principal: AgentPrincipal, runId: string): Promise<void> {
+  if (principal.role === "worker" && !(await workerHoldsTask(store, principal, runId))) {
+    throw new ApiError("FORBIDDEN", `The worker token "${principal.name}" holds no claimed task for run ${runId}: a worker may act only on the runs of the tasks it has claimed (and while its lease lasts). Claim the task first.`);
+  }
+}
+
+/** Refuses what only the agent that runs the work may do (start runs, propose pivots, ask for unwinds). */
+export function assertNotWorker(principal: AgentPrincipal, what: string): void {
+  if (principal.role === "worker") {
+    throw new ApiError("FORBIDDEN", `The token "${principal.name}" is a worker token: it cannot ${what}. Only the agent that runs the work may; a worker does what its claimed tasks need.`);
+  }
 }
 
 /** The audit actor of an agent token. */
@@ -34,6 +61,7 @@ export function mayActOn(principal: AgentPrincipal, run: RunRecord): boolean {
 export async function getAgentRun(store: PrismaSagaStore, principal: AgentPrincipal, runId: string): Promise<RunRecord> {
   const run = await store.getRun(runId);
   if (!run || !mayActOn(principal, run)) throw runNotFound(runId);
+  await assertWorkerMayAct(store, principal, runId);
   return run;
 }
 
@@ -43,6 +71,7 @@ export async function getAgentStep(store: PrismaSagaStore, principal: AgentPrinc
   if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
   const run = await store.getRun(step.runId);
   if (!run || !mayActOn(principal, run)) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent token.`);
+  await assertWorkerMayAct(store, principal, run.id);
   return { step, run };
 }
 

@@ -6,7 +6,7 @@ import { argsHash, planHash } from "@/lib/saga/keys";
 import type { PivotRecord, PlanItem } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { PivotStatus, StepStatus, ToolClass, Phase } from "@/lib/saga/vocabulary";
-import { agentActor, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
+import { agentActor, assertNotWorker, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
 import { getToolPolicy } from "./policy";
 import type { AgentPrincipal } from "./principal";
 
@@ -21,6 +21,7 @@ export interface PivotInput {
 }
 
 export async function requestPivotForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: PivotInput): Promise<PivotRecord> {
+  assertNotWorker(principal, "request a pivot");
   const store = harnessStore(prisma);
   const run = await getAgentRun(store, principal, runId);
   const plan: PlanItem[] = [];

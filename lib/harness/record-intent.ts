@@ -103,10 +103,11 @@ export async function recordIntent(
   // the caller's and RUNNING, the step is next, nothing unsettled, no pivot, the row unchanged). When
   // anything does not hold, or the intent was already recorded, the careful path decides and explains.
   const known = recentToolPolicy(prisma, input.tool);
-  if (known && isPlainStaging(known, input) && checkAgainstPolicy(runId, input, known) === null) {
+  // Workers take the careful path: it checks that they hold a claimed task of this run.
+  if (known && principal.role !== "worker" && isPlainStaging(known, input) && checkAgainstPolicy(runId, input, known) === null) {
     const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
     try {
-      const result = await record(known, stage, plainGuard({ runAgent: principal.role === "worker" ? undefined : principal.name, toolPolicy, activeToken: auth.activeToken }));
+      const result = await record(known, stage, plainGuard({ runAgent: principal.name, toolPolicy, activeToken: auth.activeToken }));
       if (result.created) return result;
     } catch (e) {
       if (!(e instanceof IntentGuardFailed) && !(e instanceof SagaError && e.code === "RUN_NOT_FOUND")) throw e;

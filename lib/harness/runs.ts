@@ -4,7 +4,7 @@ import { randomIds } from "@/lib/saga/ids";
 import type { AuditEventRecord, CorrectionRecord, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { RunStatus } from "@/lib/saga/vocabulary";
-import { agentActor, getAgentRun, harnessStore } from "./access";
+import { agentActor, assertNotWorker, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
 import type { AgentPrincipal } from "./principal";
 
@@ -19,6 +19,7 @@ export interface CreateRunInput {
 }
 
 export async function createRunForAgent(prisma: PrismaClient, principal: AgentPrincipal, input: CreateRunInput): Promise<RunRecord> {
+  assertNotWorker(principal, "start a run");
   return harnessStore(prisma).createRun(
     { id: randomIds.next("run"), title: input.title, agent: principal.name, onBehalfOf: input.onBehalfOf ?? null, metadata: input.metadata ?? {} },
     { type: "run.started", actor: agentActor(principal), data: { title: input.title, via: "api" } },

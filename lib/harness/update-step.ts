@@ -105,13 +105,14 @@ export async function updateStepForAgent(
   let principal = auth.principal;
   const store = harnessStore(prisma);
   const actor = agentActor(principal);
-  if (isPlainOutcome(fence, patch)) {
+  // Workers take the careful path: it checks that they hold a claimed task of the step's run.
+  if (isPlainOutcome(fence, patch) && principal.role !== "worker") {
     // The common call (a tool's outcome): one fenced UPDATE whose WHERE holds everything the reads
     // below would check (the step is INTENDED, its tool is in the token's scope, its run is the
     // agent's). When it misses, the careful path reads the step and says why (or answers null).
     const fast = await store.updateStep(
       stepId,
-      { ...fence, status: [INTENDED], tools: principal.tools, activeToken: auth.activeToken, ...(principal.role === "worker" ? {} : { runAgent: principal.name }) },
+      { ...fence, status: [INTENDED], tools: principal.tools, activeToken: auth.activeToken, runAgent: principal.name },
       patch,
       { type: audit.type, actor, data: audit.data ?? {} },
     );

@@ -7,12 +7,13 @@ import { prismaTaskQueue } from "@/lib/worker/queue";
 import type { ClaimedTask, SettleResult } from "@/lib/worker/task-record";
 import type { ExtendLeaseResult } from "@/lib/worker/extend-lease";
 import { WorkerTaskKind } from "@/lib/worker/vocabulary";
-import { agentActor, getAgentRun, harnessStore } from "./access";
+import { agentActor, assertNotWorker, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
 import type { AgentPrincipal } from "./principal";
 
 /** Enqueues the run's unwind for a worker (one task per run; asking again returns the same task). */
 export async function requestUnwindForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, reason: string): Promise<EnqueueTaskResult> {
+  assertNotWorker(principal, "ask for an unwind");
   const store = harnessStore(prisma);
   await getAgentRun(store, principal, runId);
   const tools = [...new Set((await store.listSteps(runId)).map((s) => s.tool))];

@@ -1,0 +1,55 @@
+/**
+ * A worker token may do what its claimed tasks need, nothing more: without a live claim on a task of
+ * a run it can neither read nor write that run; it never starts runs, proposes pivots or asks for
+ * unwinds; with the claim it settles the run's steps, and once the lease is gone it is refused again.
+ */
+import { describe, expect, it } from "vitest";
+import * as runRoute from "@/app/api/v1/runs/[runId]/route";
+import * as escalationsRoute from "@/app/api/v1/runs/[runId]/escalations/route";
+import * as pivotsRoute from "@/app/api/v1/runs/[runId]/pivots/route";
+import * as stepsRoute from "@/app/api/v1/runs/[runId]/steps/route";
+import * as unwindRoute from "@/app/api/v1/runs/[runId]/unwind/route";
+import * as runsRoute from "@/app/api/v1/runs/route";
+import * as claimRoute from "@/app/api/v1/worker/claim/route";
+import { argsHash, stepKey } from "@/lib/saga/keys";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { call, makeToken, useTestDatabase } from "./api-test-kit";
+
+const getPrisma = useTestDatabase("worker-scope");
+
+function intent(runId: string, stepIdx: number) {
+  const args = { summary: "draft", orderId: "2001" };
+  return { stepIdx, tool: "create_ticket_draft", toolClass: "REVERSIBLE", stepKey: stepKey(runId, stepIdx, "create_ticket_draft"), args, argsHash: argsHash(args), phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: "delete_ticket_draft", args: {} }, compensationKey: null, correction: null, audience: ["agent"] };
+}
+
+describe("worker tokens", () => {
+  it("act only on runs of the tasks they hold, and never start runs, propose pivots or ask for unwinds", async () => {
+    const prisma = await getPrisma();
+    const agent = await makeToken(["create_ticket_draft"], `agent-ws-${Date.now()}`);
+    const runId = (await call(runsRoute.POST, "/api/v1/runs", { secret: agent.secret, body: { title: "agent's run" } })).json.run.id as string;
+    expect((await call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: agent.secret, body: { intent: intent(runId, 0) }, params: { runId } })).status).toBe(201);
+    const { secret: worker } = await createAgentToken(prisma, { name: `worker-ws-${Date.now()}`, tools: ["create_ticket_draft"], role: "worker", createdBy: "test" });
+    const before = { steps: await prisma.step.count(), pivots: await prisma.pivot.count(), escalations: await prisma.escalation.count(), runs: await prisma.run.count() };
+
+    const refused = await Promise.all([
+      call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } }),
+      call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: worker, body: { intent: intent(runId, 1) }, params: { runId } }),
+      call(pivotsRoute.POST, `/api/v1/runs/${runId}/pivots`, { secret: worker, body: { summary: "x", plan: [{ tool: "create_ticket_draft", args: {} }] }, params: { runId } }),
+      call(escalationsRoute.POST, `/api/v1/runs/${runId}/escalations`, { secret: worker, body: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "x", detail: {}, owner: null, dedupeKey: `x:${runId}` }, event: { type: "escalation.raised" } }, params: { runId } }),
+      call(unwindRoute.POST, `/api/v1/runs/${runId}/unwind`, { secret: worker, body: { reason: "x" }, params: { runId } }),
+      call(runsRoute.POST, "/api/v1/runs", { secret: worker, body: { title: "a worker's own run" } }),
+    ]);
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(refused.every((r) => typeof r.json.error.message === "string" && /worker/.test(r.json.error.message))).toBe(true);
+    expect({ steps: await prisma.step.count(), pivots: await prisma.pivot.count(), escalations: await prisma.escalation.count(), runs: await prisma.run.count() }).toEqual(before);
+
+    // The agent asks for an unwind; the worker claims it and may now read the run.
+    expect((await call(unwindRoute.POST, `/api/v1/runs/${runId}/unwind`, { secret: agent.secret, body: { reason: "undo it" }, params: { runId } })).status).toBeLessThan(300);
+    const claimed = await call(claimRoute.POST, "/api/v1/worker/claim", { secret: worker, body: { workerId: "w1", max: 1, leaseMs: 300 } });
+    expect(claimed.json.tasks).toHaveLength(1);
+    expect((await call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } })).status).toBe(200);
+    // Its lease lapses: refused again.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } })).status).toBe(403);
+  });
+});
