@@ -12,10 +12,15 @@ import type { Db } from "@/lib/db/dialect";
 /** How far an event's time may run ahead of the next id's, at most (for widening id ranges). */
 export const CLOCK_SLACK_MS = 60_000;
 
-/** The smallest and largest id in the table (null when it is empty). */
+/**
+ * The smallest and largest id in the table (null when it is empty): two one-row reads at the ends of
+ * the primary key. (Prisma's aggregate wraps min and max in a subquery that SQLite answers by
+ * reading every row.)
+ */
 export async function auditIdBounds(db: Db): Promise<{ min: number; max: number } | null> {
-  const { _min, _max } = await db.auditEvent.aggregate({ _min: { id: true }, _max: { id: true } });
-  return _min.id === null || _max.id === null ? null : { min: _min.id, max: _max.id };
+  const first = await db.auditEvent.findFirst({ orderBy: { id: "asc" }, select: { id: true } });
+  const last = await db.auditEvent.findFirst({ orderBy: { id: "desc" }, select: { id: true } });
+  return first && last ? { min: first.id, max: last.id } : null;
 }
 
 /**

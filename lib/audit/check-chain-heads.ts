@@ -15,8 +15,8 @@ import { chainHeadsDigest, type ChainHead, type ChainHeadsFile } from "./export-
 /** The largest heads file accepted (about 400,000 chains). */
 export const MAX_HEADS_FILE_BYTES = 64 * 1024 * 1024;
 
-/** Saved heads looked up per query. */
-const CHECK_BATCH = 500;
+/** Saved heads looked up per query (two parameters each: SQLite takes at most 999 per statement). */
+const CHECK_BATCH = 200;
 
 /** Changed chains reported in full; more are only counted. */
 export const MAX_REPORTED_CHANGES = 100;

@@ -20,8 +20,8 @@ import { canonicalJson } from "@/lib/saga/keys";
 /** The file format's name and version. */
 export const CHAIN_HEADS_FORMAT = "sagaboard.audit-chain-heads/1";
 
-/** Chains per page of the heads read. */
-const HEADS_PAGE = 500;
+/** Chains per page of the heads read (two parameters each: SQLite takes at most 999 per statement). */
+const HEADS_PAGE = 200;
 
 /** The last link of one chain. */
 export const ZChainHead = z.object({
