@@ -225,7 +225,7 @@ export class ChainVerifier {
     const outOfOrder = (pending.prevAtMs !== null && atMs < pending.prevAtMs) || (nextAtMs !== null && atMs > nextAtMs);
     const time = outOfOrder ? ` Its time (${utc(atMs)}) is out of order with the links around it, so the time is the likely change.` : "";
     if (confirmed) {
-      return `Its content was changed after it was written: the next link still names its original hash, which the content no longer gives (one of type, actor, data, time, run or step differs).${time}`;
+      return `Its content was changed after it was written: one of type, actor, data, time, run or step is not what was hashed (the next link still names the original hash).${time}`;
     }
     return `Its content no longer matches its stored hash: its content (type, actor, data, time, run or step) or the hash itself was changed. It is the last link the chain has to tell which; compare with a saved heads file.${time}`;
   }

@@ -23,7 +23,7 @@ describe("event words", () => {
       sentence: "Step #2 will call charge_card (staging phase).",
       facts: [
         { label: "step key", value: "ab".repeat(16) },
-        { label: "via", value: "api" },
+        { label: "recorded through", value: "the HTTP API" },
       ],
     });
     const nested = eventInWords({ type: "compensation.failed", data: { code: "E", detail: { retry: false, refs: ["a", "b"] }, hash: "f".repeat(64) } });
@@ -34,5 +34,27 @@ describe("event words", () => {
     ]);
     for (const fact of nested.facts) expect(fact.value).not.toMatch(/[{}"]/);
     expect(valueInWords({ a: { b: { c: 1 } } })).toBe("a b 1 field");
+    expect(valueInWords("x".repeat(500))).toHaveLength(160);
+    expect(valueInWords(Array.from({ length: 40 }, (_, i) => `tool_number_${i}`))).toMatch(/^tool_number_0, .*tool_number_\d+ and \d+ more$/);
+  });
+
+  it("read a tool table diff as one value per changed field, and a token as a sentence", () => {
+    const edited = eventInWords({ type: "tool.edited", data: { tool: "send_email", version: 3, diff: { owner: { from: "a-team", to: "b-team" }, revocationWindowSec: { from: null, to: 7200 } }, reason: "moved" } });
+    expect(edited).toEqual({
+      title: "Tool row edited",
+      sentence: "send_email was edited, now at version 3.",
+      facts: [
+        { label: "owner", value: "a-team → b-team" },
+        { label: "revocation window", value: "2 hours" },
+        { label: "reason", value: "moved" },
+      ],
+    });
+    const token = eventInWords({ type: "agent_token.created", data: { name: "support-agent", role: "agent", tools: ["send_email"], prefix: "sgb_1", via: "api" } });
+    expect(token.sentence).toBe("A token for agent support-agent, scoped to 1 tool.");
+    expect(token.facts).toEqual([
+      { label: "tools", value: "send_email" },
+      { label: "prefix", value: "sgb_1" },
+      { label: "recorded through", value: "the HTTP API" },
+    ]);
   });
 });

@@ -73,7 +73,11 @@ const TYPE_WORDS: Record<string, string> = {
   "agent_token.revoked": "Agent token revoked",
   "agent_token.scope_extended": "Agent token given more tools",
   "tool.created": "Tool added to the table",
+  "tool.declared": "Tool declared by its team",
   "tool.edited": "Tool row edited",
+  "tool.reviewed": "Declared tool accepted",
+  "tool.disabled": "Tool disabled",
+  "tool.enabled": "Tool enabled again",
   "tool.redeclared": "Tool declared differently",
 };
 
@@ -103,9 +107,16 @@ const FIELD_WORDS: Record<string, string> = {
   pivotId: "pivot",
   taskId: "task",
   recheckAfterMs: "re-check after (ms)",
+  password: "has a password",
+  via: "recorded through",
   onBehalfOf: "on behalf of",
   toolClass: "tool class",
   policyVersion: "policy version",
+  revocationWindowSec: "revocation window",
+  revokeRoles: "who may revoke",
+  alwaysRequireApproval: "always needs approval",
+  compensator: "undo tool",
+  lookupAvailable: "can look calls up",
 };
 
 /** A field name in words: a known one, else camelCase split into lower-case words. */
@@ -115,18 +126,53 @@ export function fieldInWords(key: string): string {
 
 const HASH_LIKE = /^[0-9a-f]{40,}$/;
 
+/** Longer text is cut here (the raw event has all of it). */
+export const MAX_VALUE_CHARS = 160;
+
+/** Words for some values of known fields. */
+const VALUE_WORDS: Record<string, Record<string, string>> = { via: { api: "the HTTP API" } };
+
+/** A change as the tool table records it: `{ from, to }`. */
+function isChange(value: unknown): value is { from: unknown; to: unknown } {
+  return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 2 && "from" in value && "to" in value;
+}
+
+/** A list, cut after the items that fit: "a, b, c and 7 more". */
+function listInWords(items: readonly unknown[], depth: number): string {
+  const words = items.map((v) => valueInWords(v, depth + 1));
+  let text = "";
+  for (let i = 0; i < words.length; i++) {
+    const next = text ? `${text}, ${words[i]}` : words[i]!;
+    if (next.length > MAX_VALUE_CHARS && i > 0) return `${text} and ${words.length - i} more`;
+    text = next;
+  }
+  return cut(text);
+}
+
+/** Seconds as a person says them: "90 s", "2 hours", "1 day". */
+export function secondsInWords(seconds: number): string {
+  const units: [number, string][] = [[86_400, "day"], [3600, "hour"], [60, "minute"]];
+  for (const [size, unit] of units) if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}${seconds / size === 1 ? "" : "s"}`;
+  return `${seconds} s`;
+}
+
+function cut(text: string): string {
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1).trimEnd()}…` : text;
+}
+
 /** A JSON value as text a person reads (no braces or quotes): lists joined, objects as "field value" pairs. */
 export function valueInWords(value: unknown, depth = 0): string {
   if (value === null || value === undefined) return "none";
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "number") return String(value);
-  if (typeof value === "string") return HASH_LIKE.test(value) ? `${value.slice(0, 16)}…` : value === "" ? "(empty)" : value;
-  if (Array.isArray(value)) return value.length === 0 ? "none" : value.map((v) => valueInWords(v, depth + 1)).join(", ");
+  if (typeof value === "string") return HASH_LIKE.test(value) ? `${value.slice(0, 16)}…` : value === "" ? "(empty)" : cut(value);
+  if (Array.isArray(value)) return value.length === 0 ? "none" : listInWords(value, depth);
+  if (isChange(value)) return value.from === null || value.from === undefined ? valueInWords(value.to, depth) : `${valueInWords(value.from, depth)} → ${valueInWords(value.to, depth)}`;
   if (typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>);
     if (entries.length === 0) return "none";
     if (depth >= 2) return `${entries.length} ${entries.length === 1 ? "field" : "fields"}`;
-    return entries.map(([k, v]) => `${fieldInWords(k)} ${valueInWords(v, depth + 1)}`).join("; ");
+    return cut(entries.map(([k, v]) => `${fieldInWords(k)} ${valueInWords(v, depth + 1)}`).join("; "));
   }
   return String(value);
 }
@@ -182,7 +228,30 @@ const SENTENCES: Record<string, Sentence> = {
   "user.role_changed": (d) => (str(d.email) && str(d.role) ? { text: `${str(d.email)} is now ${str(d.role)}.`, uses: ["email", "role"] } : null),
   "user.disabled": (d) => (str(d.email) ? { text: `${str(d.email)} can no longer sign in.`, uses: ["email"] } : null),
   "user.enabled": (d) => (str(d.email) ? { text: `${str(d.email)} can sign in again.`, uses: ["email"] } : null),
+  "agent_token.created": (d) =>
+    str(d.name) ? { text: `A token for ${str(d.role) === "worker" ? "the worker" : "agent"} ${str(d.name)}, scoped to ${Array.isArray(d.tools) ? d.tools.length : 0} tool${Array.isArray(d.tools) && d.tools.length === 1 ? "" : "s"}.`, uses: ["name", "role"] } : null,
+  "agent_token.revoked": (d) => (str(d.name) ? { text: `${str(d.name)}'s token is refused from now on.`, uses: ["name"] } : null),
+  "tool.created": (d) => toolSentence(d, "is in the tool table"),
+  "tool.declared": (d) => toolSentence(d, "was declared"),
+  "tool.edited": (d) => toolSentence(d, "was edited"),
+  "tool.reviewed": (d) => toolSentence(d, "was accepted"),
+  "tool.disabled": (d) => toolSentence(d, "was disabled"),
 };
+
+function toolSentence(d: Data, what: string): { text: string; uses: string[] } | null {
+  return str(d.tool) ? { text: `${str(d.tool)} ${what}${num(d.version) !== null ? `, now at version ${num(d.version)}` : ""}.`, uses: ["tool", "version"] } : null;
+}
+
+/** A field's value in words: known values, step numbers, durations in seconds, else `valueInWords`. */
+function factValue(key: string, value: unknown): string {
+  if (typeof value === "string" && VALUE_WORDS[key]?.[value]) return VALUE_WORDS[key][value];
+  if (key === "stepIdx" && typeof value === "number") return `#${value}`;
+  if (key.endsWith("Sec") && typeof value === "number") return secondsInWords(value);
+  if (key.endsWith("Sec") && isChange(value) && typeof value.to === "number") {
+    return typeof value.from === "number" ? `${secondsInWords(value.from)} → ${secondsInWords(value.to)}` : secondsInWords(value.to);
+  }
+  return valueInWords(value);
+}
 
 /** An event's type and data in words. */
 export function eventInWords(event: { type: string; data: unknown }): EventWords {
@@ -191,6 +260,12 @@ export function eventInWords(event: { type: string; data: unknown }): EventWords
   const used = new Set(said?.uses ?? []);
   const facts = Object.entries(data)
     .filter(([key]) => !used.has(key))
-    .map(([key, value]) => ({ label: fieldInWords(key), value: key === "stepIdx" && typeof value === "number" ? `#${value}` : valueInWords(value) }));
+    .flatMap(([key, value]): Fact[] => {
+      // A diff of changed fields reads as one labelled value per field.
+      if (key === "diff" && value !== null && typeof value === "object" && !Array.isArray(value) && Object.values(value).every(isChange)) {
+        return Object.entries(value).map(([field, change]) => ({ label: fieldInWords(field), value: factValue(field, change) }));
+      }
+      return [{ label: fieldInWords(key), value: factValue(key, value) }];
+    });
   return { title: typeInWords(event.type), sentence: said?.text ?? null, facts };
 }
