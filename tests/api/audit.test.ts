@@ -348,3 +348,28 @@ describe("tamper evidence", () => {
     expect(crossSite.status).toBe(403);
   });
 });
+
+describe("many chains", () => {
+  it("heads and their check page through more chains than one query holds", async () => {
+    const prisma = await getPrisma();
+    const at = new Date();
+    const rows = Array.from({ length: 450 }, (_, i) => chainLink(undefined, { scope: `user:usr_many_${String(i).padStart(3, "0")}`, runId: null, stepId: null, type: "user.created", actor: "system:test", data: { i } }, at));
+    await prisma.auditEvent.createMany({ data: rows.map((r) => ({ ...r, data: r.data as Prisma.InputJsonValue })) });
+    try {
+      const file = (await asViewer(headsRoute.GET, "/api/dashboard/audit/heads")).json as ChainHeadsFile;
+      const many = file.heads.filter((h) => h.scope.startsWith("user:usr_many_"));
+      expect(many.map((h) => [h.scope, h.seq, h.hash])).toEqual(rows.map((r) => [r.scope, 1, r.hash]));
+      expect(file.chains).toBe(new Set((await allEvents()).map((e) => e.scope)).size);
+      await prisma.auditEvent.deleteMany({ where: { scope: { in: ["user:usr_many_007", "user:usr_many_401"] } } });
+      const check = await asViewer(checkRoute.POST, "/api/dashboard/audit/heads/check", file);
+      expect(check.json).toMatchObject({ matches: false, changedCount: 2, matching: file.chains - 2 });
+      expect((check.json.changed as { scope: string; change: string }[]).map((c) => [c.scope, c.change])).toEqual([
+        ["user:usr_many_007", "gone"],
+        ["user:usr_many_401", "gone"],
+      ]);
+      expect((await verify()).verified).toBe(true);
+    } finally {
+      await prisma.auditEvent.deleteMany({ where: { scope: { startsWith: "user:usr_many_" } } });
+    }
+  });
+});
