@@ -30,6 +30,8 @@ export const ApiErrorCode = {
   INVALID_TRANSITION: "INVALID_TRANSITION",
   /** The request body is larger than the API accepts. */
   PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  /** Too many attempts (sign-in after repeated wrong passwords); wait for the Retry-After header's seconds. */
+  RATE_LIMITED: "RATE_LIMITED",
   /** Our bug or an outage; the message is generic and the details are in the server log. */
   INTERNAL: "INTERNAL",
 } as const;
@@ -48,6 +50,7 @@ export const API_ERROR_HTTP_STATUS = {
   IDEMPOTENCY_KEY_REUSED: 422,
   INVALID_TRANSITION: 422,
   PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
   INTERNAL: 500,
 } as const satisfies Record<ApiErrorCode, number>;
 
