@@ -2,6 +2,7 @@
 
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
+import { RATE_LIMITED_SIGN_IN_ERROR, rateLimitedSeconds, rateLimitedSentence } from "@/lib/auth/rate-limited-code";
 import styles from "./auth.module.css";
 
 /** What the form says for each next-auth error code (and ours); anything else gets a generic line. */
@@ -14,6 +15,8 @@ const ERROR_MESSAGES: Record<string, string> = {
 
 /** A sentence for an error code from next-auth or the address bar. */
 export function signInErrorMessage(code: string): string {
+  const wait = rateLimitedSeconds(code);
+  if (wait !== null) return rateLimitedSentence(wait);
   return ERROR_MESSAGES[code] ?? `Sign-in did not work (${code}). Try again; if it keeps failing, ask an admin.`;
 }
 
@@ -48,7 +51,9 @@ export function SignInForm({ callbackUrl, initialError, ssoName }: SignInFormPro
         window.location.assign(callbackUrl);
         return;
       }
-      setError(signInErrorMessage(result?.error ?? "CredentialsSignin"));
+      // A throttled sign-in (429) names its wait in the code; without one, still say it was throttled.
+      const fallback = result?.status === 429 ? RATE_LIMITED_SIGN_IN_ERROR : "CredentialsSignin";
+      setError(signInErrorMessage(result?.error ?? fallback));
     } catch {
       setError("Sagaboard could not be reached. Check your connection and try again.");
     }

@@ -1,0 +1,246 @@
+/**
+ * Sign-in throttling, end to end in-process: the throttle wrapper (lib/auth/throttled-sign-in.ts) in
+ * front of next-auth itself (its public handler with our authOptions: CSRF token, authorize,
+ * checkCredentials, bcrypt, the session row), on a real database. Short limits (3 failures, a 1 s
+ * first block) keep it quick. The route file only binds these together; tests/e2e/sign-in-throttle.spec.ts
+ * drives it over HTTP. On PostgreSQL two throttles on two pools stand for two app instances.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import NextAuth from "next-auth";
+import { authOptions } from "@/lib/auth/options";
+import { SIGN_IN_THROTTLED_EVENT, recordSignInLockout } from "@/lib/auth/record-sign-in-lockout";
+import { SignInLimitsSchema, SignInThrottle, type SignInLimits } from "@/lib/auth/sign-in-throttle";
+import { signInClientAddress, throttleCredentialsSignIn, type FetchHandler } from "@/lib/auth/throttled-sign-in";
+import { createUser } from "@/lib/users/create-user";
+import { useTestDatabase } from "./api-test-kit";
+import { testStoreKind } from "../support/test-database";
+
+process.env.NEXTAUTH_URL = "http://localhost:3000";
+process.env.NEXTAUTH_SECRET = "sign-in-throttle-test-secret-long-enough";
+const getPrisma = useTestDatabase("sign-in-throttle");
+const postgres = testStoreKind() === "postgresql";
+const limits: SignInLimits = SignInLimitsSchema.parse({ accountFailures: 3, accountWindowSeconds: 60, blockSeconds: 1, maxBlockSeconds: 2, lockoutMemorySeconds: 60, clientFailures: 8, clientWindowSeconds: 60 });
+const PASSWORD = "correct horse battery staple";
+const pools: pg.Pool[] = [];
+const throttles: SignInThrottle[] = [];
+
+/** A throttle as one app instance makes it: in memory on SQLite, in the shared table on PostgreSQL. */
+async function newThrottle(): Promise<SignInThrottle> {
+  const pool = postgres ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 }) : undefined;
+  if (pool) pools.push(pool);
+  const prisma = await getPrisma();
+  const throttle = new SignInThrottle({ limits, ...(pool ? { postgresPool: pool } : {}), onLockout: async (email, lockout) => void (await recordSignInLockout(prisma, email, lockout)) });
+  throttles.push(throttle);
+  return throttle;
+}
+
+afterAll(async () => {
+  await Promise.all(throttles.map((t) => t.idle()));
+  await Promise.all(pools.map((p) => p.end()));
+});
+
+/** Serves a fetch Request with next-auth's public handler (its pages-API form: no Next.js request scope needed in a test). */
+const nextAuth: FetchHandler = async (request) => {
+  const url = new URL(request.url);
+  const cookies = Object.fromEntries((request.headers.get("cookie") ?? "").split(/;\s*/).filter(Boolean).map((c) => [c.slice(0, c.indexOf("=")), decodeURIComponent(c.slice(c.indexOf("=") + 1))]));
+  const req = {
+    method: request.method,
+    headers: Object.fromEntries(request.headers),
+    cookies,
+    body: request.method === "POST" ? Object.fromEntries(new URLSearchParams(await request.text())) : undefined,
+    query: { ...Object.fromEntries(url.searchParams), nextauth: url.pathname.replace(/^\/api\/auth\//, "").split("/") },
+  };
+  let status = 200;
+  const headers = new Headers();
+  let body: string | undefined;
+  const res = {
+    status: (s: number) => ((status = s), res),
+    setHeader: (name: string, value: string | string[]) => {
+      headers.delete(name);
+      for (const v of [value].flat()) headers.append(name, v);
+      return res;
+    },
+    getHeader: (name: string) => (name.toLowerCase() === "set-cookie" ? headers.getSetCookie() : (headers.get(name) ?? undefined)),
+    json: (value: unknown) => ((body = JSON.stringify(value)), headers.set("content-type", "application/json"), res),
+    send: (value: unknown) => ((body = typeof value === "string" ? value : JSON.stringify(value)), res),
+    end: () => res,
+  };
+  await (NextAuth as unknown as (req: unknown, res: unknown, options: typeof authOptions) => Promise<void>)(req, res, authOptions);
+  return new Response(body ?? null, { status, headers });
+};
+
+let csrf: { token: string; cookie: string } | undefined;
+async function csrfToken(): Promise<{ token: string; cookie: string }> {
+  if (csrf) return csrf;
+  const response = await nextAuth(new Request("http://localhost:3000/api/auth/csrf"));
+  const cookie = response.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  csrf = { token: ((await response.json()) as { csrfToken: string }).csrfToken, cookie };
+  return csrf;
+}
+
+/** What a sign-in answered: the status, Retry-After, the error code the client's signIn() would report, the body. */
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  signInError: string | null;
+  body: { url: string; error?: { code: string; message: string } };
+}
+
+/** Signs in the way next-auth's client does (a form post with json=true), from `ip`, through `throttle`. */
+async function signIn(throttle: SignInThrottle, email: string, password: string, ip: string): Promise<Answer> {
+  const { token, cookie } = await csrfToken();
+  const form = new URLSearchParams({ email, password, csrfToken: token, callbackUrl: "http://localhost:3000/", json: "true", redirect: "false" });
+  const request = new Request("http://localhost:3000/api/auth/callback/credentials", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie, "x-forwarded-for": `${ip}, 10.0.0.1` },
+    body: form.toString(),
+  });
+  const response = await throttleCredentialsSignIn(request, nextAuth, throttle);
+  const body = (await response.json()) as Answer["body"];
+  return { status: response.status, retryAfter: response.headers.get("retry-after"), signInError: new URL(body.url).searchParams.get("error"), body };
+}
+
+let n = 0;
+async function person(): Promise<{ id: string; email: string }> {
+  const user = await createUser(await getPrisma(), { email: `throttle-${++n}-${Date.now()}@example.com`, name: "T", role: "reviewer", password: PASSWORD, by: { type: "system", id: "test" } });
+  return { id: user.id, email: user.email };
+}
+let ipCounter = 0;
+const newIp = () => `203.0.113.${++ipCounter}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let throttle: SignInThrottle;
+beforeAll(async () => {
+  throttle = await newThrottle();
+});
+
+describe("password sign-in throttling", () => {
+  it("after 3 wrong passwords even the right one is 429 with Retry-After; after the block the real user signs in; the lockout is audited", async () => {
+    const user = await person();
+    const attacker = newIp();
+    let answered = 0;
+    let refused: Answer | undefined;
+    for (let i = 0; i < 50 && !refused; i++) {
+      const answer = await signIn(throttle, i % 2 ? user.email.toUpperCase() : user.email, `wrong-${i}`, attacker);
+      if (answer.status === 429) refused = answer;
+      else {
+        expect(answer).toMatchObject({ status: 401, signInError: "CredentialsSignin" });
+        answered++;
+      }
+    }
+    expect(answered).toBe(3);
+    // The right password, from the real user's own address, is refused too while the block lasts.
+    const owner = newIp();
+    const blocked = await signIn(throttle, user.email, PASSWORD, owner);
+    expect(blocked).toMatchObject({ status: 429, retryAfter: "1", signInError: "RateLimited:1" });
+    expect(blocked.body.error).toMatchObject({ code: "RATE_LIMITED", message: expect.stringMatching(/^Too many attempts; try again in 1 minute\./) });
+    expect(refused?.retryAfter).toBe("1");
+
+    const blockedAt = Date.now();
+    let back: Answer | undefined;
+    while (Date.now() - blockedAt < 5_000) {
+      back = await signIn(throttle, user.email, PASSWORD, owner);
+      if (back.status !== 429) break;
+      await sleep(100);
+    }
+    const backInMs = Date.now() - blockedAt;
+    expect(back).toMatchObject({ status: 200, signInError: null });
+    expect(backInMs).toBeGreaterThanOrEqual(500);
+
+    await throttle.idle();
+    const prisma = await getPrisma();
+    const events = await prisma.auditEvent.findMany({ where: { scope: `user:${user.id}`, type: SIGN_IN_THROTTLED_EVENT } });
+    expect(events.map((e) => ({ actor: e.actor, data: e.data }))).toEqual([{ actor: "system:sign-in", data: { failures: 3, windowSeconds: 60, blockSeconds: 1, lockout: 1 } }]);
+    expect(JSON.stringify(events[0]?.data)).not.toContain("@");
+    console.log(`[sign-in-throttle] store=${postgres ? "postgresql" : "memory"} attempts answered before 429: ${answered} of 50; Retry-After: ${blocked.retryAfter} s; real user back in after ${backInMs} ms`);
+  });
+
+  it("each further lockout blocks longer, up to the maximum; a success starts over", async () => {
+    const user = await person();
+    const lockOut = async () => {
+      const ip = newIp(); // not to reach the per-address limit
+      for (let i = 0; i < 3; i++) expect((await signIn(throttle, user.email, "wrong", ip)).status).toBe(401);
+      return signIn(throttle, user.email, "wrong", ip);
+    };
+    expect((await lockOut()).retryAfter).toBe("1");
+    await sleep(1_100);
+    expect((await lockOut()).retryAfter).toBe("2");
+    await sleep(2_100);
+    expect((await lockOut()).retryAfter).toBe("2"); // maxBlockSeconds
+    await sleep(2_100);
+    expect((await signIn(throttle, user.email, PASSWORD, newIp())).status).toBe(200);
+    expect((await lockOut()).retryAfter).toBe("1");
+  });
+
+  it("an unknown email is throttled with the same answer, and nothing is audited", async () => {
+    const prisma = await getPrisma();
+    await throttle.idle(); // earlier tests' lockouts are recorded by now
+    const before = await prisma.auditEvent.count({ where: { type: SIGN_IN_THROTTLED_EVENT } });
+    const ip = newIp();
+    const email = `nobody-${Date.now()}@example.com`;
+    for (let i = 0; i < 3; i++) expect(await signIn(throttle, email, "guess", ip)).toMatchObject({ status: 401, signInError: "CredentialsSignin" });
+    const refused = await signIn(throttle, email, "guess", ip);
+    expect(refused).toMatchObject({ status: 429, retryAfter: "1", signInError: "RateLimited:1" });
+    expect(Object.keys(refused.body).sort()).toEqual(["error", "url"]);
+    await throttle.idle();
+    expect(await prisma.auditEvent.count({ where: { type: SIGN_IN_THROTTLED_EVENT } })).toBe(before);
+  });
+
+  it("a stranger hammering one account does not block another account, nor the stranger's address", async () => {
+    const [victim, other] = [await person(), await person()];
+    const stranger = newIp();
+    const answers = [];
+    for (let i = 0; i < 10; i++) answers.push((await signIn(throttle, victim.email, `guess-${i}`, stranger)).status);
+    expect(answers).toEqual([401, 401, 401, 429, 429, 429, 429, 429, 429, 429]);
+    // Refused attempts checked no password, so they do not count against the address either.
+    expect(await signIn(throttle, other.email, PASSWORD, stranger)).toMatchObject({ status: 200, signInError: null });
+    expect(await signIn(throttle, other.email, PASSWORD, newIp())).toMatchObject({ status: 200, signInError: null });
+  });
+
+  it("parallel guesses get only the allowed number of answers", async () => {
+    const user = await person();
+    const ip = newIp();
+    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => signIn(throttle, user.email, `parallel-${i}`, ip).then((a) => a.status)));
+    expect(statuses.filter((s) => s === 401)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(17);
+  });
+
+  it("one address gets 8 wrong passwords across accounts, then 429 even with a right one; other addresses and successes are unaffected", async () => {
+    const busy = newIp();
+    // Successes give their point back: an office behind one address signs in all day.
+    const regular = await person();
+    for (let i = 0; i < 10; i++) expect((await signIn(throttle, regular.email, PASSWORD, busy)).status).toBe(200);
+    for (let i = 0; i < 8; i++) {
+      const target = await person();
+      expect(await signIn(throttle, target.email, "wrong", busy)).toMatchObject({ status: 401, signInError: "CredentialsSignin" });
+    }
+    const refused = await signIn(throttle, regular.email, PASSWORD, busy);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.retryAfter)).toBeGreaterThan(50); // the 60 s window's rest
+    expect(await signIn(throttle, regular.email, PASSWORD, newIp())).toMatchObject({ status: 200, signInError: null });
+  });
+
+  it.skipIf(!postgres)("on PostgreSQL two app instances share the counts", async () => {
+    const [a, b] = [throttle, await newThrottle()];
+    const user = await person();
+    const ip = newIp();
+    expect((await signIn(a, user.email, "wrong-1", ip)).status).toBe(401);
+    expect((await signIn(b, user.email, "wrong-2", ip)).status).toBe(401);
+    expect((await signIn(a, user.email, "wrong-3", ip)).status).toBe(401);
+    // Instance b never saw the third failure, nor the lockout a made: it refuses from the shared table.
+    expect(await signIn(b, user.email, PASSWORD, ip)).toMatchObject({ status: 429, retryAfter: "1" });
+    await a.idle();
+    const events = await (await getPrisma()).auditEvent.count({ where: { scope: `user:${user.id}`, type: SIGN_IN_THROTTLED_EVENT } });
+    expect(events).toBe(1);
+  });
+});
+
+describe("the client address", () => {
+  it("is X-Forwarded-For's first hop, then X-Real-IP, else one shared bucket", () => {
+    expect(signInClientAddress(new Headers({ "x-forwarded-for": " 198.51.100.7 , 10.0.0.1" }))).toBe("198.51.100.7");
+    expect(signInClientAddress(new Headers({ "x-forwarded-for": "::ffff:127.0.0.1" }))).toBe("127.0.0.1");
+    expect(signInClientAddress(new Headers({ "x-real-ip": "2001:DB8::1" }))).toBe("2001:db8::1");
+    expect(signInClientAddress(new Headers())).toBe("unknown");
+  });
+});
