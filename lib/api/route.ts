@@ -24,6 +24,7 @@ import {
   withIdempotency,
   type StoredResponse,
 } from "./idempotency";
+import { findUnknownFields } from "./unknown-fields";
 
 /** The largest request body accepted, in bytes (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -180,26 +181,46 @@ export interface Inputs<TParams, TQuery, TBody> {
   body: Parsed<TBody>;
 }
 
-/** Reads and validates body, params and query, reporting every bad field at once. */
+/**
+ * Reads and validates body, params and query, reporting every bad field at once. A key the schemas
+ * do not declare (a typo, a field of another endpoint) is a bad field too (unknown-fields.ts), in
+ * the query string and at any depth of the body, so it is never silently dropped; so is a body or a
+ * query parameter sent to an endpoint that takes none.
+ */
 export async function readInputs<TParams extends ObjectSchema | undefined, TQuery extends ObjectSchema | undefined, TBody extends z.ZodType | undefined>(
   endpoint: Endpoint<TParams, TQuery, TBody, z.ZodType, EndpointAuth>,
   request: Request,
   context: RouteContext | undefined,
 ): Promise<{ rawBody: unknown; inputs: Inputs<TParams, TQuery, TBody> }> {
-  const rawBody = endpoint.body ? await readJsonBody(request) : undefined;
-  const details: ErrorDetail[] = [];
+  const rawBody = endpoint.body || request.body ? await readJsonBody(request) : undefined;
+  const rawQuery = queryObject(new URL(request.url).searchParams);
+  const unknown = [...unknownFieldsOf(endpoint.query, rawQuery, "query", "query parameter"), ...unknownFieldsOf(endpoint.body, rawBody, "body", "body field")];
+  const reported = new Set(unknown.map((d) => d.path));
+  const details: ErrorDetail[] = [...unknown];
   const parse = async (schema: z.ZodType | undefined, value: unknown, prefix: string): Promise<unknown> => {
     if (!schema) return undefined;
     const result = await schema.safeParseAsync(value);
     if (result.success) return result.data;
-    details.push(...zodIssuesToDetails(result.error, prefix));
+    // A strict object's own "Unrecognized key" issue repeats what the unknown-field walk said.
+    const issues = result.error.issues.filter((issue) => issue.code !== "unrecognized_keys" || !issue.keys.every((key) => reported.has([prefix, ...issue.path.map(String), key].join("."))));
+    details.push(...zodIssuesToDetails(new z.ZodError(issues), prefix));
     return undefined;
   };
   const params = await parse(endpoint.params, endpoint.params ? await readParams(context) : undefined, "params");
-  const query = await parse(endpoint.query, endpoint.query ? queryObject(new URL(request.url).searchParams) : undefined, "query");
+  const query = await parse(endpoint.query, endpoint.query ? rawQuery : undefined, "query");
   const body = await parse(endpoint.body, rawBody, "body");
   if (details.length > 0) throw validationError(details);
   return { rawBody, inputs: { params, query, body } as Inputs<TParams, TQuery, TBody> };
+}
+
+/** Unknown keys of a query or body; without a schema, every key (and any body at all) is unknown. */
+function unknownFieldsOf(schema: z.ZodType | undefined, value: unknown, prefix: string, what: string): ErrorDetail[] {
+  if (schema) return findUnknownFields(schema, value, prefix);
+  if (value === undefined) return [];
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return Object.keys(value).map((key) => ({ path: `${prefix}.${key}`, message: `unknown ${what}; this endpoint takes none` }));
+  }
+  return [{ path: prefix, message: "this endpoint takes no body; send none" }];
 }
 
 /** Query string as an object: a repeated name becomes an array, a single one a string. */
