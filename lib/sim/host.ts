@@ -103,15 +103,17 @@ export function resetHostedWorld(opts: { searchLagMs?: number } = {}): World {
 // ---------------------------------------------------------------------------------------------------
 // Route helpers
 
-/** `{ error: { code, message, issues? } }` with `status`. */
-export function simError(status: number, code: string, message: string, issues?: { path: string; message: string }[]): Response {
-  return Response.json({ error: { code, message, ...(issues ? { issues } : {}) } }, { status });
+/** `{ error: { code, message, details } }` with `status`: the API's one error shape, `details` naming each bad field. */
+export function simError(status: number, code: string, message: string, details: { path: string; message: string }[] = []): Response {
+  return Response.json({ error: { code, message, details } }, { status });
 }
 
 /** What every `/api/sim/*` route answers while the simulated world is disabled. */
 export function simDisabled(): Response {
   return simError(404, "not_found", "Not found.");
 }
+
+const BODY_TOO_LARGE = [{ path: "body", message: `larger than ${SIM_BODY_LIMIT_BYTES} bytes` }];
 
 /** Parses the request's JSON body with `schema`; a Response (400) when it is not JSON or does not fit. */
 export async function readSimBody<S extends z.ZodType>(
@@ -120,21 +122,26 @@ export async function readSimBody<S extends z.ZodType>(
   opts: { optional?: boolean } = {},
 ): Promise<{ ok: true; data: z.output<S> } | { ok: false; response: Response }> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > SIM_BODY_LIMIT_BYTES) return { ok: false, response: simError(413, "payload_too_large", `The body is larger than the simulated systems take (${SIM_BODY_LIMIT_BYTES} bytes).`) };
+  if (declared > SIM_BODY_LIMIT_BYTES) return { ok: false, response: simError(413, "payload_too_large", `The body is larger than the simulated systems take (${SIM_BODY_LIMIT_BYTES} bytes).`, BODY_TOO_LARGE) };
   const text = await request.text();
-  if (Buffer.byteLength(text) > SIM_BODY_LIMIT_BYTES) return { ok: false, response: simError(413, "payload_too_large", `The body is larger than the simulated systems take (${SIM_BODY_LIMIT_BYTES} bytes).`) };
+  if (Buffer.byteLength(text) > SIM_BODY_LIMIT_BYTES) return { ok: false, response: simError(413, "payload_too_large", `The body is larger than the simulated systems take (${SIM_BODY_LIMIT_BYTES} bytes).`, BODY_TOO_LARGE) };
   let raw: unknown = {};
   if (text.trim() !== "" || !opts.optional) {
     try {
       raw = JSON.parse(text);
     } catch {
-      return { ok: false, response: simError(400, "invalid_json", "The request body must be JSON.") };
+      return { ok: false, response: simError(400, "invalid_json", "The request body must be JSON.", [{ path: "body", message: "is not valid JSON" }]) };
     }
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-    const detail = issues.map((i) => `${i.path || "(body)"}: ${i.message}`).join("; ");
+    // A strict object's unknown keys are one issue at the object: name each key instead.
+    const issues = parsed.error.issues.flatMap((i) =>
+      i.code === "unrecognized_keys"
+        ? i.keys.map((key) => ({ path: ["body", ...i.path.map(String), key].join("."), message: "unknown field" }))
+        : [{ path: ["body", ...i.path.map(String)].join("."), message: i.message }],
+    );
+    const detail = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
     return { ok: false, response: simError(400, "invalid_request", `The request body is invalid: ${detail}.`, issues) };
   }
   return { ok: true, data: parsed.data };

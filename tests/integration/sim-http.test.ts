@@ -313,9 +313,9 @@ describe("the routes", () => {
     for (const [system, method] of forbidden) {
       const res = await rpcRoute.POST(post("/api/sim/rpc", { system, method, args: [] }));
       expect(res.status, `${system}.${method}`).toBe(400);
-      const body = (await res.json()) as { error: { code: string; message: string; issues: { path: string }[] } };
+      const body = (await res.json()) as { error: { code: string; message: string; details: { path: string }[] } };
       expect(body.error.code).toBe("invalid_request");
-      expect(body.error.issues.map((i) => i.path)).toEqual(["method"]);
+      expect(body.error.details.map((i) => i.path)).toEqual(["body.method"]);
     }
     const unknownSystem = await rpcRoute.POST(post("/api/sim/rpc", { system: "world", method: "ledger", args: [] }));
     expect(unknownSystem.status).toBe(400);

@@ -24,7 +24,7 @@ export function GET(request: Request): Response {
   if (outcome !== null) {
     if (!(OUTCOMES as readonly string[]).includes(outcome)) {
       return simError(400, "invalid_request", `outcome must be one of ${OUTCOMES.join(", ")}`, [
-        { path: "outcome", message: "unknown outcome" },
+        { path: "query.outcome", message: "unknown outcome" },
       ]);
     }
     filter.outcome = outcome as Outcome;
