@@ -28,7 +28,7 @@ function match(pattern: string, pathname: string): Record<string, string> | null
   for (let i = 0; i < a.length; i++) {
     const p = a[i]!;
     const v = b[i]!;
-    if (p.startsWith(":")) params[p.slice(1)] = decodeURIComponent(v);
+    if (p.startsWith(":")) params[p.slice(1)] = v;
     else if (p !== v) return null;
   }
   return params;
@@ -48,7 +48,16 @@ export const routeFetch: typeof fetch = async (input, init) => {
     if (!handler) return new Response(null, { status: 405 });
     const key = `${request.method} ${pattern}`;
     requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
-    return (handler as RouteHandler)(request, { params: Promise.resolve(params) });
+    // Decoded when the handler reads them, as Next does: a malformed %-escape rejects (URIError) then.
+    const decoded = (async () => Object.fromEntries(Object.entries(params).map(([k, v]) => [k, decodeURIComponent(v)])))();
+    decoded.catch(() => undefined);
+    return (handler as RouteHandler)(request, { params: decoded });
   }
   return new Response(JSON.stringify({ error: { code: "NOT_FOUND", message: `no route for ${url.pathname}`, details: [] } }), { status: 404 });
 };
+
+/** Every served route file as [pattern, methods it exports] (`/api/v1/runs/:runId`), for tests that cover them all. */
+export const routeTable: readonly { pattern: string; methods: string[] }[] = ROUTES.map(([pattern, module]) => ({
+  pattern,
+  methods: (["GET", "POST", "PATCH", "PUT", "DELETE"] as const).filter((m) => typeof module[m] === "function"),
+}));
