@@ -129,8 +129,8 @@ const GRID: Record<string, Cell> = {
  * Worker-token 2xx answers on agent-only routes still to be closed (worker tokens acting on runs
  * they hold no task of): tolerated, and counted, only while this lists them.
  */
-// Reads by escalation id and dedupe key check the run's agent but let any worker token through
-// (lib/harness/escalations.ts, being scoped to a worker's claimed tasks by the harness work).
+// Reads by escalation id and dedupe key (lib/harness/escalations.ts) still let any worker token
+// through: they check mayActOn, not the claimed-task rule the other run and step paths now apply.
 const WORKER_GAP_FOR_NOW = new Set<string>(["GET /api/v1/escalations", "GET /api/v1/escalations/:escalationId"]);
 
 function mayGet2xx(access: Access, who: Principal): boolean {
