@@ -202,7 +202,9 @@ export class HttpSagaStore implements SagaStore {
   }
 
   async createCorrection(input: NewCorrection, a: AuditInput): Promise<CorrectionRecord> {
-    const { runId, id: _id, ...body } = input;
+    // Not draftedBy: what drafted a correction is the server's to record, never the caller's word
+    // (the API does not take it, and refuses fields it does not declare).
+    const { runId, id: _id, draftedBy: _draftedBy, ...body } = input;
     const res = await this.call(() =>
       this.http.request("POST", path(api.draftCorrection.path, { runId }), api.draftCorrection.response, { correction: body, event: event(a) }),
     );
