@@ -124,6 +124,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
         <span className="muted small">
           {data.unclaimed} unclaimed · signed in as {data.me}
           {!data.abilities.canClaim && " · you can read the queue but not claim items"}
+          {data.abilities.canClaim && data.items.some((i) => i.canWork === false) && " · items without Claim are routed to another team"}
         </span>
       </div>
 
@@ -178,7 +179,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
                       </div>
                     </td>
                     <td className="nowrap actions">
-                      {item.status === "OPEN" && data.abilities.canClaim && (
+                      {item.status === "OPEN" && (item.canWork ?? data.abilities.canClaim) && (
                         <button type="button" className="button small primary" disabled={busy === item.id} onClick={() => void act(item, "claim")}>
                           {busy === item.id ? "Claiming…" : "Claim"}
                         </button>

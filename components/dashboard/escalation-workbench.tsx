@@ -421,7 +421,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
                 </button>
               </>
             ) : (
-              <p className="muted">You can read this item. Working it needs the reviewer role.</p>
+              <p className="muted">You can read this item. Working it needs the reviewer role, or a support role for items a support team owns (approving a held call stays with reviewers).</p>
             )
           ) : heldByOther ? (
             <p className="held-by">

@@ -1,4 +1,4 @@
-import { requireUser } from "@/lib/auth/current-user";
+import { requireEscalationWorker } from "./escalation-access";
 import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
@@ -20,8 +20,8 @@ const MAX_RECHECK_MS = 2_000;
  * writes.
  */
 export async function checkRealSystem(escalationId: string): Promise<TRealSystemCheck> {
-  await requireUser("escalation.resolve");
   const id = ZEscalationId.parse(escalationId);
+  await requireEscalationWorker(id);
   const store = sharedSagaStore(await getPrisma());
   const escalation = await store.getEscalation(id);
   if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/auth/current-user";
+import { requireEscalationWorker } from "./escalation-access";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { appendRunAudit, writeTransaction } from "./audit-tx";
@@ -23,8 +23,8 @@ export async function holderName(email: string): Promise<string | null> {
  * succeeds again without a second audit event.
  */
 export async function claimEscalation(escalationId: string): Promise<TClaimResult> {
-  const user = await requireUser("escalation.claim");
   const id = ZEscalationId.parse(escalationId);
+  const user = await requireEscalationWorker(id);
   const me = user.email;
   const outcome = await writeTransaction(async (tx, now) => {
     const { count } = await tx.escalation.updateMany({

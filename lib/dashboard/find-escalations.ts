@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
+import { mayWorkEscalation } from "./escalation-access";
 import { can } from "@/lib/auth/roles";
 import { clockFromRows, nowQuery } from "@/lib/db/dialect";
 import { EscalationKindSchema } from "@/lib/api/schemas/saga";
@@ -81,9 +82,10 @@ export async function findEscalations(request: TFindEscalationsRequest = {}): Pr
   const page = rows.slice(0, take);
   const last = page.at(-1);
   // The role read once above: asking `userCan` would read the User row again for each button.
-  const [canClaim, canResolve] = [can(user.role, "escalation.claim"), can(user.role, "escalation.resolve")];
+  // Support staff may work the items support teams own: the queue offers Claim per item (canWork).
+  const [canClaim, canResolve] = [can(user.role, "escalation.claim") || user.role === "support", can(user.role, "escalation.resolve") || user.role === "support"];
   return {
-    items: page.map((row) => queueItem(row, clock)),
+    items: page.map((row) => ({ ...queueItem(row, clock), canWork: mayWorkEscalation(user.role, row) })),
     nextCursor: rows.length > take && last ? last.id : null,
     openByKind,
     unclaimed,

@@ -1,11 +1,12 @@
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
+import { mayWorkEscalation } from "./escalation-access";
 import { databaseNow } from "@/lib/db/dialect";
 import { CompensationStateSchema, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/api/schemas/saga";
 import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
-import { userCan, withDb } from "./context";
+import { withDb } from "./context";
 import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
 import type { TEscalationDetail } from "./views";
 
@@ -54,7 +55,8 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
         }
       : null;
   const me = user.email;
-  const [canClaim, canResolve] = [await userCan("escalation.claim"), await userCan("escalation.resolve")];
+  const mayWork = mayWorkEscalation(user.role, row);
+  const [canClaim, canResolve] = [mayWork, mayWork];
   return {
     escalation: {
       ...queueItem({ ...row, run: { id: run.id, title: run.title }, step: step ? { id: step.id, stepIdx: step.stepIdx, tool: step.tool } : null }, now),

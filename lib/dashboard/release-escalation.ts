@@ -1,4 +1,4 @@
-import { requireUser } from "@/lib/auth/current-user";
+import { requireEscalationWorker } from "./escalation-access";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { appendRunAudit, writeTransaction } from "./audit-tx";
@@ -12,8 +12,8 @@ import type { TClaimResult } from "./views";
  * its audit event. Refused as a value when someone else holds it, nobody does, or it is resolved.
  */
 export async function releaseEscalation(escalationId: string): Promise<TClaimResult> {
-  const user = await requireUser("escalation.claim");
   const id = ZEscalationId.parse(escalationId);
+  const user = await requireEscalationWorker(id);
   const me = user.email;
   const { row, now, released } = await writeTransaction(async (tx, now) => {
     const { count } = await tx.escalation.updateMany({

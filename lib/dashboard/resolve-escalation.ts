@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/auth/current-user";
+import { requireEscalationWorker } from "./escalation-access";
 import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
@@ -90,8 +90,8 @@ async function decide(user: DashboardUser, escalationId: string, r: Resolution):
  * The engine writes the resolution, the saga log change and the audit event together.
  */
 export async function resolveEscalation(escalationId: string, request: TEscalationResolution): Promise<TResolveResult> {
-  const user = await requireUser("escalation.resolve");
   const id = ZEscalationId.parse(escalationId);
+  const user = await requireEscalationWorker(id);
   const resolution = ZEscalationResolution.parse(request);
   const store = sharedSagaStore(await getPrisma());
   const escalation = await store.getEscalation(id);

@@ -234,6 +234,8 @@ export const ZEscalationQueueItem = z.object({
   system: ZExternalSystem.nullable(),
   /** Routed to (the tool's owner). */
   owner: z.string().nullable(),
+  /** Whether the signed-in person may claim and resolve it (set on the queue's and the item's reads). */
+  canWork: z.boolean().optional(),
   /** Who holds it. */
   claimedBy: z.string().nullable(),
   /** Since when. */

@@ -3,4 +3,5 @@ import { userRoute } from "@/lib/auth/user-route";
 import { claimEscalation } from "@/lib/dashboard/claim-escalation";
 
 // Losing the claim is an answer (200, ok: false, heldBy), not an error.
-export const POST = userRoute(api.dashboardClaimEscalation, "escalation.claim", async ({ params }) => claimEscalation(params.escalationId));
+// Who may work the item is decided in the lib function (the item's owner team and kind).
+export const POST = userRoute(api.dashboardClaimEscalation, "read", async ({ params }) => claimEscalation(params.escalationId));

@@ -2,4 +2,5 @@ import * as api from "@/lib/api/contracts/dashboard";
 import { userRoute } from "@/lib/auth/user-route";
 import { releaseEscalation } from "@/lib/dashboard/release-escalation";
 
-export const POST = userRoute(api.dashboardReleaseEscalation, "escalation.claim", async ({ params }) => releaseEscalation(params.escalationId));
+// Who may work the item is decided in the lib function (the item's owner team and kind).
+export const POST = userRoute(api.dashboardReleaseEscalation, "read", async ({ params }) => releaseEscalation(params.escalationId));

@@ -2,6 +2,7 @@ import * as api from "@/lib/api/contracts/dashboard";
 import { userRoute } from "@/lib/auth/user-route";
 import { resolveEscalation } from "@/lib/dashboard/resolve-escalation";
 
-export const POST = userRoute(api.dashboardResolveEscalation, "escalation.resolve", async ({ params, body }) =>
+// Who may work the item is decided in the lib function (the item's owner team and kind).
+export const POST = userRoute(api.dashboardResolveEscalation, "read", async ({ params, body }) =>
   resolveEscalation(params.escalationId, body),
 );
