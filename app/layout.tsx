@@ -29,6 +29,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 <nav aria-label="Main">
                   <Link href="/">Runs</Link>
                   <Link href="/escalations">Escalations</Link>
+                  <Link href="/corrections">Corrections</Link>
                   <Link href="/revokes">Revokes</Link>
                   <Link href="/admin/tools">Tools</Link>
                   {/* Admin navigation only for those who may use it; every admin page and endpoint checks again. */}

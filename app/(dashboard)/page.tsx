@@ -1,4 +1,7 @@
+import { redirect } from "next/navigation";
 import { requirePageUser } from "@/lib/auth/current-user";
+import { Role } from "@/lib/auth/roles";
+import { countUnreviewedTools } from "@/lib/tools/find-tools";
 import { RunsList, type RunsFilters } from "@/components/dashboard/runs-list";
 import { findRuns, ZFindRunsRequestSchema } from "@/lib/runs/find-runs";
 
@@ -23,8 +26,13 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: param(query, "cursor"),
   };
   const returnTo = `/?${new URLSearchParams(Object.entries(requested).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v === true ? "1" : v)]]))).toString()}`;
-  const { denied } = await requirePageUser("read", { returnTo });
+  const { user, denied } = await requirePageUser("read", { returnTo });
   if (denied) return denied;
+  // Each role lands on what waits for it: support staff on the correction desk (the runs list is a
+  // click away); an admin sees declared tools waiting for review first.
+  const filtered = Object.values(requested).some((v) => v !== undefined);
+  if (user.role === Role.SUPPORT && !filtered) redirect("/corrections");
+  const unreviewed = user.role === Role.ADMIN ? await countUnreviewedTools() : 0;
 
   const parsed = ZFindRunsRequestSchema.safeParse(requested);
   // A bad filter in a hand-edited address shows everything with a note, rather than an error page.
@@ -37,5 +45,6 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
       ? `“${requested.status}” is not a run status, so all runs are shown. Pick a status below.`
       : `The filters in the address were ignored (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}), so all runs are shown.`;
   const initial = await findRuns(parsed.success ? parsed.data : {});
-  return <RunsList filters={filters} initial={initial} notice={notice} />;
+  const reviewNotice = unreviewed > 0 ? `${unreviewed === 1 ? "One declared tool waits" : `${unreviewed} declared tools wait`} for your review in the tool table (/admin/tools?status=UNREVIEWED): every call of ${unreviewed === 1 ? "it" : "them"} is held until you accept ${unreviewed === 1 ? "it" : "them"}.` : null;
+  return <RunsList filters={filters} initial={initial} notice={[reviewNotice, notice].filter(Boolean).join(" ") || null} />;
 }

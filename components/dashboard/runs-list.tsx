@@ -60,7 +60,7 @@ function WaitingStrip({ waiting }: { waiting: WaitingCounts }) {
           )}
         </span>
       </Link>
-      <Link href={runsHref({ needsAttention: true })} className={waiting.correctionDrafts > 0 ? "tile hot" : "tile"}>
+      <Link href="/corrections" className={waiting.correctionDrafts > 0 ? "tile hot" : "tile"}>
         <span className="tile-value">{waiting.correctionDrafts}</span>
         <span className="tile-label">{waiting.correctionDrafts === 1 ? "correction draft for support" : "correction drafts for support"}</span>
       </Link>

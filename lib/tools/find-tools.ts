@@ -2,6 +2,7 @@ import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/prisma-saga-store";
+import { ToolStatus } from "./tool-policy";
 import { toToolRow, type TToolTable } from "./views";
 
 /** Names of every compensator some connector runs (registered or declared): what edits are checked against. */
@@ -20,4 +21,11 @@ export async function findTools(): Promise<TToolTable> {
     for (const t of tools) counts[t.status]++;
     return { tools, counts, canEdit: can(user.role, "tools.edit") };
   });
+}
+
+/** How many declared tools wait for an admin's review (what an admin lands on first). */
+export async function countUnreviewedTools(): Promise<number> {
+  await requireUser("read");
+  const prisma = await getPrisma();
+  return onConnection(prisma, () => prisma.toolPolicy.count({ where: { status: ToolStatus.UNREVIEWED } }));
 }

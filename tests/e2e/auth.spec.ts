@@ -20,7 +20,8 @@ test.describe("signing in", () => {
     test(`${role === "admin" ? "an" : "a"} ${role} signs in and sees their name and role`, async ({ page, seedUser, db }) => {
       const user = await seedUser(role);
       await signIn(page, user);
-      await expect(page).toHaveURL((url) => url.pathname === "/");
+      // Each role lands on what waits for it: support staff on the correction desk, others on the runs.
+      await expect(page).toHaveURL((url) => url.pathname === (role === "support" ? "/corrections" : "/"));
       const menu = page.getByTestId("user-menu");
       await expect(menu).toContainText(user.name);
       await expect(page.getByTestId("user-role")).toHaveText(role);
@@ -41,7 +42,7 @@ test.describe("signing in", () => {
     await page.screenshot({ path: screenshotPath("signin-wrong-password") });
   });
 
-  test("the session cookie carries only the user id", async ({ page, seedUser, context }) => {
+  test("the session cookie carries only the user id and its session's id", async ({ page, seedUser, context, db }) => {
     const user = await seedUser("viewer");
     await signIn(page, user);
     const cookie = (await context.cookies()).find((c) => c.name === SESSION_COOKIE);
@@ -52,7 +53,9 @@ test.describe("signing in", () => {
     const secret = process.env.NEXTAUTH_SECRET ?? readFileSync(path.join(path.dirname(dbFile), ".nextauth-secret"), "utf8").trim();
     const token = await decode({ token: cookie?.value, secret });
     expect(token?.sub).toBe(user.id);
-    expect(Object.keys(token ?? {}).sort()).toEqual(["exp", "iat", "jti", "sub"]);
+    expect(Object.keys(token ?? {}).sort()).toEqual(["exp", "iat", "jti", "sid", "sub"]);
+    // The session it names is open, and belongs to this person.
+    expect(await db.userSession.findUniqueOrThrow({ where: { id: String(token?.sid) } })).toMatchObject({ userId: user.id, endedAt: null });
   });
 });
 
@@ -129,7 +132,7 @@ test.describe("signed out", () => {
   test("signing out ends the session: the next visit goes to /signin", async ({ page, seedUser, context }) => {
     const user = await seedUser("admin");
     await signIn(page, user);
-    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await expect(page).toHaveURL((url) => url.pathname === "/signin");
     expect((await context.cookies()).some((c) => c.name === SESSION_COOKIE)).toBe(false);
     await page.goto("/");
