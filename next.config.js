@@ -1,3 +1,4 @@
+/* global process -- next.config.js runs in Node */
 /**
  * Headers every response carries, pages and API alike: nobody may frame Sagaboard (clickjacking an
  * Approve button), no content sniffing, a strict referrer, no powerful browser features. The page

@@ -5,7 +5,7 @@ import { randomIds } from "@/lib/saga/ids";
 import type { CorrectionRecord, CreateEscalationResult, EscalationRecord, NewCorrection, NewEscalation } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import type { EscalationStatus } from "@/lib/saga/vocabulary";
-import { agentActor, getAgentRun, getAgentStep, harnessStore, mayActOn } from "./access";
+import { agentActor, getAgentRun, getAgentStep, harnessStore } from "./access";
 import type { AgentPrincipal } from "./principal";
 
 export async function raiseEscalationForAgent(
@@ -38,15 +38,16 @@ export async function findEscalationForAgent(prisma: PrismaClient, principal: Ag
   const store = harnessStore(prisma);
   const escalation = await store.findEscalationByDedupeKey(dedupeKey);
   if (!escalation) return null;
-  const run = await store.getRun(escalation.runId);
-  return run && mayActOn(principal, run) ? escalation : null;
+  // The same rule as every run read: another agent's run, or (for a worker) one it holds no task of, is not there.
+  const run = await getAgentRun(store, principal, escalation.runId).catch(() => null);
+  return run ? escalation : null;
 }
 
 export async function getEscalationForAgent(prisma: PrismaClient, principal: AgentPrincipal, escalationId: string): Promise<EscalationRecord> {
   const store = harnessStore(prisma);
   const escalation = await store.getEscalation(escalationId);
-  const run = escalation ? await store.getRun(escalation.runId) : null;
-  if (!escalation || !run || !mayActOn(principal, run)) {
+  const run = escalation ? await getAgentRun(store, principal, escalation.runId).catch(() => null) : null;
+  if (!escalation || !run) {
     throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist for this agent token.`);
   }
   return escalation;

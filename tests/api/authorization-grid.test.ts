@@ -66,7 +66,8 @@ const GRID: Record<string, Cell> = {
     access: OWN,
     body: (w, n) => ({ escalation: { stepId: null, kind: "STUCK_AFTER_PIVOT", title: "grid", detail: {}, owner: null, dedupeKey: `run:${w.ids.runId}:grid-${n}` }, event }),
   },
-  "GET /api/v1/escalations": { access: { agent: "any" }, query: (w) => `?dedupeKey=${encodeURIComponent(`step:${w.ids.stepId}:grid`)}` },
+  // Any token may look a key up; one that is not its own is answered "none" (null), as if absent.
+  "GET /api/v1/escalations": { access: { agent: "any", worker: true }, query: (w) => `?dedupeKey=${encodeURIComponent(`step:${w.ids.stepId}:grid`)}` },
   "GET /api/v1/escalations/:escalationId": { access: OWN },
   "GET /api/v1/runs/:runId/corrections": { access: OWN },
   "POST /api/v1/runs/:runId/corrections": {
@@ -131,7 +132,8 @@ const GRID: Record<string, Cell> = {
  */
 // Reads by escalation id and dedupe key (lib/harness/escalations.ts) still let any worker token
 // through: they check mayActOn, not the claimed-task rule the other run and step paths now apply.
-const WORKER_GAP_FOR_NOW = new Set<string>(["GET /api/v1/escalations", "GET /api/v1/escalations/:escalationId"]);
+// Routes where a worker token was known to get a 2xx it should not (none left: worker reads of escalations now need a claimed task).
+const WORKER_GAP_FOR_NOW = new Set<string>();
 
 function mayGet2xx(access: Access, who: Principal): boolean {
   if (access === "public") return true;

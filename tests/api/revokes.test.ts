@@ -12,7 +12,6 @@ import * as optionsRoute from "@/app/api/dashboard/runs/[runId]/revokes/route";
 import * as revokesRoute from "@/app/api/dashboard/revokes/route";
 import * as stepRevokeRoute from "@/app/api/dashboard/steps/[stepId]/revoke/route";
 import { runWithSessionReader } from "@/lib/auth/current-user";
-import type { Role } from "@/lib/auth/roles";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";

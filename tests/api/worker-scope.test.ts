@@ -6,6 +6,8 @@
 import { describe, expect, it } from "vitest";
 import * as runRoute from "@/app/api/v1/runs/[runId]/route";
 import * as escalationsRoute from "@/app/api/v1/runs/[runId]/escalations/route";
+import * as escalationByIdRoute from "@/app/api/v1/escalations/[escalationId]/route";
+import * as escalationLookupRoute from "@/app/api/v1/escalations/route";
 import * as pivotsRoute from "@/app/api/v1/runs/[runId]/pivots/route";
 import * as stepsRoute from "@/app/api/v1/runs/[runId]/steps/route";
 import * as unwindRoute from "@/app/api/v1/runs/[runId]/unwind/route";
@@ -43,11 +45,19 @@ describe("worker tokens", () => {
     expect(refused.every((r) => typeof r.json.error.message === "string" && /worker/.test(r.json.error.message))).toBe(true);
     expect({ steps: await prisma.step.count(), pivots: await prisma.pivot.count(), escalations: await prisma.escalation.count(), runs: await prisma.run.count() }).toEqual(before);
 
+    // The agent's own escalation is not there for the worker: neither by its key nor by its id.
+    const raised = await call(escalationsRoute.POST, `/api/v1/runs/${runId}/escalations`, { secret: agent.secret, body: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "x", detail: {}, owner: null, dedupeKey: `mine:${runId}` }, event: { type: "escalation.raised" } }, params: { runId } });
+    expect(raised.status).toBeLessThan(300);
+    const escalationId = raised.json.escalation.id as string;
+    expect((await call(escalationLookupRoute.GET, `/api/v1/escalations?dedupeKey=${encodeURIComponent(`mine:${runId}`)}`, { secret: worker })).json).toEqual({ escalation: null });
+    expect((await call(escalationByIdRoute.GET, `/api/v1/escalations/${escalationId}`, { secret: worker, params: { escalationId } })).status).toBe(404);
+
     // The agent asks for an unwind; the worker claims it and may now read the run.
     expect((await call(unwindRoute.POST, `/api/v1/runs/${runId}/unwind`, { secret: agent.secret, body: { reason: "undo it" }, params: { runId } })).status).toBeLessThan(300);
     const claimed = await call(claimRoute.POST, "/api/v1/worker/claim", { secret: worker, body: { workerId: "w1", max: 1, leaseMs: 300 } });
     expect(claimed.json.tasks).toHaveLength(1);
     expect((await call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } })).status).toBe(200);
+    expect((await call(escalationByIdRoute.GET, `/api/v1/escalations/${escalationId}`, { secret: worker, params: { escalationId } })).status).toBe(200);
     // Its lease lapses: refused again.
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect((await call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } })).status).toBe(403);

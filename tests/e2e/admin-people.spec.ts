@@ -148,6 +148,8 @@ test.describe("the people desk", () => {
       ["user.created", `user:${admin.email}`],
       ["user.role_changed", `user:${admin.email}`],
       ["user.disabled", `user:${admin.email}`],
+      // Disabling ends every session of the account (the person had signed in).
+      ["user.sessions_ended", `user:${admin.email}`],
       ["user.enabled", `user:${admin.email}`],
     ]);
     await theirs.close();
