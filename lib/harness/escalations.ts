@@ -75,7 +75,18 @@ export async function draftCorrectionForAgent(
   await getAgentRun(store, principal, runId);
   const { step } = await getAgentStep(store, principal, input.stepId);
   if (step.runId !== runId) throw new SagaError("STEP_NOT_FOUND", `Step ${input.stepId} is not part of run ${runId}.`);
-  return store.createCorrection({ ...input, id: input.id ?? randomIds.next("cor"), runId }, { type: audit.type, actor: agentActor(principal), data: audit.data ?? {} });
+  return store.createCorrection({ ...input, id: input.id ?? randomIds.next("cor"), runId, draftedBy: await draftedByOf(prisma, principal, runId) }, { type: audit.type, actor: agentActor(principal), data: audit.data ?? {} });
+}
+
+/** What asked for a worker's correction draft (`revoke:<id>`), read from the task it holds: the server's word, not the client's. */
+async function draftedByOf(prisma: PrismaClient, principal: AgentPrincipal, runId: string): Promise<string | null> {
+  if (principal.role !== "worker") return null;
+  const tasks = await prisma.workerTask.findMany({ where: { runId, status: "CLAIMED" }, select: { payload: true } });
+  for (const t of tasks) {
+    const draftedBy = (t.payload as { draftedBy?: unknown } | null)?.draftedBy;
+    if (typeof draftedBy === "string") return draftedBy;
+  }
+  return null;
 }
 
 export async function listCorrectionsForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string): Promise<CorrectionRecord[]> {

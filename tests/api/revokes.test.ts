@@ -13,6 +13,8 @@ import * as revokesRoute from "@/app/api/dashboard/revokes/route";
 import * as stepRevokeRoute from "@/app/api/dashboard/steps/[stepId]/revoke/route";
 import { runWithSessionReader } from "@/lib/auth/current-user";
 import { HttpSagaStore } from "@/lib/client/http-store";
+import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/harness/policy";
@@ -158,6 +160,23 @@ describe("pulling back one step", () => {
     } finally {
       await prisma.toolPolicy.update({ where: { name: "charge_card" }, data: { revokeRoles: ["admin", "reviewer"], policyVersion: { increment: 1 } } });
     }
+  });
+});
+
+describe("a worker over the API", () => {
+  it("refunds a pulled-back charge whose customer saw a receipt, and the correction says which revoke drafted it", async () => {
+    const { world, engine, prisma } = await setup();
+    const run = await engine.startRun({ title: "receipt charge", agent: "x" });
+    await run.call("charge_card", { ...CHARGE, receipt: true });
+    const step = await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
+    const pulled = await pullStep("rita", step.id, "the customer was charged twice");
+    const { secret } = await createAgentToken(prisma, { name: `http-worker-${Date.now()}`, tools: ["charge_card"], role: "worker", createdBy: "test" });
+    const transport = { baseUrl: "http://sagaboard.test", token: secret, fetch: routeFetch };
+    const httpEngine = new SagaEngine({ store: new HttpSagaStore(transport), registry: createSupportToolRegistry(world), clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
+    const worker = new Worker({ queue: new HttpTaskQueue(transport), engine: httpEngine, workerId: "http-w", tools: ["charge_card"] });
+    expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["done"]);
+    expect(world.ledger.count({ op: "payments.refund", outcome: "effect" })).toBe(1);
+    expect(await prisma.correction.findUniqueOrThrow({ where: { stepId: step.id } })).toMatchObject({ status: "DRAFT", draftedBy: `revoke:${pulled.json.revoke.id}` });
   });
 });
 
