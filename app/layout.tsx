@@ -31,6 +31,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                   <Link href="/escalations">Escalations</Link>
                   <Link href="/corrections">Corrections</Link>
                   <Link href="/revokes">Revokes</Link>
+                  <Link href="/audit">Audit</Link>
                   <Link href="/admin/tools">Tools</Link>
                   {/* Admin navigation only for those who may use it; every admin page and endpoint checks again. */}
                   {can(user.role, "users.manage") && <Link href="/admin/users">Users</Link>}

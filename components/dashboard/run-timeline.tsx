@@ -339,6 +339,9 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
         <h2 id="audit">
           Audit events<span className="count">{auditEvents.length}</span>
         </h2>
+        <p className="muted small">
+          <Link href={`/audit?run=${encodeURIComponent(run.id)}`}>Check this run&apos;s chain in the audit log, in words, or export it →</Link>
+        </p>
         {auditEvents.length === 0 ? (
           <p className="empty-inline">No audit events recorded for this run.</p>
         ) : (
