@@ -10,23 +10,22 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import * as declarationsRoute from "@/app/api/v1/tools/declarations/route";
 import * as toolRoute from "@/app/api/dashboard/admin/tools/[name]/route";
 import * as toolsRoute from "@/app/api/dashboard/admin/tools/route";
 import { runWithSessionReader } from "@/lib/auth/current-user";
 import type { Role } from "@/lib/auth/roles";
 import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry, sagaLabel } from "@/lib/connectors/sim-tools";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/harness/policy";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
-import { defineCompensator, defineTool, ToolRegistry, type ToolDefinition } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { ToolRegistry } from "@/lib/saga/tools";
 import { World } from "@/lib/sim";
 import { createUser } from "@/lib/users/create-user";
 import { routeFetch } from "../support/api-router";
+import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("tool-table");
@@ -205,37 +204,8 @@ describe("what agents meet", () => {
 });
 
 describe("declared tools", () => {
-  /** The team's own connector: cases in the simulated ticketing system, closed by its own compensator. */
-  function acmeRegistry(world: World, ns: string): ToolRegistry {
-    const openCase: ToolDefinition = defineTool({
-      name: `${ns}.open_case`,
-      class: ToolClass.COMPENSATABLE,
-      args: z.object({ summary: z.string(), orderId: z.string() }),
-      call: async (args, ctx) => {
-        const t = await world.ticketing.create({ ...args, labels: [sagaLabel(ctx.stepKey)] });
-        return { externalRef: t.id, result: { id: t.id } };
-      },
-      lookup: async (key) => {
-        const [t] = await world.ticketing.searchByLabel(sagaLabel(key));
-        return t ? { externalRef: t.id, result: { id: t.id } } : null;
-      },
-      compensation: { with: `${ns}.close_case`, build: () => ({ reason: "rolled back" }) },
-    });
-    const closeCase = defineCompensator({
-      name: `${ns}.close_case`,
-      args: z.object({ reason: z.string() }),
-      run: async (a, ctx) => {
-        await world.ticketing.close(ctx.target.externalRef ?? "", a.reason);
-        return {};
-      },
-      verify: async (_a, ctx) => ({ done: (await world.ticketing.get(ctx.target.externalRef ?? ""))?.status === "closed" }),
-    });
-    return new ToolRegistry([openCase], [closeCase]);
-  }
-  const manifest = {
-    tools: [{ name: "open_case", class: "COMPENSATABLE", lookup: true, compensation: { tool: "close_case", args: { reason: "rolled back" } }, owner: "acme-ops", audience: ["internal"], description: "Open a case" }],
-    compensators: [{ name: "close_case" }],
-  };
+  const acmeRegistry = teamRegistry;
+  const manifest = TEAM_MANIFEST;
 
   it("a malformed manifest gets a 400 naming each field, and nothing is stored", async () => {
     const { token } = await agentWith(new ToolRegistry(), ["charge_card"], "acme-bad");
@@ -265,7 +235,7 @@ describe("declared tools", () => {
     expect(declared.status).toBe(200);
     expect(declared.json).toMatchObject({ namespace: ns, tools: [{ name: "acme.open_case", status: "UNREVIEWED", policyVersion: 1, outcome: "created" }], compensators: ["acme.close_case"] });
     const prisma = await getPrisma();
-    expect(await row("acme.open_case")).toMatchObject({ status: "UNREVIEWED", toolClass: "COMPENSATABLE", compensator: "acme.close_case", namespace: ns, lookupAvailable: true, declaredBy: ns });
+    expect(await row("acme.open_case")).toMatchObject({ status: "UNREVIEWED", toolClass: "COMPENSATABLE", compensator: "acme.close_case", namespace: ns, lookupAvailable: true, declaredBy: ns, owner: "team-ops" });
     expect((await prisma.agentToken.findUniqueOrThrow({ where: { id: token.id } })).tools).toContain("acme.open_case");
 
     const run = await engine.startRun({ title: "declared", agent: ns });

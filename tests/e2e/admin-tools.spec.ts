@@ -9,47 +9,16 @@
  * Each test declares tools in its own namespace, so it never changes a row another test uses.
  */
 import type { Page } from "@playwright/test";
-import { z } from "zod";
 import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry, sagaLabel } from "@/lib/connectors/sim-tools";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/harness/policy";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
-import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
 import { World } from "@/lib/sim";
-import type { RemoteWorld } from "@/lib/sim/remote";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { effects, expect, test, uniqueTag } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
-
-/** A team's connector: cases in the hosted ticketing system, closed by its own compensator. */
-function teamRegistry(world: RemoteWorld, ns: string): ToolRegistry {
-  const openCase = defineTool({
-    name: `${ns}.open_case`,
-    class: ToolClass.COMPENSATABLE,
-    args: z.object({ summary: z.string(), orderId: z.string() }),
-    call: async (args, ctx) => {
-      const t = await world.ticketing.create({ ...args, labels: [sagaLabel(ctx.stepKey)] });
-      return { externalRef: t.id, result: { id: t.id } };
-    },
-    lookup: async (key) => {
-      const [t] = await world.ticketing.searchByLabel(sagaLabel(key));
-      return t ? { externalRef: t.id, result: { id: t.id } } : null;
-    },
-    compensation: { with: `${ns}.close_case`, build: () => ({ reason: "rolled back" }) },
-  });
-  const closeCase = defineCompensator({
-    name: `${ns}.close_case`,
-    args: z.object({ reason: z.string() }),
-    run: async (a, ctx) => {
-      await world.ticketing.close(ctx.target.externalRef ?? "", a.reason);
-      return {};
-    },
-    verify: async (_a, ctx) => ({ done: (await world.ticketing.get(ctx.target.externalRef ?? ""))?.status === "closed" }),
-  });
-  return new ToolRegistry([openCase], [closeCase]);
-}
+import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 
 /** Elements that reach past the right edge of the viewport (the page would scroll sideways), outside scrolling tables. */
 async function widerThanViewport(page: Page): Promise<string[]> {
@@ -62,10 +31,7 @@ async function widerThanViewport(page: Page): Promise<string[]> {
   });
 }
 
-const MANIFEST = {
-  tools: [{ name: "open_case", class: "COMPENSATABLE", lookup: true, compensation: { tool: "close_case" }, owner: "team-ops", audience: ["internal"], description: "Open a case in the team's queue" }],
-  compensators: [{ name: "close_case", description: "Close the case with a reason" }],
-};
+const MANIFEST = TEAM_MANIFEST;
 
 test("a declared tool is held until the admin accepts it; an edit makes an approved plan stale", async ({ page, db, world, baseURL, seedUser }) => {
   const ns = `team-${uniqueTag()}`;
