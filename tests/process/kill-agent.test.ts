@@ -2,7 +2,6 @@
  * Real processes: the agent is SIGKILLed after the provider's effect and before the outcome is
  * recorded; a new agent process resumes the run through the API; the ledger shows one effect.
  */
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
@@ -11,6 +10,7 @@ import { CrashPoint } from "@/lib/saga/crash-points";
 import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
+import { runScript } from "../support/killing-crash-points";
 
 const getPrisma = useTestDatabase("kill-agent");
 const AGENT = path.join(process.cwd(), "tests", "support", "agent-process.ts");
@@ -22,20 +22,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-function runAgent(env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: Record<string, string>[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", AGENT], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (code !== 0 && signal === null) reject(new Error(`agent exited ${code}: ${err}`));
-      const lines = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, string>);
-      resolve({ code, signal, lines });
-    });
-  });
+function runAgent(env: Record<string, string>) {
+  return runScript<Record<string, string>>(AGENT, env);
 }
 
 describe("an agent process killed between the effect and its record", () => {

@@ -3,7 +3,6 @@
  * the next worker process takes the task over when the lease expires, reads the payment back before
  * sending anything, and records the compensation. The ledger shows exactly one refund.
  */
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runWithSessionReader } from "@/lib/auth/current-user";
@@ -19,6 +18,7 @@ import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { createUser } from "@/lib/users/create-user";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
+import { runScript } from "../support/killing-crash-points";
 
 const getPrisma = useTestDatabase("kill-worker");
 const WORKER = path.join(process.cwd(), "tests", "support", "worker-process.ts");
@@ -31,19 +31,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-function runWorker(env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: Record<string, unknown>[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", WORKER], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (code !== 0 && signal === null) reject(new Error(`worker exited ${code}: ${err}`));
-      resolve({ code, signal, lines: out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>) });
-    });
-  });
+function runWorker(env: Record<string, string>) {
+  return runScript<Record<string, unknown>>(WORKER, env);
 }
 
 describe("a worker process killed between a revoke's refund and its record", () => {

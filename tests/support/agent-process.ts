@@ -8,26 +8,15 @@
  */
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { CrashPoints, type CrashPointName } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { RemoteWorld } from "@/lib/sim/remote";
 import { refundAndReship } from "./support-agent";
+import { killingCrashPointsFromEnv } from "./killing-crash-points";
 
-/** Crash points that kill the process for real instead of throwing. */
-class KillingCrashPoints extends CrashPoints {
-  override hit(point: CrashPointName): void {
-    try {
-      super.hit(point);
-    } catch {
-      process.kill(process.pid, "SIGKILL");
-    }
-  }
-}
 
 const url = process.env.SAGABOARD_URL!;
 const token = process.env.SAGABOARD_TOKEN!;
-const crashPoints = new KillingCrashPoints();
-if (process.env.KILL_AT) crashPoints.arm(process.env.KILL_AT as CrashPointName, Number(process.env.KILL_AT_NTH ?? "1"));
+const crashPoints = killingCrashPointsFromEnv();
 
 const world = new RemoteWorld(url);
 const engine = new SagaEngine({

@@ -11,23 +11,13 @@
 import { createInterface } from "node:readline";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { CrashPoints, type CrashPointName } from "@/lib/saga/crash-points";
+import type { CrashPointName } from "@/lib/saga/crash-points";
 import { SagaEngine, type RunContext } from "@/lib/saga/engine";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
 import { RemoteWorld } from "@/lib/sim/remote";
 import { makeScript, TOOLS_BY_CLASS, type LoggedClass, type ScriptCall } from "./fault-agent";
-
-/** Crash points that kill the process for real instead of throwing. */
-class KillingCrashPoints extends CrashPoints {
-  override hit(point: CrashPointName): void {
-    try {
-      super.hit(point);
-    } catch {
-      process.kill(process.pid, "SIGKILL");
-    }
-  }
-}
+import { KillingCrashPoints } from "./killing-crash-points";
 
 /** One command. */
 export interface RunnerCommand {

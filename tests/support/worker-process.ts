@@ -9,26 +9,15 @@
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { CrashPoints, type CrashPointName } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { RemoteWorld } from "@/lib/sim/remote";
 import { Worker } from "@/lib/worker/worker";
+import { killingCrashPointsFromEnv } from "./killing-crash-points";
 
-/** Crash points that kill the process for real instead of throwing. */
-class KillingCrashPoints extends CrashPoints {
-  override hit(point: CrashPointName): void {
-    try {
-      super.hit(point);
-    } catch {
-      process.kill(process.pid, "SIGKILL");
-    }
-  }
-}
 
 const url = process.env.SAGABOARD_URL!;
 const token = process.env.SAGABOARD_TOKEN!;
-const crashPoints = new KillingCrashPoints();
-if (process.env.KILL_AT) crashPoints.arm(process.env.KILL_AT as CrashPointName, Number(process.env.KILL_AT_NTH ?? "1"));
+const crashPoints = killingCrashPointsFromEnv();
 
 const registry = createSupportToolRegistry(new RemoteWorld(url));
 const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: url, token }), registry, crashPoints, recheckAfterMs: 200, backoffMs: 20 });
