@@ -103,6 +103,35 @@ test.describe("the correction desk", () => {
     expect(await effects(world, { op: "email.send" }, sentTo(customer))).toHaveLength(2); // the original and the one correction
   });
 
+  test("an email timeout during the send shows \"outcome unknown\" and settles to the one message by key", async ({ page, baseURL, seedUser, db, agent, world }) => {
+    const tag = uniqueTag();
+    const customer = customerFor(tag);
+    const id = await draftedCorrection(db, agent, world, customer, tag);
+    const sam = await seedUser("support", { name: `Sam Timeout ${tag}` });
+    await signIn(page, sam, `/corrections/${id}`);
+    await page.goto(`/corrections/${id}`);
+    await page.getByRole("button", { name: "Claim to edit and send" }).click();
+    await page.getByRole("button", { name: "Send…" }).click();
+    await page.getByRole("alertdialog", { name: "Confirm sending" }).getByRole("button", { name: "Yes, send it" }).click();
+    await expect(page.getByRole("heading", { name: "Sending" })).toBeVisible();
+
+    // The provider sends the message, then the answer is lost on the way back.
+    await world.faults.inject("email.send", { kind: "timeout_after_effect" });
+    const worker = await emailWorker(db, baseURL!, world);
+    expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["retried"]);
+    await expect(page.getByRole("status").filter({ hasText: /Outcome unknown/ })).toBeVisible();
+    await shoot(page, "correction-outcome-unknown");
+    const sentToCustomer = async () => (await effects(world, { op: "email.send" }, sentTo(customer))).filter((e) => String((e.args as { subject?: string }).subject).startsWith("Correction"));
+    expect(await sentToCustomer()).toHaveLength(1); // it did go out: only the answer was lost
+
+    // The next round looks the message up by its key instead of sending it again.
+    await page.waitForTimeout(700); // the hosted provider's search lags behind its writes
+    await drain(worker);
+    await expect(page.getByRole("heading", { name: "Sent", exact: true })).toBeVisible();
+    expect(await sentToCustomer()).toHaveLength(1);
+    expect(await db.correction.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "SENT", sentBy: sam.email });
+  });
+
   test("a second support person sees who holds it; a dismissed correction sends nothing and records why", async ({ page, browser, baseURL, seedUser, db, agent, world }) => {
     const tag = uniqueTag();
     const customer = customerFor(tag);
