@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -59,17 +59,21 @@ describe("providers", () => {
     expect(oidc).toMatchObject({ type: "oauth", wellKnown: "https://id.example.com/.well-known/openid-configuration", idToken: true });
   });
 
-  it("put only the user id into the JWT and the session", async () => {
+  it("put only the user id and the session's id into the JWT and the session", async () => {
     process.env.NEXTAUTH_SECRET = "x".repeat(32);
+    // Signing in opens a UserSession row (lib/auth/user-sessions.ts, tested on a database elsewhere).
+    vi.doMock("./user-sessions", () => ({ startUserSession: async () => "ses_1", endUserSession: async () => undefined }));
+    mkdirSync(path.join(dir, "data"), { recursive: true }); // the client opens; the mock never queries it
     const { authOptions } = await import("./options");
     const jwt = authOptions.callbacks?.jwt;
     const session = authOptions.callbacks?.session;
     const signedIn = await jwt?.({ token: { name: "Ana", email: "ana@example.com", picture: null, sub: "usr_1" }, user: { id: "usr_1", email: "ana@example.com" }, account: { provider: "credentials", type: "credentials", providerAccountId: "usr_1" } } as never);
-    expect(signedIn).toEqual({ sub: "usr_1" });
-    expect(await jwt?.({ token: { sub: "usr_1", role: "admin", iat: 1 } } as never)).toEqual({ sub: "usr_1" });
-    expect(await session?.({ session: { expires: "2030-01-01T00:00:00.000Z", user: { name: "Ana" } }, token: { sub: "usr_1" } } as never)).toEqual({
+    expect(signedIn).toEqual({ sub: "usr_1", sid: "ses_1" });
+    expect(await jwt?.({ token: { sub: "usr_1", sid: "ses_1", role: "admin", iat: 1 } } as never)).toEqual({ sub: "usr_1", sid: "ses_1" });
+    expect(await session?.({ session: { expires: "2030-01-01T00:00:00.000Z", user: { name: "Ana" } }, token: { sub: "usr_1", sid: "ses_1" } } as never)).toEqual({
       expires: "2030-01-01T00:00:00.000Z",
-      user: { id: "usr_1" },
+      user: { id: "usr_1", sid: "ses_1" },
     });
+    vi.doUnmock("./user-sessions");
   });
 });
