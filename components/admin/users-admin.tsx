@@ -152,6 +152,11 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
                           disabled={rowBusy}
                           onChange={(e) => setRoles((r) => ({ ...r, [user.email]: e.target.value as Role }))}
                         >
+                          {!user.roleKnown && (
+                            <option value={user.role} disabled>
+                              {`“${user.role}” (unknown: grants nothing; pick a role)`}
+                            </option>
+                          )}
                           {ROLES.map((role) => (
                             <option key={role} value={role}>
                               {role}

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { IsoDate } from "@/lib/api/schemas/saga";
-import { RoleSchema } from "@/lib/auth/roles";
+import { isRole } from "@/lib/auth/roles";
 import type { CreatedUserWithPassword } from "./create-user-with-initial-password";
 import type { UserPage } from "./find-users";
 import type { ChangedUser } from "./set-user-role";
@@ -19,8 +19,10 @@ export const ZAdminUser = z.object({
   email: z.string(),
   /** Display name. */
   name: z.string(),
-  /** What the person may do. */
-  role: RoleSchema,
+  /** What the person may do: a role Sagaboard knows, or what a hand-edited row holds (shown, so an admin can fix it). */
+  role: z.string(),
+  /** Whether `role` is one Sagaboard knows (an unknown one grants nothing). */
+  roleKnown: z.boolean(),
   /** Whether the account signs in with a password (false: SSO only). */
   hasPassword: z.boolean(),
   /** When it was disabled; null while it works. */
@@ -69,6 +71,8 @@ export type TChangedAdminUser = z.infer<typeof ZChangedAdminUser>;
 export function toAdminUser(user: UserView): TAdminUser {
   return {
     ...user,
+    // UserView's role is typed Role, but a hand-edited row may hold anything: say which it is.
+    roleKnown: isRole(user.role),
     disabledAt: user.disabledAt?.toISOString() ?? null,
     createdAt: user.createdAt.toISOString(),
     updatedAt: user.updatedAt.toISOString(),

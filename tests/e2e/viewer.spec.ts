@@ -70,7 +70,7 @@ test("a viewer sees no approve, reject or claim controls, and forcing them by re
   await expect(page.getByRole("button", { name: "Claim" })).toHaveCount(0);
   await page.goto(`/escalations/${escalationId}`);
   await expect(page.getByText(/^You can read this item\. Working it needs the reviewer role/)).toBeVisible();
-  await expect(page.getByRole("button")).toHaveText(["Sign out"]); // the only button on the page
+  await expect(page.getByRole("button")).toHaveText(["Sign out", "Sign out everywhere"]); // the only buttons on the page
   await page.screenshot({ path: screenshotPath("escalation-workbench-viewer"), fullPage: true });
 
   const claim = await page.request.post(`/api/dashboard/escalations/${escalationId}/claim`, { headers: origin });
