@@ -5,7 +5,6 @@
 import bcrypt from "bcryptjs";
 import * as z from "zod";
 import type { Prisma, User } from "@/generated/prisma";
-import { RoleSchema, type Role } from "@/lib/auth/roles";
 import { serializeOn } from "@/lib/db/dialect";
 import { type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -57,8 +56,11 @@ export const UserViewSchema = z.object({
   email: z.string(),
   /** Display name. */
   name: z.string(),
-  /** What the person may do (roles.ts). */
-  role: RoleSchema,
+  /**
+   * What the person may do (roles.ts), as stored: a hand-edited row may hold a role Sagaboard does not
+   * know, which grants nothing (readSessionState refuses it) but must still be listed so an admin can fix it.
+   */
+  role: z.string(),
   /** Whether the account can sign in with a password (false for SSO-only accounts). */
   hasPassword: z.boolean(),
   /** When the account was disabled; null while it works. */
@@ -71,13 +73,13 @@ export const UserViewSchema = z.object({
 /** The public view of a User row. */
 export type UserView = z.infer<typeof UserViewSchema>;
 
-/** A User row without its hash; a row with an unknown role (hand-edited) fails loudly here. */
+/** A User row without its hash (its role as stored, known or not). */
 export function toUserView(row: User): UserView {
   return UserViewSchema.parse({
     id: row.id,
     email: row.email,
     name: row.name,
-    role: row.role as Role,
+    role: row.role,
     hasPassword: row.passwordHash !== null,
     disabledAt: row.disabledAt,
     createdAt: row.createdAt,
