@@ -72,7 +72,7 @@ async function openSqlite(url: string | undefined, options: OpenOptions): Promis
   await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
   await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
   // A 64 MiB page cache and memory-mapped reads (the default cache is 2 MiB): at a million steps the
-  // dashboard's index reads otherwise go back to the OS for most pages (issue 6, bench:dashboard).
+  // dashboard's index reads otherwise go back to the OS for most pages (measured with npm run bench:dashboard).
   await client.$executeRawUnsafe("PRAGMA cache_size = -65536");
   await client.$queryRawUnsafe("PRAGMA mmap_size = 268435456");
   registerRawDriver(client, { kind: "sqlite", exclusive: adapter.exclusive });

@@ -2,7 +2,7 @@
  * The saga log's two hot writes in the drivers' own SQL: recording an intent (INSERT the INTENDED row)
  * and recording a step's transition (fenced UPDATE), each with the next link of the run's audit chain
  * in the same transaction. Every logged tool call makes exactly these two writes, so they bypass the
- * ORM (issue 6: Prisma's query planning costs more CPU per statement than the commit itself); every
+ * ORM (Prisma's query planning costs more CPU per statement than the commit itself); every
  * other store operation stays on Prisma (lib/db/prisma-saga-store.ts), and the tables are still the
  * ones prisma/schema.prisma defines (tests/integration/step-log-sql.test.ts writes through both paths
  * and compares the rows).
@@ -41,7 +41,7 @@ import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { RawDriver } from "./raw-driver";
 
 /**
- * What the hot path sent, for the benchmark's commit count (npm run bench, item 5): write transactions
+ * What the hot path sent, for the benchmark's durable-commit count (npm run bench): write transactions
  * it committed (each autocommit write statement is one) and statements it ran, reads included.
  * Process-wide; only ever added to.
  */
@@ -387,7 +387,7 @@ function linkValues(link: ReturnType<typeof nextLink>, at: Date): unknown[] {
  * shape: a custom plan is no cheaper than the generic one, and PostgreSQL keeps the generic plan after
  * its five trial plans (tests/integration/step-log-sql.test.ts checks it does). A single text for all
  * shapes was re-planned at every call: in a custom plan its unused checks fold away, so the generic
- * plan always looked dearer (issue 6). Every check names the run by its id parameter, never by the
+ * plan always looked dearer (measured with npm run bench). Every check names the run by its id parameter, never by the
  * row, so each subquery is a one-time lookup (an InitPlan), never a hashed SubPlan over a whole table.
  */
 function intentInsert(row: StepRow, runId: string, link: ReturnType<typeof nextLink>, at: Date, lockKey: number, guard: IntentGuard | undefined): { sql: Prepared; values: unknown[] } {
