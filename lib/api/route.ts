@@ -241,10 +241,23 @@ function tooLarge(): ApiError {
   );
 }
 
-/** The JSON body (undefined when empty); 413 past MAX_BODY_BYTES, 400 when it is not JSON. */
-async function readJsonBody(request: Request): Promise<unknown> {
+/** How `readJsonBody` reads a body: its size limit, the 413 past it, and what the 400s call it. */
+export interface JsonBodyLimits {
+  /** The most bytes read (default MAX_BODY_BYTES). */
+  maxBytes: number;
+  /** The error past `maxBytes`. */
+  tooLarge: () => ApiError;
+  /** What the body is, in validation messages ("The request body", "The uploaded file"). */
+  what: string;
+}
+
+const REQUEST_BODY: JsonBodyLimits = { maxBytes: MAX_BODY_BYTES, tooLarge, what: "The request body" };
+
+/** The JSON body (undefined when empty); 413 past the limit, 400 when it is not UTF-8 JSON or nests too deep. */
+export async function readJsonBody(request: Request, limits: JsonBodyLimits = REQUEST_BODY): Promise<unknown> {
+  const { maxBytes, what } = limits;
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  if (declared > maxBytes) throw limits.tooLarge();
   if (!request.body) return undefined;
   // Count while reading, since Content-Length may be absent (chunked) or wrong.
   const reader = request.body.getReader();
@@ -254,9 +267,9 @@ async function readJsonBody(request: Request): Promise<unknown> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw tooLarge();
+      throw limits.tooLarge();
     }
     chunks.push(value);
   }
@@ -264,7 +277,7 @@ async function readJsonBody(request: Request): Promise<unknown> {
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
   } catch {
-    throw validationError([{ path: "body", message: "is not valid UTF-8" }], "The request body");
+    throw validationError([{ path: "body", message: "is not valid UTF-8" }], what);
   }
   if (text.trim() === "") return undefined;
   let value: unknown;
@@ -272,12 +285,12 @@ async function readJsonBody(request: Request): Promise<unknown> {
     value = JSON.parse(text) as unknown;
   } catch (e) {
     const reason = e instanceof Error ? e.message : "parse error";
-    throw validationError([{ path: "body", message: `is not valid JSON (${reason})` }], "The request body");
+    throw validationError([{ path: "body", message: `is not valid JSON (${reason})` }], what);
   }
   // A body nested thousands of levels deep is valid JSON that every recursive reader after this
   // (schemas, hashing, the database's JSON) would overflow on: refuse it here, with its depth.
   if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-    throw validationError([{ path: "body", message: `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` }], "The request body");
+    throw validationError([{ path: "body", message: `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` }], what);
   }
   return value;
 }

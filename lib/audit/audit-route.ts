@@ -10,7 +10,7 @@
 import type * as z from "zod";
 import type { Endpoint } from "@/lib/api/endpoint";
 import { ApiError, toErrorResponse, validationError, zodIssuesToDetails } from "@/lib/api/errors";
-import { jsonResponse, respond, withNoStore, type RouteHandler } from "@/lib/api/route";
+import { jsonResponse, readJsonBody, respond, withNoStore, type RouteHandler } from "@/lib/api/route";
 import { requireUser, type CurrentUser } from "@/lib/auth/current-user";
 import { assertSameOrigin, MUTATING_METHODS } from "@/lib/auth/origin";
 import type { Action } from "@/lib/auth/roles";
@@ -71,36 +71,6 @@ function tooLarge(maxBytes: number): ApiError {
   });
 }
 
-/** The JSON body, read while counting (Content-Length may be absent or wrong); 413 past `maxBytes`. */
-async function readJson(request: Request, maxBytes: number): Promise<unknown> {
-  if (Number(request.headers.get("content-length") ?? "0") > maxBytes) throw tooLarge(maxBytes);
-  if (!request.body) return undefined;
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    throw validationError([{ path: "body", message: "is not valid UTF-8" }], "The uploaded file");
-  }
-  try {
-    return text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
-  } catch (e) {
-    throw validationError([{ path: "body", message: `is not valid JSON (${e instanceof Error ? e.message : "parse error"})` }], "The uploaded file");
-  }
-}
-
 /** A POST handler for an endpoint whose JSON body may be up to `maxBytes` (a file a person uploads). */
 export function uploadRoute<TBody extends z.ZodType, TResponse extends z.ZodType>(
   endpoint: Endpoint<undefined, undefined, TBody, TResponse, "user">,
@@ -111,7 +81,7 @@ export function uploadRoute<TBody extends z.ZodType, TResponse extends z.ZodType
   return async (request) => {
     try {
       await authorize(request, action);
-      const parsed = await endpoint.body.safeParseAsync(await readJson(request, maxBytes));
+      const parsed = await endpoint.body.safeParseAsync(await readJsonBody(request, { maxBytes, tooLarge: () => tooLarge(maxBytes), what: "The uploaded file" }));
       if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error, "body"), "The uploaded file");
       return jsonResponse(await respond(endpoint, () => handler(parsed.data)));
     } catch (e) {
