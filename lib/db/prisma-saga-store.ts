@@ -334,6 +334,7 @@ function intentRow(intent: NewIntent, now: Date): StepRow {
     correction: correctionJson(intent.correction),
     audience: [...intent.audience],
     attempts: 0,
+    manualRepair: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -350,6 +351,7 @@ function intentCreateData(row: StepRow): Prisma.StepUncheckedCreateInput {
     compensationError: Prisma.DbNull,
     correction: nullableJsonIn(row.correction as Json | null),
     audience: jsonIn(row.audience as Json),
+    manualRepair: Prisma.DbNull,
   };
 }
 

@@ -60,8 +60,8 @@ export function durabilityFromEnv(value: string | undefined = process.env.SAGABO
 /** A Step column's value as the store writes it: JSON columns take JSON, date columns Dates. */
 export type StepColumns = { [K in keyof StepRow]?: K extends JsonColumn ? Json : StepRow[K] };
 
-type JsonColumn = "args" | "result" | "error" | "compensation" | "compensationError" | "correction" | "audience";
-const JSON_COLUMNS: ReadonlySet<string> = new Set<JsonColumn>(["args", "result", "error", "compensation", "compensationError", "correction", "audience"]);
+type JsonColumn = "args" | "result" | "error" | "compensation" | "compensationError" | "correction" | "audience" | "manualRepair";
+const JSON_COLUMNS: ReadonlySet<string> = new Set<JsonColumn>(["args", "result", "error", "compensation", "compensationError", "correction", "audience", "manualRepair"]);
 /** JSON columns that are NOT NULL: a JSON null there is the JSON value `null`, elsewhere it is SQL NULL. */
 const REQUIRED_JSON_COLUMNS: ReadonlySet<string> = new Set<JsonColumn>(["args", "audience"]);
 const DATE_COLUMNS: ReadonlySet<string> = new Set(["compensationRequestedAt", "compensationConfirmedAt", "createdAt", "updatedAt"]);
