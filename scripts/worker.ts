@@ -9,7 +9,9 @@
  *   production shape: tool credentials live with the worker); without them, DATABASE_URL directly;
  * - SAGABOARD_SIM_URL: the server whose hosted simulated systems the connectors call (defaults to
  *   SAGABOARD_URL); without either the connectors use an in-process simulated world;
- * - SAGABOARD_WORKER_POLL_MS (1000), SAGABOARD_WORKER_LEASE_MS (30000), SAGABOARD_WORKER_MAX_TASKS (4).
+ * - SAGABOARD_WORKER_POLL_MS (1000), SAGABOARD_WORKER_LEASE_MS (30000), SAGABOARD_WORKER_MAX_TASKS (4);
+ * - SAGABOARD_STUCK_AFTER_PIVOT_MS (900000, 15 min): an approved run whose agent is silent this long
+ *   is raised as STUCK_AFTER_PIVOT (by workers beside the database; over HTTP the sweep is not run).
  * `--once` runs one round and exits.
  *
  * SIGINT / SIGTERM: the tasks in hand run to their end and are settled, then the process exits. A
@@ -26,6 +28,7 @@ import type { SagaStore } from "@/lib/saga/store";
 import { World } from "@/lib/sim";
 import { RemoteWorld, type WorldLike } from "@/lib/sim/remote";
 import { prismaTaskQueue, type TaskQueue } from "@/lib/worker/queue";
+import { stuckAfterPivotMs, stuckRunSweeper } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
 
 function intFromEnv(name: string, fallback: number, min: number): number {
@@ -85,7 +88,16 @@ if (url) {
 }
 const engine = new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
 const tools = registry.list().map((t) => t.name);
-const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, log: (line) => console.log(line) });
+// Beside the database, the worker also raises approved runs gone quiet (SAGABOARD_STUCK_AFTER_PIVOT_MS).
+let stuckAfterMs: number;
+try {
+  stuckAfterMs = stuckAfterPivotMs();
+} catch (e) {
+  console.error(e instanceof Error ? e.message : String(e));
+  process.exit(2);
+}
+const stuckRuns = prisma ? stuckRunSweeper({ prisma, store, workerId, stuckAfterMs, log: (line) => console.log(line) }) : undefined;
+const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, stuckRuns, log: (line) => console.log(line) });
 
 function totals(): string {
   const s = worker.stats;

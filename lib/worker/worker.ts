@@ -27,6 +27,7 @@ import type { RunContext } from "@/lib/saga/engine";
 import { ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
 import type { TaskQueue } from "./queue";
 import { ZSendCorrectionPayloadSchema } from "./send-correction-payload";
+import type { StuckRunSweeper } from "./sweep-stuck-runs";
 import { workerActor, type ClaimedTask, type SettleResult } from "./task-record";
 import { WorkerTaskKind } from "./vocabulary";
 
@@ -70,6 +71,8 @@ export interface WorkerOptions {
   maxAttempts?: number;
   /** Where the worker says, in plain words, what it claims and does (default: silent). */
   log?: (line: string) => void;
+  /** Raises STUCK_AFTER_PIVOT for approved runs gone quiet; the polling loop offers it every round (`stuckRunSweeper`). */
+  stuckRuns?: StuckRunSweeper;
 }
 
 /** What happened to one claimed task. */
@@ -177,6 +180,7 @@ export class Worker {
   private readonly pollMs: number;
   private readonly maxAttempts: number;
   private readonly log: (line: string) => void;
+  private readonly stuckRuns: StuckRunSweeper | null;
 
   private loop: Promise<void> | null = null;
   private stopping = false;
@@ -196,6 +200,7 @@ export class Worker {
     this.pollMs = options.pollMs ?? 1_000;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.log = options.log ?? (() => {});
+    this.stuckRuns = options.stuckRuns ?? null;
   }
 
   /** True while the polling loop runs. */
@@ -265,6 +270,8 @@ export class Worker {
         }
         this.log(`${this.workerId}: a round failed (${errorMessage(e)}); trying again in ${this.pollMs} ms`);
       }
+      // Apart from the tasks: a failed sweep is logged and tried again later, and never stops the loop.
+      await this.stuckRuns?.maybeSweep().catch((e: unknown) => this.log(`${this.workerId}: the sweep for stuck runs failed (${errorMessage(e)}); trying again later`));
       if (!busy && !this.stopping) await this.pause(this.pollMs);
     }
     this.log(`${this.workerId}: stopped`);
