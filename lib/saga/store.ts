@@ -15,6 +15,7 @@ import type {
   EscalationKind,
   EscalationStatus,
   Phase,
+  PivotRejectionCode,
   PivotStatus,
   RunStatus,
   StepStatus,
@@ -133,10 +134,29 @@ export interface StepRecord {
   audience: string[];
   /** Calls made under this key (retries included). */
   attempts: number;
+  /**
+   * A person answered the effect by hand (a failed compensation repaired in the provider's console).
+   * Null or absent: never repaired by hand.
+   */
+  manualRepair?: ManualRepair | null;
   /** Created (database clock). */
   createdAt: Date;
   /** Last changed (database clock). */
   updatedAt: Date;
+}
+
+/** What a person recorded after answering a step's effect by hand. */
+export interface ManualRepair {
+  /** Who did it (the user's email). */
+  repairedBy: string;
+  /** When it was recorded (ISO, database clock). */
+  repairedAt: string;
+  /** The repair's id in the external system (a refund made in the console), if any. */
+  repairRef: string | null;
+  /** What was done, in the person's words. */
+  note: string;
+  /** The escalation the repair resolved. */
+  escalationId: string;
 }
 
 /** A new INTENDED row. */
@@ -238,8 +258,35 @@ export interface PivotRecord {
   decidedAt: Date | null;
   /** Why (rejections carry it back to the agent). */
   reason: string | null;
+  /** A rejection's reason as a code the agent can act on; null or absent for approvals and older rows. */
+  reasonCode?: PivotRejectionCode | null;
+  /** Reviewers' edits of plan items before the decision, oldest first; empty or absent: the agent's own plan. */
+  edits?: PivotEdit[];
   /** Requested (database clock). */
   createdAt: Date;
+}
+
+/** A reviewer's change of one plan item's arguments before deciding: the plan (and its hash) become the edited ones. */
+export interface PivotEdit {
+  /** The plan item's position. */
+  itemIdx: number;
+  /** Its tool (edits never change the tool). */
+  tool: string;
+  /** The arguments before and after. */
+  argsBefore: Json;
+  argsAfter: Json;
+  /** Their hashes (the gate matches the after hash). */
+  argsHashBefore: string;
+  argsHashAfter: string;
+  /** The plan hash the reviewer loaded, and the plan hash after the edit. */
+  planHashBefore: string;
+  planHashAfter: string;
+  /** Who edited (the user's email). */
+  editedBy: string;
+  /** When (ISO, database clock). */
+  editedAt: string;
+  /** Why, for the agent and the audit log. */
+  note: string | null;
 }
 
 /** A new pivot request. */
@@ -457,9 +504,29 @@ export interface SagaStore {
    */
   decidePivot(
     pivotId: string,
-    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string; reasonCode?: PivotRejectionCode | null },
     audit: AuditInput,
   ): Promise<PivotRecord | null>;
+  /**
+   * A reviewer's edit of a PENDING pivot whose plan hash is `expectedPlanHash` and whose run waits
+   * for it: the plan becomes `plan` (hash `planHash`) and `edit` is appended to the pivot's edits,
+   * with its audit event, in one transaction. Null when it was decided, revised or edited meanwhile.
+   * Stores without reviewers (the agent's HTTP client) omit it.
+   */
+  editPivotPlan?(
+    pivotId: string,
+    change: { expectedPlanHash: string; plan: PlanItem[]; planHash: string; edit: PivotEdit },
+    audit: AuditInput,
+  ): Promise<PivotRecord | null>;
+  /**
+   * Records a manual repair: resolves the unresolved escalation and writes `repair` onto its step,
+   * while the step is COMPENSATION_FAILED and not yet repaired, both with their audit events, in
+   * one transaction. Null when the escalation was resolved or the step changed meanwhile.
+   */
+  recordManualRepair?(
+    input: { escalationId: string; stepId: string; repair: ManualRepair; resolution: Json },
+    audit: { step: AuditInput; escalation: AuditInput },
+  ): Promise<{ step: StepRecord; escalation: EscalationRecord } | null>;
 
   /** Raises an escalation, or returns the one with the same dedupe key. */
   createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult>;

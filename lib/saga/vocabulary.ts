@@ -92,6 +92,37 @@ export const PivotStatus = {
 } as const;
 export type PivotStatus = (typeof PivotStatus)[keyof typeof PivotStatus];
 
+/**
+ * Why a reviewer rejected a pivot, from a closed list an agent can act on without reading prose
+ * (the reason text says the rest). `REJECTION_NEXT_STEP` says what the agent is expected to do.
+ */
+export const PivotRejectionCode = {
+  /** The calls are right but an argument is not (wording, amount): change it and propose again. */
+  REVISE_ARGUMENTS: "REVISE_ARGUMENTS",
+  /** A different action is wanted (store credit instead of a refund): plan again. */
+  WRONG_ACTION: "WRONG_ACTION",
+  /** Something the customer or a colleague must answer first: wait, then propose again. */
+  NEEDS_INFORMATION: "NEEDS_INFORMATION",
+  /** Against policy (over a limit, not allowed for this customer): do not retry it; unwind. */
+  POLICY_VIOLATION: "POLICY_VIOLATION",
+  /** The run should not go on at all: unwind what was staged. */
+  DO_NOT_PROCEED: "DO_NOT_PROCEED",
+  /** None of these: read the reason text. */
+  OTHER: "OTHER",
+} as const;
+export type PivotRejectionCode = (typeof PivotRejectionCode)[keyof typeof PivotRejectionCode];
+export const PIVOT_REJECTION_CODES = Object.values(PivotRejectionCode);
+
+/** What an agent is expected to do after a rejection with each code. */
+export const REJECTION_NEXT_STEP = {
+  REVISE_ARGUMENTS: "revise",
+  WRONG_ACTION: "revise",
+  NEEDS_INFORMATION: "wait",
+  POLICY_VIOLATION: "unwind",
+  DO_NOT_PROCEED: "unwind",
+  OTHER: "read_reason",
+} as const satisfies Record<PivotRejectionCode, "revise" | "wait" | "unwind" | "read_reason">;
+
 /** The kinds of item a person must handle (DESIGN.md, escalation queue). */
 export const EscalationKind = {
   /** An irreversible (or uncompensatable) call outside an approved pivot, held for approval. */

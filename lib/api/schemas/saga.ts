@@ -21,6 +21,7 @@ import {
   EscalationKind,
   EscalationStatus,
   Phase,
+  PIVOT_REJECTION_CODES,
   PivotStatus,
   RunStatus,
   StepStatus,
@@ -47,6 +48,32 @@ export const PivotStatusSchema = z.enum(values(PivotStatus));
 export const EscalationKindSchema = z.enum(values(EscalationKind));
 export const EscalationStatusSchema = z.enum(values(EscalationStatus));
 export const CorrectionStatusSchema = z.enum(values(CorrectionStatus));
+/** Why a pivot was rejected, as a code the agent can act on (lib/saga/vocabulary.ts). */
+export const PivotRejectionCodeSchema = z.enum(PIVOT_REJECTION_CODES);
+
+/** A manual repair recorded on a step (lib/saga/store.ts ManualRepair). */
+export const ManualRepairWire = z.object({
+  repairedBy: z.string(),
+  repairedAt: IsoDate,
+  repairRef: z.string().nullable(),
+  note: z.string(),
+  escalationId: z.string(),
+});
+
+/** A reviewer's edit of a plan item before deciding (lib/saga/store.ts PivotEdit). */
+export const PivotEditWire = z.object({
+  itemIdx: z.number().int().nonnegative(),
+  tool: z.string(),
+  argsBefore: JsonSchema,
+  argsAfter: JsonSchema,
+  argsHashBefore: z.string(),
+  argsHashAfter: z.string(),
+  planHashBefore: z.string(),
+  planHashAfter: z.string(),
+  editedBy: z.string(),
+  editedAt: IsoDate,
+  note: z.string().nullable(),
+});
 
 export const CompensationPlanSchema = z.object({ tool: z.string().min(1), args: JsonSchema });
 export const CorrectionDraftSchema = z.object({ audience: z.array(z.string()), subject: z.string(), body: z.string() });
@@ -90,6 +117,8 @@ export const StepWire = z.object({
   correction: CorrectionDraftSchema.nullable(),
   audience: z.array(z.string()),
   attempts: z.number().int(),
+  /** Absent from servers that predate manual repairs. */
+  manualRepair: ManualRepairWire.nullable().optional(),
   createdAt: IsoDate,
   updatedAt: IsoDate,
 });
@@ -114,6 +143,10 @@ export const PivotWire = z.object({
   decidedBy: z.string().nullable(),
   decidedAt: IsoDate.nullable(),
   reason: z.string().nullable(),
+  /** A rejection's code for the agent (absent from servers that predate it). */
+  reasonCode: PivotRejectionCodeSchema.nullable().optional(),
+  /** Reviewers' edits before the decision: `plan` is already the edited plan. */
+  edits: z.array(PivotEditWire).optional(),
   createdAt: IsoDate,
 });
 
