@@ -27,6 +27,6 @@ export interface EngineDeps {
 }
 
 /** Backoff before attempt `attempt + 1` (attempt counts from 1). */
-export function backoffDelay(deps: EngineDeps, attempt: number): number {
+export function backoffDelay(deps: Pick<EngineDeps, "backoffMs">, attempt: number): number {
   return deps.backoffMs * 2 ** (attempt - 1);
 }

@@ -5,13 +5,14 @@
 import { systemClock, type Clock } from "./clock";
 import { CrashPoint, noCrashPoints, SimulatedCrash, type CrashPoints } from "./crash-points";
 import { backoffDelay, type EngineDeps } from "./deps";
-import { ApprovalRequiredError, SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
-import { checkGate, currentPolicyVersion, type ApprovalReason } from "./gate";
+import { beginCall, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal } from "./calls";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
+import { currentPolicyVersion, type ApprovalReason } from "./gate";
 import { randomIds, type IdGenerator } from "./ids";
-import { argsHash, compensationKey, planHash, stepKey } from "./keys";
+import { argsHash, planHash } from "./keys";
 import { irreversibleBeforePivot } from "./metrics";
-import { reconcileStep, toJson } from "./reconcile";
-import { IntentGuardFailed, type Actor, type EscalationRecord, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepRecord } from "./store";
+import { lookUpStep, reconcileStep, toJson } from "./reconcile";
+import type { Actor, CallPort, EscalationRecord, PivotRecord, PlanItem, RunRecord, SagaStore, StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
 import { compensateOneStep, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
 import { EscalationKind, EscalationStatus, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
@@ -83,8 +84,6 @@ export interface PivotRequest {
   deadline?: Date | null;
 }
 
-const CLOSED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.COMPLETED, RunStatus.UNWINDING, RunStatus.UNWOUND, RunStatus.NEEDS_ATTENTION];
-
 /** The harness. One per process; it holds no run state besides what the store has. */
 export class SagaEngine {
   readonly deps: EngineDeps;
@@ -109,7 +108,7 @@ export class SagaEngine {
       { id: this.deps.ids.next("run"), title: input.title, agent: input.agent, onBehalfOf: input.onBehalfOf ?? null, metadata: input.metadata ?? {} },
       { type: "run.started", actor: { type: "agent", id: input.agent }, data: { title: input.title } },
     );
-    return new RunContext(this.deps, run, { run, steps: [], pivots: [] });
+    return new RunContext(this.deps, run, true);
   }
 
   /** Continues a run from its log alone (a new process after a crash): replayed steps return their recorded results. */
@@ -265,23 +264,29 @@ export class SagaEngine {
 /**
  * One run as an agent drives it. The context owns the step cursor: it starts at 0 on every resume,
  * so replay walks the recorded log, and it never advances past a step whose outcome is unknown.
+ * Every decision (the gate, replay, retry under the same key, closed runs) is made by the call
+ * commands of calls.ts: here on the store, or on the server when the store is remote (`store.calls`).
  */
 export class RunContext {
   private cursor = 0;
+  /** The log has rows at the cursor (a resume, until a call goes past them): decide on a read, not an unread insert. */
+  private replaying: boolean;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly actor: Actor;
-  /** What this context last read of its run, kept up to date with its own writes (see `dispatch`). */
-  private view: RunView | null;
+  private readonly port: CallPort;
+  /** Tool policy versions read since the last pivot or error (the store's tool table, when it has one). */
+  private readonly policyVersions = new Map<string, number>();
 
   constructor(
     private readonly deps: EngineDeps,
     /** The run as it was when the context was made. */
     readonly run: RunRecord,
-    /** What the creator knows the run holds (a run just started: nothing); else it is read on the first call. */
-    known?: { run: RunRecord; steps: StepRecord[]; pivots: PivotRecord[] },
+    /** True for a run just started: nothing is recorded yet. */
+    fresh = false,
   ) {
     this.actor = { type: "agent", id: run.agent };
-    this.view = known ? { ...known, fresh: false, policyVersions: new Map() } : null;
+    this.port = deps.store.calls ?? localCallPort(deps, (name) => this.policyVersion(name));
+    this.replaying = !fresh;
   }
 
   /** The run's id. */
@@ -292,11 +297,9 @@ export class RunContext {
   /** Calls a tool through the saga log. Calls are serialised so step indexes follow call order. */
   call(tool: string, args: unknown): Promise<CallOutcome> {
     const next = this.queue.then(() =>
-      this.dispatch(tool, args).catch((e: unknown): CallOutcome => {
-        this.view = null; // whatever went wrong, the next call reads the run afresh
-        if (!(e instanceof HeldByServer)) throw e;
-        const { message, reason, escalationId, pivotId } = e.refusal;
-        return { status: "approval_required", reason: reason as ApprovalReason, message, escalationId, pivotId };
+      this.dispatch(tool, args).catch((e: unknown) => {
+        this.policyVersions.clear(); // whatever went wrong, the next call reads the table afresh
+        throw e;
       }),
     );
     this.queue = next.catch(() => undefined);
@@ -305,7 +308,14 @@ export class RunContext {
 
   /** Proposes the pivot: everything staged so far plus the commit plan. Re-proposing the same plan returns the same pivot. */
   async requestPivot(request: PivotRequest): Promise<PivotRecord> {
-    this.view = null; // the pivot moves the run: the next call reads it afresh
+    try {
+      return await this.proposePivot(request);
+    } finally {
+      this.policyVersions.clear(); // a pivot changes what calls are decided on: read the table afresh
+    }
+  }
+
+  private async proposePivot(request: PivotRequest): Promise<PivotRecord> {
     const { store, registry } = this.deps;
     if (!request.summary?.trim()) throw new SagaError("INVALID_ARGS", "A pivot needs a summary for the reviewer.", [{ path: "summary", message: "required" }]);
     if (!Array.isArray(request.plan) || request.plan.length === 0) {
@@ -318,7 +328,7 @@ export class RunContext {
         throw new SagaError("INVALID_ARGS", `Plan item ${i} (${def.name}) is PURE: pure calls need no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
       }
       const parsed = toJson(parseArgsAt(registry, def, item.args, `plan.${i}.args`));
-      plan.push({ tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: await this.policyVersion(def), toolClass: def.class });
+      plan.push({ tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: await this.policyVersion(def.name), toolClass: def.class });
     }
     const hash = planHash(plan);
     const pivots = await store.listPivots(this.runId);
@@ -344,145 +354,46 @@ export class RunContext {
     );
   }
 
-  /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling). */
+  /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling on the clock). */
   async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
-    this.view = null;
-    const deadline = Date.now() + options.timeoutMs;
-    const { store } = this.deps;
+    this.policyVersions.clear();
+    const { store, clock } = this.deps;
+    const deadline = clock.now().getTime() + options.timeoutMs;
     for (;;) {
-      const remaining = Math.max(0, deadline - Date.now());
+      const remaining = Math.max(0, deadline - clock.now().getTime());
       const pivot = store.waitForPivot ? await store.waitForPivot(pivotId, Math.min(remaining, 25_000)) : await store.getPivot(pivotId);
       if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
-      if (pivot.status !== PivotStatus.PENDING || Date.now() >= deadline) return pivot;
-      if (!store.waitForPivot) await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+      if (pivot.status !== PivotStatus.PENDING || clock.now().getTime() >= deadline) return pivot;
+      if (!store.waitForPivot) await clock.sleep(options.pollMs ?? 200);
     }
   }
 
   /** Unwinds this run. */
   unwind(reason: string): Promise<UnwindReport> {
-    this.view = null;
     return unwindRun(this.deps, this.runId, this.actor, reason);
   }
 
   /** Marks the run finished; refused while a step is unsettled. */
-  async complete(): Promise<RunRecord> {
-    const steps = await this.deps.store.listSteps(this.runId);
-    const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
-    if (open) {
-      throw new SagaError("STEP_UNRESOLVED", `Step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile before completing the run.`);
-    }
-    const run = await this.deps.store.setRunStatus(this.runId, [RunStatus.RUNNING, RunStatus.COMMITTING], RunStatus.COMPLETED, { type: "run.completed", actor: this.actor });
-    if (!run) {
-      const current = (await this.deps.store.getRun(this.runId)) ?? this.run;
-      if (current.status === RunStatus.AWAITING_PIVOT) {
-        throw new SagaError("PIVOT_CONFLICT", `Run ${this.runId} waits for a pivot decision; wait for it (or unwind) before completing.`);
-      }
-      throw closedRun(current);
-    }
-    return run;
+  complete(): Promise<RunRecord> {
+    return this.port.complete({ runId: this.runId, actor: this.actor });
   }
 
-  /** Reads the run, its log and its pivots (the view the next decisions rest on). */
-  private async readView(): Promise<RunView> {
-    const { store } = this.deps;
-    const run = await store.getRun(this.runId);
-    if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${this.runId} does not exist.`);
-    const steps = await store.listSteps(this.runId);
-    const pivots = await store.listPivots(this.runId);
-    this.view = { run, steps, pivots, fresh: true, policyVersions: new Map() };
-    return this.view;
+  /** The tool's policy version: the store's tool table when it has one, else the registry's. */
+  private async policyVersion(name: string): Promise<number> {
+    const known = this.policyVersions.get(name);
+    if (known !== undefined) return known;
+    const fromTable = this.deps.store.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(name) : null;
+    const version = fromTable ?? currentPolicyVersion(this.deps.registry.tool(name));
+    this.policyVersions.set(name, version);
+    return version;
   }
 
-  /** Puts a step row this context wrote (or read) into its view. */
-  private remember(step: StepRecord): void {
-    if (!this.view) return;
-    const i = this.view.steps.findIndex((s) => s.id === step.id);
-    if (i >= 0) this.view.steps[i] = step;
-    else this.view.steps.push(step);
-  }
-
-  /**
-   * One call. The context decides on its view of the run instead of reading the run, its log and its
-   * pivots before every call: a call that the view lets through as plain staging (or within the plan
-   * it last read) is recorded with a guard that the run row is still the version the view holds
-   * (IntentGuard: checked in the insert's own transaction), so a pivot, decision or unwind by anyone
-   * since makes the insert write nothing and the call is decided again on a fresh read. Everything
-   * else (replaying a recorded step, holding a call, refusing one) is decided on a view read during
-   * this call. A call on a fresh run thus costs its two writes and nothing more.
-   */
-  private async dispatch(toolName: string, rawArgs: unknown): Promise<CallOutcome> {
-    const { registry } = this.deps;
-    const def = registry.tool(toolName);
-    const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
-    if (def.class === ToolClass.PURE) {
-      const effect = await def.call(args, { stepKey: "", runId: this.runId, stepIdx: -1 });
-      return { status: "ok", stepIdx: null, stepKey: null, externalRef: effect.externalRef, result: toJson(effect.result), replayed: false };
-    }
-    if (this.view) this.view.fresh = false;
-    for (let attempt = 1; ; attempt++) {
-      let view = this.view ?? (await this.readView());
-      const replaying = view.steps.some((s) => s.stepIdx >= this.cursor);
-      if (!view.fresh && (replaying || CLOSED_RUN_STATUSES.includes(view.run.status))) view = await this.readView();
-      if (CLOSED_RUN_STATUSES.includes(view.run.status)) throw closedRun(view.run);
-      const outcome = await this.dispatchOn(view, def, args);
-      if (outcome !== STALE_VIEW) return outcome;
-      if (attempt >= 5) throw new SagaError("CONFLICT", `Run ${this.runId} kept changing while ${def.name} was being recorded; call it again.`);
-      await this.readView();
-    }
-  }
-
-  private async dispatchOn(view: RunView, def: ToolDefinition, args: Json): Promise<CallOutcome | typeof STALE_VIEW> {
-    const steps = view.steps;
-    for (;;) {
-      const row = steps.find((s) => s.stepIdx === this.cursor);
-      if (!row) return this.newStep(def, args, view);
-      if (row.tool !== def.name) {
-        if (UNSETTLED_STATUSES.includes(row.status)) {
-          throw new SagaError(
-            "STEP_UNRESOLVED",
-            `Step ${row.stepIdx} (${row.tool}) has an unknown outcome; call ${row.tool} again so it is reconciled before calling ${def.name}.`,
-          );
-        }
-        if (row.status === StepStatus.NOT_EXECUTED) {
-          this.cursor++; // a step that never happened may be abandoned for another tool
-          continue;
-        }
-        throw new SagaError(
-          "DETERMINISM",
-          `Step ${row.stepIdx} was recorded as ${row.tool} but ${def.name} was called. ` +
-            "Resume must replay the same tool calls in the same order; check that the agent is deterministic up to its last recorded step, or start a new run.",
-        );
-      }
-      return this.existingStep(def, args, row);
-    }
-  }
-
-  private async existingStep(def: ToolDefinition, args: Json, row: StepRecord): Promise<CallOutcome> {
-    let step = row;
-    if (UNSETTLED_STATUSES.includes(step.status)) {
-      step = await reconcileStep(this.deps, step, this.actor);
-      this.remember(step);
-      if (UNSETTLED_STATUSES.includes(step.status)) throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey);
-    }
-    switch (step.status) {
-      case StepStatus.NOT_EXECUTED:
-        return this.retryStep(def, args, step);
-      case StepStatus.FAILED: {
-        this.cursor++;
-        const error = (step.error ?? {}) as { reason?: string; message?: string };
-        throw new ToolCallFailed(def.name, step.stepIdx, error.reason ?? "rejected", error.message ?? "refused");
-      }
-      default:
-        this.cursor++;
-        return { status: "ok", stepIdx: step.stepIdx, stepKey: step.stepKey, externalRef: step.externalRef, result: step.result, replayed: true };
-    }
-  }
-
-  private prepare(def: ToolDefinition, args: Json, key: string, compKey: string) {
+  /** The compensation, correction and audience this process proposes for a call. */
+  private propose(def: ToolDefinition, args: Json): CallProposal {
     let compensation: CompensationPlan | null = null;
     if (def.compensation) {
       try {
-        const built = def.compensation.build(args, key);
+        const built = def.compensation.build(args);
         if (built !== null && built !== undefined && this.deps.registry.compensator(def.compensation.with).args.safeParse(built).success) {
           compensation = { tool: def.compensation.with, args: toJson(built) };
         }
@@ -492,150 +403,57 @@ export class RunContext {
     }
     const correction: CorrectionDraft | null = def.correction ? def.correction(args) : null;
     const audience = def.audience ? def.audience(args) : def.class === ToolClass.REVERSIBLE ? ["agent"] : [];
-    return {
-      compensation,
-      // Derived from the step, so it is stored even when this attempt's args cannot build a compensation.
-      compensationKey: def.compensation ? compKey : null,
-      correction: correction ? (toJson(correction) as unknown as CorrectionDraft) : null,
-      audience,
-      compensationBuildable: def.class === ToolClass.IRREVERSIBLE || compensation !== null,
-    };
+    return { compensation, correction: correction ? (toJson(correction) as unknown as CorrectionDraft) : null, audience };
   }
 
-  /** The tool's policy version: the store's tool table when it has one, else the registry's. */
-  private async policyVersion(def: ToolDefinition): Promise<number> {
-    const known = this.view?.policyVersions.get(def.name);
-    if (known !== undefined) return known;
-    const fromTable = this.deps.store.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(def.name) : null;
-    const version = fromTable ?? currentPolicyVersion(def);
-    this.view?.policyVersions.set(def.name, version); // for as long as this view lives
-    return version;
-  }
-
-  private async gate(def: ToolDefinition, args: Json, hash: string, buildable: boolean, steps: readonly StepRecord[], pivots?: readonly PivotRecord[]) {
-    const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await this.policyVersion(def) };
-    return checkGate(this.deps, {
-      runId: this.runId,
-      def: tool,
-      args,
-      argsHash: hash,
-      compensationBuildable: buildable,
-      pivots: pivots ?? (await this.deps.store.listPivots(this.runId)),
-      steps,
-      actor: this.actor,
-    });
-  }
-
-  private async newStep(def: ToolDefinition, args: Json, view: RunView): Promise<CallOutcome | typeof STALE_VIEW> {
-    const idx = this.cursor;
-    const key = stepKey(this.runId, idx, def.name);
-    const prepared = this.prepare(def, args, key, compensationKey(this.runId, idx, def.name));
-    const hash = argsHash(args);
-    // Plain staging is what checkGate answers for a releasable call while no pivot is pending or approved.
-    const latest = view.pivots.at(-1);
-    const plainStaging =
-      view.run.status === RunStatus.RUNNING && (!latest || latest.status === PivotStatus.REJECTED) && def.class !== ToolClass.IRREVERSIBLE && prepared.compensationBuildable;
-    if (!plainStaging && !view.fresh) return STALE_VIEW; // holds and refusals are decided on a fresh read
-    const decision = plainStaging
-      ? { allowed: true as const, phase: Phase.STAGING, approvalId: null, planItemIdx: null }
-      : await this.gate(def, args, hash, prepared.compensationBuildable, view.steps, view.pivots);
-    if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
-
-    const policyVersion = await this.policyVersion(def);
-    const intentId = this.deps.ids.next("stp");
-    const guard = { runStatus: [view.run.status], runUpdatedAt: view.run.updatedAt };
-    const inserted = await this.serverChecked(() => this.deps.store.insertIntent(
-      {
-        id: intentId,
-        runId: this.runId,
-        stepIdx: idx,
-        tool: def.name,
-        toolClass: def.class,
-        stepKey: key,
-        args,
-        argsHash: hash,
-        phase: decision.phase,
-        policyVersion,
-        approvalId: decision.approvalId,
-        planItemIdx: decision.planItemIdx,
-        compensation: prepared.compensation,
-        compensationKey: prepared.compensationKey,
-        correction: prepared.correction,
-        audience: prepared.audience,
-      },
-      { type: "step.intended", actor: this.actor, data: { stepIdx: idx, tool: def.name, stepKey: key, phase: decision.phase } },
-      guard,
-    ).catch((e: unknown): typeof STALE_VIEW => {
-      if (e instanceof IntentGuardFailed) return STALE_VIEW;
-      throw e;
-    }));
-    if (inserted === STALE_VIEW) return STALE_VIEW;
-    const { created, step } = inserted;
-    this.remember(step);
-    // Our own row answered as existing: the first attempt committed and only its answer was lost.
-    if (!created && step.id === intentId && step.status === StepStatus.INTENDED) {
-      this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
-      return this.execute(def, args, step);
+  /** One call: begin it; then call the tool, replay, reconcile first, or report the hold. */
+  private async dispatch(toolName: string, rawArgs: unknown): Promise<CallOutcome> {
+    const { registry } = this.deps;
+    const def = registry.tool(toolName);
+    const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
+    if (def.class === ToolClass.PURE) {
+      const effect = await def.call(args, { stepKey: "", runId: this.runId, stepIdx: -1 });
+      return { status: "ok", stepIdx: null, stepKey: null, externalRef: effect.externalRef, result: toJson(effect.result), replayed: false };
     }
-    if (!created) {
-      // Another process wrote this step first: treat its row as the log says.
-      if (step.tool !== def.name) throw new SagaError("DETERMINISM", `Step ${idx} was recorded as ${step.tool} by another writer while ${def.name} was called.`);
-      return this.existingStep(def, args, step);
-    }
-    this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
-    return this.execute(def, args, step);
-  }
-
-  /** Retries a NOT_EXECUTED step under the same key; the reworded args replace the old ones. */
-  private async retryStep(def: ToolDefinition, args: Json, row: StepRecord): Promise<CallOutcome> {
-    const hash = argsHash(args);
-    const prepared = this.prepare(def, args, row.stepKey, compensationKey(this.runId, row.stepIdx, def.name));
-    const steps = await this.deps.store.listSteps(this.runId);
-    const others = steps.filter((s) => s.id !== row.id);
-    const decision =
-      row.approvalId && row.argsHash === hash
-        ? { allowed: true as const, phase: row.phase, approvalId: row.approvalId, planItemIdx: row.planItemIdx }
-        : await this.gate(def, args, hash, prepared.compensationBuildable, others);
-    if (!decision.allowed) return { status: "approval_required", ...omitAllowed(decision) };
-    const step = await this.serverChecked(() => this.deps.store.updateStep(
-      row.id,
-      { status: [StepStatus.NOT_EXECUTED] },
-      {
-        status: StepStatus.INTENDED,
-        args,
-        argsHash: hash,
-        phase: decision.phase,
-        approvalId: decision.approvalId,
-        planItemIdx: decision.planItemIdx,
-        compensation: prepared.compensation,
-        correction: prepared.correction,
-        audience: prepared.audience,
-        error: null,
-      },
-      { type: "step.retry_intended", actor: this.actor, data: { stepIdx: row.stepIdx, stepKey: row.stepKey } },
-    ));
-    if (!step) throw new SagaError("CONFLICT", `Step ${row.stepIdx} changed while it was being retried; call ${def.name} again.`);
-    this.remember(step);
-    this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
-    return this.execute(def, args, step);
-  }
-
-  /**
-   * Runs a store write that a server may refuse with its own gate; the refusal becomes an
-   * `approval_required` outcome, thrown as `HeldByServer` and turned into a value by the caller.
-   */
-  private async serverChecked<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (e) {
-      if (e instanceof ApprovalRequiredError) throw new HeldByServer(e);
-      throw e;
+    const proposal = this.propose(def, args);
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 5) throw new SagaError("CONFLICT", `Step ${this.cursor} of run ${this.runId} kept changing while ${def.name} was being called; call it again.`);
+      const answer = await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: !this.replaying, actor: this.actor });
+      if (answer.kind !== "held") this.replaying = answer.kind !== "call";
+      this.cursor = answer.cursor;
+      switch (answer.kind) {
+        case "held":
+          return { status: "approval_required", reason: answer.reason, message: answer.message, escalationId: answer.escalationId, pivotId: answer.pivotId };
+        case "replay":
+          return { status: "ok", stepIdx: answer.step.stepIdx, stepKey: answer.step.stepKey, externalRef: answer.step.externalRef, result: answer.step.result, replayed: true };
+        case "failed": {
+          const error = (answer.step.error ?? {}) as { reason?: string; message?: string };
+          throw new ToolCallFailed(def.name, answer.step.stepIdx, error.reason ?? "rejected", error.message ?? "refused");
+        }
+        case "reconcile": {
+          const settled = await this.reconcile(def, answer.step);
+          if (UNSETTLED_STATUSES.includes(settled.status)) throw new ToolOutcomeUnknown(def.name, settled.stepIdx, settled.stepKey);
+          continue; // the log now says CONFIRMED (replay) or NOT_EXECUTED (retry under the same key)
+        }
+        case "call": {
+          this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
+          const outcome = await this.execute(def, args, answer.step);
+          if (outcome === LOG_MOVED) continue;
+          return outcome;
+        }
+      }
     }
   }
 
-  /** Calls the tool for a committed INTENDED row and records the outcome. */
-  private async execute(def: ToolDefinition, args: Json, step: StepRecord): Promise<CallOutcome> {
-    const { store, clock, crashPoints } = this.deps;
+  private async reconcile(def: ToolDefinition, step: StepRecord): Promise<StepRecord> {
+    const report = await lookUpStep(this.deps, def, step);
+    if (report.kind === "found") this.deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
+    return this.port.reconciled({ step, report, actor: this.actor });
+  }
+
+  /** Calls the tool for a committed INTENDED row and records the outcome. LOG_MOVED: someone settled it first. */
+  private async execute(def: ToolDefinition, args: Json, step: StepRecord): Promise<CallOutcome | typeof LOG_MOVED> {
+    const { clock, crashPoints } = this.deps;
     for (let attempt = 1; ; attempt++) {
       let effect;
       try {
@@ -647,63 +465,52 @@ export class RunContext {
             await clock.sleep(backoffDelay(this.deps, attempt));
             continue;
           }
-          return this.fail(def, step, e, step.attempts + attempt);
+          if ((await this.report(step, { kind: "failed", reason: e.reason, message: e.message, retryable: e.retryable }, attempt)) === LOG_MOVED) return LOG_MOVED;
+          this.cursor = step.stepIdx + 1;
+          throw new ToolCallFailed(def.name, step.stepIdx, e.reason, e.message);
         }
         const message = e instanceof Error ? e.message : String(e);
-        await store.updateStep(
-          step.id,
-          { status: [StepStatus.INTENDED] },
-          { status: StepStatus.UNKNOWN, error: { reason: "outcome_unknown", message }, attempts: step.attempts + attempt },
-          { type: "step.unknown", actor: this.actor, data: { stepIdx: step.stepIdx, message } },
-        );
+        await this.report(step, { kind: "unknown", message }, attempt);
         throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey, e);
       }
       crashPoints.hit(CrashPoint.AFTER_EFFECT);
       const result = toJson(effect.result);
-      const confirmed = await store.updateStep(
-        step.id,
-        { status: [StepStatus.INTENDED] },
-        { status: StepStatus.CONFIRMED, externalRef: effect.externalRef, result, error: null, attempts: step.attempts + attempt },
-        { type: "step.confirmed", actor: this.actor, data: { stepIdx: step.stepIdx, externalRef: effect.externalRef } },
-      );
-      if (!confirmed) {
-        // Someone (reconcile in another process) settled the row meanwhile: the log wins.
-        const current = await store.getStep(step.id);
-        if (current) return this.existingStep(def, args, current);
-      } else {
-        this.remember(confirmed);
-      }
-      this.cursor++;
+      if ((await this.report(step, { kind: "confirmed", externalRef: effect.externalRef, result }, attempt)) === LOG_MOVED) return LOG_MOVED;
+      this.cursor = step.stepIdx + 1;
       return { status: "ok", stepIdx: step.stepIdx, stepKey: step.stepKey, externalRef: effect.externalRef, result, replayed: false };
     }
   }
 
-  private async fail(def: ToolDefinition, step: StepRecord, e: ToolRejected, attempts: number): Promise<never> {
-    const { store } = this.deps;
-    const error = { reason: e.reason, message: e.message, attempts, retryable: e.retryable };
-    await store.updateStep(step.id, { status: [StepStatus.INTENDED] }, { status: StepStatus.FAILED, error, attempts }, {
-      type: "step.failed",
-      actor: this.actor,
-      data: { stepIdx: step.stepIdx, ...error },
-    });
-    if (step.phase !== Phase.STAGING) {
-      await store.createEscalation(
-        {
-          id: this.deps.ids.next("esc"),
-          runId: this.runId,
-          stepId: step.id,
-          kind: EscalationKind.STUCK_AFTER_PIVOT,
-          title: `${def.name} (step ${step.stepIdx}) failed after the pivot: ${e.message}`,
-          detail: { tool: def.name, args: step.args, stepKey: step.stepKey, error },
-          owner: def.owner ?? null,
-          dedupeKey: `stuck:${step.id}`,
-        },
-        { type: "escalation.raised", actor: this.actor, data: { kind: EscalationKind.STUCK_AFTER_PIVOT, stepIdx: step.stepIdx } },
-      );
+  private async report(step: StepRecord, outcome: CallOutcomeReport, attempts: number): Promise<StepRecord | typeof LOG_MOVED> {
+    try {
+      return await this.port.outcome({ step, outcome, attempts, actor: this.actor });
+    } catch (e) {
+      if (e instanceof SagaError && e.code === "STEP_NOT_IN_FLIGHT") return LOG_MOVED;
+      throw e;
     }
-    this.cursor++;
-    throw new ToolCallFailed(def.name, step.stepIdx, e.reason, e.message);
   }
+}
+
+/** The call commands on this process's store: the engine decides in process. */
+function localCallPort(deps: EngineDeps, policyVersion: (tool: string) => Promise<number>): CallPort {
+  return {
+    async begin(input) {
+      const def = deps.registry.tool(input.tool);
+      const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await policyVersion(def.name), compensator: def.compensation?.with ?? null };
+      return beginCall(deps, { runId: input.runId, cursor: input.cursor, tool, args: input.args, proposal: input.proposal, actor: input.actor, tryAppend: input.tryAppend });
+    },
+    outcome: (input) =>
+      recordOutcome(deps, {
+        stepId: input.step.id,
+        stepIdx: input.step.stepIdx,
+        outcome: input.outcome,
+        attempts: input.step.attempts + input.attempts,
+        actor: input.actor,
+        owner: (tool) => deps.registry.tool(tool).owner ?? null,
+      }),
+    reconciled: (input) => recordReconcile(deps, { ...input, owner: deps.registry.tool(input.step.tool).owner ?? null }),
+    complete: (input) => completeRun(deps, input.runId, input.actor),
+  };
 }
 
 function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown, prefix: string): unknown {
@@ -717,34 +524,5 @@ function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown,
   }
 }
 
-/** What a RunContext last read of its run. */
-interface RunView {
-  run: RunRecord;
-  /** The log, by stepIdx, with this context's own writes applied. */
-  steps: StepRecord[];
-  /** Oldest first. */
-  pivots: PivotRecord[];
-  /** Read during the current call, so a hold or refusal may rest on it. */
-  fresh: boolean;
-  /** Tool policy versions read while this view lives. */
-  policyVersions: Map<string, number>;
-}
-
-/** The view no longer matches the run: read it again and decide afresh. */
-const STALE_VIEW: unique symbol = Symbol("stale view");
-
-/** A server's gate refused a write of this dispatch (internal: becomes an approval_required outcome). */
-class HeldByServer extends Error {
-  constructor(readonly refusal: ApprovalRequiredError) {
-    super(refusal.message);
-  }
-}
-
-function closedRun(run: RunRecord): SagaError {
-  return new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
-}
-
-function omitAllowed<T extends { allowed: false }>(decision: T): Omit<T, "allowed"> {
-  const { allowed: _allowed, ...rest } = decision;
-  return rest;
-}
+/** The log moved under a call (someone settled its row first): begin it again and do what the log says. */
+const LOG_MOVED: unique symbol = Symbol("log moved");

@@ -33,6 +33,10 @@ export const SagaErrorCode = {
   ESCALATION_CONFLICT: "ESCALATION_CONFLICT",
   /** An admin disabled the tool in the tool table: no new calls are recorded. */
   TOOL_DISABLED: "TOOL_DISABLED",
+  /** An outcome was reported for a step that is not in flight (not INTENDED): begin the call again. */
+  STEP_NOT_IN_FLIGHT: "STEP_NOT_IN_FLIGHT",
+  /** The run cannot be finished yet: a step is unsettled, or a confirmed effect is neither compensated nor escalated. */
+  RUN_NOT_SETTLED: "RUN_NOT_SETTLED",
 } as const;
 export type SagaErrorCode = (typeof SagaErrorCode)[keyof typeof SagaErrorCode];
 
@@ -52,6 +56,8 @@ export const SAGA_ERROR_HTTP_STATUS = {
   CONFLICT: 409,
   ESCALATION_CONFLICT: 409,
   TOOL_DISABLED: 403,
+  STEP_NOT_IN_FLIGHT: 409,
+  RUN_NOT_SETTLED: 409,
 } as const satisfies Record<SagaErrorCode, number>;
 
 /** One problem with one field of an input. */

@@ -1,9 +1,10 @@
 import { SimulatedCrash, CrashPoint } from "./crash-points";
+import { recordReconcile, type ReconcileReport } from "./calls";
 import { backoffDelay, type EngineDeps } from "./deps";
 import { SagaError } from "./errors";
-import { actorLabel, type Actor, type StepRecord } from "./store";
+import type { Actor, StepRecord } from "./store";
 import type { Json, ToolDefinition, ToolEffect } from "./tools";
-import { EscalationKind, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
+import { UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What a lookup attempt said: found, absent, or the lookup itself failed. */
 type LookupResult = { kind: "found"; effect: ToolEffect } | { kind: "absent" } | { kind: "error"; message: string };
@@ -18,8 +19,8 @@ async function lookupOnce(def: ToolDefinition, step: StepRecord): Promise<Lookup
   }
 }
 
-/** Looks the key up, retrying a failing lookup with backoff; null when the lookup never answered. */
-async function lookupWithRetry(deps: EngineDeps, def: ToolDefinition, step: StepRecord): Promise<LookupResult> {
+/** Looks the key up, retrying a failing lookup with backoff; the last error when it never answered. */
+async function lookupWithRetry(deps: Pick<EngineDeps, "maxAttempts" | "backoffMs" | "clock">, def: ToolDefinition, step: StepRecord): Promise<LookupResult> {
   let last: LookupResult = { kind: "error", message: "no lookup attempted" };
   for (let attempt = 1; attempt <= deps.maxAttempts; attempt++) {
     last = await lookupOnce(def, step);
@@ -35,6 +36,27 @@ export function toJson(value: unknown): Json {
 }
 
 /**
+ * Looks an unsettled step's key up in the real system: found; absent twice, with a pause between
+ * because search indexes lag; or the lookup itself failing after its retries. Runs where the
+ * connector is (the agent's or worker's process); `recordReconcile` then writes what it found.
+ */
+export async function lookUpStep(deps: Pick<EngineDeps, "maxAttempts" | "backoffMs" | "clock" | "recheckAfterMs">, def: ToolDefinition, step: StepRecord): Promise<ReconcileReport> {
+  if (!def.lookup) {
+    throw new SagaError("INVALID_TOOL_DEFINITION", `Tool "${step.tool}" has no lookup, so step ${step.stepIdx} cannot be reconciled.`);
+  }
+  let result = await lookupWithRetry(deps, def, step);
+  let lookups = 1;
+  if (result.kind === "absent") {
+    await deps.clock.sleep(deps.recheckAfterMs);
+    result = await lookupWithRetry(deps, def, step);
+    lookups = 2;
+  }
+  if (result.kind === "found") return { kind: "found", externalRef: result.effect.externalRef, result: toJson(result.effect.result), lookups };
+  if (result.kind === "absent") return { kind: "absent", lookups, recheckAfterMs: deps.recheckAfterMs };
+  return { kind: "lookup_failed", message: result.message, attempts: deps.maxAttempts };
+}
+
+/**
  * Resolves an INTENDED or UNKNOWN row by looking its key up in the real system: found -> CONFIRMED with
  * the found external ref; absent twice (a pause between, because search indexes lag) -> NOT_EXECUTED,
  * the only state that permits a retry; the lookup itself failing -> the row stays UNKNOWN and an
@@ -43,82 +65,7 @@ export function toJson(value: unknown): Json {
 export async function reconcileStep(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<StepRecord> {
   if (!UNSETTLED_STATUSES.includes(step.status)) return step;
   const def = deps.registry.tool(step.tool);
-  if (!def.lookup) {
-    throw new SagaError("INVALID_TOOL_DEFINITION", `Tool "${step.tool}" has no lookup, so step ${step.stepIdx} cannot be reconciled.`);
-  }
-
-  let result = await lookupWithRetry(deps, def, step);
-  let lookups = 1;
-  if (result.kind === "absent") {
-    await deps.clock.sleep(deps.recheckAfterMs);
-    result = await lookupWithRetry(deps, def, step);
-    lookups = 2;
-  }
-
-  if (result.kind === "found") {
-    deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
-    const effect = { externalRef: result.effect.externalRef, result: toJson(result.effect.result) };
-    const updated = await deps.store.updateStep(
-      step.id,
-      { status: UNSETTLED_STATUSES },
-      { status: StepStatus.CONFIRMED, externalRef: effect.externalRef, result: effect.result, error: null },
-      { type: "step.reconciled", actor, data: { outcome: StepStatus.CONFIRMED, externalRef: effect.externalRef, lookups } },
-    );
-    if (updated) await closeUnknownEscalation(deps, updated, actor);
-    return updated ?? (await reread(deps, step));
-  }
-
-  if (result.kind === "absent") {
-    const updated = await deps.store.updateStep(
-      step.id,
-      { status: UNSETTLED_STATUSES },
-      { status: StepStatus.NOT_EXECUTED, error: { reason: "not_found", message: `no effect found for key ${step.stepKey} after ${lookups} lookups` } },
-      { type: "step.reconciled", actor, data: { outcome: StepStatus.NOT_EXECUTED, lookups, recheckAfterMs: deps.recheckAfterMs } },
-    );
-    if (updated) await closeUnknownEscalation(deps, updated, actor);
-    return updated ?? (await reread(deps, step));
-  }
-
-  // The real system could not be asked: nothing is known, so a person decides.
-  const unknown =
-    step.status === StepStatus.UNKNOWN
-      ? step
-      : ((await deps.store.updateStep(
-          step.id,
-          { status: [StepStatus.INTENDED] },
-          { status: StepStatus.UNKNOWN, error: { reason: "lookup_failed", message: result.message } },
-          { type: "step.unknown", actor, data: { reason: "lookup_failed", message: result.message } },
-        )) ?? (await reread(deps, step)));
-  await deps.store.createEscalation(
-    {
-      id: deps.ids.next("esc"),
-      runId: step.runId,
-      stepId: step.id,
-      kind: EscalationKind.OUTCOME_UNKNOWN,
-      title: `Did ${step.tool} (step ${step.stepIdx}) happen? The lookup failed ${deps.maxAttempts} times.`,
-      detail: { stepKey: step.stepKey, tool: step.tool, args: step.args, lookupError: result.message },
-      owner: def.owner ?? null,
-      dedupeKey: `unknown:${step.id}`,
-    },
-    { type: "escalation.raised", actor, data: { kind: EscalationKind.OUTCOME_UNKNOWN, stepIdx: step.stepIdx } },
-  );
-  return unknown;
-}
-
-async function reread(deps: EngineDeps, step: StepRecord): Promise<StepRecord> {
-  const current = await deps.store.getStep(step.id);
-  if (!current) throw new SagaError("STEP_NOT_FOUND", `Step ${step.id} disappeared from the saga log.`);
-  return current;
-}
-
-/** A step that reconcile settled no longer needs a person: its OUTCOME_UNKNOWN item is resolved. */
-async function closeUnknownEscalation(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<void> {
-  const open = await deps.store.findEscalationByDedupeKey(`unknown:${step.id}`);
-  if (!open || open.status === "RESOLVED") return;
-  const resolution = { outcome: step.status, settledBy: "reconcile", externalRef: step.externalRef };
-  await deps.store.resolveEscalation(open.id, { resolvedBy: actorLabel(actor), resolution }, {
-    type: "escalation.resolved",
-    actor,
-    data: { escalationId: open.id, kind: open.kind, resolution },
-  });
+  const report = await lookUpStep(deps, def, step);
+  if (report.kind === "found") deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
+  return recordReconcile(deps, { step, report, actor, owner: def.owner ?? null });
 }

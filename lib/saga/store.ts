@@ -8,6 +8,7 @@
  * - unique constraints, not application checks, carry the invariants: one row per step key,
  *   one row per (run, stepIdx), one escalation per dedupe key, one correction per step.
  */
+import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "./calls";
 import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
 import type {
   CompensationState,
@@ -556,4 +557,32 @@ export interface SagaStore {
    * table). Stores without a table omit it and the registry's version is used.
    */
   toolPolicyVersion?(tool: string): Promise<number | null>;
+  /**
+   * The call commands, when the deciding side is elsewhere (the server, over HTTP): the engine then
+   * asks them instead of deciding on this store. Stores the engine decides on directly leave it unset.
+   */
+  readonly calls?: CallPort;
+}
+
+/**
+ * The three commands of a tool call plus finishing a run (see calls.ts). In process they are the
+ * functions of calls.ts on a store; over HTTP the server runs those same functions.
+ */
+export interface CallPort {
+  /** Decides a call: call (intent committed), replay, failed, reconcile first, or held. */
+  begin(input: {
+    runId: string;
+    cursor: number;
+    tool: string;
+    args: Json;
+    proposal: { compensation: CompensationPlan | null; correction: CorrectionDraft | null; audience: string[] };
+    tryAppend: boolean;
+    actor: Actor;
+  }): Promise<BeginCallAnswer>;
+  /** Records what the provider answered for a step in flight. */
+  outcome(input: { step: StepRecord; outcome: CallOutcomeReport; attempts: number; actor: Actor }): Promise<StepRecord>;
+  /** Records what looking an unsettled step's key up found. */
+  reconciled(input: { step: StepRecord; report: ReconcileReport; actor: Actor }): Promise<StepRecord>;
+  /** Finishes the run; refused while a step is unsettled. */
+  complete(input: { runId: string; actor: Actor }): Promise<RunRecord>;
 }

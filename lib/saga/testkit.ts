@@ -153,7 +153,8 @@ export function fakeTools(sys: FakeSystem): ToolDefinition[] {
     call: (a: FakeArgs, ctx: ToolCallContext) => sys.call(name, a, ctx),
     lookup: (key: string) => sys.lookup(key),
   });
-  const undo = { with: "undo", build: (_a: FakeArgs, key: string): Json => ({ stepKey: key }) };
+  // Compensations are built from the call's arguments; the compensator finds the effect by the step (ctx).
+  const undo = { with: "undo", build: (a: FakeArgs): Json => ({ text: a.text }) };
   return [
     defineTool({
       name: "lookup_order",
@@ -169,7 +170,7 @@ export function fakeTools(sys: FakeSystem): ToolDefinition[] {
     defineTool({
       ...side("charge_card"),
       class: ToolClass.COMPENSATABLE,
-      compensation: { with: "refund", build: (_a: FakeArgs, key: string): Json => ({ stepKey: key }) },
+      compensation: { with: "refund", build: (a: FakeArgs): Json => ({ text: a.text }) },
       audience: (a: FakeArgs) => (a.receipts ? ["customer"] : ["finance"]),
       correction: (a: FakeArgs) => ({ audience: ["customer"], subject: "About your charge", body: `We refunded ${a.amount ?? 0}.` }),
     }),
@@ -177,7 +178,7 @@ export function fakeTools(sys: FakeSystem): ToolDefinition[] {
       ...side("hold_funds"),
       class: ToolClass.COMPENSATABLE,
       // No release can be built for large holds: the gate must treat them like irreversible calls.
-      compensation: { with: "undo", build: (a: FakeArgs, key: string): Json | null => ((a.amount ?? 0) > HIGH_AMOUNT ? null : { stepKey: key }) },
+      compensation: { with: "undo", build: (a: FakeArgs): Json | null => ((a.amount ?? 0) > HIGH_AMOUNT ? null : { text: a.text }) },
     }),
     defineTool({
       ...side("send_email"),
@@ -191,7 +192,7 @@ export function fakeTools(sys: FakeSystem): ToolDefinition[] {
 export function fakeCompensator(sys: FakeSystem, name: string): CompensatorDefinition {
   return defineCompensator({
     name,
-    args: z.object({ stepKey: z.string() }),
+    args: z.object({ text: z.string() }),
     run: (_a, ctx) => sys.compensate(name, ctx),
     verify: (_a, ctx) => sys.verifyCompensation(ctx),
   }) as CompensatorDefinition;

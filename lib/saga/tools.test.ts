@@ -52,7 +52,7 @@ const lookup = async (): Promise<ToolEffect | null> => {
 
 const undo: CompensatorDefinition = defineCompensator({
   name: "undo",
-  args: z.object({ stepKey: z.string() }),
+  args: z.object({}),
   run: async () => ({ externalRef: null }),
   verify: async () => ({ done: true }),
 });
@@ -64,7 +64,7 @@ function base(overrides: Partial<ToolDefinition> & Record<string, unknown>): Too
     args,
     call: effect,
     lookup,
-    compensation: { with: "undo", build: (_a: unknown, key: string) => ({ stepKey: key }) },
+    compensation: { with: "undo", build: () => ({}) },
     ...overrides,
   } as ToolDefinition;
 }

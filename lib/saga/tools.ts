@@ -46,7 +46,7 @@ export interface CompensationSpec<A> {
   /** Name of the compensator that answers this tool. */
   with: string;
   /** Builds the compensator's arguments; null (or a throw) when it cannot be built for these args. */
-  build(args: A, stepKey: string): Json | null;
+  build(args: A): Json | null;
 }
 
 /** A tool as the harness knows it. */

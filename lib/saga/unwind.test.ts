@@ -376,7 +376,7 @@ describe("unwind: a reworded retry that makes the compensation buildable", () =>
     const out = await run.call("hold_funds", { text: "hold", amount: 500 });
     expect(out).toMatchObject({ status: "ok", stepIdx: 0 });
     const row = await stepAt(store, run.runId, 0);
-    expect(row.compensation).toEqual({ tool: "undo", args: { stepKey: stepKey(run.runId, 0, "hold_funds") } });
+    expect(row.compensation).toEqual({ tool: "undo", args: { text: "hold" } });
 
     const report = await run.unwind("cancel");
     const after = await stepAt(store, run.runId, 0);

@@ -1,0 +1,515 @@
+/**
+ * The decisions of a tool call, made once for every caller: the in-process engine (`RunContext`)
+ * and the server's command API (`lib/harness/call-commands.ts`) both call these functions, so the
+ * gate, the pivot, retries under the same key, replay and closed runs are decided in one place.
+ *
+ * A call is three commands (see ARCHITECTURE.md, "The call commands"):
+ * 1. `beginCall`: the caller says which tool with which arguments (and the compensation, correction
+ *    and audience it proposes); the log answers `call` (an INTENDED row is committed: make the call
+ *    under its key), `replay` (the recorded result), `failed` (the recorded refusal), `reconcile`
+ *    (an earlier attempt's outcome is unknown: look the key up first) or `held` (a person decides).
+ *    Refusals (closed run, another tool's step unresolved, a different tool at a recorded index) are
+ *    thrown as `SagaError`s with their codes.
+ * 2. `recordOutcome`: what the provider answered (`confirmed`, `failed`, `unknown`), for a step in flight.
+ * 3. `recordReconcile`: what looking the key up found (`found`, `absent` after the lag re-check,
+ *    `lookup_failed`).
+ * The caller owns only a cursor: the index it has reached since it (re)started, which every answer
+ * returns advanced. Keys, the argument hash, the phase and the approval are derived here.
+ */
+import type { EngineDeps } from "./deps";
+import { SagaError } from "./errors";
+import { checkGate, needsApprovalBeforePivot, type ApprovalReason, type GateTool } from "./gate";
+import { argsHash, compensationKey, stepKey } from "./keys";
+import {
+  actorLabel,
+  IntentGuardFailed,
+  type Actor,
+  type IntentGuard,
+  type PivotRecord,
+  type RunRecord,
+  type StepFence,
+  type StepRecord,
+} from "./store";
+import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
+import { EscalationKind, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+
+/** What decides a call needs of the store. */
+export type CallDeps = Pick<EngineDeps, "store" | "ids">;
+
+/** Run states that take no more tool calls. */
+export const CLOSED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.COMPLETED, RunStatus.UNWINDING, RunStatus.UNWOUND, RunStatus.NEEDS_ATTENTION];
+
+/** A tool as the deciding side knows it: a registered definition, or the server's tool-table row. */
+export interface CallTool extends GateTool {
+  /** The compensator its compensation must name (REVERSIBLE and COMPENSATABLE tools). */
+  compensator: string | null;
+}
+
+/** What the caller proposes beside the call; the tool's class decides what is kept. */
+export interface CallProposal {
+  /** The compensation, pre-written (REVERSIBLE / COMPENSATABLE); null when none could be built. */
+  compensation: CompensationPlan | null;
+  /** The correction an irreversible effect would need. */
+  correction: CorrectionDraft | null;
+  /** Who sees the effect. */
+  audience: string[];
+}
+
+/** One `beginCall`. */
+export interface BeginCallInput {
+  /** The run. */
+  runId: string;
+  /** The caller's position: 0 after a (re)start, then what the previous answer returned. */
+  cursor: number;
+  /** The tool. */
+  tool: CallTool;
+  /** The arguments, already parsed against the tool's schema. */
+  args: Json;
+  /** Compensation, correction and audience. */
+  proposal: CallProposal;
+  /** Who calls. */
+  actor: Actor;
+  /** Checks the insert proves in its own transaction besides the run's (the server's: its agent, the tool row, the token). */
+  guard?: Pick<IntentGuard, "runAgent" | "toolPolicy" | "activeToken">;
+  /** Set false when the caller knows the log has rows at the cursor (a replay): skip the unread insert. */
+  tryAppend?: boolean;
+  /** Extra audit data (`via: "api"`). */
+  auditData?: Record<string, Json>;
+}
+
+/** The answer of `beginCall`. `cursor` is where the caller stands afterwards. */
+export type BeginCallAnswer =
+  | { kind: "call"; step: StepRecord; cursor: number }
+  | { kind: "replay"; step: StepRecord; cursor: number }
+  | { kind: "failed"; step: StepRecord; cursor: number }
+  | { kind: "reconcile"; step: StepRecord; cursor: number }
+  | { kind: "held"; reason: ApprovalReason; message: string; escalationId: string | null; pivotId: string | null; cursor: number };
+
+function needsCompensation(tool: CallTool): boolean {
+  return tool.class === ToolClass.REVERSIBLE || tool.class === ToolClass.COMPENSATABLE;
+}
+
+/** What the intent row stores of a proposal, by the tool's class. */
+function intentFields(input: BeginCallInput, idx: number) {
+  const { tool, proposal, runId } = input;
+  const compensating = needsCompensation(tool);
+  const compensation = compensating && proposal.compensation?.tool === tool.compensator ? proposal.compensation : null;
+  return {
+    stepKey: stepKey(runId, idx, tool.name),
+    compensation,
+    compensationKey: compensating ? compensationKey(runId, idx, tool.name) : null,
+    correction: proposal.correction,
+    audience: proposal.audience,
+    buildable: !compensating || compensation !== null,
+  };
+}
+
+/** Refuses a compensation that names another compensator than the tool's: the caller's definition is out of date. */
+function checkProposal(input: BeginCallInput): void {
+  const { tool, proposal } = input;
+  if (needsCompensation(tool) && proposal.compensation && proposal.compensation.tool !== tool.compensator) {
+    throw new SagaError("INVALID_ARGS", `compensation.tool: ${tool.name} is answered by "${tool.compensator ?? "nothing"}", not "${proposal.compensation.tool}".`, [
+      { path: "compensation.tool", message: `must be ${tool.compensator ?? "absent"}` },
+    ]);
+  }
+  if (tool.class === ToolClass.PURE) {
+    throw new SagaError("INVALID_ARGS", `tool: ${tool.name} is PURE: pure calls are not logged; call it directly.`, [{ path: "tool", message: "pure tool" }]);
+  }
+}
+
+/**
+ * The common call with no read at all: plain staging (a releasable tool with its compensation) as one
+ * insert at the cursor whose guard proves in its own transaction what the careful path would read
+ * (the run RUNNING, no pivot, the step next and nothing unsettled, plus the caller's `guard`). Null
+ * when the call is not plain staging or the guard did not hold: nothing was written; decide on a read.
+ */
+export async function appendCall(deps: CallDeps, input: BeginCallInput): Promise<BeginCallAnswer | null> {
+  checkProposal(input);
+  if (input.cursor < 0 || needsApprovalBeforePivot(input.tool, intentFields(input, input.cursor).buildable)) return null;
+  try {
+    const guard: IntentGuard = { runStatus: [RunStatus.RUNNING], appendOnly: true, noPivot: true, ...input.guard };
+    const inserted = await insert(deps, input, input.cursor, argsHash(input.args), { phase: Phase.STAGING, approvalId: null, planItemIdx: null }, guard);
+    return inserted.created ? { kind: "call", step: inserted.step, cursor: input.cursor } : null;
+  } catch (e) {
+    if (e instanceof IntentGuardFailed || (e instanceof SagaError && e.code === "RUN_NOT_FOUND")) return null;
+    throw e;
+  }
+}
+
+/**
+ * Decides one call and commits its intent when it may run: the unread insert first (`appendCall`)
+ * unless the caller knows it is replaying, then a decision on a fresh read of the run, its log and
+ * its pivots.
+ */
+export async function beginCall(deps: CallDeps, input: BeginCallInput): Promise<BeginCallAnswer> {
+  checkProposal(input);
+  if (input.tryAppend !== false) {
+    const appended = await appendCall(deps, input);
+    if (appended) return appended;
+  }
+  const hash = argsHash(input.args);
+  for (let attempt = 1; ; attempt++) {
+    const answer = await beginOnRead(deps, input, hash);
+    if (answer) return answer;
+    if (attempt >= 5) throw new SagaError("CONFLICT", `Run ${input.runId} kept changing while ${input.tool.name} was being recorded; call it again.`);
+  }
+}
+
+/** The careful path: read the run, walk the log from the cursor, decide. Null: the run changed under us; read again. */
+async function beginOnRead(deps: CallDeps, input: BeginCallInput, hash: string): Promise<BeginCallAnswer | null> {
+  const { store } = deps;
+  const run = await store.getRun(input.runId);
+  if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${input.runId} does not exist; check the id, or start a new run.`);
+  if (input.guard?.runAgent !== undefined && run.agent !== input.guard.runAgent) {
+    throw new SagaError("RUN_NOT_FOUND", `Run ${input.runId} does not exist for this agent.`);
+  }
+  const steps = await store.listSteps(input.runId);
+  if (input.cursor < 0 || input.cursor > steps.length) {
+    throw new SagaError("INVALID_ARGS", `cursor: ${input.cursor} is outside run ${input.runId}'s log of ${steps.length} steps; send 0 after a restart, then the cursor each answer returns.`, [
+      { path: "cursor", message: `must be between 0 and ${steps.length}` },
+    ]);
+  }
+  if (CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
+  const pivots = await store.listPivots(input.runId);
+  const name = input.tool.name;
+  for (let idx = input.cursor; ; idx++) {
+    const row = steps.find((s) => s.stepIdx === idx);
+    if (!row) return newStep(deps, input, hash, { run, steps, pivots, idx });
+    if (row.tool !== name) {
+      if (UNSETTLED_STATUSES.includes(row.status)) {
+        throw new SagaError(
+          "STEP_UNRESOLVED",
+          `Step ${row.stepIdx} (${row.tool}) has an unknown outcome; call ${row.tool} again so it is reconciled before calling ${name}.`,
+        );
+      }
+      if (row.status === StepStatus.NOT_EXECUTED) continue; // a step that never happened may be abandoned for another tool
+      throw new SagaError(
+        "DETERMINISM",
+        `Step ${row.stepIdx} was recorded as ${row.tool} but ${name} was called. ` +
+          "Resume must replay the same tool calls in the same order; check that the agent is deterministic up to its last recorded step, or start a new run.",
+      );
+    }
+    return existingStep(deps, input, hash, row, steps);
+  }
+}
+
+/** What the log says of a recorded step of this tool. */
+async function existingStep(deps: CallDeps, input: BeginCallInput, hash: string, row: StepRecord, steps: readonly StepRecord[]): Promise<BeginCallAnswer | null> {
+  if (UNSETTLED_STATUSES.includes(row.status)) return { kind: "reconcile", step: row, cursor: row.stepIdx };
+  if (row.status === StepStatus.NOT_EXECUTED) return retryStep(deps, input, hash, row, steps);
+  if (row.status === StepStatus.FAILED) return { kind: "failed", step: row, cursor: row.stepIdx + 1 };
+  return { kind: "replay", step: row, cursor: row.stepIdx + 1 };
+}
+
+async function newStep(
+  deps: CallDeps,
+  input: BeginCallInput,
+  hash: string,
+  view: { run: RunRecord; steps: StepRecord[]; pivots: PivotRecord[]; idx: number },
+): Promise<BeginCallAnswer | null> {
+  const fields = intentFields(input, view.idx);
+  const decision = await checkGate(deps, {
+    runId: input.runId,
+    def: input.tool,
+    args: input.args,
+    argsHash: hash,
+    compensationBuildable: fields.buildable,
+    pivots: view.pivots,
+    steps: view.steps,
+    actor: input.actor,
+  });
+  if (!decision.allowed) return { kind: "held", reason: decision.reason, message: decision.message, escalationId: decision.escalationId, pivotId: decision.pivotId, cursor: view.idx };
+  const guard: IntentGuard = { runStatus: [view.run.status], runUpdatedAt: view.run.updatedAt, appendOnly: true, ...input.guard };
+  try {
+    const { created, step } = await insert(deps, input, view.idx, hash, decision, guard);
+    if (created) return { kind: "call", step, cursor: view.idx };
+    if (step.tool !== input.tool.name) {
+      throw new SagaError("DETERMINISM", `Step ${view.idx} was recorded as ${step.tool} by another writer while ${input.tool.name} was called.`);
+    }
+    return existingStep(deps, input, hash, step, view.steps);
+  } catch (e) {
+    if (e instanceof IntentGuardFailed) return null;
+    throw e;
+  }
+}
+
+function insert(
+  deps: CallDeps,
+  input: BeginCallInput,
+  idx: number,
+  hash: string,
+  decision: { phase: Phase; approvalId: string | null; planItemIdx: number | null },
+  guard: IntentGuard,
+) {
+  const fields = intentFields(input, idx);
+  return deps.store.insertIntent(
+    {
+      id: deps.ids.next("stp"),
+      runId: input.runId,
+      stepIdx: idx,
+      tool: input.tool.name,
+      toolClass: input.tool.class,
+      stepKey: fields.stepKey,
+      args: input.args,
+      argsHash: hash,
+      phase: decision.phase,
+      policyVersion: input.tool.policyVersion ?? 1,
+      approvalId: decision.approvalId,
+      planItemIdx: decision.planItemIdx,
+      compensation: fields.compensation,
+      compensationKey: fields.compensationKey,
+      correction: fields.correction,
+      audience: fields.audience,
+    },
+    { type: "step.intended", actor: input.actor, data: { stepIdx: idx, tool: input.tool.name, stepKey: fields.stepKey, phase: decision.phase, ...input.auditData } },
+    guard,
+  );
+}
+
+/** Retries a NOT_EXECUTED step under its own key; the reworded arguments replace the old ones. */
+async function retryStep(deps: CallDeps, input: BeginCallInput, hash: string, row: StepRecord, steps: readonly StepRecord[]): Promise<BeginCallAnswer | null> {
+  const fields = intentFields(input, row.stepIdx);
+  const decision =
+    row.approvalId && row.argsHash === hash
+      ? { allowed: true as const, phase: row.phase, approvalId: row.approvalId, planItemIdx: row.planItemIdx }
+      : await checkGate(deps, {
+          runId: input.runId,
+          def: input.tool,
+          args: input.args,
+          argsHash: hash,
+          compensationBuildable: fields.buildable,
+          pivots: await deps.store.listPivots(input.runId),
+          steps: steps.filter((s) => s.id !== row.id),
+          actor: input.actor,
+        });
+  if (!decision.allowed) return { kind: "held", reason: decision.reason, message: decision.message, escalationId: decision.escalationId, pivotId: decision.pivotId, cursor: row.stepIdx };
+  const step = await deps.store.updateStep(
+    row.id,
+    { status: [StepStatus.NOT_EXECUTED] },
+    {
+      status: StepStatus.INTENDED,
+      args: input.args,
+      argsHash: hash,
+      phase: decision.phase,
+      approvalId: decision.approvalId,
+      planItemIdx: decision.planItemIdx,
+      compensation: fields.compensation,
+      correction: fields.correction,
+      audience: fields.audience,
+      error: null,
+    },
+    { type: "step.retry_intended", actor: input.actor, data: { stepIdx: row.stepIdx, stepKey: row.stepKey, ...input.auditData } },
+  );
+  if (!step) return null; // another writer moved the row: decide again on a fresh read
+  return { kind: "call", step, cursor: row.stepIdx };
+}
+
+/** What the provider answered for a step in flight. */
+export type CallOutcomeReport =
+  | { kind: "confirmed"; externalRef: string | null; result: Json }
+  | { kind: "failed"; reason: string; message: string; retryable: boolean }
+  | { kind: "unknown"; message: string };
+
+/** One `recordOutcome`. */
+export interface RecordOutcomeInput {
+  /** The step in flight (its id, and its index when the caller knows it, for the audit event). */
+  stepId: string;
+  stepIdx?: number;
+  /** What happened. */
+  outcome: CallOutcomeReport;
+  /** Attempts made under the key so far, this call's retries after "try later" included. */
+  attempts: number;
+  /** Who reports. */
+  actor: Actor;
+  /** The server's checks in the update's own WHERE (the run is the agent's, the tool in scope, the token live). */
+  fence?: Pick<StepFence, "tools" | "runAgent" | "activeToken">;
+  /** The tool's owner, for the escalation a failure after the pivot raises (default: the tool table's, or none). */
+  owner?: (tool: string) => string | null;
+  /** Extra audit data. */
+  auditData?: Record<string, Json>;
+}
+
+/**
+ * Records an outcome on an INTENDED row, as one fenced update (no read on the way: a tool's outcome
+ * is the common write). When the row is no longer INTENDED, a repeat of the same report gets the row
+ * back, and anything else is refused with STEP_NOT_IN_FLIGHT: someone settled it first (reconcile in
+ * another process) and the log wins. A failure after the pivot raises STUCK_AFTER_PIVOT: the
+ * approved plan cannot finish without a person.
+ */
+export async function recordOutcome(deps: CallDeps, input: RecordOutcomeInput): Promise<StepRecord> {
+  const { stepId, outcome, actor, attempts } = input;
+  const fence: StepFence = { status: [StepStatus.INTENDED], ...input.fence };
+  const data = { ...(input.stepIdx === undefined ? {} : { stepIdx: input.stepIdx }), ...input.auditData };
+  let updated: StepRecord | null;
+  if (outcome.kind === "confirmed") {
+    updated = await deps.store.updateStep(
+      stepId,
+      fence,
+      { status: StepStatus.CONFIRMED, externalRef: outcome.externalRef, result: outcome.result, error: null, attempts },
+      { type: "step.confirmed", actor, data: { ...data, externalRef: outcome.externalRef } },
+    );
+  } else if (outcome.kind === "unknown") {
+    updated = await deps.store.updateStep(
+      stepId,
+      fence,
+      { status: StepStatus.UNKNOWN, error: { reason: "outcome_unknown", message: outcome.message }, attempts },
+      { type: "step.unknown", actor, data: { ...data, message: outcome.message } },
+    );
+  } else {
+    const error = { reason: outcome.reason, message: outcome.message, attempts, retryable: outcome.retryable };
+    updated = await deps.store.updateStep(stepId, fence, { status: StepStatus.FAILED, error, attempts }, { type: "step.failed", actor, data: { ...data, ...error } });
+    if (updated && updated.phase !== Phase.STAGING) {
+      await deps.store.createEscalation(
+        {
+          id: deps.ids.next("esc"),
+          runId: updated.runId,
+          stepId: updated.id,
+          kind: EscalationKind.STUCK_AFTER_PIVOT,
+          title: `${updated.tool} (step ${updated.stepIdx}) failed after the pivot: ${outcome.message}`,
+          detail: { tool: updated.tool, args: updated.args, stepKey: updated.stepKey, error },
+          owner: input.owner?.(updated.tool) ?? null,
+          dedupeKey: `stuck:${updated.id}`,
+        },
+        { type: "escalation.raised", actor, data: { kind: EscalationKind.STUCK_AFTER_PIVOT, stepIdx: updated.stepIdx } },
+      );
+    }
+  }
+  if (updated) return updated;
+  const current = await deps.store.getStep(stepId);
+  if (!current) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
+  // The fence's other checks (the agent's run, the tool in scope) did not hold.
+  if (current.status === StepStatus.INTENDED) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent.`);
+  if (sameOutcome(current, outcome)) return current; // a repeated report (its first answer was lost)
+  // Someone settled the row meanwhile (reconcile in another process), or it was never in flight: the
+  // log wins. The caller begins the call again at the same cursor and is told what the log says.
+  throw new SagaError(
+    "STEP_NOT_IN_FLIGHT",
+    `Step ${current.stepIdx} (${current.tool}) is ${current.status}, not INTENDED, so a ${outcome.kind} outcome cannot be recorded; begin the call again to see what the log says.`,
+  );
+}
+
+function sameOutcome(step: StepRecord, outcome: CallOutcomeReport): boolean {
+  if (outcome.kind === "confirmed") return step.status === StepStatus.CONFIRMED;
+  if (outcome.kind === "failed") return step.status === StepStatus.FAILED;
+  return step.status === StepStatus.UNKNOWN;
+}
+
+/** What looking a step's key up found. */
+export type ReconcileReport =
+  | { kind: "found"; externalRef: string | null; result: Json; lookups: number }
+  | { kind: "absent"; lookups: number; recheckAfterMs: number }
+  | { kind: "lookup_failed"; message: string; attempts: number };
+
+/** One `recordReconcile`. */
+export interface RecordReconcileInput {
+  /** The unsettled step. */
+  step: StepRecord;
+  /** What the lookup said. */
+  report: ReconcileReport;
+  /** Who reports. */
+  actor: Actor;
+  /** The tool's owner, for the escalation a failing lookup raises. */
+  owner?: string | null;
+  /** The server's checks in the update's own WHERE. */
+  fence?: Pick<StepFence, "tools" | "runAgent" | "activeToken">;
+}
+
+/**
+ * Settles an INTENDED or UNKNOWN row from a lookup: found -> CONFIRMED with the found ref; absent
+ * (twice, the lag pause between) -> NOT_EXECUTED, the one status that permits a retry; the lookup
+ * failing -> UNKNOWN and an OUTCOME_UNKNOWN escalation (a person decides). Settled rows come back as
+ * they are.
+ */
+export async function recordReconcile(deps: CallDeps, input: RecordReconcileInput): Promise<StepRecord> {
+  const { step, report, actor } = input;
+  if (!UNSETTLED_STATUSES.includes(step.status)) return step;
+  const fence: StepFence = { status: UNSETTLED_STATUSES, ...input.fence };
+  if (report.kind === "found") {
+    const updated = await deps.store.updateStep(
+      step.id,
+      fence,
+      { status: StepStatus.CONFIRMED, externalRef: report.externalRef, result: report.result, error: null },
+      { type: "step.reconciled", actor, data: { outcome: StepStatus.CONFIRMED, externalRef: report.externalRef, lookups: report.lookups } },
+    );
+    if (updated) await closeUnknownEscalation(deps, updated, actor);
+    return updated ?? (await reread(deps, step));
+  }
+  if (report.kind === "absent") {
+    const updated = await deps.store.updateStep(
+      step.id,
+      fence,
+      { status: StepStatus.NOT_EXECUTED, error: { reason: "not_found", message: `no effect found for key ${step.stepKey} after ${report.lookups} lookups` } },
+      { type: "step.reconciled", actor, data: { outcome: StepStatus.NOT_EXECUTED, lookups: report.lookups, recheckAfterMs: report.recheckAfterMs } },
+    );
+    if (updated) await closeUnknownEscalation(deps, updated, actor);
+    return updated ?? (await reread(deps, step));
+  }
+  // The real system could not be asked: nothing is known, so a person decides.
+  const unknown =
+    step.status === StepStatus.UNKNOWN
+      ? step
+      : ((await deps.store.updateStep(
+          step.id,
+          { status: [StepStatus.INTENDED], ...input.fence },
+          { status: StepStatus.UNKNOWN, error: { reason: "lookup_failed", message: report.message } },
+          { type: "step.unknown", actor, data: { reason: "lookup_failed", message: report.message } },
+        )) ?? (await reread(deps, step)));
+  await deps.store.createEscalation(
+    {
+      id: deps.ids.next("esc"),
+      runId: step.runId,
+      stepId: step.id,
+      kind: EscalationKind.OUTCOME_UNKNOWN,
+      title: `Did ${step.tool} (step ${step.stepIdx}) happen? The lookup failed ${report.attempts} times.`,
+      detail: { stepKey: step.stepKey, tool: step.tool, args: step.args, lookupError: report.message },
+      owner: input.owner ?? null,
+      dedupeKey: `unknown:${step.id}`,
+    },
+    { type: "escalation.raised", actor, data: { kind: EscalationKind.OUTCOME_UNKNOWN, stepIdx: step.stepIdx } },
+  );
+  return unknown;
+}
+
+async function reread(deps: CallDeps, step: StepRecord): Promise<StepRecord> {
+  const current = await deps.store.getStep(step.id);
+  if (!current) throw new SagaError("STEP_NOT_FOUND", `Step ${step.id} disappeared from the saga log.`);
+  return current;
+}
+
+/** A step that reconcile settled no longer needs a person: its OUTCOME_UNKNOWN item is resolved. */
+async function closeUnknownEscalation(deps: CallDeps, step: StepRecord, actor: Actor): Promise<void> {
+  const open = await deps.store.findEscalationByDedupeKey(`unknown:${step.id}`);
+  if (!open || open.status === "RESOLVED") return;
+  const resolution = { outcome: step.status, settledBy: "reconcile", externalRef: step.externalRef };
+  await deps.store.resolveEscalation(open.id, { resolvedBy: actorLabel(actor), resolution }, {
+    type: "escalation.resolved",
+    actor,
+    data: { escalationId: open.id, kind: open.kind, resolution },
+  });
+}
+
+/**
+ * Marks a run finished. Refused while a step is unsettled (its outcome is not known, so the run's
+ * effects are not either) and while a pivot waits for its decision.
+ */
+export async function completeRun(deps: CallDeps, runId: string, actor: Actor, extra: { runAgent?: string } = {}): Promise<RunRecord> {
+  const run = await deps.store.getRun(runId);
+  if (!run || (extra.runAgent !== undefined && run.agent !== extra.runAgent)) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist.`);
+  if (run.status === RunStatus.COMPLETED) return run;
+  const steps = await deps.store.listSteps(runId);
+  const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+  if (open) {
+    throw new SagaError("STEP_UNRESOLVED", `Step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile before completing the run.`);
+  }
+  const done = await deps.store.setRunStatus(runId, [RunStatus.RUNNING, RunStatus.COMMITTING], RunStatus.COMPLETED, { type: "run.completed", actor });
+  if (done) return done;
+  const current = (await deps.store.getRun(runId)) ?? run;
+  if (current.status === RunStatus.AWAITING_PIVOT || (await deps.store.listPivots(runId)).at(-1)?.status === PivotStatus.PENDING) {
+    throw new SagaError("PIVOT_CONFLICT", `Run ${runId} waits for a pivot decision; wait for it (or unwind) before completing.`);
+  }
+  throw closedRun(current);
+}
+
+export function closedRun(run: RunRecord): SagaError {
+  return new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
+}
