@@ -15,7 +15,7 @@ import { lookUpStep, reconcileStep, toJson } from "./reconcile";
 import type { Actor, CallPort, EscalationRecord, PivotRecord, PlanItem, RunRecord, SagaStore, StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
 import { compensateOneStep, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
-import { EscalationKind, EscalationStatus, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+import { EscalationKind, EscalationStatus, Phase, PivotStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** Options of an engine. */
 export interface SagaEngineOptions {
