@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actorInWords, eventInWords, scopeInWords, typeInWords, valueInWords } from "./event-words";
+import { actorInWords, eventInWords, factsOf, moneyInWords, scopeInWords, typeInWords, valueInWords } from "./event-words";
 
 describe("event words", () => {
   it("say who acted", () => {
@@ -56,5 +56,28 @@ describe("event words", () => {
       { label: "prefix", value: "sgb_1" },
       { label: "recorded through", value: "the HTTP API" },
     ]);
+  });
+
+  it("read amounts as money, never the minor units beside them, and arguments as labelled values", () => {
+    expect(moneyInWords(1800, "eur")).toBe("€18.00");
+    expect(moneyInWords(1800, "JPY")).toBe("¥1,800");
+    expect(moneyInWords(1800)).toBe("18.00");
+    expect(factsOf({ customerId: "cus_bo", amount: 1800, currency: "eur" })).toEqual([
+      { label: "customer id", value: "cus_bo" },
+      { label: "amount", value: "€18.00" },
+    ]);
+    expect(factsOf("plain", "reason")).toEqual([{ label: "reason", value: "plain" }]);
+    expect(factsOf(null)).toEqual([]);
+    const captured = eventInWords({ type: "step.intended", data: { stepIdx: 4, tool: "capture_payment", args: { amount: 1800 }, amount: 1800, currency: "eur" } });
+    expect(captured.facts.find((f) => f.label === "amount")?.value).toBe("€18.00");
+    expect(captured.facts.some((f) => f.label === "currency")).toBe(false);
+  });
+
+  it("say in a sentence that an approved run went quiet, and what an approval and a failure mean", () => {
+    const stuck = eventInWords({ type: "escalation.raised", data: { kind: "STUCK_AFTER_PIVOT", reason: "no_progress_after_pivot", since: "2026-12-01T10:00:00.000Z", stuckAfterMs: 900000 } });
+    expect(stuck.sentence).toBe("A person is needed: the run was approved but its agent has not moved since 2026-12-01T10:00:00.000Z.");
+    expect(stuck.facts).toEqual([{ label: "stuck after ms", value: "900000" }]);
+    expect(eventInWords({ type: "pivot.approved", data: { pivotId: "pvt_1", planHash: "a".repeat(64), reason: null } }).sentence).toMatch(/approved the plan/);
+    expect(eventInWords({ type: "step.failed", data: { stepIdx: 2, reason: "card_declined", message: "declined" } }).sentence).toBe("Step #2 was refused by the real system: declined.");
   });
 });

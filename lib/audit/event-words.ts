@@ -221,7 +221,18 @@ const SENTENCES: Record<string, Sentence> = {
     const plan = d.compensation as Data | null | undefined;
     return plan && str(plan.tool) ? { text: `Undo by calling ${str(plan.tool)}.`, uses: ["compensation"] } : null;
   },
-  "escalation.raised": (d) => (str(d.kind) ? { text: `A person is needed: ${str(d.kind)!.replaceAll("_", " ").toLowerCase()}.`, uses: ["kind"] } : null),
+  "escalation.raised": (d) =>
+    str(d.kind)
+      ? str(d.reason) === "no_progress_after_pivot"
+        ? { text: `A person is needed: the run was approved but its agent has not moved since ${str(d.since) ?? "the approval"}.`, uses: ["kind", "reason", "since"] }
+        : { text: `A person is needed: ${str(d.kind)!.replaceAll("_", " ").toLowerCase()}.`, uses: ["kind"] }
+      : null,
+  "escalation.resolved": (d) => (str(d.kind) ? { text: `The ${str(d.kind)!.replaceAll("_", " ").toLowerCase()} item was settled.`, uses: ["kind"] } : null),
+  "step.failed": (d) => ({ text: `${step(d)} was refused by the real system${str(d.message) ? `: ${str(d.message)}` : ""}.`, uses: ["stepIdx", "message"] }),
+  "pivot.approved": () => ({ text: "A reviewer approved the plan: the agent may now make the approved calls.", uses: [] }),
+  "pivot.rejected": (d) => ({ text: `A reviewer rejected the plan${str(d.reason) ? `: ${str(d.reason)}` : ""}.`, uses: ["reason"] }),
+  "compensation.confirmed": (d) => ({ text: `${step(d)} was undone, confirmed by reading the real system back.`, uses: ["stepIdx"] }),
+  "compensation.failed": (d) => ({ text: `${step(d)} could not be undone${str(d.message) ? `: ${str(d.message)}` : ""}; something is still out there.`, uses: ["stepIdx", "message"] }),
   "pivot.requested": (d) =>
     num(d.items) !== null ? { text: `Asks to commit ${num(d.items)} planned call${num(d.items) === 1 ? "" : "s"}${num(d.staged) !== null ? ` after ${num(d.staged)} staged effect${num(d.staged) === 1 ? "" : "s"}` : ""}.`, uses: ["items", "staged"] } : null,
   "user.created": (d) => (str(d.email) ? { text: `${str(d.email)}${str(d.name) ? ` (${str(d.name)})` : ""} can now sign in${str(d.role) ? ` as ${str(d.role)}` : ""}.`, uses: ["email", "name", "role"] } : null),
@@ -253,19 +264,57 @@ function factValue(key: string, value: unknown): string {
   return valueInWords(value);
 }
 
-/** An event's type and data in words. */
-export function eventInWords(event: { type: string; data: unknown }): EventWords {
-  const data: Data = event.data !== null && typeof event.data === "object" && !Array.isArray(event.data) ? (event.data as Data) : { value: event.data };
-  const said = SENTENCES[event.type]?.(data) ?? null;
-  const used = new Set(said?.uses ?? []);
-  const facts = Object.entries(data)
-    .filter(([key]) => !used.has(key))
+/**
+ * An amount in minor units as money: 1800 with "eur" is "€18.00"; without a currency, "18.00"
+ * (every amount Sagaboard's tools carry is in minor units). One figure, never the cents beside it.
+ */
+export function moneyInWords(amount: number, currency?: string | null): string {
+  const code = typeof currency === "string" && /^[a-z]{3}$/i.test(currency) ? currency.toUpperCase() : null;
+  if (code) {
+    try {
+      const format = new Intl.NumberFormat("en", { style: "currency", currency: code });
+      const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+      return format.format(amount / 10 ** digits);
+    } catch {
+      // An unknown currency code: fall through to the plain figure with the code.
+    }
+  }
+  const figure = (amount / 100).toFixed(2);
+  return code ? `${figure} ${code}` : figure;
+}
+
+/** A data field that is an amount in minor units (with `currency` beside it, when there is one). */
+const AMOUNT_KEYS = new Set(["amount", "amountRefunded", "amountCaptured", "refundAmount"]);
+
+/** Labelled values of one object's fields: amounts read as money (their currency folded in), the rest in words. */
+function fieldFacts(data: Data, skip: ReadonlySet<string> = new Set()): Fact[] {
+  const currency = str(data.currency);
+  const hasAmount = Object.entries(data).some(([k, v]) => AMOUNT_KEYS.has(k) && typeof v === "number");
+  return Object.entries(data)
+    .filter(([key]) => !skip.has(key) && !(key === "currency" && hasAmount))
     .flatMap(([key, value]): Fact[] => {
+      if (AMOUNT_KEYS.has(key) && typeof value === "number") return [{ label: fieldInWords(key), value: moneyInWords(value, currency) }];
       // A diff of changed fields reads as one labelled value per field.
       if (key === "diff" && value !== null && typeof value === "object" && !Array.isArray(value) && Object.values(value).every(isChange)) {
         return Object.entries(value).map(([field, change]) => ({ label: fieldInWords(field), value: factValue(field, change) }));
       }
       return [{ label: fieldInWords(key), value: factValue(key, value) }];
     });
-  return { title: typeInWords(event.type), sentence: said?.text ?? null, facts };
+}
+
+/**
+ * Any JSON value as labelled values, for people reading a tool call's arguments, an error or an
+ * escalation's detail: an object gives one per field, anything else one value labelled `label`.
+ */
+export function factsOf(value: unknown, label = "value"): Fact[] {
+  if (value === null || value === undefined) return [];
+  if (typeof value === "object" && !Array.isArray(value)) return fieldFacts(value as Data);
+  return [{ label, value: valueInWords(value) }];
+}
+
+/** An event's type and data in words. */
+export function eventInWords(event: { type: string; data: unknown }): EventWords {
+  const data: Data = event.data !== null && typeof event.data === "object" && !Array.isArray(event.data) ? (event.data as Data) : { value: event.data };
+  const said = SENTENCES[event.type]?.(data) ?? null;
+  return { title: typeInWords(event.type), sentence: said?.text ?? null, facts: fieldFacts(data, new Set(said?.uses ?? [])) };
 }
