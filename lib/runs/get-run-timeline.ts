@@ -6,6 +6,9 @@ import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
 import { irreversibleBeforePivot } from "@/lib/saga/metrics";
 import { runScope } from "@/lib/saga/store";
 import { Phase, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
+import { databaseNow } from "@/lib/db/dialect";
+import { DEFAULT_STUCK_AFTER_PIVOT_MS, stuckAfterPivotMs } from "@/lib/worker/sweep-stuck-runs";
+import { describeRunProgress, ZRunProgress, type RunProgress } from "./describe-run-progress";
 
 // JSON columns come back from Prisma as values. A read-only view must still show a row whose JSON is
 // not what we expect (an older writer, a hand edit), so the schemas below fall back instead of throwing.
@@ -70,6 +73,10 @@ export interface RunTimeline {
   auditEvents: AuditEvent[];
   /** Irreversible steps that may have happened before the pivot; by construction this is 0. */
   irreversibleBeforePivot: number;
+  /** Irreversible steps of the run in all (those after the approval are the approved ones). */
+  irreversibleSteps: number;
+  /** Whether anything is happening: the agent's last contact and what is expected next. */
+  progress: RunProgress;
 }
 
 // The metric has one definition (lib/saga/metrics). Its input is the engine's vocabulary, so the
@@ -106,6 +113,8 @@ export const ZRunTimelineView = z.object({
   corrections: z.array(ZRow),
   auditEvents: z.array(ZRow),
   irreversibleBeforePivot: z.number().int(),
+  irreversibleSteps: z.number().int(),
+  progress: ZRunProgress,
 });
 
 /** One run with its whole history, as JSON. Throws SagaError RUN_NOT_FOUND when the run does not exist. */
@@ -117,7 +126,7 @@ export async function getRunTimeline(runId: string): Promise<RunTimelineView> {
 
 async function readRunTimeline(runId: string): Promise<RunTimeline> {
   // One read transaction, so the steps, metric and audit log describe the same moment.
-  const [run, auditEvents] = await withDb((prisma) => prisma.$transaction([
+  const [[run, auditEvents], now] = await withDb(async (prisma) => [await prisma.$transaction([
     prisma.run.findUnique({
       where: { id: runId },
       include: {
@@ -128,7 +137,7 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
       },
     }),
     prisma.auditEvent.findMany({ where: { scope: runScope(runId) }, orderBy: { seq: "asc" } }),
-  ]));
+  ]), await databaseNow(prisma)] as const);
   if (!run) {
     throw new SagaError(
       SagaErrorCode.RUN_NOT_FOUND,
@@ -136,13 +145,35 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
     );
   }
   const { steps, pivots, escalations, corrections, ...runRow } = run;
+  const plans = pivots.map((p) => ({ ...p, plan: ZPlan.parse(p.plan) }));
+  const progress = describeRunProgress({
+    run: runRow,
+    steps,
+    pivots: plans,
+    escalations,
+    auditEvents,
+    stepIdxById: new Map(steps.map((s) => [s.id, s.stepIdx])),
+    now,
+    stuckAfterMs: configuredStuckAfterMs(),
+  });
   return {
     run: runRow,
     steps: steps.map((s) => ({ ...s, audience: ZAudience.parse(s.audience), compensation: ZCompensation.parse(s.compensation) })),
-    pivots: pivots.map((p) => ({ ...p, plan: ZPlan.parse(p.plan) })),
+    pivots: plans,
     escalations,
     corrections: corrections.map((c) => ({ ...c, audience: ZAudience.parse(c.audience) })),
     auditEvents,
     irreversibleBeforePivot: irreversibleBeforePivot(steps.map((s) => ZMetricFields.parse(s))),
+    irreversibleSteps: steps.filter((s) => s.toolClass === ToolClass.IRREVERSIBLE).length,
+    progress,
   };
+}
+
+/** The worker's threshold; a value the worker would refuse shows the default here rather than breaking the page. */
+function configuredStuckAfterMs(): number {
+  try {
+    return stuckAfterPivotMs();
+  } catch {
+    return DEFAULT_STUCK_AFTER_PIVOT_MS;
+  }
 }

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { describeRunProgress, type RunProgressInput } from "./describe-run-progress";
+
+const t = (s: number) => new Date(Date.UTC(2026, 11, 1, 10, 0, s));
+const plan = [{ tool: "capture_payment" }, { tool: "send_email" }];
+
+function input(over: Partial<RunProgressInput> = {}): RunProgressInput {
+  return {
+    run: { status: "COMMITTING", agent: "support-agent" },
+    steps: [
+      { stepIdx: 0, tool: "authorize_payment", status: "CONFIRMED", approvalId: null, planItemIdx: null },
+      { stepIdx: 1, tool: "capture_payment", status: "CONFIRMED", approvalId: "pvt_1", planItemIdx: 0 },
+    ],
+    pivots: [{ id: "pvt_1", status: "APPROVED", plan }],
+    escalations: [],
+    auditEvents: [
+      { seq: 1, type: "step.confirmed", actor: "agent:support-agent", at: t(1), stepId: "stp_0" },
+      { seq: 2, type: "pivot.approved", actor: "user:rita@example.com", at: t(2), stepId: null },
+      { seq: 3, type: "step.confirmed", actor: "agent:support-agent", at: t(3), stepId: "stp_1" },
+      { seq: 4, type: "task.claimed", actor: "system:worker-1", at: t(4), stepId: null },
+    ],
+    stepIdxById: new Map([["stp_0", 0], ["stp_1", 1]]),
+    now: t(30),
+    stuckAfterMs: 60_000,
+    ...over,
+  };
+}
+
+describe("describeRunProgress", () => {
+  it("names the agent's last write and the next approved call, and when the silence is raised", () => {
+    expect(describeRunProgress(input())).toEqual({
+      lastContact: { at: t(3).toISOString(), type: "step.confirmed", stepIdx: 1 },
+      expected: "The agent is expected to call send_email next (approved call 2 of 2), and then complete the run.",
+      waitingOn: "agent",
+      stuckAt: new Date(t(3).getTime() + 60_000).toISOString(),
+      stuckEscalationId: null,
+      checkedAt: t(30).toISOString(),
+    });
+  });
+
+  it("measures from the approval when the agent has not written since, and says when every call is made", () => {
+    const p = describeRunProgress(input({ steps: [], auditEvents: [{ seq: 1, type: "pivot.approved", actor: "user:rita@example.com", at: t(2), stepId: null }] }));
+    expect(p.lastContact).toBeNull();
+    expect(p.expected).toBe("The agent is expected to call capture_payment next (approved call 1 of 2), then 1 more approved call, and then complete the run.");
+    expect(p.stuckAt).toBe(new Date(t(2).getTime() + 60_000).toISOString());
+    const done = describeRunProgress(input({ steps: [...input().steps, { stepIdx: 2, tool: "send_email", status: "CONFIRMED", approvalId: "pvt_1", planItemIdx: 1 }] }));
+    expect(done.expected).toBe("Every approved call has been made: the agent is expected to mark the run complete.");
+  });
+
+  it("says a person is needed while an item is open, and stops counting once the silence was raised and settled", () => {
+    const open = describeRunProgress(input({ escalations: [{ id: "esc_1", kind: "STUCK_AFTER_PIVOT", status: "OPEN", stepId: null, createdAt: t(70) }] }));
+    expect(open).toMatchObject({ waitingOn: "person", stuckAt: null, stuckEscalationId: "esc_1" });
+    expect(open.expected).toMatch(/^It waits for a person: 1 open escalation/);
+    const settled = describeRunProgress(input({ escalations: [{ id: "esc_1", kind: "STUCK_AFTER_PIVOT", status: "RESOLVED", stepId: null, createdAt: t(70) }] }));
+    expect(settled).toMatchObject({ waitingOn: "agent", stuckAt: null, stuckEscalationId: null });
+  });
+
+  it("says who acts in every other state", () => {
+    expect(describeRunProgress(input({ run: { status: "AWAITING_PIVOT", agent: "support-agent" } })).waitingOn).toBe("person");
+    expect(describeRunProgress(input({ run: { status: "UNWINDING", agent: "support-agent" } })).expected).toMatch(/worker is undoing/);
+    const done = describeRunProgress(input({ run: { status: "COMPLETED", agent: "support-agent" } }));
+    expect(done).toMatchObject({ waitingOn: "nobody", stuckAt: null });
+  });
+});
