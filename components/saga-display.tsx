@@ -1,6 +1,8 @@
 // Small presentational pieces shared by the dashboard's pages (server and client): badges, times,
 // durations and JSON. No hooks, so both server and client components can use them.
 
+import { factsOf } from "@/lib/audit/event-words";
+
 /** Colour families of a status badge. */
 type Tone = "good" | "pending" | "bad" | "done" | "active";
 
@@ -123,5 +125,34 @@ export function Mono({ text, title }: { text: string | null | undefined; title?:
     <code className="mono" title={title}>
       {text}
     </code>
+  );
+}
+
+/**
+ * A JSON value as labelled values a person reads (a tool call's arguments, an error, an escalation's
+ * detail: amounts as money), with the raw JSON one click away in a <details>.
+ */
+export function LabelledValues({ value, label, rawLabel = "Raw JSON" }: { value: unknown; /** The label of a value that is not an object. */ label?: string; /** The summary of the raw form. */ rawLabel?: string }) {
+  if (value === null || value === undefined) return <span className="muted">—</span>;
+  const facts = factsOf(value, label);
+  return (
+    <div className="labelled-values">
+      {facts.length === 0 ? (
+        <span className="muted">none</span>
+      ) : (
+        <dl className="values">
+          {facts.map((fact, i) => (
+            <div key={`${fact.label}-${i}`}>
+              <dt>{fact.label}</dt>
+              <dd>{fact.value}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      <details className="raw-inline">
+        <summary>{rawLabel}</summary>
+        <code className="json">{formatCompactJson(value)}</code>
+      </details>
+    </div>
   );
 }

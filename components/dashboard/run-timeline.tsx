@@ -2,7 +2,8 @@
 
 import type { ReactNode } from "react";
 import Link from "next/link";
-import { ClassBadge, CompactJson, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { actorInWords, eventInWords } from "@/lib/audit/event-words";
 import type { RunTimelineView } from "@/lib/runs/get-run-timeline";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
@@ -14,7 +15,7 @@ const HASH_PREFIX = 12;
 export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineView; /** Shown right under the steps (the revoke trigger). */ afterSteps?: ReactNode }) {
   const runId = initial.run.id;
   const { data, error } = useLive<RunTimelineView>(["run", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}`, initial);
-  const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot } = data;
+  const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot, irreversibleSteps, progress } = data;
   const stepIdxById = new Map(steps.map((s) => [s.id, s.stepIdx]));
   const stepLabel = (stepId: string | null) => {
     if (!stepId) return <span className="muted">—</span>;
@@ -64,12 +65,20 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
             </div>
           </dl>
         </div>
-        <div className={irreversibleBeforePivot === 0 ? "metric ok" : "metric breach"}>
+        <div className={irreversibleBeforePivot === 0 ? "metric ok" : "metric breach"} data-testid="irreversible-metric">
           <div className="metric-value">{irreversibleBeforePivot}</div>
-          <div className="metric-label">irreversible steps before pivot</div>
-          {irreversibleBeforePivot > 0 && <div className="small">Must be 0: an irreversible call ran while staging, before anyone approved the pivot.</div>}
+          <div className="metric-label">irreversible calls made before anyone approved them</div>
+          <div className="small">
+            {irreversibleBeforePivot > 0
+              ? "Must be 0: an irreversible call ran while staging, before anyone approved the pivot."
+              : irreversibleSteps > 0
+                ? `This run holds ${irreversibleSteps} irreversible ${irreversibleSteps === 1 ? "step" : "steps"}, each made only after a person approved it.`
+                : "This run holds no irreversible step."}
+          </div>
         </div>
       </div>
+
+      <ProgressPanel progress={progress} agent={run.agent} />
 
       {pendingPivot && run.status === "AWAITING_PIVOT" && (
         <div className="callout">
@@ -90,7 +99,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
           <p className="empty-inline">No steps logged yet.</p>
         ) : (
           <div className="table-wrap">
-            <table>
+            <table className="stack-on-phone">
               <thead>
                 <tr>
                   <th className="num">#</th>
@@ -98,75 +107,77 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                   <th>Status</th>
                   <th>Key</th>
                   <th>External ref / audience</th>
-                  <th>Args</th>
-                  <th>Compensation</th>
-                  <th>Compensation state</th>
+                  <th>Arguments</th>
+                  <th>Undo</th>
+                  <th>Undo state</th>
                   <th>Created / updated (UTC)</th>
                 </tr>
               </thead>
               <tbody>
                 {steps.map((step) => (
                   <tr key={step.id} className={step.toolClass === "IRREVERSIBLE" ? "row-irreversible" : undefined}>
-                    <td className="num">{step.stepIdx}</td>
-                    <td className="nowrap">
+                    <td className="num" data-label="Step">
+                      {step.stepIdx}
+                    </td>
+                    <td className="nowrap" data-label="Tool">
                       <div className="cell-stack">
                         <code>{step.tool}</code>
                         <ClassBadge toolClass={step.toolClass} />
                         <span className="cell-label">{step.phase.replaceAll("_", " ").toLowerCase()}</span>
                       </div>
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <div className="cell-stack">
                         <StatusBadge status={step.status} />
                         {step.attempts > 1 && <span className="cell-label">{step.attempts} attempts</span>}
-                        {step.error !== null && <CompactJson value={step.error} />}
+                        {step.error !== null && <LabelledValues value={step.error} label="error" rawLabel="Raw error" />}
                       </div>
                     </td>
-                    <td>
+                    <td data-label="Key">
                       {/* The full key is in the title (and on the escalation screen); all 32 characters pushed the table past the page. */}
                       <Mono text={`${step.stepKey.slice(0, HASH_PREFIX)}…`} title={step.stepKey} />
                     </td>
-                    <td>
+                    <td data-label="External ref">
                       <div className="cell-stack">
                         <Mono text={step.externalRef} />
-                        <span className="cell-label">{step.audience.length > 0 ? step.audience.join(", ") : "no audience"}</span>
+                        <span className="cell-label">{step.audience.length > 0 ? `seen by ${step.audience.join(", ")}` : "no audience"}</span>
                       </div>
                     </td>
-                    <td>
-                      <CompactJson value={step.args} />
+                    <td data-label="Arguments">
+                      <LabelledValues value={step.args} rawLabel="Raw arguments" />
                     </td>
-                    <td>
+                    <td data-label="Undo">
                       {step.compensation ? (
                         <div className="cell-stack">
                           <code>{step.compensation.tool}</code>
-                          <CompactJson value={step.compensation.args} />
+                          <LabelledValues value={step.compensation.args} rawLabel="Raw arguments" />
                         </div>
                       ) : (
-                        <span className="muted">—</span>
+                        <span className="muted">{step.toolClass === "IRREVERSIBLE" ? "none: only a correction message" : "—"}</span>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Undo state">
                       <div className="cell-stack">
-                        <StatusBadge status={step.compensationState} />
+                        <span>{compensationStateWords(step.compensationState)}</span>
                         {step.compensationRequestedAt && (
                           <span className="cell-label nowrap">
-                            requested
-                            <br />
-                            <Time at={step.compensationRequestedAt} />
+                            requested <Time at={step.compensationRequestedAt} />
                           </span>
                         )}
                         {step.compensationConfirmedAt && (
                           <span className="cell-label nowrap">
-                            confirmed
-                            <br />
-                            <Time at={step.compensationConfirmedAt} />
+                            confirmed <Time at={step.compensationConfirmedAt} />
                           </span>
                         )}
-                        {step.compensationRef && <Mono text={step.compensationRef} />}
-                        {step.compensationError !== null && <CompactJson value={step.compensationError} />}
+                        {step.compensationRef && (
+                          <span className="cell-label">
+                            undo ref <Mono text={step.compensationRef} />
+                          </span>
+                        )}
+                        {step.compensationError !== null && <LabelledValues value={step.compensationError} label="error" rawLabel="Raw error" />}
                       </div>
                     </td>
-                    <td className="nowrap">
+                    <td className="nowrap" data-label="Created / updated">
                       <div className="cell-stack">
                         <Time at={step.createdAt} />
                         <span className="cell-label">
@@ -211,7 +222,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                         <span>
                           <ClassBadge toolClass={item.toolClass} />
                         </span>
-                        <CompactJson value={item.args} />
+                        <LabelledValues value={item.args} rawLabel="Raw arguments" />
                       </li>
                     ))}
                   </ol>
@@ -230,7 +241,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                   )}
                   {pivot.decidedBy && (
                     <span>
-                      Decided by <strong>{pivot.decidedBy}</strong> at <Time at={pivot.decidedAt} />
+                      {pivot.status === "REJECTED" ? "Rejected" : "Approved"} by <strong>{pivot.decidedBy}</strong> at <Time at={pivot.decidedAt} />
                     </span>
                   )}
                   {pivot.reason && (
@@ -252,8 +263,8 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
         {escalations.length === 0 ? (
           <p className="empty-inline">Nothing was escalated to a person.</p>
         ) : (
-          <div className="table-wrap wide-json">
-            <table>
+          <div className="table-wrap">
+            <table className="stack-on-phone">
               <thead>
                 <tr>
                   <th>Kind</th>
@@ -268,23 +279,25 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
               <tbody>
                 {escalations.map((esc) => (
                   <tr key={esc.id}>
-                    <td className="nowrap">{kindLabel(esc.kind)}</td>
-                    <td>
+                    <td className="nowrap" data-label="Kind">
+                      {kindLabel(esc.kind)}
+                    </td>
+                    <td data-label="Status">
                       <div className="cell-stack">
                         <StatusBadge status={esc.status} />
-                        {esc.claimedBy && <span className="cell-label">by {esc.claimedBy}</span>}
+                        {esc.status === "CLAIMED" && esc.claimedBy && <span className="cell-label">held by {esc.claimedBy}</span>}
                         {esc.resolvedBy && <span className="cell-label">resolved by {esc.resolvedBy}</span>}
                       </div>
                     </td>
-                    <td>
+                    <td data-label="Title">
                       <Link href={`/escalations/${encodeURIComponent(esc.id)}`}>{esc.title}</Link>
                     </td>
-                    <td>{stepLabel(esc.stepId)}</td>
-                    <td>{esc.owner ?? <span className="muted">—</span>}</td>
-                    <td>
-                      <CompactJson value={esc.detail} />
+                    <td data-label="Step">{stepLabel(esc.stepId)}</td>
+                    <td data-label="Owner">{esc.owner ?? <span className="muted">—</span>}</td>
+                    <td data-label="Detail">
+                      <LabelledValues value={esc.detail} rawLabel="Raw detail" />
                     </td>
-                    <td className="nowrap">
+                    <td className="nowrap" data-label="Raised">
                       <Time at={esc.createdAt} />
                     </td>
                   </tr>
@@ -303,7 +316,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
           <p className="empty-inline">No correction messages drafted.</p>
         ) : (
           <div className="table-wrap">
-            <table>
+            <table className="stack-on-phone">
               <thead>
                 <tr>
                   <th className="num">Rank</th>
@@ -317,14 +330,20 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
               <tbody>
                 {corrections.map((cor) => (
                   <tr key={cor.id}>
-                    <td className="num">{cor.rank}</td>
-                    <td className="nowrap">{cor.audience.join(", ")}</td>
-                    <td>
+                    <td className="num" data-label="Rank">
+                      {cor.rank}
+                    </td>
+                    <td className="nowrap" data-label="Audience">
+                      {cor.audience.join(", ")}
+                    </td>
+                    <td data-label="Status">
                       <StatusBadge status={cor.status} />
                     </td>
-                    <td>{stepLabel(cor.stepId)}</td>
-                    <td>{cor.subject}</td>
-                    <td>
+                    <td data-label="Step">{stepLabel(cor.stepId)}</td>
+                    <td data-label="Subject">
+                      <Link href={`/corrections/${encodeURIComponent(cor.id)}`}>{cor.subject}</Link>
+                    </td>
+                    <td data-label="Body">
                       <p className="body-text">{cor.body}</p>
                     </td>
                   </tr>
@@ -340,49 +359,138 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
           Audit events<span className="count">{auditEvents.length}</span>
         </h2>
         <p className="muted small">
-          <Link href={`/audit?run=${encodeURIComponent(run.id)}`}>Check this run&apos;s chain in the audit log, in words, or export it →</Link>
+          <Link href={`/audit?run=${encodeURIComponent(run.id)}`}>Check this run&apos;s chain in the audit log, or export it →</Link>
         </p>
         {auditEvents.length === 0 ? (
           <p className="empty-inline">No audit events recorded for this run.</p>
         ) : (
-          <div className="table-wrap wide-json">
-            <table>
+          <div className="table-wrap">
+            <table className="stack-on-phone audit-events">
               <thead>
                 <tr>
                   <th className="num">Seq</th>
                   <th>At (UTC)</th>
-                  <th>Actor</th>
-                  <th>Type</th>
+                  <th>Who</th>
+                  <th>What happened</th>
                   <th>Step</th>
-                  <th>Data</th>
                   <th>Hash</th>
                 </tr>
               </thead>
               <tbody>
-                {auditEvents.map((ev) => (
-                  <tr key={ev.id}>
-                    <td className="num">{ev.seq}</td>
-                    <td className="nowrap">
-                      <Time at={ev.at} />
-                    </td>
-                    <td className="nowrap">{ev.actor}</td>
-                    <td className="nowrap">
-                      <code>{ev.type}</code>
-                    </td>
-                    <td>{stepLabel(ev.stepId)}</td>
-                    <td>
-                      <CompactJson value={ev.data} />
-                    </td>
-                    <td>
-                      <Mono text={ev.hash.slice(0, HASH_PREFIX)} title={`${ev.hash} (previous ${ev.prevHash})`} />
-                    </td>
-                  </tr>
-                ))}
+                {auditEvents.map((ev) => {
+                  const who = actorInWords(ev.actor);
+                  const words = eventInWords(ev);
+                  return (
+                    <tr key={ev.id}>
+                      <td className="num" data-label="Seq">
+                        {ev.seq}
+                      </td>
+                      <td className="nowrap" data-label="At">
+                        <Time at={ev.at} />
+                      </td>
+                      <td data-label="Who">
+                        <div className="cell-stack">
+                          {who.kind && <span className="cell-label">{who.kind}</span>}
+                          <span>{who.name}</span>
+                        </div>
+                      </td>
+                      <td data-label="What happened">
+                        <div className="cell-stack">
+                          <strong>{words.title}</strong>
+                          {words.sentence && <span>{words.sentence}</span>}
+                          {words.facts.length > 0 && (
+                            <dl className="values">
+                              {words.facts.map((fact, i) => (
+                                <div key={`${fact.label}-${i}`}>
+                                  <dt>{fact.label}</dt>
+                                  <dd>{fact.value}</dd>
+                                </div>
+                              ))}
+                            </dl>
+                          )}
+                          <details className="raw-inline">
+                            <summary>Raw event</summary>
+                            <code className="json">{JSON.stringify({ type: ev.type, actor: ev.actor, data: ev.data })}</code>
+                          </details>
+                        </div>
+                      </td>
+                      <td data-label="Step">{stepLabel(ev.stepId)}</td>
+                      <td data-label="Hash">
+                        <Mono text={ev.hash.slice(0, HASH_PREFIX)} title={`${ev.hash} (previous ${ev.prevHash})`} />
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
         )}
       </section>
     </>
+  );
+}
+
+/** A compensation state in words (`REQUESTED` is a cancel that was sent, not a reversal that happened). */
+function compensationStateWords(state: string): string {
+  switch (state) {
+    case "NONE":
+      return "not asked for";
+    case "REQUESTED":
+      return "undo sent, not yet confirmed";
+    case "CONFIRMED":
+      return "undone (read back from the real system)";
+    case "FAILED":
+      return "undo failed: still out there";
+    default:
+      return state.replaceAll("_", " ").toLowerCase();
+  }
+}
+
+/** "3 min ago" by the database clock the page was read with. */
+function ago(at: string, now: string): string {
+  const seconds = (new Date(now).getTime() - new Date(at).getTime()) / 1000;
+  return seconds < 1 ? "just now" : `${formatDuration(seconds)} ago`;
+}
+
+/** Whether anything is happening: the agent's last contact and what is expected next, in sentences. */
+function ProgressPanel({ progress, agent }: { progress: RunTimelineView["progress"]; agent: string }) {
+  const last = progress.lastContact;
+  const stuckIn = progress.stuckAt ? (new Date(progress.stuckAt).getTime() - new Date(progress.checkedAt).getTime()) / 1000 : null;
+  return (
+    <section className={`progress-panel waiting-on-${progress.waitingOn}`} aria-labelledby="progress" data-testid="run-progress">
+      <h2 id="progress">What happens now</h2>
+      <p className="progress-expected">{progress.expected}</p>
+      <dl className="values">
+        <div>
+          <dt>Agent&apos;s last contact</dt>
+          <dd data-testid="last-contact">
+            {last ? (
+              <>
+                {ago(last.at, progress.checkedAt)} ({eventInWords({ type: last.type, data: {} }).title.toLowerCase()}
+                {last.stepIdx !== null ? `, step #${last.stepIdx}` : ""}) by {agent}, <Time at={last.at} />
+              </>
+            ) : (
+              <span className="muted">{agent} has not written to this run&apos;s log</span>
+            )}
+          </dd>
+        </div>
+        {progress.stuckEscalationId && (
+          <div>
+            <dt>Stuck after pivot</dt>
+            <dd>
+              Raised for a person: <Link href={`/escalations/${encodeURIComponent(progress.stuckEscalationId)}`}>open the escalation</Link>
+            </dd>
+          </div>
+        )}
+        {stuckIn !== null && (
+          <div>
+            <dt>If nothing happens</dt>
+            <dd>
+              {stuckIn > 0 ? `In ${formatDuration(stuckIn)}` : "Now"} (<Time at={progress.stuckAt} />) the worker raises it as stuck after its pivot, for a person to decide.
+            </dd>
+          </div>
+        )}
+      </dl>
+    </section>
   );
 }

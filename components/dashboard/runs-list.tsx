@@ -68,6 +68,20 @@ function WaitingStrip({ waiting }: { waiting: WaitingCounts }) {
   );
 }
 
+/** Who a run waits for when no person does: an approved run waits for its agent, which may have gone quiet. */
+function nobodyWaitsWords(status: string): string {
+  switch (status) {
+    case "RUNNING":
+      return "nobody: the agent is staging";
+    case "COMMITTING":
+      return "nobody: the agent makes the approved calls";
+    case "UNWINDING":
+      return "nobody: the worker is undoing";
+    default:
+      return "nobody";
+  }
+}
+
 /** The runs list: filter chips, search, what waits for people, and the runs; live. */
 export function RunsList({ filters, initial, notice }: { filters: RunsFilters; initial: RunsPage; notice: string | null }) {
   const apiQuery = queryOf(filters);
@@ -156,7 +170,7 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
       ) : (
         <>
           <div className="table-wrap">
-            <table>
+            <table className="stack-on-phone">
               <thead>
                 <tr>
                   <th>Run</th>
@@ -171,21 +185,23 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
               <tbody>
                 {runs.map((run) => (
                   <tr key={run.id}>
-                    <td>
+                    <td data-label="Run">
                       <Link href={`/runs/${encodeURIComponent(run.id)}`}>{run.title}</Link>
                       <div className="muted small">
                         <code>{run.id}</code>
                       </div>
                     </td>
-                    <td className="nowrap">
+                    <td className="nowrap" data-label="Agent">
                       <Link href={runsHref({ ...base, agent: run.agent })}>{run.agent}</Link>
                     </td>
-                    <td>{run.onBehalfOf ?? <span className="muted">—</span>}</td>
-                    <td>
+                    <td data-label="On behalf of">{run.onBehalfOf ?? <span className="muted">—</span>}</td>
+                    <td data-label="Status">
                       <StatusBadge status={run.status} />
                     </td>
-                    <td className="num">{run.stepCount}</td>
-                    <td>
+                    <td className="num" data-label="Steps">
+                      {run.stepCount}
+                    </td>
+                    <td data-label="Waiting for">
                       <div className="waits">
                         {run.pendingPivotId && (
                           <Link className="wait-chip pivot" href={`/pivots/${encodeURIComponent(run.pendingPivotId)}`}>
@@ -202,10 +218,10 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
                             {run.correctionDraftCount} correction {run.correctionDraftCount === 1 ? "draft" : "drafts"}
                           </Link>
                         )}
-                        {!run.pendingPivotId && run.openEscalationCount === 0 && run.correctionDraftCount === 0 && <span className="muted">—</span>}
+                        {!run.pendingPivotId && run.openEscalationCount === 0 && run.correctionDraftCount === 0 && <span className="muted">{nobodyWaitsWords(run.status)}</span>}
                       </div>
                     </td>
-                    <td className="nowrap">
+                    <td className="nowrap" data-label="Created">
                       <Time at={run.createdAt} />
                     </td>
                   </tr>
