@@ -20,6 +20,10 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
     <html lang="en">
       <body>
         <Providers>
+          {/* The first stop of the keyboard: past the header's links to the page itself. */}
+          <a className="skip-link" href="#content">
+            Skip to content
+          </a>
           <header className="site-header">
             <div className="site-header-inner">
               <Link href="/" className="brand">
@@ -28,6 +32,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
               {user && (
                 <nav aria-label="Main">
                   <Link href="/">Runs</Link>
+                  <Link href="/overview">Overview</Link>
                   <Link href="/escalations">Escalations</Link>
                   <Link href="/corrections">Corrections</Link>
                   <Link href="/revokes">Revokes</Link>
@@ -36,12 +41,15 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                   {/* Admin navigation only for those who may use it; every admin page and endpoint checks again. */}
                   {can(user.role, "users.manage") && <Link href="/admin/users">Users</Link>}
                   {can(user.role, "tokens.manage") && <Link href="/admin/tokens">Tokens</Link>}
+                  {can(user.role, "tokens.manage") && <Link href="/admin/webhooks">Notifications</Link>}
                 </nav>
               )}
               <UserMenu user={user} />
             </div>
           </header>
-          <main className="page">{children}</main>
+          <main className="page" id="content" tabIndex={-1}>
+            {children}
+          </main>
         </Providers>
       </body>
     </html>
