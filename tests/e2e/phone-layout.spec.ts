@@ -1,0 +1,56 @@
+/**
+ * Phones: at 390 px no dashboard page scrolls sideways (wide tables scroll inside their own box or
+ * stack), and the signed-in person's role and Sign out are on the first view of every page.
+ * Each page is visited by the role that uses it; screenshots at 390 px and 1280 px for a person to look at.
+ */
+import type { Browser, Page } from "@playwright/test";
+import { expect, test, uniqueTag } from "./agent";
+import { screenshotPath, signIn, type SeededUser } from "./fixtures";
+import { seedScreens, type Screen } from "./screens";
+
+const PHONE = { width: 390, height: 844 };
+
+async function signedInPage(browser: Browser, baseURL: string | undefined, user: SeededUser): Promise<Page> {
+  const context = await browser.newContext({ baseURL, viewport: PHONE });
+  const page = await context.newPage();
+  await signIn(page, user);
+  return page;
+}
+
+async function visit(page: Page, screen: Screen): Promise<void> {
+  await page.goto(screen.path);
+  await expect(page.getByText(screen.ready).first(), `${screen.name} should render its content`).toBeVisible();
+}
+
+test("no dashboard page scrolls sideways at 390 px, and the role and Sign out are on the first view", async ({ browser, baseURL, seedUser, db, agent, world }) => {
+  test.setTimeout(180_000);
+  const tag = uniqueTag();
+  const { screens } = await seedScreens(db, agent, world, tag);
+  const pages = new Map<string, Page>();
+  const tooWide: string[] = [];
+  for (const screen of screens) {
+    let page = pages.get(screen.role);
+    if (!page) {
+      page = await signedInPage(browser, baseURL, await seedUser(screen.role));
+      pages.set(screen.role, page);
+    }
+    await page.setViewportSize(PHONE);
+    await visit(page, screen);
+    await page.screenshot({ path: screenshotPath(`phone-${screen.name}-390`), fullPage: true });
+    const width = await page.evaluate(() => (document.scrollingElement ?? document.documentElement).scrollWidth);
+    if (width > PHONE.width) tooWide.push(`${screen.name} (${screen.path}) is ${width} px wide`);
+
+    // The role and Sign out are reachable without scrolling: inside the first 390 x 844.
+    for (const locator of [page.getByTestId("user-role"), page.getByRole("button", { name: "Sign out", exact: true })]) {
+      const box = await locator.boundingBox();
+      expect(box, `${screen.name}: ${String(locator)} should be visible`).not.toBeNull();
+      expect(box!.x + box!.width, `${screen.name}: ${String(locator)} should fit the phone's width`).toBeLessThanOrEqual(PHONE.width);
+      expect(box!.y + box!.height, `${screen.name}: ${String(locator)} should be on the first view`).toBeLessThanOrEqual(PHONE.height);
+    }
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.screenshot({ path: screenshotPath(`phone-${screen.name}-1280`), fullPage: true });
+  }
+  expect(tooWide, "pages that scroll sideways at 390 px").toEqual([]);
+  for (const page of pages.values()) await page.context().close();
+});
