@@ -1,5 +1,5 @@
 /**
- * `npm run bench:dashboard [-- --runs N --steps N]`: the dashboard at scale (issue 6, item 4), on
+ * `npm run bench:dashboard [-- --runs N --steps N]`: the dashboard at scale (does every screen stay fast at a million steps?), on
  * SQLite and PostgreSQL. Fills a throwaway database with the generator (bench/lib/generate.ts;
  * default 10k runs / 100k steps, `--runs 100000 --steps 1000000` for the full size), then measures
  * the server time of the lib functions behind the screens, called in-process as a signed-in

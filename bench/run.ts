@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the cost of the saga log per logged tool call (issue 6), each figure next to a
+ * `npm run bench`: the cost of the saga log per logged tool call, each figure next to a
  * baseline measured in the same invocation, interleaved round by round (median, min–max).
  *   1. engine dispatch per step (in-process Prisma store) vs the raw two-commit baseline, SQLite and PostgreSQL;
  *   2. the same vs DBOS Transact on the same PostgreSQL, and 200 concurrent runs × 10 steps (pool 20);
@@ -14,7 +14,6 @@
 import pg from "pg";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { stepLogCounters } from "@/lib/db/step-log-sql";
 import { SagaEngine } from "@/lib/saga/engine";
 import { testPostgresAdminUrl } from "@/tests/support/test-database";
 import {
@@ -24,13 +23,12 @@ import {
   fmtSpread,
   hasFlag,
   interleave,
-  openLoggingPrisma,
+  openCountingPrisma,
   percentiles,
   printTable,
   spread,
   throwaway,
   writeResults,
-  type LoggedQuery,
   type Percentiles,
   type Spread,
 } from "./lib/common";
@@ -52,32 +50,30 @@ const tailCells = (t: Percentiles) => [fmt(t.p50), fmt(t.p95), fmt(t.p99), fmt(t
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Runs `n` engine steps and counts what they sent (run creation excluded): Prisma's statements from
- * its query log, the hot path's (lib/db/step-log-sql.ts) from its counters. Commits = Prisma's
- * COMMITs + the hot path's transactions (each autocommit statement is one).
+ * Runs `n` engine steps and counts what they sent (run creation excluded), through the observer the
+ * bench passes to openPrisma: Prisma's statements from its query log, the saga log's own SQL
+ * (lib/db/step-log-sql.ts) as it sends it. Commits = Prisma's COMMITs + the saga log's write
+ * transactions (each autocommit statement is one).
  */
 async function statementsPerStep(url: string, n: number): Promise<{ commits: number; statements: number; prismaStatements: number; sample: string[] }> {
-  let log: LoggedQuery[] = [];
-  const prisma = await openLoggingPrisma(url, (q) => log.push(q));
+  const { prisma, sent } = await openCountingPrisma(url);
   try {
     const engine = new SagaEngine({ store: new PrismaSagaStore(prisma), registry: benchRegistry() });
     const contexts = [];
     for (let r = 0; r < Math.ceil(n / STEPS_PER_RUN); r++) contexts.push(await engine.startRun({ title: "count", agent: "bench" }));
-    log = [];
-    const hot0 = { ...stepLogCounters };
+    const start = { prisma: sent.prisma.length, driver: sent.driverStatements, commits: sent.commits };
     let sample: string[] = [];
     for (const ctx of contexts) {
       for (let i = 0; i < STEPS_PER_RUN; i++) {
-        const before = log.length;
+        const before = sent.prisma.length;
         await ctx.call("bench_noop", { i });
-        if (sample.length === 0 && i === 1) sample = log.slice(before).map((q) => q.query.replace(/\s+/g, " ").slice(0, 140));
+        if (sample.length === 0 && i === 1) sample = sent.prisma.slice(before).map((q) => q.query.replace(/\s+/g, " ").slice(0, 140));
       }
     }
     const steps = contexts.length * STEPS_PER_RUN;
-    const hotTx = stepLogCounters.transactions - hot0.transactions;
-    const hotStatements = stepLogCounters.statements - hot0.statements;
-    const prismaCommits = log.filter((q) => /^\s*COMMIT/i.test(q.query)).length;
-    return { commits: (prismaCommits + hotTx) / steps, statements: (log.length + hotStatements) / steps, prismaStatements: log.length / steps, sample };
+    const prismaStatements = sent.prisma.length - start.prisma;
+    const driverStatements = sent.driverStatements - start.driver;
+    return { commits: (sent.commits - start.commits) / steps, statements: (prismaStatements + driverStatements) / steps, prismaStatements: prismaStatements / steps, sample };
   } finally {
     await prisma.$disconnect();
   }

@@ -8,7 +8,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { openPrisma, type LoggedQuery } from "@/lib/db/prisma";
+import { openPrisma } from "@/lib/db/prisma";
+import type { DatabaseObserver } from "@/lib/db/raw-driver";
 import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
 import type { DatabaseKind } from "@/lib/db/url";
 import { reserveTestDatabase, type ThrowawayDatabase } from "@/tests/support/test-database";
@@ -114,11 +115,40 @@ export function fileOf(url: string): string {
   return url.replace(/^file:/, "");
 }
 
-export type { LoggedQuery };
+/** A statement Prisma ran (its query log). */
+export interface LoggedQuery {
+  query: string;
+  params: string;
+  duration: number;
+}
 
-/** A client as lib/db/prisma.ts `openPrisma` opens it, with Prisma's query events on (`onQuery` sees every Prisma statement). */
+/**
+ * What a client sent, counted by the observer the bench passes to openPrisma: Prisma's statements
+ * (logged in full), the saga log's own statements (lib/db/step-log-sql.ts: counted), and commits
+ * (Prisma's COMMITs and the saga log's write transactions; each autocommit write is one).
+ */
+export interface SentCounts {
+  prisma: LoggedQuery[];
+  driverStatements: number;
+  commits: number;
+}
+
+/** A client as lib/db/prisma.ts `openPrisma` opens it, with an observer counting into the returned `sent`. */
+export async function openCountingPrisma(url: string): Promise<{ prisma: PrismaClient; sent: SentCounts }> {
+  const sent: SentCounts = { prisma: [], driverStatements: 0, commits: 0 };
+  const observer: DatabaseObserver = {
+    statement: (s) => {
+      if (s.via === "prisma") sent.prisma.push({ query: s.sql, params: s.params ?? "[]", duration: s.durationMs ?? 0 });
+      else sent.driverStatements++;
+    },
+    commit: () => sent.commits++,
+  };
+  return { prisma: await openPrisma(url, { observer }), sent };
+}
+
+/** A client as lib/db/prisma.ts `openPrisma` opens it, with every Prisma statement passed to `onQuery`. */
 export function openLoggingPrisma(url: string, onQuery: (q: LoggedQuery) => void): Promise<PrismaClient> {
-  return openPrisma(url, { onQuery });
+  return openPrisma(url, { observer: { statement: (s) => s.via === "prisma" && onQuery({ query: s.sql, params: s.params ?? "[]", duration: s.durationMs ?? 0 }) } });
 }
 
 // ---------------------------------------------------------------------------------------------

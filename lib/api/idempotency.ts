@@ -19,6 +19,7 @@ import { randomIds } from "@/lib/saga/ids";
 import { canonicalJson } from "@/lib/saga/keys";
 import type { Json } from "@/lib/saga/tools";
 import { ApiError } from "./errors";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** The request header carrying the key. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -40,7 +41,6 @@ export const IdempotentRequestState = {
   DONE: "DONE",
 } as const;
 
-const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
 
 /**

@@ -1,7 +1,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/db/audit-chain";
-import { databaseNow, USER_TX_OPTIONS, userScope } from "@/lib/users/user";
+import { databaseNow, userScope } from "@/lib/users/user";
 import type { SignInLockout } from "./sign-in-throttle";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** The audit event a lockout appends to the account's chain. */
 export const SIGN_IN_THROTTLED_EVENT = "user.sign_in_throttled";
@@ -27,6 +28,6 @@ export async function recordSignInLockout(prisma: PrismaClient, email: string, l
       actor: SIGN_IN_ACTOR,
       data: { failures: lockout.failures, windowSeconds: lockout.windowSeconds, blockSeconds: lockout.blockSeconds, lockout: lockout.lockout },
     });
-  }, USER_TX_OPTIONS);
+  }, TX_OPTIONS);
   return true;
 }

@@ -1,5 +1,6 @@
 import { requireUser } from "@/lib/auth/current-user";
-import { appendRunAudit, writeTransaction } from "@/lib/dashboard/audit-tx";
+import { getPrisma } from "@/lib/db/prisma";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { holderName } from "@/lib/dashboard/claim-escalation";
 import { userActor } from "@/lib/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
@@ -17,7 +18,7 @@ export async function claimCorrection(correctionId: string): Promise<TCorrection
   const user = await requireUser("correction.handle");
   const id = ZCorrectionId.parse(correctionId);
   const me = user.email;
-  const { row, now } = await writeTransaction(async (tx, now) => {
+  const { row, now } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
       where: { id, status: CorrectionStatus.DRAFT, claimedBy: null },
       data: { claimedBy: me, claimedAt: now, version: { increment: 1 } },

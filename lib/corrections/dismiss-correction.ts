@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
-import { appendRunAudit, writeTransaction } from "@/lib/dashboard/audit-tx";
+import { getPrisma } from "@/lib/db/prisma";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { userActor, withDb } from "@/lib/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
 import { assertHeldBy, assertNotClosed } from "./correction-guard";
@@ -29,7 +30,7 @@ export async function dismissCorrection(correctionId: string, request: TDismissC
   if (!current) throw correctionNotFound(id);
   assertNotClosed(current, "dismissed");
   assertHeldBy(current, user.email, "dismiss");
-  const { row, now, dismissed } = await writeTransaction(async (tx, now) => {
+  const { row, now, dismissed } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
       where: { id, status: CorrectionStatus.DRAFT, claimedBy: user.email },
       data: { status: CorrectionStatus.DISMISSED, dismissedBy: user.email, dismissedAt: now, dismissReason: reason, version: { increment: 1 } },

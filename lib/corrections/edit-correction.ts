@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
-import { appendRunAudit, writeTransaction } from "@/lib/dashboard/audit-tx";
+import { getPrisma } from "@/lib/db/prisma";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { userActor, withDb } from "@/lib/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
 import { assertHeldBy, assertNotClosed, assertVersion } from "./correction-guard";
@@ -51,7 +52,7 @@ export async function editCorrection(correctionId: string, request: TEditCorrect
   const changed = (["subject", "body", "recipients"] as const).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
   if (changed.length === 0) return queueItem(current, new Date());
 
-  const { row, now } = await writeTransaction(async (tx, now) => {
+  const { row, now } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
       where: { id, status: CorrectionStatus.DRAFT, claimedBy: user.email, version: edit.expectedVersion },
       data: {

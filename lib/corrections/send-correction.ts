@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireUser, type CurrentUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
-import { appendRunAudit, writeTransaction } from "@/lib/dashboard/audit-tx";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { dashboardEngine, userActor, withDb } from "@/lib/dashboard/context";
 import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
@@ -135,7 +135,7 @@ export async function sendCorrection(correctionId: string, request: TSendCorrect
       throw new ApiError("VALIDATION_FAILED", `Correction ${id} has an empty body; write what the recipients should read. Nothing was sent.`, { details: [{ path: "body", message: "cannot be empty" }] });
     }
     const draft = row;
-    const won = await writeTransaction(async (tx, now) => {
+    const won = await writeTransaction(await getPrisma(), async (tx, now) => {
       const { count } = await tx.correction.updateMany({
         where: { id, status: CorrectionStatus.DRAFT, claimedBy: user.email, version: expectedVersion },
         data: { status: CorrectionStatus.SENDING, sentBy: user.email, version: { increment: 1 } },

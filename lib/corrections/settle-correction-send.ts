@@ -5,7 +5,8 @@
  * Send), so whichever worker sent it (in-process or over the API) and whenever its task was
  * recorded, the desk shows SENT with the message id from the step.
  */
-import { appendRunAudit, writeTransaction } from "@/lib/dashboard/audit-tx";
+import { getPrisma } from "@/lib/db/prisma";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { withDb } from "@/lib/dashboard/context";
 import { CorrectionStatus, StepStatus } from "@/lib/saga/vocabulary";
 import { sendRunId } from "./correction-view";
@@ -43,7 +44,7 @@ export async function settleCorrectionSends(rows: readonly { id: string; expecte
     if (!first) continue;
     const messageId = steps.map((s) => s.externalRef).filter(Boolean).join(", ") || null;
     const sentAt = steps.reduce((latest, s) => (s.updatedAt > latest ? s.updatedAt : latest), first.updatedAt);
-    await writeTransaction(async (tx, now) => {
+    await writeTransaction(await getPrisma(), async (tx, now) => {
       const { count } = await tx.correction.updateMany({
         where: { id, status: CorrectionStatus.SENDING },
         data: { status: CorrectionStatus.SENT, sentAt, messageId, sendStepId: first.id, version: { increment: 1 } },

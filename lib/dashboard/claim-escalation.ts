@@ -2,7 +2,8 @@ import { z } from "zod";
 import { requireEscalationWorker } from "./escalation-access";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
-import { appendRunAudit, writeTransaction } from "./audit-tx";
+import { getPrisma } from "@/lib/db/prisma";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { userActor, withDb } from "./context";
 import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
 import type { TClaimResult } from "./views";
@@ -26,7 +27,7 @@ export async function claimEscalation(escalationId: string): Promise<TClaimResul
   const id = ZEscalationId.parse(escalationId);
   const user = await requireEscalationWorker(id);
   const me = user.email;
-  const outcome = await writeTransaction(async (tx, now) => {
+  const outcome = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.escalation.updateMany({
       where: { id, status: EscalationStatus.OPEN },
       data: { status: EscalationStatus.CLAIMED, claimedBy: me, claimedAt: now },

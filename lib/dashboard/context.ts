@@ -4,7 +4,8 @@
  */
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { onConnection, sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
 import { SagaEngine } from "@/lib/saga/engine";

@@ -1,7 +1,8 @@
 import { requireEscalationWorker } from "./escalation-access";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
-import { appendRunAudit, writeTransaction } from "./audit-tx";
+import { getPrisma } from "@/lib/db/prisma";
+import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { holderName, ZEscalationId } from "./claim-escalation";
 import { userActor } from "./context";
 import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
@@ -15,7 +16,7 @@ export async function releaseEscalation(escalationId: string): Promise<TClaimRes
   const id = ZEscalationId.parse(escalationId);
   const user = await requireEscalationWorker(id);
   const me = user.email;
-  const { row, now, released } = await writeTransaction(async (tx, now) => {
+  const { row, now, released } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.escalation.updateMany({
       where: { id, status: EscalationStatus.CLAIMED, claimedBy: me },
       data: { status: EscalationStatus.OPEN, claimedBy: null, claimedAt: null },

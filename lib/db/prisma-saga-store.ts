@@ -2,13 +2,11 @@
  * The Prisma implementation of the saga store port (lib/saga/store.ts): the only place where the
  * saga log meets the database.
  *
- * Every mutation is one interactive transaction that changes the state and appends its audit event.
- * SQLite opens those transactions with a deferred BEGIN, so the order of statements matters across
- * processes: a transaction that reads a table first holds a WAL snapshot, and its later write fails
- * at once with SQLITE_BUSY_SNAPSHOT (busy_timeout does not help) when another connection committed
- * in between. So each transaction reads the database clock first (a table-less SELECT, which takes no
- * snapshot), then writes (taking the write lock, waiting on busy_timeout), and only then reads; and
- * no other query of this client may run inside that window (see `onConnection`).
+ * Every mutation is one transaction that changes the state and appends its audit event. The two a
+ * logged tool call makes, recording its intent and its outcome, are written in the driver's own SQL
+ * (lib/db/step-log-sql.ts and one file per dialect); every other one is an interactive Prisma
+ * transaction opened by lib/db/transactions.ts `writeTransaction` (database clock first, then the
+ * write, then reads; queued so that no other query of this client runs inside it).
  *
  * PostgreSQL runs the same transactions concurrently, each on a connection of its own (READ
  * COMMITTED): a fenced `updateMany` re-checks its WHERE on the row as committed by whoever wrote it
@@ -17,33 +15,18 @@
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { AuditEvent as AuditEventRow, Correction as CorrectionRow, Escalation as EscalationRow, Pivot as PivotRow, Run as RunRow, Step as StepRow } from "@/generated/prisma";
-import { databaseKind, databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
 import { actorLabel, IntentGuardFailed, nextRunVersion, runScope, type AuditEventRecord, type AuditInput, type IntentGuard, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import type { ManualRepair, PivotEdit } from "@/lib/saga/store";
-import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, UNSETTLED_STATUSES, type ToolClass } from "@/lib/saga/vocabulary";
-import { appendAuditLink } from "./audit-chain";
+import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, type ToolClass } from "@/lib/saga/vocabulary";
 import { rawDriverOf } from "./raw-driver";
-import { durabilityFromEnv, jsonColumnKind, stepLogSql, type Durability, type StepColumns, type StepLogSql } from "./step-log-sql";
+import { durabilityFromEnv, type Durability, type StepColumns, type StepLogSql } from "./step-log-sql";
+import { PostgresStepLog } from "./step-log-postgres";
+import { SqliteStepLog } from "./step-log-sqlite";
+import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "./transactions";
 
-type Tx = Prisma.TransactionClient;
-
-/** Thrown inside a write transaction to roll it back: a fence read after the write did not hold. */
-class FenceMissed extends Error {}
-
-/** The agent token exists and is not revoked. */
-async function isActiveToken(tx: Tx, tokenId: string): Promise<boolean> {
-  return (await tx.agentToken.count({ where: { id: tokenId, revokedAt: null } })) === 1;
-}
-
-/**
- * Interactive transaction limits. maxWait covers waiting for the adapter's per-client mutex (SQLite:
- * one transaction at a time per connection; PostgreSQL: a free pooled connection); timeout covers a
- * busy_timeout wait for another process's write lock (10 s in openPrisma) or a row lock, plus the work.
- */
-const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
+/** The connection queue lives in lib/db/transactions.ts; re-exported for code written against this module. */
+export { onConnection } from "./transactions";
 
 // ---------------------------------------------------------------------------------------------
 // Prisma errors, mapped by code (never by message text).
@@ -200,16 +183,9 @@ function toStepRecord(row: StepRow): StepRecord {
     correction: correctionOut(row.correction),
     audience: stringsOut(row.audience, "step audience"),
     attempts: row.attempts,
-    manualRepair: manualRepairOut(row.manualRepair),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
-}
-
-/** A step's manual repair; the driver's own SQL may hand the JSON column over as text. */
-function manualRepairOut(value: Prisma.JsonValue | string | null | undefined): ManualRepair | null {
-  if (value === null || value === undefined) return null;
-  return (typeof value === "string" ? JSON.parse(value) : value) as unknown as ManualRepair;
 }
 
 function toPivotRecord(row: PivotRow): PivotRecord {
@@ -225,8 +201,6 @@ function toPivotRecord(row: PivotRow): PivotRecord {
     decidedBy: row.decidedBy,
     decidedAt: row.decidedAt,
     reason: row.reason,
-    reasonCode: row.reasonCode === null ? null : oneOf(PIVOT_REJECTION_CODES, row.reasonCode, "pivot rejection code"),
-    edits: row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[]),
     createdAt: row.createdAt,
   };
 }
@@ -306,17 +280,7 @@ function stepPatchColumns(patch: StepPatch): StepColumns {
   return columns;
 }
 
-/** The same columns as Prisma data (JSON nulls marked the way Prisma wants them). */
-function stepPatchData(patch: StepPatch, now: Date): Prisma.StepUpdateManyMutationInput {
-  const data: Record<string, unknown> = { updatedAt: now };
-  for (const [column, value] of Object.entries(stepPatchColumns(patch))) {
-    const json = jsonColumnKind(column);
-    data[column] = json === "required" ? jsonIn(value as Json) : json === "nullable" ? nullableJsonIn(value as Json | null) : value;
-  }
-  return data as Prisma.StepUpdateManyMutationInput;
-}
-
-/** A new intent's full row, as both write paths insert it. */
+/** A new intent's full row. */
 function intentRow(intent: NewIntent, now: Date): StepRow {
   return {
     id: intent.id,
@@ -351,21 +315,6 @@ function intentRow(intent: NewIntent, now: Date): StepRow {
   };
 }
 
-/** Prisma create data for a row from `intentRow`. */
-function intentCreateData(row: StepRow): Prisma.StepUncheckedCreateInput {
-  return {
-    ...row,
-    args: jsonIn(row.args as Json),
-    result: Prisma.DbNull,
-    error: Prisma.DbNull,
-    compensation: nullableJsonIn(row.compensation as Json | null),
-    compensationError: Prisma.DbNull,
-    correction: nullableJsonIn(row.correction as Json | null),
-    audience: jsonIn(row.audience as Json),
-    manualRepair: Prisma.DbNull,
-  };
-}
-
 /** Whether a step transition is an outcome (out of INTENDED), the write relaxed durability does not flush. */
 function isOutcome(fence: StepFence, patch: StepPatch): boolean {
   return fence.status?.length === 1 && fence.status[0] === StepStatus.INTENDED && patch.status !== undefined && patch.status !== StepStatus.INTENDED;
@@ -380,38 +329,6 @@ function isId(value: unknown): value is string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One connection, one thing at a time.
-//
-// The better-sqlite3 adapter runs a client's transaction and its other queries on one connection. A
-// query issued while a transaction is open joins it: it reads uncommitted rows, and its read opens
-// a WAL snapshot before the transaction's first write, so that write fails at once with
-// SQLITE_BUSY (no busy wait) when another process holds the write lock. So every store operation
-// on a client, reads included, waits for the previous one to finish. This costs nothing real:
-// better-sqlite3 is synchronous, and a busy wait blocks the whole process anyway.
-// PostgreSQL has none of this (a transaction has its own pooled connection; a plain query never
-// joins it), so there the queue is skipped and operations run concurrently.
-
-const connectionQueues = new WeakMap<PrismaClient, Promise<unknown>>();
-
-/**
- * Runs `fn` after every earlier operation on `prisma` queued here has settled. Other lib/db code that
- * queries the same client should go through it too, or it may run inside a store transaction.
- */
-export function onConnection<T>(prisma: PrismaClient, fn: () => Promise<T>): Promise<T> {
-  if (databaseKind(prisma) === "postgresql") return fn();
-  const previous = connectionQueues.get(prisma) ?? Promise.resolve();
-  const run = previous.then(fn, fn);
-  connectionQueues.set(
-    prisma,
-    run.then(
-      () => undefined,
-      () => undefined,
-    ),
-  );
-  return run;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 /** Thrown inside a transaction to undo it when a fence fails after its first write. */
 class RollBack extends Error {}
@@ -420,11 +337,6 @@ class RollBack extends Error {}
 export interface PrismaSagaStoreOptions {
   /** Whether outcome writes wait for the flush (default: SAGABOARD_DURABILITY, else durable); see lib/db/step-log-sql.ts. */
   durability?: Durability;
-  /**
-   * Write intents and outcomes in the driver's own SQL (default: whenever the client has a raw driver,
-   * i.e. was opened by lib/db/prisma.ts). False keeps every write on Prisma (used to compare the paths).
-   */
-  hotPath?: boolean;
 }
 
 /**
@@ -446,7 +358,8 @@ async function moveRun(tx: Tx, where: Prisma.RunWhereInput, status: RunStatus, n
 
 /** SagaStore over Prisma (SQLite through the better-sqlite3 adapter, or PostgreSQL; see lib/db/prisma.ts). */
 export class PrismaSagaStore implements SagaStore {
-  private readonly hot: StepLogSql | null;
+  /** Intents and outcomes, in the driver's own SQL. */
+  private readonly hot: StepLogSql;
   /** How outcome writes commit. */
   readonly durability: Durability;
   /** The chain links each open transaction appended, told to the hot path once it commits. */
@@ -456,35 +369,33 @@ export class PrismaSagaStore implements SagaStore {
     private readonly prisma: PrismaClient,
     options: PrismaSagaStoreOptions = {},
   ) {
-    const driver = options.hotPath === false ? null : rawDriverOf(prisma);
-    this.hot = driver ? stepLogSql(driver) : null;
-    this.durability = options.durability ?? durabilityFromEnv();
-    if (this.durability === "relaxed" && !this.hot) {
-      throw new Error("Relaxed durability needs the hot write path: open the client with lib/db/prisma.ts and leave hotPath on.");
+    const driver = rawDriverOf(prisma);
+    if (!driver) {
+      throw new Error("This Prisma client has no driver the saga log can write through: open it with lib/db/prisma.ts (openPrisma or getPrisma).");
     }
+    this.hot = driver.kind === "sqlite" ? new SqliteStepLog(driver.exclusive, driver.observer) : new PostgresStepLog(driver.pool, driver.observer);
+    this.durability = options.durability ?? durabilityFromEnv();
   }
 
   /** One write transaction: reads the database clock, then runs `fn` (whose first statement must write). */
   private async write<T>(fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
     const links: [string, { seq: number; hash: string }][] = [];
-    const result = await onConnection(this.prisma, () =>
-      this.prisma.$transaction(async (tx) => {
-        this.appendedLinks.set(tx, links);
-        return fn(tx, await databaseNow(tx));
-      }, TX_OPTIONS),
-    );
-    for (const [runId, link] of links) this.hot?.noteLink(runId, link);
+    const result = await writeTransaction(this.prisma, (tx, now) => {
+      this.appendedLinks.set(tx, links);
+      return fn(tx, now);
+    });
+    for (const [runId, link] of links) this.hot.noteLink(runId, link);
     return result;
   }
 
   /** One read outside any transaction, never interleaved with this client's open transaction. */
   private read<T>(fn: (db: PrismaClient) => Promise<T>): Promise<T> {
-    return onConnection(this.prisma, () => fn(this.prisma));
+    return readOnConnection(this.prisma, fn);
   }
 
-  /** Appends the next link of the run's audit chain; the (scope, seq) unique index refuses a fork. */
+  /** Appends the next link of the run's audit chain, remembered for the hot path's cached head. */
   private async appendAudit(tx: Tx, now: Date, runId: string, stepId: string | null, audit: AuditInput): Promise<void> {
-    const link = await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId, type: audit.type, actor: audit.actor, data: audit.data ?? {} });
+    const link = await appendRunAudit(tx, now, runId, stepId, audit);
     this.appendedLinks.get(tx)?.push([runId, link]);
   }
 
@@ -507,12 +418,10 @@ export class PrismaSagaStore implements SagaStore {
       updatedAt: now,
     });
     const conflict = () => new SagaError("CONFLICT", `Run ${run.id} already exists; start a new run with a fresh id.`);
-    if (this.hot) {
-      const result = await this.hot.createRun(row, { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} });
-      if (result.kind === "created") return toRunRecord(result.row);
-      if (result.kind === "exists") throw conflict();
-      // "chain-exists": links without the run; the careful path appends after them under the chain lock.
-    }
+    const result = await this.hot.createRun(row, { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} });
+    if (result.kind === "created") return toRunRecord(result.row);
+    if (result.kind === "exists") throw conflict();
+    // "chain-exists": links without the run; the careful path appends after them under the chain lock.
     try {
       return await this.write(async (tx, now) => {
         const created = await tx.run.create({ data: { ...row(now), metadata: jsonIn(run.metadata) } });
@@ -561,93 +470,27 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async insertIntent(intent: NewIntent, audit: AuditInput, guard?: IntentGuard): Promise<InsertIntentResult> {
-    if (this.hot) {
-      const data = audit.data ?? {};
-      const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(intent, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
-      switch (result.kind) {
-        case "created":
-          return { created: true, step: toStepRecord(result.row) };
-        case "exists":
-          return { created: false, step: toStepRecord(result.row) };
-        case "guard-failed":
-          throw new IntentGuardFailed(intent.runId);
-        case "no-run":
-          throw new SagaError("RUN_NOT_FOUND", `Run ${intent.runId} does not exist; create the run before writing to it.`);
-        case "id-taken":
-          throw new SagaError("CONFLICT", `Step id ${intent.id} is already used by another step.`);
-      }
+    const data = audit.data ?? {};
+    const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(intent, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
+    switch (result.kind) {
+      case "created":
+        return { created: true, step: toStepRecord(result.row) };
+      case "exists":
+        return { created: false, step: toStepRecord(result.row) };
+      case "guard-failed":
+        throw new IntentGuardFailed(intent.runId);
+      case "no-run":
+        throw new SagaError("RUN_NOT_FOUND", `Run ${intent.runId} does not exist; create the run before writing to it.`);
+      case "id-taken":
+        throw new SagaError("CONFLICT", `Step id ${intent.id} is already used by another step.`);
     }
-    try {
-      const step = await this.write(async (tx, now) => {
-        const row = await tx.step.create({ data: intentCreateData(intentRow(intent, now)) });
-        if (guard && !(await this.guardHolds(tx, row, guard))) throw new IntentGuardFailed(intent.runId); // rolls the insert back
-        await this.appendAudit(tx, now, row.runId, row.id, audit);
-        return toStepRecord(row);
-      });
-      return { created: true, step };
-    } catch (e) {
-      if (isPrismaError(e, "P2002")) {
-        // The transaction rolled back; the row that holds the key or the index is committed.
-        const existing = await this.read((db) =>
-          db.step.findFirst({
-            where: { OR: [{ stepKey: intent.stepKey }, { runId: intent.runId, stepIdx: intent.stepIdx }] },
-            orderBy: { createdAt: "asc" },
-          }),
-        );
-        if (existing) return { created: false, step: toStepRecord(existing) };
-      }
-      if (isPrismaError(e, "P2003")) throw await this.missingParent(intent.runId, null);
-      throw e;
-    }
-  }
-
-  /** The guard, read after the insert (inside its transaction: SQLite's transactions must write first). */
-  private async guardHolds(tx: Tx, row: StepRow, guard: IntentGuard): Promise<boolean> {
-    const run = await tx.run.findUniqueOrThrow({ where: { id: row.runId }, select: { status: true, updatedAt: true, agent: true } });
-    if (!guard.runStatus.includes(run.status as RunStatus)) return false;
-    if (guard.runAgent !== undefined && guard.runAgent !== run.agent) return false;
-    if (guard.toolPolicy) {
-      const { name, toolClass, policyVersion } = guard.toolPolicy;
-      if (!(await tx.toolPolicy.findFirst({ where: { name, toolClass, policyVersion }, select: { name: true } }))) return false;
-    }
-    if (guard.activeToken !== undefined && !(await isActiveToken(tx, guard.activeToken))) return false;
-    if (guard.runUpdatedAt && guard.runUpdatedAt.getTime() !== run.updatedAt.getTime()) return false;
-    if (guard.appendOnly) {
-      const others = { runId: row.runId, id: { not: row.id } };
-      const last = await tx.step.aggregate({ where: others, _max: { stepIdx: true } });
-      if (row.stepIdx !== (last._max.stepIdx ?? -1) + 1) return false;
-      if (await tx.step.findFirst({ where: { ...others, status: { in: [...UNSETTLED_STATUSES] } }, select: { id: true } })) return false;
-    }
-    if (guard.noPivot && (await tx.pivot.findFirst({ where: { runId: row.runId }, select: { id: true } }))) return false;
-    return true;
   }
 
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {
     if (!isId(stepId)) return null;
-    if (this.hot) {
-      const durability = isOutcome(fence, patch) ? this.durability : "durable";
-      const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(patch), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
-      return row ? toStepRecord(row) : null;
-    }
-    try {
-      return await this.write(async (tx, now) => {
-        const where: Prisma.StepWhereInput = { id: stepId };
-        if (fence.status != null) where.status = { in: [...fence.status] };
-        if (fence.compensationState != null) where.compensationState = { in: [...fence.compensationState] };
-        if (fence.tools != null) where.tool = { in: [...fence.tools] };
-        if (fence.runAgent != null) where.run = { agent: fence.runAgent };
-        const { count } = await tx.step.updateMany({ where, data: stepPatchData(patch, now) });
-        if (count === 0) return null;
-        // Read after the write (SQLite: transactions write first); a miss rolls the update back.
-        if (fence.activeToken !== undefined && !(await isActiveToken(tx, fence.activeToken))) throw new FenceMissed();
-        const row = await tx.step.findUniqueOrThrow({ where: { id: stepId } });
-        await this.appendAudit(tx, now, row.runId, row.id, audit);
-        return toStepRecord(row);
-      });
-    } catch (e) {
-      if (e instanceof FenceMissed) return null;
-      throw e;
-    }
+    const durability = isOutcome(fence, patch) ? this.durability : "durable";
+    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(patch), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
+    return row ? toStepRecord(row) : null;
   }
 
   async createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord> {
@@ -714,7 +557,7 @@ export class PrismaSagaStore implements SagaStore {
 
   async decidePivot(
     pivotId: string,
-    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string; reasonCode?: PivotRejectionCode | null },
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     // Without both, the fence below would lose a filter and decide whichever pivot it found.
@@ -722,7 +565,7 @@ export class PrismaSagaStore implements SagaStore {
     return this.write(async (tx, now) => {
       const { count } = await tx.pivot.updateMany({
         where: { id: pivotId, status: PivotStatus.PENDING, planHash: decision.expectedPlanHash },
-        data: { status: decision.status, decidedBy: decision.decidedBy, decidedAt: now, reason: decision.reason, reasonCode: decision.reasonCode ?? null },
+        data: { status: decision.status, decidedBy: decision.decidedBy, decidedAt: now, reason: decision.reason },
       });
       if (count === 0) return null;
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
@@ -731,60 +574,6 @@ export class PrismaSagaStore implements SagaStore {
       if (!(await moveRun(tx, { id: row.runId, status: RunStatus.AWAITING_PIVOT }, runStatus, now))) throw new RollBack();
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
-    }).catch((e: unknown) => {
-      if (e instanceof RollBack) return null;
-      throw e;
-    });
-  }
-
-  async editPivotPlan(
-    pivotId: string,
-    change: { expectedPlanHash: string; plan: PlanItem[]; planHash: string; edit: PivotEdit },
-    audit: AuditInput,
-  ): Promise<PivotRecord | null> {
-    if (!isId(pivotId) || !isId(change.expectedPlanHash)) return null;
-    return this.write(async (tx, now) => {
-      // The fenced write first (it takes the lock); the edit history is appended after reading it under that lock.
-      const { count } = await tx.pivot.updateMany({
-        where: { id: pivotId, status: PivotStatus.PENDING, planHash: change.expectedPlanHash },
-        data: { plan: jsonIn(planJson(change.plan)), planHash: change.planHash },
-      });
-      if (count === 0) return null;
-      const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
-      const run = await tx.run.findUnique({ where: { id: row.runId }, select: { status: true } });
-      if (run?.status !== RunStatus.AWAITING_PIVOT) throw new RollBack();
-      const edits = [...(row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[])), { ...change.edit, editedAt: now.toISOString() }];
-      const updated = await tx.pivot.update({ where: { id: pivotId }, data: { edits: jsonIn(edits as unknown as Json) } });
-      await this.appendAudit(tx, now, row.runId, null, audit);
-      return toPivotRecord(updated);
-    }).catch((e: unknown) => {
-      if (e instanceof RollBack) return null;
-      throw e;
-    });
-  }
-
-  async recordManualRepair(
-    input: { escalationId: string; stepId: string; repair: ManualRepair; resolution: Json },
-    audit: { step: AuditInput; escalation: AuditInput },
-  ): Promise<{ step: StepRecord; escalation: EscalationRecord } | null> {
-    if (!isId(input.escalationId) || !isId(input.stepId)) return null;
-    return this.write(async (tx, now) => {
-      // The escalation's fenced resolve first: of two people recording a repair, one gets it.
-      const resolved = await tx.escalation.updateMany({
-        where: { id: input.escalationId, stepId: input.stepId, status: { not: EscalationStatus.RESOLVED } },
-        data: { status: EscalationStatus.RESOLVED, resolution: nullableJsonIn(input.resolution), resolvedBy: input.repair.repairedBy, resolvedAt: now },
-      });
-      if (resolved.count === 0) return null;
-      const repair = { ...input.repair, repairedAt: now.toISOString() };
-      const stepped = await tx.step.updateMany({
-        where: { id: input.stepId, status: StepStatus.COMPENSATION_FAILED },
-        data: { manualRepair: jsonIn(repair as unknown as Json), updatedAt: now },
-      });
-      if (stepped.count === 0) throw new RollBack();
-      const [stepRow, escalationRow] = [await tx.step.findUniqueOrThrow({ where: { id: input.stepId } }), await tx.escalation.findUniqueOrThrow({ where: { id: input.escalationId } })];
-      await this.appendAudit(tx, now, stepRow.runId, stepRow.id, audit.step);
-      await this.appendAudit(tx, now, escalationRow.runId, escalationRow.stepId, audit.escalation);
-      return { step: toStepRecord(stepRow), escalation: toEscalationRecord(escalationRow) };
     }).catch((e: unknown) => {
       if (e instanceof RollBack) return null;
       throw e;

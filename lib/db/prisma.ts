@@ -3,7 +3,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { Prisma, PrismaClient } from "@/generated/prisma";
 import { Prisma as PostgresPrisma, PrismaClient as PostgresPrismaClient } from "@/generated/prisma-pg";
 import pg from "pg";
-import { registerRawDriver } from "./raw-driver";
+import { registerRawDriver, type DatabaseObserver } from "./raw-driver";
 import { serializeConnections } from "./serialized-adapter";
 import { isPostgresUrl, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
 
@@ -40,28 +40,29 @@ export async function openPrisma(url: string | undefined = process.env.DATABASE_
   return url !== undefined && isPostgresUrl(url) ? openPostgres(url, options) : openSqlite(url, options);
 }
 
-/** A statement Prisma ran (its query log). */
-export interface LoggedQuery {
-  query: string;
-  params: string;
-  duration: number;
-}
-
 /** How to open a client. */
 export interface OpenOptions {
-  /** Sees every statement Prisma runs (benchmarks count and explain them); the hot path's are not in it. */
-  onQuery?: (q: LoggedQuery) => void;
+  /**
+   * Sees every statement the client sends, Prisma's and the saga log's own, and every commit (the
+   * benchmark passes one in to count them per logged step); none by default.
+   */
+  observer?: DatabaseObserver;
 }
 
-type QueryEvents = { $on(event: "query", cb: (e: LoggedQuery) => void): void };
+type QueryEvents = { $on(event: "query", cb: (e: { query: string; params: string; duration: number }) => void): void };
 
 function logOption(options: OpenOptions): Prisma.LogDefinition[] {
-  return options.onQuery ? [{ emit: "event", level: "query" }] : [];
+  return options.observer ? [{ emit: "event", level: "query" }] : [];
 }
 
+/** Reports Prisma's query log to the observer: every statement, and each COMMIT as a commit. */
 function listen(client: unknown, options: OpenOptions): void {
-  const onQuery = options.onQuery;
-  if (onQuery) (client as QueryEvents).$on("query", (e) => onQuery({ query: e.query, params: e.params, duration: e.duration }));
+  const observer = options.observer;
+  if (!observer) return;
+  (client as QueryEvents).$on("query", (e) => {
+    observer.statement?.({ sql: e.query, via: "prisma", params: e.params, durationMs: e.duration });
+    if (/^\s*COMMIT/i.test(e.query)) observer.commit?.();
+  });
 }
 
 async function openSqlite(url: string | undefined, options: OpenOptions): Promise<PrismaClient> {
@@ -75,7 +76,7 @@ async function openSqlite(url: string | undefined, options: OpenOptions): Promis
   // dashboard's index reads otherwise go back to the OS for most pages (measured with npm run bench:dashboard).
   await client.$executeRawUnsafe("PRAGMA cache_size = -65536");
   await client.$queryRawUnsafe("PRAGMA mmap_size = 268435456");
-  registerRawDriver(client, { kind: "sqlite", exclusive: adapter.exclusive });
+  registerRawDriver(client, { kind: "sqlite", exclusive: adapter.exclusive, observer: options.observer });
   return client;
 }
 
@@ -104,7 +105,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
     await client.$disconnect().catch(() => undefined);
     throw new Error(`Cannot reach PostgreSQL at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-  registerRawDriver(client, { kind: "postgresql", pool });
+  registerRawDriver(client, { kind: "postgresql", pool, observer: options.observer });
   // The one cast (see above): same models, same model API.
   return client as unknown as PrismaClient;
 }

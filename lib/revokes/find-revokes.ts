@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
 import { getPrisma } from "@/lib/db/prisma";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { summarizeRevokes } from "./revoke-rules";
 import { RevokeOutcome, ZRevokeSummary } from "./views";
 

@@ -2,7 +2,7 @@ import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { databaseNow } from "@/lib/db/dialect";
 import { getPrisma } from "@/lib/db/prisma";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { SagaError } from "@/lib/saga/errors";
 import { StepStatus, ToolClass } from "@/lib/saga/vocabulary";
 import { revokeRolesOf, revokeWindow, summarizeRevokes, whatHappens } from "./revoke-rules";

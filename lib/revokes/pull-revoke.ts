@@ -6,7 +6,8 @@ import { dashboardEngine, userActor } from "@/lib/dashboard/context";
 import { appendAuditLink } from "@/lib/db/audit-chain";
 import { databaseNow } from "@/lib/db/dialect";
 import { getPrisma } from "@/lib/db/prisma";
-import { onConnection, sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import { runScope, type Actor } from "@/lib/saga/store";
@@ -15,6 +16,7 @@ import { enqueueTask } from "@/lib/worker/enqueue-task";
 import { WorkerTaskKind } from "@/lib/worker/vocabulary";
 import { revokeRolesOf, revokeWindow, summarizeRevokes } from "./revoke-rules";
 import { RevokeKind, type TPullResult } from "./views";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 const Reason = z.string().trim().min(1, "Say why it is pulled back: the reason goes into the record and to whoever handles it.").max(2000);
 
@@ -23,7 +25,6 @@ export const ZPullStepRevokeRequest = z.object({ stepId: z.string().trim().min(1
 /** Pull back a whole run, last step first. */
 export const ZPullRunRevokeRequest = z.object({ runId: z.string().trim().min(1).max(80), reason: Reason });
 
-const TX = { maxWait: 15_000, timeout: 30_000 } as const;
 
 function stepKeyOf(stepId: string): string {
   return `revoke:step:${stepId}`;
@@ -62,7 +63,7 @@ async function insertRevoke(prisma: PrismaClient, now: Date, data: Omit<Prisma.R
         data: { revokeId: row.id, kind: row.kind, tool: row.tool, reason: row.reason, role: row.role, windowEndsAt: row.windowEndsAt?.toISOString() ?? null },
       });
       return row;
-    }, TX);
+    }, TX_OPTIONS);
     return { revoke, created: true };
   } catch (e) {
     if (!(e instanceof Prisma.PrismaClientKnownRequestError) || e.code !== "P2002") throw e;
@@ -225,7 +226,7 @@ async function insertRunRevoke(
         }
         await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId: null, type: "revoke.run_pulled", actor, data: { revokeId: row.id, reason, role: user.role, steps: kinds } });
         return row;
-      }, TX);
+      }, TX_OPTIONS);
       return { revoke, created: true };
     } catch (e) {
       if (!(e instanceof Prisma.PrismaClientKnownRequestError) || e.code !== "P2002") throw e;

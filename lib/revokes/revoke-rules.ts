@@ -4,7 +4,7 @@
  */
 import type { Correction, Escalation, PrismaClient, Revoke, Step, ToolPolicy } from "@/generated/prisma";
 import { systemOfTool } from "@/lib/dashboard/tool-systems";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import type { Role } from "@/lib/auth/roles";
 import { EscalationKind, ToolClass } from "@/lib/saga/vocabulary";
 import { DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, storedRevokeRoles } from "@/lib/tools/tool-policy";

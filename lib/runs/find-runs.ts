@@ -1,13 +1,16 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
-import { EscalationKindSchema, IsoDate } from "@/lib/api/schemas/saga";
+import { EscalationKindSchema } from "@/lib/api/schemas/saga";
+import { type RunsPage, type WaitingCounts } from "./run-views";
 import { containsIgnoringCase, databaseKind, runSearchCandidates } from "@/lib/db/dialect";
 import { withDb } from "@/lib/dashboard/context";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { sharedReadPer } from "@/lib/db/shared-read";
 import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
+
+export { ZRunListItem, ZRunsPage, ZWaitingCounts, type RunListItem, type RunsPage, type WaitingCounts } from "./run-views";
 
 /** Escalation statuses that still need a person (claimed items are being handled, not done). */
 const OPEN_ESCALATION_STATUSES: EscalationStatus[] = [EscalationStatus.OPEN, EscalationStatus.CLAIMED];
@@ -33,60 +36,6 @@ export const ZFindRunsRequestSchema = z.object({
 
 /** What callers pass to `findRuns` (every field optional). */
 export type TFindRunsRequest = z.input<typeof ZFindRunsRequestSchema>;
-
-/** One row of the runs list. */
-export const ZRunListItem = z.object({
-  /** `run_...` */
-  id: z.string(),
-  /** What the run is for. */
-  title: z.string(),
-  /** The agent running it. */
-  agent: z.string(),
-  /** The customer or user the agent acts for. */
-  onBehalfOf: z.string().nullable(),
-  /** Where the run stands (RunStatus; shown as stored). */
-  status: z.string(),
-  /** Created (database clock). */
-  createdAt: IsoDate,
-  /** Last changed (database clock). */
-  updatedAt: IsoDate,
-  /** Saga log rows of the run. */
-  stepCount: z.number().int(),
-  /** Escalations still waiting for (or held by) a person. */
-  openEscalationCount: z.number().int(),
-  /** Correction drafts waiting for support staff. */
-  correctionDraftCount: z.number().int(),
-  /** The pivot waiting for a reviewer, if any. */
-  pendingPivotId: z.string().nullable(),
-});
-/** One row of the runs list. */
-export type RunListItem = z.infer<typeof ZRunListItem>;
-
-/** What waits for people, across all runs. */
-export const ZWaitingCounts = z.object({
-  /** Pivots waiting for a reviewer (their run still waits). */
-  pendingPivots: z.number().int(),
-  /** Unresolved escalations per kind. */
-  openEscalations: z.record(EscalationKindSchema, z.number().int()),
-  /** Unresolved escalations in total. */
-  openEscalationTotal: z.number().int(),
-  /** Correction drafts waiting for support staff. */
-  correctionDrafts: z.number().int(),
-});
-/** What waits for people. */
-export type WaitingCounts = z.infer<typeof ZWaitingCounts>;
-
-/** One page of runs, newest first, with what waits for people. */
-export const ZRunsPage = z.object({
-  /** The runs of this page. */
-  runs: z.array(ZRunListItem),
-  /** Pass as `cursor` to get the next page; null on the last page. */
-  nextCursor: z.string().nullable(),
-  /** What waits for people across all runs (whatever the filters). */
-  waiting: ZWaitingCounts,
-});
-/** One page of runs. */
-export type RunsPage = z.infer<typeof ZRunsPage>;
 
 /** Runs where something waits for a person. */
 const NEEDS_ATTENTION: Prisma.RunWhereInput = {

@@ -5,6 +5,7 @@
  */
 import { systemClock, type Clock } from "./clock";
 import { SagaError } from "./errors";
+import { intentGuardHolds, isUnsettled, stepFenceHolds } from "./intent-guard";
 import { auditHash } from "./keys";
 import {
   actorLabel,
@@ -32,9 +33,8 @@ import {
   type StepPatch,
   type StepRecord,
 } from "./store";
-import type { ManualRepair, PivotEdit, PlanItem } from "./store";
 import type { Json } from "./tools";
-import { CompensationState, EscalationStatus, CorrectionStatus, PivotStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
+import { CompensationState, EscalationStatus, CorrectionStatus, PivotStatus, RunStatus, StepStatus } from "./vocabulary";
 
 function copy<T>(value: T): T {
   return structuredClone(value);
@@ -137,27 +137,21 @@ export class MemorySagaStore implements SagaStore {
   }
 
   private guardHolds(run: RunRecord, stepIdx: number, guard: IntentGuard): boolean {
-    if (!guard.runStatus.includes(run.status)) return false;
-    if (guard.runUpdatedAt && guard.runUpdatedAt.getTime() !== run.updatedAt.getTime()) return false;
-    const steps = [...this.steps.values()].filter((s) => s.runId === run.id);
-    if (guard.appendOnly) {
-      const last = Math.max(-1, ...steps.map((s) => s.stepIdx));
-      if (stepIdx !== last + 1 || steps.some((s) => UNSETTLED_STATUSES.includes(s.status))) return false;
-    }
-    if (guard.noPivot && [...this.pivots.values()].some((p) => p.runId === run.id)) return false;
-    if (guard.runAgent !== undefined && guard.runAgent !== run.agent) return false;
-    if (guard.toolPolicy || guard.activeToken !== undefined) return false; // no tool table, no tokens here
-    return true;
+    const steps = () => [...this.steps.values()].filter((s) => s.runId === run.id);
+    return intentGuardHolds(guard, stepIdx, {
+      run,
+      lastStepIdx: () => (steps().length === 0 ? null : Math.max(...steps().map((s) => s.stepIdx))),
+      hasUnsettledStep: () => steps().some((s) => isUnsettled(s.status)),
+      hasPivot: () => [...this.pivots.values()].some((p) => p.runId === run.id),
+      toolPolicyMatches: () => false, // no tool table here
+      tokenActive: () => false, // no tokens here
+    });
   }
 
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {
     const step = this.steps.get(stepId);
     if (!step) return null;
-    if (fence.status && !fence.status.includes(step.status)) return null;
-    if (fence.compensationState && !fence.compensationState.includes(step.compensationState)) return null;
-    if (fence.tools && !fence.tools.includes(step.tool)) return null;
-    if (fence.runAgent !== undefined && this.runs.get(step.runId)?.agent !== fence.runAgent) return null;
-    if (fence.activeToken !== undefined) return null; // no tokens here
+    if (!stepFenceHolds(fence, step, { runAgent: () => this.runs.get(step.runId)?.agent, tokenActive: () => false /* no tokens here */ })) return null;
     const now = this.clock.now();
     for (const [k, v] of Object.entries(patch)) if (v !== undefined) Object.assign(step, { [k]: copy(v) });
     step.updatedAt = now;
@@ -175,8 +169,6 @@ export class MemorySagaStore implements SagaStore {
       decidedBy: null,
       decidedAt: null,
       reason: null,
-      reasonCode: null,
-      edits: [],
       createdAt: now,
     };
     this.pivots.set(record.id, record);
@@ -209,7 +201,7 @@ export class MemorySagaStore implements SagaStore {
 
   async decidePivot(
     pivotId: string,
-    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string; reasonCode?: PivotRecord["reasonCode"] },
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     const pivot = this.pivots.get(pivotId);
@@ -217,7 +209,7 @@ export class MemorySagaStore implements SagaStore {
     // A decision only moves a run that is still waiting for it (not one the agent unwound meanwhile).
     if (this.runs.get(pivot.runId)?.status !== RunStatus.AWAITING_PIVOT) return null;
     const now = this.clock.now();
-    Object.assign(pivot, { status: decision.status, decidedBy: decision.decidedBy, reason: decision.reason, reasonCode: decision.reasonCode ?? null, decidedAt: now });
+    Object.assign(pivot, { status: decision.status, decidedBy: decision.decidedBy, reason: decision.reason, decidedAt: now });
     const run = this.runs.get(pivot.runId);
     if (run) {
       run.status = decision.status === PivotStatus.APPROVED ? RunStatus.COMMITTING : RunStatus.RUNNING;
@@ -225,37 +217,6 @@ export class MemorySagaStore implements SagaStore {
     }
     this.append(pivot.runId, null, audit, now);
     return copy(pivot);
-  }
-
-  async editPivotPlan(
-    pivotId: string,
-    change: { expectedPlanHash: string; plan: PlanItem[]; planHash: string; edit: PivotEdit },
-    audit: AuditInput,
-  ): Promise<PivotRecord | null> {
-    const pivot = this.pivots.get(pivotId);
-    if (!pivot || pivot.status !== PivotStatus.PENDING || pivot.planHash !== change.expectedPlanHash) return null;
-    if (this.runs.get(pivot.runId)?.status !== RunStatus.AWAITING_PIVOT) return null;
-    const now = this.clock.now();
-    Object.assign(pivot, { plan: copy(change.plan), planHash: change.planHash, edits: [...(pivot.edits ?? []), { ...copy(change.edit), editedAt: now.toISOString() }] });
-    this.append(pivot.runId, null, audit, now);
-    return copy(pivot);
-  }
-
-  async recordManualRepair(
-    input: { escalationId: string; stepId: string; repair: ManualRepair; resolution: Json },
-    audit: { step: AuditInput; escalation: AuditInput },
-  ): Promise<{ step: StepRecord; escalation: EscalationRecord } | null> {
-    const e = this.escalations.get(input.escalationId);
-    const step = this.steps.get(input.stepId);
-    if (!e || e.status === EscalationStatus.RESOLVED || e.stepId !== input.stepId) return null;
-    if (!step || step.status !== StepStatus.COMPENSATION_FAILED || step.manualRepair) return null;
-    const now = this.clock.now();
-    step.manualRepair = { ...copy(input.repair), repairedAt: now.toISOString() };
-    step.updatedAt = now;
-    this.append(step.runId, step.id, audit.step, now);
-    Object.assign(e, { status: EscalationStatus.RESOLVED, resolution: copy(input.resolution), resolvedBy: input.repair.repairedBy, resolvedAt: now });
-    this.append(e.runId, e.stepId, audit.escalation, now);
-    return { step: copy(step), escalation: copy(e) };
   }
 
   async createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult> {

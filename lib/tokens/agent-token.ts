@@ -16,9 +16,6 @@ export const TOKEN_SECRET_PREFIX = "sgb_";
 /** How many characters of the secret are stored in clear to recognise it in lists. */
 export const TOKEN_PREFIX_LENGTH = 8;
 
-/** Interactive transaction limits (the adapter runs one transaction at a time per client). */
-export const TOKEN_TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
-
 /** An agent token's name: the agent's name on runs and in the audit log. */
 export const AgentTokenNameSchema = z
   .string()

@@ -1,6 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/api/errors";
-import { hashTokenSecret, storedRole, storedTools, TOKEN_SECRET_PREFIX, TOKEN_TX_OPTIONS, type TokenRole } from "./agent-token";
+import { hashTokenSecret, storedRole, storedTools, TOKEN_SECRET_PREFIX, type TokenRole } from "./agent-token";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** An authenticated agent harness. */
 export interface AgentPrincipal {
@@ -116,7 +117,7 @@ export async function authenticateAgentForGuardedWrite(prisma: PrismaClient, aut
 /** Best effort: a failed bookkeeping write must not refuse a valid token. */
 async function touchLastUsed(prisma: PrismaClient, tokenId: string): Promise<void> {
   try {
-    await prisma.$transaction((tx) => tx.agentToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: new Date() } }), TOKEN_TX_OPTIONS);
+    await prisma.$transaction((tx) => tx.agentToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: new Date() } }), TX_OPTIONS);
   } catch (e) {
     console.warn(`[tokens] could not record lastUsedAt of ${tokenId}:`, e);
   }

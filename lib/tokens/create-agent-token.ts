@@ -11,11 +11,11 @@ import {
   toAgentTokenView,
   TOKEN_PREFIX_LENGTH,
   TOKEN_SECRET_PREFIX,
-  TOKEN_TX_OPTIONS,
   ToolScopeSchema,
   TokenRoleSchema,
   type AgentTokenView,
 } from "./agent-token";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** What an admin supplies to create an agent token. */
 export const CreateAgentTokenInputSchema = z.object({
@@ -74,7 +74,7 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
         prefix: created.prefix,
       });
       return created;
-    }, TOKEN_TX_OPTIONS);
+    }, TX_OPTIONS);
     return { token: toAgentTokenView(row), secret };
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {

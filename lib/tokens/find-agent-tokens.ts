@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/api/errors";
-import { toAgentTokenView, TOKEN_TX_OPTIONS, type AgentTokenView } from "./agent-token";
+import { toAgentTokenView, type AgentTokenView } from "./agent-token";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which tokens to list. */
 export const FindAgentTokensInputSchema = z.object({
@@ -40,7 +41,7 @@ export async function findAgentTokens(prisma: PrismaClient, input: FindAgentToke
         take: limit + 1,
         ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
       }),
-    TOKEN_TX_OPTIONS,
+    TX_OPTIONS,
   );
   const page = rows.slice(0, limit);
   return { items: page.map(toAgentTokenView), nextCursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };

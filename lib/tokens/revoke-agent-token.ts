@@ -6,9 +6,9 @@ import {
   appendTokenAudit,
   databaseNow,
   toAgentTokenView,
-  TOKEN_TX_OPTIONS,
   type AgentTokenView,
 } from "./agent-token";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which token to revoke, and who does it. */
 export const RevokeAgentTokenInputSchema = z.object({
@@ -51,5 +51,5 @@ export async function revokeAgentToken(prisma: PrismaClient, input: RevokeAgentT
       await appendTokenAudit(tx, now, row.id, "agent_token.revoked", { type: "user", id: revokedBy }, { name });
     }
     return { token: toAgentTokenView(row), changed: count > 0 };
-  }, TOKEN_TX_OPTIONS);
+  }, TX_OPTIONS);
 }

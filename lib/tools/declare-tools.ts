@@ -3,13 +3,14 @@ import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "@/lib/api/errors";
 import { databaseNow } from "@/lib/db/dialect";
 import { appendAuditLink } from "@/lib/db/audit-chain";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { AgentTokenNameSchema, tokenScope } from "@/lib/tokens/agent-token";
 import { checkToolPolicy, DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, fieldsOf, ToolStatus, type TToolPolicyFields } from "./tool-policy";
-import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange, toolScope } from "./tool-versions";
+import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** A name inside a manifest: bare (`create_booking`, put in the namespace) or already namespaced. */
 const LocalName = z.string().trim().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter.");
@@ -204,7 +205,7 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
       }
       if (options.tokenId) await extendTokenScope(tx, now, options.tokenId, toolNames, options.actor);
       return { namespace, tools: results, compensators: compNames };
-    }, TOOL_TX_OPTIONS);
+    }, TX_OPTIONS);
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       throw new ApiError("CONFLICT", "Another declaration of the same tools committed first; send the manifest again to see where they stand.");

@@ -1,7 +1,7 @@
 import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { ToolStatus } from "./tool-policy";
 import { toToolRow, type TToolTable } from "./views";
 

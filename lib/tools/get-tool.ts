@@ -2,7 +2,7 @@ import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { ApiError } from "@/lib/api/errors";
 import { getPrisma } from "@/lib/db/prisma";
-import { onConnection } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { registeredCompensators } from "./find-tools";
 import { toToolRow, toToolVersion, type TToolDetail } from "./views";
 

@@ -9,8 +9,8 @@ import { actorLabel, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { diffFields, fieldsOf, type TToolPolicyFields } from "./tool-policy";
 
-/** Interactive transaction limits (the adapter runs one transaction at a time per client). */
-export const TOOL_TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
+/** The transaction limits under the name lib/harness/policy.ts imports (lib/db/transactions.ts holds them). */
+export { TX_OPTIONS as TOOL_TX_OPTIONS } from "@/lib/db/transactions";
 
 /** What a version records about the change. */
 export const ToolChange = {

@@ -4,15 +4,17 @@ import { validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { requireUser } from "@/lib/auth/current-user";
 import { databaseNow } from "@/lib/db/dialect";
 import { getPrisma } from "@/lib/db/prisma";
-import { onConnection, sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { onConnection } from "@/lib/db/transactions";
 import { actorLabel, type Actor } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { ToolNameSchema } from "@/lib/tokens/agent-token";
 import { registeredCompensators } from "./find-tools";
 import { toolNotFound } from "./get-tool";
 import { checkToolPolicy, diffFields, fieldsOf, FIELD_LABELS, ToolStatus, ZToolPolicyFields, type ToolPolicyField, type TToolPolicyFields } from "./tool-policy";
-import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange } from "./tool-versions";
+import { recordToolVersion, ToolChange } from "./tool-versions";
 import { toToolRow, type TToolEditResult } from "./views";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** An admin's edit of one row, bound to the version their page loaded. */
 export const ZUpdateToolRequest = z.object({
@@ -103,7 +105,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
     const written = await tx.toolPolicy.findUniqueOrThrow({ where: { name } });
     await recordToolVersion(tx, now, written, change, actor, before, reason ?? (changed.length === 0 ? "verified against the connector" : null));
     return written;
-  }, TOOL_TX_OPTIONS);
+  }, TX_OPTIONS);
   if (!updated) return versionChanged(await prisma.toolPolicy.findUniqueOrThrow({ where: { name } }));
   if (change === ToolChange.reviewed) await resolveUnreviewedHolds(prisma, updated, actor);
   return { ok: true, tool: toToolRow(updated, connectors), changed: changed.map((f) => FIELD_LABELS[f]) };

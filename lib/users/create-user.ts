@@ -9,12 +9,12 @@ import {
   hashPassword,
   PasswordSchema,
   toUserView,
-  USER_TX_OPTIONS,
   UserActorSchema,
   UserEmailSchema,
   UserNameSchema,
   type UserView,
 } from "./user";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** What an admin supplies to create an account. */
 export const CreateUserInputSchema = z.object({
@@ -50,7 +50,7 @@ export async function createUser(prisma: PrismaClient, input: CreateUserInput): 
       const created = await tx.user.create({ data: { id, email, name, role, passwordHash, createdAt: now, updatedAt: now } });
       await appendUserAudit(tx, now, id, "user.created", by, { email, name, role, password: passwordHash !== null });
       return created;
-    }, USER_TX_OPTIONS);
+    }, TX_OPTIONS);
     return toUserView(row);
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {

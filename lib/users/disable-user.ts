@@ -1,9 +1,10 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
-import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, USER_TX_OPTIONS, UserActorSchema, UserEmailSchema } from "./user";
+import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, UserActorSchema, UserEmailSchema } from "./user";
 import type { ChangedUser } from "./set-user-role";
 import { endAllUserSessions, SessionEndReason } from "@/lib/auth/user-sessions";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which account to disable, and who does it. */
 export const DisableUserInputSchema = z.object({
@@ -43,5 +44,5 @@ export async function disableUser(prisma: PrismaClient, input: DisableUserInput)
       await endAllUserSessions(tx, row.id, SessionEndReason.disabled, by);
     }
     return { user: toUserView(row), changed: count > 0 };
-  }, USER_TX_OPTIONS);
+  }, TX_OPTIONS);
 }

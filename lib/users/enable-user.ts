@@ -2,7 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import type { ChangedUser } from "./set-user-role";
-import { appendUserAudit, databaseNow, toUserView, USER_TX_OPTIONS, UserActorSchema, UserEmailSchema } from "./user";
+import { appendUserAudit, databaseNow, toUserView, UserActorSchema, UserEmailSchema } from "./user";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which account to enable again, and who does it. */
 export const EnableUserInputSchema = z.object({
@@ -36,5 +37,5 @@ export async function enableUser(prisma: PrismaClient, input: EnableUserInput): 
     }
     if (count > 0) await appendUserAudit(tx, now, row.id, "user.enabled", by, { email });
     return { user: toUserView(row), changed: count > 0 };
-  }, USER_TX_OPTIONS);
+  }, TX_OPTIONS);
 }

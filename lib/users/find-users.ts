@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/api/errors";
-import { toUserView, USER_TX_OPTIONS, type UserView } from "./user";
+import { toUserView, type UserView } from "./user";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which accounts to list. */
 export const FindUsersInputSchema = z.object({
@@ -37,7 +38,7 @@ export async function findUsers(prisma: PrismaClient, input: FindUsersInput = {}
         take: limit + 1,
         ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
       }),
-    USER_TX_OPTIONS,
+    TX_OPTIONS,
   );
   const page = rows.slice(0, limit);
   return { items: page.map(toUserView), nextCursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };

@@ -2,7 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { endAllUserSessions, SessionEndReason } from "@/lib/auth/user-sessions";
-import { appendUserAudit, databaseNow, hashPassword, PasswordSchema, USER_TX_OPTIONS, UserActorSchema, UserEmailSchema } from "./user";
+import { appendUserAudit, databaseNow, hashPassword, PasswordSchema, UserActorSchema, UserEmailSchema } from "./user";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Whose password changes, to what, and who changes it. */
 export const SetUserPasswordInputSchema = z.object({
@@ -30,5 +31,5 @@ export async function setUserPassword(prisma: PrismaClient, input: z.input<typeo
     await tx.user.update({ where: { id: row.id }, data: { passwordHash, updatedAt: now } });
     await appendUserAudit(tx, now, row.id, "user.password_changed", by, { email });
     return { sessionsEnded: await endAllUserSessions(tx, row.id, SessionEndReason.password_changed, by) };
-  }, USER_TX_OPTIONS);
+  }, TX_OPTIONS);
 }

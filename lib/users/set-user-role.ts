@@ -2,7 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { Role, RoleSchema } from "@/lib/auth/roles";
-import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, USER_TX_OPTIONS, UserActorSchema, UserEmailSchema, type UserView } from "./user";
+import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, UserActorSchema, UserEmailSchema, type UserView } from "./user";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Whose role changes, to what, and who changes it. */
 export const SetUserRoleInputSchema = z.object({
@@ -56,5 +57,5 @@ export async function setUserRole(prisma: PrismaClient, input: SetUserRoleInput)
       await appendUserAudit(tx, now, row.id, "user.role_changed", by, { email, role });
     }
     return { user: toUserView(row), changed: count > 0 };
-  }, USER_TX_OPTIONS);
+  }, TX_OPTIONS);
 }

@@ -16,9 +16,6 @@ export { databaseNow } from "@/lib/tokens/agent-token";
 /** bcrypt cost factor: 2^10 rounds, about 50-100 ms per hash on a laptop. */
 export const BCRYPT_COST = 10;
 
-/** Interactive transaction limits (the adapter runs one transaction at a time per client). */
-export const USER_TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
-
 /** An email address, trimmed and lower-cased so `Ana@Example.com` and `ana@example.com` are one account. */
 export const UserEmailSchema = z
   .string()

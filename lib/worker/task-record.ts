@@ -3,28 +3,26 @@
  * of lib/db/prisma-saga-store.ts applied to the WorkerTask table (database clock, write first,
  * audit event in the same transaction).
  *
- * Connection rules (SQLite through the better-sqlite3 adapter): interactive transactions of one
- * client are serialised by the adapter's mutex, but a plain query issued while one is open joins
- * it. So every database access here, reads included, is a `$transaction`: it never slips into a
- * transaction of PrismaSagaStore sharing the client (the worker process shares one client between
- * the saga store and its task queue: two connections to one file in one process can deadlock,
- * because better-sqlite3 waits for a lock synchronously). The store's own reads can still run
- * inside one of ours; they are harmless once our first write holds the write lock, which is why
- * each write transaction reads only the database clock (no table, no snapshot) before it writes.
+ * Connection rules: every database access here, reads included, goes through lib/db/transactions.ts,
+ * whose per-client queue the saga store shares: on SQLite a plain query issued while a transaction of
+ * the same client is open would join it (the worker process shares one client between the saga store
+ * and its task queue: two connections to one file in one process can deadlock, because better-sqlite3
+ * waits for a lock synchronously). Each write transaction reads only the database clock (no table, no
+ * snapshot) before it writes.
  *
  * PostgreSQL: transactions run concurrently on pooled connections and a plain query never joins one,
- * so reads skip the transaction wrapper there; writes stay fenced (`WHERE id = ? AND attempt = ?`,
- * re-checked on the latest committed row) and audit appends are serialised per chain.
+ * so the queue is skipped there; writes stay fenced (`WHERE id = ? AND attempt = ?`, re-checked on the
+ * latest committed row) and audit appends are serialised per chain.
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { WorkerTask as WorkerTaskRow } from "@/generated/prisma";
-import { databaseKind, databaseNow } from "@/lib/db/dialect";
-import { runScope, type Actor } from "@/lib/saga/store";
+import { databaseNow } from "@/lib/db/dialect";
+import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "@/lib/db/transactions";
+import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus, type WorkerTaskKind } from "./vocabulary";
-import { appendAuditLink } from "@/lib/db/audit-chain";
 
-export type Tx = Prisma.TransactionClient;
+export type { Tx };
 
 /** One worker task. */
 export interface WorkerTaskRecord {
@@ -66,12 +64,6 @@ export interface ClaimedTask extends WorkerTaskRecord {
   claimedBy: string;
   leaseUntil: Date;
 }
-
-/**
- * Interactive transaction limits, as in PrismaSagaStore: maxWait covers the adapter's per-client
- * mutex (the saga store shares it), timeout a busy_timeout wait for another process's write lock.
- */
-export const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
 
 /** The system actor of the task queue when the caller names none. */
 export const QUEUE_ACTOR: Actor = { type: "system", id: "task-queue" };
@@ -131,18 +123,12 @@ export function isUniqueViolation(e: unknown): boolean {
  */
 export { databaseNow };
 
-/** One write transaction: reads the database clock, then runs `fn`, whose first statement must write. */
-export function writeTx<T>(prisma: PrismaClient, fn: (tx: Tx, now: Date) => Promise<T>): Promise<T> {
-  return prisma.$transaction(async (tx) => fn(tx, await databaseNow(tx)), TX_OPTIONS);
-}
+/** One write transaction (lib/db/transactions.ts): the database clock, then `fn`, whose first statement must write. */
+export const writeTx = writeTransaction;
 
-/**
- * One read, inside a transaction of its own so it never joins somebody else's (see the header). On
- * PostgreSQL a plain query cannot join another transaction, so it runs as it is (one round trip).
- */
+/** One read, queued behind this client's open transaction (lib/db/transactions.ts) so it never joins it. */
 export function readTx<T>(prisma: PrismaClient, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  if (databaseKind(prisma) === "postgresql") return fn(prisma);
-  return prisma.$transaction(async (tx) => fn(tx), TX_OPTIONS);
+  return readOnConnection(prisma, fn);
 }
 
 /**
@@ -157,7 +143,7 @@ export async function appendTaskAudit(
   actor: Actor,
   data: Json,
 ): Promise<void> {
-  await appendAuditLink(tx, now, { scope: runScope(task.runId), runId: task.runId, stepId: task.stepId, type, actor, data });
+  await appendRunAudit(tx, now, task.runId, task.stepId, { type, actor, data });
 }
 
 /** What a settle (complete, fail) or heartbeat names: the task and the fencing token it holds. */

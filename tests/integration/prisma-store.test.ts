@@ -46,13 +46,8 @@ describeSagaStoreContract(`PrismaSagaStore (${label})`, async () => {
   return { store: new PrismaSagaStore(client), cleanup: () => client.$disconnect() };
 });
 
-// Intents and outcomes go through the driver's own SQL (lib/db/step-log-sql.ts) above; the same
-// contract holds for the Prisma-only writes (a client not opened by lib/db/prisma.ts), and for relaxed durability.
-describeSagaStoreContract(`PrismaSagaStore (${label}, Prisma writes only)`, async () => {
-  const client = await openPrisma(url);
-  return { store: new PrismaSagaStore(client, { hotPath: false }), cleanup: () => client.$disconnect() };
-});
-
+// Intents and outcomes go through the driver's own SQL (lib/db/step-log-sql.ts); the same contract
+// holds for relaxed durability.
 describeSagaStoreContract(`PrismaSagaStore (${label}, relaxed durability)`, async () => {
   const client = await openPrisma(url);
   return { store: new PrismaSagaStore(client, { durability: "relaxed" }), cleanup: () => client.$disconnect() };
