@@ -3,8 +3,10 @@
  * checkpointed in a MemorySaver that outlives "processes" (a new engine, SagaGraphRun and compiled
  * graph on the same store, world and checkpointer), with the effects counted per key in a fake world.
  */
+import { AIMessage, HumanMessage, type ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { Annotation, Command, END, MemorySaver, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { Annotation, Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
@@ -162,7 +164,38 @@ describe.each(storeFactories)("LangGraph.js adapter on the $name store", (factor
   });
 });
 
+const Chat = Annotation.Root({ ...MessagesAnnotation.spec, ...SagaboardAnnotation.spec });
+
+/** START -> tools (a prebuilt ToolNode running the model's tool calls) -> END. */
+function toolNodeGraph(saga: SagaGraphRun, checkpointer: BaseCheckpointSaver) {
+  const tools = new ToolNode(saga.tools, { handleToolErrors: false });
+  return new StateGraph(Chat)
+    .addNode("tools", saga.node(async (s: typeof Chat.State, config) => (await tools.invoke(s, config)) as { messages: ToolMessage[] }))
+    .addEdge(START, "tools")
+    .addEdge("tools", END)
+    .compile({ checkpointer });
+}
+
 describe("LangGraph.js adapter: decisions and misuse", () => {
+  it("works under a prebuilt ToolNode: the model's held email interrupts, and runs once after approval", async () => {
+    const { world, processFor, start } = setup(new MemorySagaStore(new ManualClock()));
+    const { runId, thread, first } = await start();
+    const modelTurn = new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "send_email", args: { to: "ada@example.com", subject: "Your trip" } }] });
+    const checkpointer = new MemorySaver();
+
+    const paused = await toolNodeGraph(first.saga, checkpointer).invoke({ messages: [new HumanMessage("Tell Ada."), modelTurn] }, thread);
+    const [held] = interrupts(paused);
+    expect(held?.sagaboard).toMatchObject({ tool: "send_email", reason: "IRREVERSIBLE" });
+    expect(world.emails).toHaveLength(0);
+    await first.engine.decideHeldCall(held!.sagaboard.escalationId!, { approve: true, actor: REVIEWER });
+
+    const done = await toolNodeGraph(processFor(runId).saga, checkpointer).invoke(new Command({ resume: "look again" }), thread);
+    const reply = done.messages.at(-1) as ToolMessage;
+    expect(reply.tool_call_id).toBe("call_1");
+    expect(String(reply.content)).toContain("msg_1");
+    expect(world.emailsFor(stepKey(runId, 0, "send_email"))).toBe(1);
+  });
+
   it("a reviewer's rejection answers the node 'not done' instead of interrupting again, and nothing is sent", async () => {
     const { world, processFor, start } = setup(new MemorySagaStore(new ManualClock()));
     const { runId, thread, first } = await start();
