@@ -3,8 +3,10 @@
  * `agentRoute`, but the caller is a signed-in person, authenticated by the next-auth session cookie
  * and authorized by role on every request:
  *
- *   export const POST = userRoute(decidePivot, Action.PIVOT_DECIDE, async ({ user, params, body, prisma }) =>
- *     toPivotView(await decidePivot(prisma, { pivotId: params.pivotId, decidedBy: user, ...body })));
+ *   export const POST = userRoute(api.adminDisableUser, "users.manage", async ({ body, user, prisma }) =>
+ *     toChangedAdminUser(await disableUser(prisma, { ...body, by: { type: "user", id: user.email } })));
+ *
+ * (app/api/dashboard/admin/users/disable/route.ts.)
  *
  * For every request it: refuses a POST/PUT/PATCH/DELETE whose Origin is another site (403; route
  * handlers have no CSRF protection of their own), reads the session and then the User row (401 when

@@ -5,7 +5,7 @@ import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** An authenticated agent harness. */
 export interface AgentPrincipal {
-  /** Discriminates agents from people (the dashboard's users come later). */
+  /** Discriminates agents from people (a signed-in person is lib/auth/current-user.ts `CurrentUser`). */
   kind: "agent";
   /** The token's id (`tok_...`): idempotency keys are scoped to it. */
   tokenId: string;
@@ -123,14 +123,3 @@ async function touchLastUsed(prisma: PrismaClient, tokenId: string): Promise<voi
   }
 }
 
-/** Refuses (403) a tool outside the token's scope; call it inside the use case, before any write. */
-export function assertToolAllowed(principal: AgentPrincipal, tool: string): void {
-  if (!principal.tools.includes(tool)) {
-    throw new ApiError(
-      "FORBIDDEN",
-      `The agent token "${principal.name}" is not scoped to the tool "${tool}" (it may use: ${principal.tools.join(", ") || "no tools"}). ` +
-        "Ask an admin for a token that names this tool.",
-      { details: [{ path: "tool", message: "outside the token's scope" }] },
-    );
-  }
-}

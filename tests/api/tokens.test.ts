@@ -10,7 +10,8 @@ import { defineEndpoint } from "@/lib/api/endpoint";
 import { ApiError } from "@/lib/api/errors";
 import { agentRoute } from "@/lib/api/route";
 import { hashTokenSecret } from "@/lib/tokens/agent-token";
-import { assertToolAllowed, authenticateAgent } from "@/lib/tokens/authenticate-agent";
+import { assertToolInScope } from "@/lib/harness/access";
+import { authenticateAgent } from "@/lib/tokens/authenticate-agent";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
 import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
@@ -43,7 +44,7 @@ const useTool = defineEndpoint({
   response: z.object({ ok: z.boolean() }),
 });
 const POST = agentRoute(useTool, ({ principal, params }) => {
-  assertToolAllowed(principal, params.tool);
+  assertToolInScope(principal, params.tool);
   return { ok: true };
 });
 
