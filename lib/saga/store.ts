@@ -1,6 +1,7 @@
 /**
  * The saga store port. The engine talks to persistence only through this interface; the in-memory
- * store (tests), the Prisma store (the app) and later the HTTP client implement it.
+ * store (tests), the Prisma store (the app) and the HTTP client (lib/client, an agent in another
+ * process) implement it.
  *
  * Contract for every implementation:
  * - each mutating method is one atomic transaction that also appends its audit event;
