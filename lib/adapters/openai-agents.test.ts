@@ -34,7 +34,11 @@ interface PlannedCall {
  */
 class ScriptedTripModel implements Model {
   asked = 0;
-  constructor(private readonly plan: PlannedCall[]) {}
+  constructor(
+    private readonly plan: PlannedCall[],
+    /** Ask for every open planned call in one turn (the SDK then runs them concurrently). */
+    private readonly parallel = false,
+  ) {}
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     this.asked++;
@@ -47,9 +51,9 @@ class ScriptedTripModel implements Model {
     }
     // An unknown outcome is asked again with the same arguments, as its message tells the model.
     const settled = (name: string) => outputs.some((o) => o.name === name && !o.output.includes("is unknown"));
-    const next = this.plan.find((p) => !settled(p.name));
-    const output: ModelResponse["output"] = next
-      ? [{ type: "function_call", name: next.name, callId: `call_${next.name}_${this.asked}`, status: "completed", arguments: JSON.stringify(next.args) }]
+    const open = this.plan.filter((p) => !settled(p.name)).slice(0, this.parallel ? undefined : 1);
+    const output: ModelResponse["output"] = open.length > 0
+      ? open.map((next) => ({ type: "function_call" as const, name: next.name, callId: `call_${next.name}_${this.asked}`, status: "completed" as const, arguments: JSON.stringify(next.args) }))
       : [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: `Done: ${outputs.map((o) => o.output).join(" | ")}` }] }];
     return { usage: new Usage(), output };
   }
@@ -99,19 +103,19 @@ function setup(store: SagaStore) {
   const clock = new ManualClock();
   const ids = sequentialIds();
   /** A process: what a restarted agent builds from the store alone. */
-  const processFor = (runId: string, plan = TRIP): Process => {
+  const processFor = (runId: string, plan = TRIP, parallel = false): Process => {
     const tools = tripTools(world);
     const registry = new ToolRegistry(tools.map((t) => t.definition), [world.cancelHotel()]);
     const engine = new SagaEngine({ store, registry, clock, ids, recheckAfterMs: 2000 });
     const saga = new SagaAgentRun({ engine, runId, tools });
-    const model = new ScriptedTripModel(plan);
+    const model = new ScriptedTripModel(plan, parallel);
     const agent = new Agent({ name: "trip", instructions: "Book the trip, then tell the traveller.", model, tools: saga.tools });
     return { engine, saga, agent, model, runner: new Runner({ tracingDisabled: true }) };
   };
-  const start = async () => {
+  const start = async (parallel = false) => {
     const first = processFor("unused");
     const run = await first.engine.startRun({ title: "Lisbon trip for Ada", agent: "trip-agent" });
-    return { runId: run.runId, first: processFor(run.runId) };
+    return { runId: run.runId, first: processFor(run.runId, TRIP, parallel) };
   };
   return { world, store, processFor, start };
 }
@@ -234,6 +238,27 @@ describe("OpenAI Agents SDK adapter: approvals", () => {
     const done = await second.runner.run(second.agent, state);
     expect(world.emails).toHaveLength(0);
     expect(JSON.stringify(done.newItems.map((i) => i.rawItem))).toContain("rejected");
+  });
+
+  it("runs the calls of one turn concurrently in the SDK but in call order in the log; the held one resumes once", async () => {
+    const store = new MemorySagaStore(new ManualClock());
+    const { world, processFor, start } = setup(store);
+    const { runId, first } = await start(true);
+    const held = await first.runner.run(first.agent, "Book Lisbon and tell Ada.");
+    expect(first.model.asked).toBe(1);
+    expect(held.interruptions.map((i) => i.name)).toEqual(["send_email"]);
+    expect((await store.listSteps(runId)).map((s) => [s.stepIdx, s.tool, s.status])).toEqual([[0, "book_hotel", "CONFIRMED"]]);
+    const [pending] = first.saga.pending(held.state);
+    await first.engine.decideHeldCall(pending!.escalationId!, { approve: true, actor: REVIEWER });
+
+    const second = processFor(runId, TRIP, true);
+    const state = await RunState.fromString(second.agent, held.state.toString());
+    expect((await second.saga.settleApprovals(state)).approved).toEqual([pending!.callId]);
+    const done = await second.runner.run(second.agent, state);
+    expect(done.finalOutput).toContain("msg_1");
+    expect(world.bookings).toHaveLength(1);
+    expect(world.emails).toHaveLength(1);
+    expect(world.searches).toBe(1);
   });
 
   it("refuses a state that belongs to another saga run, naming both", async () => {

@@ -126,8 +126,20 @@ function journalOf(context: AgentRunContext<unknown> | undefined, runId: string)
     );
   }
   const record = holder as Record<string, unknown>;
-  const journal = parseJournal(record[JOURNAL_KEY], runId);
+  const current = record[JOURNAL_KEY];
+  // The calls of one turn run concurrently and must all write into the same journal object.
+  if (typeof current === "object" && current !== null && checked.has(current)) return parseJournalOwner(current as RunJournal, runId);
+  const journal = parseJournal(current, runId);
+  checked.add(journal);
   record[JOURNAL_KEY] = journal;
+  return journal;
+}
+
+/** Journals this process parsed (and so knows are well-formed). */
+const checked = new WeakSet<object>();
+
+function parseJournalOwner(journal: RunJournal, runId: string): RunJournal {
+  if (journal.runId !== runId) parseJournal(journal, runId); // throws, naming both runs
   return journal;
 }
 

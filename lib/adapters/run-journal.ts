@@ -113,6 +113,8 @@ export class JournaledRun {
 
   /** Outcomes of the calls in the journal that carry a framework call id, replayed or live. */
   private readonly recorded = new Map<string, JournaledOutcome>();
+  /** The calls in flight, chained so they run one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
   /** The answer of a call asked before the framework runs it (OpenAI's needsApproval), for its invoke. */
   private readonly handoff = new Map<string, JournaledOutcome>();
 
@@ -128,7 +130,15 @@ export class JournaledRun {
    * in it a call that moved the cursor. Fatal errors (a crash, a determinism error, a closed run)
    * are thrown; expected outcomes come back as values.
    */
-  async call(journal: RunJournal, tool: string, args: unknown, callId: string | null): Promise<JournaledOutcome> {
+  call(journal: RunJournal, tool: string, args: unknown, callId: string | null): Promise<JournaledOutcome> {
+    // One at a time, in the order asked: a framework runs one turn's calls concurrently, and two
+    // catch-ups racing would each build their own RunContext and disagree on the step order.
+    const next = this.queue.then(() => this.callNow(journal, tool, args, callId));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async callNow(journal: RunJournal, tool: string, args: unknown, callId: string | null): Promise<JournaledOutcome> {
     const context = await this.catchUp(journal);
     if (callId !== null && journal.calls.some((e) => e.callId === callId)) {
       // The checkpoint already holds this call (a state saved after it): its recorded outcome.
