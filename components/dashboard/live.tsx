@@ -4,6 +4,7 @@
 // body turned into a message a person can act on, and polling for the live parts.
 
 import { useQuery, type QueryKey } from "@tanstack/react-query";
+import type { z } from "zod";
 
 /** How often live parts poll, in ms: decisions reach other screens (and waiting agents) within about a second. */
 export const LIVE_INTERVAL_MS = 1_000;
@@ -64,14 +65,29 @@ export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** GETs a dashboard route and checks the answer with the endpoint contract's response schema. */
+export async function getParsed<S extends z.ZodType>(url: string, schema: S): Promise<z.output<S>> {
+  const body = await getJson<unknown>(url);
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new DashboardRequestError(
+      `The server's answer to ${url} is not what this page expects (${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}); reload the page.`,
+      200,
+      "UNEXPECTED_RESPONSE",
+    );
+  }
+  return parsed.data;
+}
+
 /**
  * Polls `url` about once a second, starting from the server's first paint (`initial`), so the page
- * shows data at once and then stays current without reloading.
+ * shows data at once and then stays current without reloading. With `schema` (the endpoint
+ * contract's response), each answer is checked before the page shows it.
  */
-export function useLive<T>(key: QueryKey, url: string, initial: T): { data: T; error: unknown; refetch: () => Promise<unknown> } {
+export function useLive<T>(key: QueryKey, url: string, initial: T, schema?: z.ZodType<T>): { data: T; error: unknown; refetch: () => Promise<unknown> } {
   const query = useQuery({
     queryKey: key,
-    queryFn: () => getJson<T>(url),
+    queryFn: () => (schema ? getParsed(url, schema) : getJson<T>(url)),
     initialData: initial,
     refetchInterval: LIVE_INTERVAL_MS,
   });

@@ -4,7 +4,7 @@ import type { ReactNode } from "react";
 import Link from "next/link";
 import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/audit/event-words";
-import type { RunTimelineView } from "@/lib/runs/get-run-timeline";
+import { ZRunTimelineWire, type RunTimelineView } from "@/lib/runs/run-views";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
 
@@ -14,7 +14,7 @@ const HASH_PREFIX = 12;
 /** One run's timeline: steps, pivots, escalations, corrections and the audit log; live. */
 export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineView; /** Shown right under the steps (the revoke trigger). */ afterSteps?: ReactNode }) {
   const runId = initial.run.id;
-  const { data, error } = useLive<RunTimelineView>(["run", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}`, initial);
+  const { data, error } = useLive(["run", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}`, initial, ZRunTimelineWire);
   const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot, irreversibleSteps, progress } = data;
   const stepIdxById = new Map(steps.map((s) => [s.id, s.stepIdx]));
   const stepLabel = (stepId: string | null) => {

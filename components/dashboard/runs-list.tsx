@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { StatusBadge, Time } from "@/components/saga-display";
-import type { RunsPage, WaitingCounts } from "@/lib/runs/find-runs";
+import { ZRunsPage, type RunsPage, type WaitingCounts } from "@/lib/runs/run-views";
 import { RUN_STATUSES } from "@/lib/saga/vocabulary";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
@@ -85,7 +85,7 @@ function nobodyWaitsWords(status: string): string {
 /** The runs list: filter chips, search, what waits for people, and the runs; live. */
 export function RunsList({ filters, initial, notice }: { filters: RunsFilters; initial: RunsPage; notice: string | null }) {
   const apiQuery = queryOf(filters);
-  const { data, error } = useLive<RunsPage>(["runs", apiQuery], `/api/dashboard/runs${apiQuery ? `?${apiQuery}` : ""}`, initial);
+  const { data, error } = useLive(["runs", apiQuery], `/api/dashboard/runs${apiQuery ? `?${apiQuery}` : ""}`, initial, ZRunsPage);
   const { runs, nextCursor, waiting } = data;
   const base = { status: filters.status, agent: filters.agent, q: filters.q, needsAttention: filters.needsAttention };
   const filtered = Boolean(filters.status || filters.agent || filters.q || filters.needsAttention);
