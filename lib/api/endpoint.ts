@@ -58,6 +58,8 @@ export interface Endpoint<
   readonly auth: TAuth;
   /** Error statuses to document; defaults depend on auth and inputs (see `defaultErrorStatuses`). */
   readonly errorStatuses: readonly number[];
+  /** An example request body (or, for body-less operations, nothing) for the OpenAPI document. */
+  readonly example: unknown;
 }
 
 /** What `defineEndpoint` takes: an Endpoint with defaults for the optional parts. */
@@ -96,6 +98,8 @@ export interface EndpointDefinition<
   auth: TAuth;
   /** Error statuses to document, replacing the defaults. */
   errorStatuses?: readonly number[];
+  /** An example request body for the OpenAPI document (checked against `body` by the OpenAPI suite). */
+  example?: TBody extends z.ZodType ? z.input<TBody> : never;
 }
 
 /** The `:name` parameters of a path, in order. */
@@ -178,6 +182,7 @@ export function defineEndpoint<
     otherSuccessStatuses: def.otherSuccessStatuses ?? [],
     auth: def.auth,
     errorStatuses: def.errorStatuses ?? defaultErrorStatuses(def),
+    example: def.example,
   };
 }
 

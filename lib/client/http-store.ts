@@ -9,6 +9,7 @@ import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { ApprovalRequiredError, SagaError, type SagaErrorCode, SAGA_ERROR_HTTP_STATUS } from "@/lib/saga/errors";
 import type {
   AuditEventRecord,
+  CallPort,
   AuditInput,
   CorrectionRecord,
   CreateEscalationResult,
@@ -27,6 +28,7 @@ import type {
   StepRecord,
 } from "@/lib/saga/store";
 import type { EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
+import { httpCallPort } from "./http-calls";
 import { SagaboardApiError, Transport, type TransportOptions } from "./transport";
 
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
@@ -51,12 +53,15 @@ export type HttpSagaStoreOptions = TransportOptions & {
 
 export class HttpSagaStore implements SagaStore {
   private readonly http: Transport;
+  /** The engine asks the server's call commands instead of deciding on this store. */
+  readonly calls: CallPort;
   private policyCache: { at: number; versions: Map<string, number> } | null = null;
   private readonly policyCacheMs: number;
 
   constructor(options: HttpSagaStoreOptions) {
     this.http = new Transport(options);
     this.policyCacheMs = options.policyCacheMs ?? 5000;
+    this.calls = httpCallPort(this.http, (fn) => this.call(fn));
   }
 
   /** Sends a request; engine-level error codes come back as the engine's own SagaError. */

@@ -2,6 +2,7 @@
  * The per-tool reversibility table (ToolPolicy): the server's authority on what a tool is. Whatever
  * a client claims about a tool, the server decides with this table.
  */
+import * as z from "zod";
 import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
 import { databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
@@ -25,6 +26,8 @@ export interface ToolPolicyView extends GateTool {
   audiences: string[];
   /** The row's correction template, when it has one. */
   correctionTemplate: { subject: string; body: string } | null;
+  /** The arguments' schema its team declared (JSON Schema, compiled), or null when none was declared. */
+  argsSchema: z.ZodType | null;
 }
 
 /**
@@ -154,7 +157,29 @@ export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
     disabledBy: row.disabledBy,
     audiences: audiencesOf(row.audienceRule),
     correctionTemplate: row.correctionSubject && row.correctionBody ? { subject: row.correctionSubject, body: row.correctionBody } : null,
+    argsSchema: declaredArgsSchema(row),
   };
+}
+
+/** The declared JSON Schema of a tool's arguments as zod, or null (none declared, or not one zod can read). */
+function declaredArgsSchema(row: ToolPolicy): z.ZodType | null {
+  const declared = row.declared as { argsSchema?: unknown } | null;
+  const schema = declared?.argsSchema;
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return null;
+  try {
+    return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    return null; // an unreadable schema checks nothing; the admin sees the declaration as sent
+  }
+}
+
+/** Refuses arguments that fail the tool's declared schema, naming each field. */
+export function assertArgsMatchDeclared(policy: ToolPolicyView, args: Json): void {
+  if (!policy.argsSchema) return;
+  const parsed = policy.argsSchema.safeParse(args);
+  if (parsed.success) return;
+  const issues = parsed.error.issues.map((i) => ({ path: ["args", ...i.path.map(String)].join("."), message: i.message }));
+  throw new SagaError("INVALID_ARGS", `The arguments of ${policy.name} fail its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}.`, issues);
 }
 
 /** Refuses a new intent for a disabled tool, naming the tool and who disabled it. */

@@ -1,0 +1,10 @@
+import * as api from "@/lib/api/contracts/calls";
+import { agentRoute } from "@/lib/api/route";
+import { callAnswerWire } from "@/lib/api/schemas/calls";
+import { beginCallForAgent } from "@/lib/harness/call-commands";
+
+export const POST = agentRoute(
+  api.beginCall,
+  async ({ prisma, principal, activeToken, verified, params, body }) => callAnswerWire(await beginCallForAgent(prisma, { principal, activeToken, verified }, params.runId, body)),
+  { guardedWrite: true },
+);

@@ -1,0 +1,66 @@
+/**
+ * The call commands: how an agent in any language calls a tool through the saga log. The agent says
+ * what it wants to do; the server, which owns identity, answers what it may do. The agent keeps one
+ * number, the cursor (0 after every start or restart, then whatever the last answer returned).
+ */
+import * as z from "zod";
+import { defineEndpoint } from "../endpoint";
+import { BeginCallBody, CallAnswerWire, OutcomeBody, ReconcileBody } from "../schemas/calls";
+import { RunWire, StepWire } from "../schemas/saga";
+
+const RunParams = z.object({ runId: z.string().min(1).max(80) });
+const StepParams = z.object({ stepId: z.string().min(1).max(80) });
+
+export const beginCall = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/runs/:runId/calls",
+  operationId: "beginCall",
+  summary: "Begin a tool call: the server assigns the step, derives its key, runs the gate and answers call, replay, failed, reconcile or held",
+  description:
+    "The server hashes the arguments itself, reads class, compensator, audience and policy version from the tool table, and commits the INTENDED row before answering `call`. " +
+    "Refusals are 4xx with the error shape: RUN_CLOSED, STEP_UNRESOLVED (another tool's step is unsettled), DETERMINISM (a different tool at a recorded step), TOOL_DISABLED, FORBIDDEN (outside the token's scope), VALIDATION_FAILED.",
+  tags: ["calls"],
+  auth: "agent",
+  params: RunParams,
+  body: BeginCallBody,
+  response: CallAnswerWire,
+  example: { tool: "create_ticket", args: { subject: "Refund for order 1042", body: "Customer asked for a refund." }, cursor: 0 },
+});
+
+export const reportOutcome = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/steps/:stepId/outcome",
+  operationId: "reportOutcome",
+  summary: "Report what the provider answered for a step in flight: confirmed, failed or unknown",
+  description: "409 STEP_NOT_IN_FLIGHT when the step is not INTENDED any more (someone settled it first): begin the call again to see what the log says. A repeat of the same report gets the row back.",
+  tags: ["calls"],
+  auth: "agent",
+  params: StepParams,
+  body: OutcomeBody,
+  response: z.object({ step: StepWire }),
+  example: { outcome: "confirmed", externalRef: "TCK-1042", result: { id: "TCK-1042" }, attempts: 1 },
+});
+
+export const reportReconcile = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/steps/:stepId/reconcile",
+  operationId: "reportReconcile",
+  summary: "Report what looking an unsettled step's key up found: found, absent (after the lag re-check) or the lookup failing",
+  tags: ["calls"],
+  auth: "agent",
+  params: StepParams,
+  body: ReconcileBody,
+  response: z.object({ step: StepWire }),
+  example: { found: false, lookups: 2 },
+});
+
+export const completeRun = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/runs/:runId/complete",
+  operationId: "completeRun",
+  summary: "Finish the run; refused (409 STEP_UNRESOLVED) while a step is unsettled, and while a pivot waits",
+  tags: ["calls"],
+  auth: "agent",
+  params: RunParams,
+  response: z.object({ run: RunWire }),
+});

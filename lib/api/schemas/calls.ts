@@ -1,0 +1,131 @@
+/** Wire schemas of the call commands (lib/api/contracts/calls.ts). */
+import * as z from "zod";
+import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
+import { ApprovalReason } from "@/lib/saga/gate";
+import { CompensationPlanSchema, CorrectionDraftSchema, JsonSchema, StepWire, toWire } from "./saga";
+
+export const ApprovalReasonSchema = z.enum(Object.values(ApprovalReason) as [ApprovalReason, ...ApprovalReason[]]).meta({ id: "ApprovalReason" });
+
+/** What to send the provider with the call, so a retry is deduplicated and reconcile can find it. */
+export const SendWire = z
+  .object({
+    idempotencyKey: z.string().describe("Send it as the provider's idempotency key (Stripe's Idempotency-Key header, an external id)."),
+    header: z.string().describe("The header to carry it in when the provider takes one."),
+    metadata: z.record(z.string(), z.string()).describe("Attach as metadata / labels / tags, so the effect can be looked up by key."),
+  })
+  .meta({ id: "SendToProvider" });
+
+export const CallAnswerWire = z
+  .discriminatedUnion("answer", [
+    z.object({
+      answer: z.literal("call").describe("The intent is recorded: make the call now, with `send`, then report the outcome."),
+      cursor: z.number().int(),
+      step: StepWire,
+      send: SendWire,
+    }),
+    z.object({
+      answer: z.literal("replay").describe("The step already happened: use the recorded result, do not call."),
+      cursor: z.number().int(),
+      step: StepWire,
+    }),
+    z.object({
+      answer: z.literal("failed").describe("The provider refused this step earlier: the recorded failure stands, do not call."),
+      cursor: z.number().int(),
+      step: StepWire,
+    }),
+    z.object({
+      answer: z.literal("reconcile").describe("An earlier attempt's outcome is unknown: look the key up in the provider, then report found/absent."),
+      cursor: z.number().int(),
+      step: StepWire,
+      lookup: z.object({ stepKey: z.string(), tool: z.string(), args: JsonSchema, recheckAfterMs: z.number().int() }),
+    }),
+    z.object({
+      answer: z.literal("held").describe("A person decides first: wait for the pivot or the held call's escalation, then call again."),
+      cursor: z.number().int(),
+      reason: ApprovalReasonSchema,
+      message: z.string(),
+      escalationId: z.string().nullable(),
+      pivotId: z.string().nullable(),
+    }),
+  ])
+  .meta({ id: "CallAnswer" });
+
+export const BeginCallBody = z
+  .object({
+    tool: z.string().min(1).max(64),
+    args: JsonSchema,
+    cursor: z.number().int().min(0).max(100_000).describe("0 after a (re)start, then the cursor of the previous answer."),
+    compensation: CompensationPlanSchema.nullable().optional().describe("The compensator's call, pre-written (REVERSIBLE / COMPENSATABLE tools)."),
+    correction: CorrectionDraftSchema.nullable().optional().describe("The correction an irreversible effect would need (default: the tool table's template)."),
+    audience: z.array(z.string().min(1).max(40)).max(20).optional().describe("Who sees the effect (default: the tool table's audience)."),
+  })
+  .meta({ id: "BeginCall" });
+
+export const OutcomeBody = z
+  .discriminatedUnion("outcome", [
+    z.object({
+      outcome: z.literal("confirmed"),
+      externalRef: z.string().max(300).nullable(),
+      result: JsonSchema,
+      attempts: z.number().int().min(1).max(100).default(1),
+    }),
+    z.object({
+      outcome: z.literal("failed").describe("The provider said no (a 4xx): nothing happened."),
+      reason: z.string().min(1).max(100),
+      message: z.string().max(2000),
+      retryable: z.boolean().default(false),
+      attempts: z.number().int().min(1).max(100).default(1),
+    }),
+    z.object({
+      outcome: z.literal("unknown").describe("Timeout, reset, 5xx: it may or may not have happened."),
+      message: z.string().max(2000),
+      attempts: z.number().int().min(1).max(100).default(1),
+    }),
+  ])
+  .meta({ id: "Outcome" });
+
+export const ReconcileBody = z
+  .discriminatedUnion("found", [
+    z.object({ found: z.literal(true), externalRef: z.string().max(300).nullable(), result: JsonSchema, lookups: z.number().int().min(1).max(10).default(1) }),
+    z.object({
+      found: z.literal(false).describe("Absent twice, `recheckAfterMs` apart (search indexes lag): it never happened, and a retry reuses the key."),
+      lookups: z.number().int().min(2).max(10),
+    }),
+    z.object({ found: z.null().describe("The lookup itself kept failing: a person decides (OUTCOME_UNKNOWN escalation)."), message: z.string().max(2000), attempts: z.number().int().min(1).max(100) }),
+  ])
+  .meta({ id: "ReconcileResult" });
+
+
+/** A call's answer on the wire: what to send the provider with a `call`, what to look up for a `reconcile`. */
+export function callAnswerWire(answer: BeginCallAnswer): z.input<typeof CallAnswerWire> {
+  if (answer.kind === "held") {
+    const { kind, ...held } = answer;
+    return { answer: kind, ...held };
+  }
+  const base = { cursor: answer.cursor, step: toWire(answer.step) };
+  if (answer.kind === "call") {
+    const key = answer.step.stepKey;
+    return { answer: "call", ...base, send: { idempotencyKey: key, header: "Idempotency-Key", metadata: { sagaboard_run: answer.step.runId, sagaboard_step_key: key } } };
+  }
+  if (answer.kind === "reconcile") {
+    return { answer: "reconcile", ...base, lookup: { stepKey: answer.step.stepKey, tool: answer.step.tool, args: answer.step.args, recheckAfterMs: RECHECK_AFTER_MS } };
+  }
+  return { answer: answer.kind, ...base };
+}
+
+/** How long an agent pauses between the two lookups of a reconcile (search indexes lag). */
+export const RECHECK_AFTER_MS = 2000;
+
+/** The reconcile body as the saga's report. */
+export function reconcileReport(body: z.output<typeof ReconcileBody>): ReconcileReport {
+  if (body.found === true) return { kind: "found", externalRef: body.externalRef, result: body.result, lookups: body.lookups };
+  if (body.found === false) return { kind: "absent", lookups: body.lookups, recheckAfterMs: RECHECK_AFTER_MS };
+  return { kind: "lookup_failed", message: body.message, attempts: body.attempts };
+}
+
+/** The outcome body as the saga's report, plus the attempts made. */
+export function outcomeReport(body: z.output<typeof OutcomeBody>): CallOutcomeReport & { attempts: number } {
+  if (body.outcome === "confirmed") return { kind: "confirmed", externalRef: body.externalRef, result: body.result, attempts: body.attempts };
+  if (body.outcome === "failed") return { kind: "failed", reason: body.reason, message: body.message, retryable: body.retryable, attempts: body.attempts };
+  return { kind: "unknown", message: body.message, attempts: body.attempts };
+}

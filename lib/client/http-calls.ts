@@ -1,0 +1,55 @@
+/**
+ * The call commands over HTTP: the engine's `CallPort` when the server decides. The agent sends the
+ * tool, its arguments and its cursor; the server answers what it may do (lib/harness/call-commands.ts).
+ */
+import * as api from "@/lib/api/contracts/calls";
+import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
+import { fillPath } from "@/lib/api/endpoint";
+import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
+import type { ApprovalReason } from "@/lib/saga/gate";
+import type { CallPort, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { Transport } from "./transport";
+
+const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
+const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
+
+function outcomeBody(outcome: CallOutcomeReport, attempts: number) {
+  if (outcome.kind === "confirmed") return { outcome: "confirmed" as const, externalRef: outcome.externalRef, result: outcome.result, attempts };
+  if (outcome.kind === "failed") return { outcome: "failed" as const, reason: outcome.reason, message: outcome.message, retryable: outcome.retryable, attempts };
+  return { outcome: "unknown" as const, message: outcome.message, attempts };
+}
+
+function reconcileBody(report: ReconcileReport) {
+  if (report.kind === "found") return { found: true as const, externalRef: report.externalRef, result: report.result, lookups: report.lookups };
+  if (report.kind === "absent") return { found: false as const, lookups: report.lookups };
+  return { found: null, message: report.message, attempts: report.attempts };
+}
+
+/** The commands, sent through `send` (which maps error answers to the engine's errors). */
+export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) => Promise<T>): CallPort {
+  return {
+    async begin(input) {
+      const body = { tool: input.tool, args: input.args, cursor: input.cursor, compensation: input.proposal.compensation, correction: input.proposal.correction, audience: input.proposal.audience };
+      // An idempotency key: a begin whose answer was lost is answered again, not decided twice.
+      const res = await send(() => http.request("POST", fillPath(api.beginCall.path, { runId: input.runId }), api.beginCall.response, body, { idempotencyKey: true }));
+      if (res.answer === "held") {
+        return { kind: "held", reason: res.reason as ApprovalReason, message: res.message, escalationId: res.escalationId, pivotId: res.pivotId, cursor: res.cursor };
+      }
+      return { kind: res.answer, step: step(res.step), cursor: res.cursor } as BeginCallAnswer;
+    },
+    async outcome(input) {
+      const res = await send(() =>
+        http.request("POST", fillPath(api.reportOutcome.path, { stepId: input.step.id }), api.reportOutcome.response, outcomeBody(input.outcome, input.step.attempts + input.attempts)),
+      );
+      return step(res.step);
+    },
+    async reconciled(input) {
+      const res = await send(() => http.request("POST", fillPath(api.reportReconcile.path, { stepId: input.step.id }), api.reportReconcile.response, reconcileBody(input.report)));
+      return step(res.step);
+    },
+    async complete(input) {
+      const res = await send(() => http.request("POST", fillPath(api.completeRun.path, { runId: input.runId }), api.completeRun.response));
+      return run(res.run);
+    },
+  };
+}
