@@ -6,6 +6,7 @@
 import type { AnyEndpoint } from "../endpoint";
 import * as adminPeople from "./admin-people";
 import * as audit from "./audit";
+import * as calls from "./calls";
 import * as corrections from "./corrections";
 import * as dashboard from "./dashboard";
 import * as meta from "./meta";
@@ -17,6 +18,7 @@ import * as worker from "./worker";
 /** All endpoint contracts; the OpenAPI document (GET /api/v1/openapi.json) is built from this list. */
 export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(runs),
+  ...Object.values(calls),
   ...Object.values(worker),
   ...Object.values(meta),
   ...Object.values(dashboard),
