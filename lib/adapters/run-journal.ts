@@ -104,19 +104,18 @@ export class JournaledRun {
   private context: RunContext | null = null;
   /** The journal entries `context` has consumed, in order. */
   private consumed: JournalEntry[] = [];
-
-  constructor(
-    private readonly engine: SagaEngine,
-    /** The saga run. */
-    readonly runId: string,
-  ) {}
-
   /** Outcomes of the calls in the journal that carry a framework call id, replayed or live. */
   private readonly recorded = new Map<string, JournaledOutcome>();
   /** The calls in flight, chained so they run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   /** The answer of a call asked before the framework runs it (OpenAI's needsApproval), for its invoke. */
   private readonly handoff = new Map<string, JournaledOutcome>();
+
+  constructor(
+    private readonly engine: SagaEngine,
+    /** The saga run. */
+    readonly runId: string,
+  ) {}
 
   /** The outcome a call with this framework id got moments ago in this process, once. */
   take(callId: string): JournaledOutcome | undefined {
@@ -133,7 +132,12 @@ export class JournaledRun {
   call(journal: RunJournal, tool: string, args: unknown, callId: string | null): Promise<JournaledOutcome> {
     // One at a time, in the order asked: a framework runs one turn's calls concurrently, and two
     // catch-ups racing would each build their own RunContext and disagree on the step order.
-    const next = this.queue.then(() => this.callNow(journal, tool, args, callId));
+    const next = this.queue.then(() =>
+      this.callNow(journal, tool, args, callId).catch((e: unknown) => {
+        this.context = null; // whatever stopped the call, the next one starts from the log and the journal
+        throw e;
+      }),
+    );
     this.queue = next.catch(() => undefined);
     return next;
   }
