@@ -14,8 +14,9 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
-import type { CallOutcome, RunContext, SagaEngine } from "@/lib/saga/engine";
+import type { CallOutcome, PivotRequest, RunContext, SagaEngine } from "@/lib/saga/engine";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
+import type { PivotRecord } from "@/lib/saga/store";
 import type { CompensationSpec, CorrectionDraft, Json, ToolCallContext, ToolDefinition } from "@/lib/saga/tools";
 import { defineTool } from "@/lib/saga/tools";
 import type { ToolClass } from "@/lib/saga/vocabulary";
@@ -116,6 +117,22 @@ export class JournaledRun {
     /** The saga run. */
     readonly runId: string,
   ) {}
+
+  /**
+   * Proposes the pivot (what is staged plus the commit plan) for a reviewer. While it is pending,
+   * every logged call is held (an interruption); once approved, the plan's calls run in the commit
+   * phase, each once. Re-proposing the same plan returns the same pivot.
+   */
+  requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    const next = this.queue.then(async () => (await this.engine.resume(this.runId)).requestPivot(request));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Waits until the pivot is decided or `timeoutMs` passes. */
+  async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    return (await this.engine.resume(this.runId)).awaitPivot(pivotId, options);
+  }
 
   /** The outcome a call with this framework id got moments ago in this process, once. */
   take(callId: string): JournaledOutcome | undefined {
