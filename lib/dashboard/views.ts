@@ -15,10 +15,9 @@ import {
   StepStatusSchema,
   ToolClassSchema,
 } from "@/lib/api/schemas/saga";
-import { EXTERNAL_SYSTEMS } from "./tool-systems";
 
 /** The external system a tool acts on. */
-export const ZExternalSystem = z.enum(EXTERNAL_SYSTEMS);
+export const ZExternalSystem = z.string().min(1);
 
 /** Blast radius of an audience (lib/saga/vocabulary audienceRank): 0 internal, 1 partner, 2 customer. */
 export const ZAudienceRank = z.number().int().min(0).max(2);
