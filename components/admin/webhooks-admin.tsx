@@ -234,7 +234,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
                 busy={busy}
                 onReplay={(d) =>
                   void act(d.id, async () => {
-                    await postJson(`/api/dashboard/admin/webhooks/deliveries/${encodeURIComponent(d.id)}/replay`);
+                    await postJson("/api/dashboard/admin/webhooks/replay", { deliveryId: d.id });
                     return `Delivery ${d.id} will be sent again with the same delivery id.`;
                   })
                 }

@@ -35,13 +35,13 @@ export const adminCreateWebhook = defineEndpoint({
 
 export const adminReplayDelivery = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/webhooks/deliveries/:deliveryId/replay",
+  path: "/api/dashboard/admin/webhooks/replay",
   operationId: "adminReplayDelivery",
   summary: "Send a delivery again, under the same delivery id (receivers dedupe on it)",
   description: "A delivery a notifier is sending right now is answered 409 INVALID_TRANSITION.",
   tags,
   auth: "user",
-  params: z.object({ deliveryId: z.string().trim().min(1).max(80) }),
+  body: z.object({ deliveryId: z.string().trim().min(1).max(80) }),
   response: ZDeliveryView,
 });
 
