@@ -12,7 +12,7 @@
  * literal SQL (a bound parameter would not let the planner prove the index applies).
  */
 import * as z from "zod";
-import { Prisma, type PrismaClient } from "@/generated/prisma";
+import type { PrismaClient } from "@/generated/prisma";
 import { databaseKind, databaseNow } from "@/lib/db/dialect";
 import { onConnection } from "@/lib/db/prisma-saga-store";
 import { summarizeRevokes } from "@/lib/revokes/revoke-rules";
@@ -102,16 +102,21 @@ function dateOf(value: unknown): Date {
   return new Date(/(Z|[+-]\d\d:?\d\d)$/i.test(text) ? text : `${text}Z`);
 }
 
-/** Raw SQL pieces that differ between the stores. */
+/**
+ * Raw SQL pieces that differ between the stores, as text. Every value in these statements is one this
+ * module made (times it computed, vocabulary constants), never a person's input, so they are written
+ * as literals: the planner then sees the exact predicate a partial index needs, and no SQL fragment
+ * object has to cross from one bundle's copy of Prisma's runtime into another's.
+ */
 function dialect(prisma: PrismaClient) {
   const pg = databaseKind(prisma) === "postgresql";
   return {
-    /** A time parameter as the column stores it (SQLite: Prisma's ISO text with +00:00; PostgreSQL: timestamp). */
-    at: (d: Date) => (pg ? Prisma.sql`${d.toISOString()}::timestamp` : Prisma.sql`${d.toISOString().replace("Z", "+00:00")}`),
+    /** A time literal as the column stores it (SQLite: Prisma's ISO text with +00:00; PostgreSQL: timestamp). */
+    at: (d: Date) => (pg ? `'${d.toISOString()}'::timestamp` : `'${d.toISOString().replace("Z", "+00:00")}'`),
     /** The hour a time column falls in, as text sortable and parseable (`YYYY-MM-DDTHH`). */
-    hour: (column: string) => (pg ? Prisma.raw(`to_char(${column}, 'YYYY-MM-DD"T"HH24')`) : Prisma.raw(`substr(replace(${column}, ' ', 'T'), 1, 13)`)),
+    hour: (column: string) => (pg ? `to_char(${column}, 'YYYY-MM-DD"T"HH24')` : `substr(replace(${column}, ' ', 'T'), 1, 13)`),
     /** A JSON member as text. */
-    jsonText: (column: string, member: string) => (pg ? Prisma.raw(`(${column}->>'${member}')`) : Prisma.raw(`json_extract(${column}, '$.${member}')`)),
+    jsonText: (column: string, member: string) => (pg ? `(${column}->>'${member}')` : `json_extract(${column}, '$.${member}')`),
   };
 }
 
@@ -129,29 +134,30 @@ export async function getOverview(prisma: PrismaClient, range: OverviewRange = "
   const from = new Date(to.getTime() - ms);
   const [F, T] = [sql.at(from), sql.at(to)];
   const cutoffs = AGE_BANDS.slice(0, -1).map((b) => sql.at(new Date(now.getTime() - b.maxMs)));
-  const ageCase = (column: string) =>
-    Prisma.sql`CASE WHEN ${Prisma.raw(column)} >= ${cutoffs[0]!} THEN 0 WHEN ${Prisma.raw(column)} >= ${cutoffs[1]!} THEN 1 WHEN ${Prisma.raw(column)} >= ${cutoffs[2]!} THEN 2 ELSE 3 END`;
+  const band = `CASE WHEN "createdAt" >= ${cutoffs[0]} THEN 0 WHEN "createdAt" >= ${cutoffs[1]} THEN 1 WHEN "createdAt" >= ${cutoffs[2]} THEN 2 ELSE 3 END`;
+  const incomplete = INCOMPLETE_STATUSES.map((s) => `'${s}'`).join(", ");
   type Count = { h: string; n: number | bigint };
   type Waiting = { kind: string; band: number | bigint; n: number | bigint; oldest: unknown };
+  const query = <T>(text: string) => prisma.$queryRawUnsafe<T[]>(text);
 
   const rows = await onConnection(prisma, async () => ({
     waiting: [
-      ...(await prisma.$queryRaw<Waiting[]>`SELECT 'PIVOT' AS kind, ${ageCase('"createdAt"')} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Pivot" WHERE "status" = 'PENDING' GROUP BY band`),
-      ...(await prisma.$queryRaw<Waiting[]>`SELECT "kind" AS kind, ${ageCase('"createdAt"')} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Escalation" WHERE "status" IN ('OPEN', 'CLAIMED') GROUP BY "kind", band`),
-      ...(await prisma.$queryRaw<Waiting[]>`SELECT 'CORRECTION' AS kind, ${ageCase('"createdAt"')} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Correction" WHERE "status" = 'DRAFT' GROUP BY band`),
+      ...(await query<Waiting>(`SELECT 'PIVOT' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Pivot" WHERE "status" = 'PENDING' GROUP BY 2`)),
+      ...(await query<Waiting>(`SELECT "kind" AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Escalation" WHERE "status" IN ('OPEN', 'CLAIMED') GROUP BY 1, 2`)),
+      ...(await query<Waiting>(`SELECT 'CORRECTION' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Correction" WHERE "status" = 'DRAFT' GROUP BY 2`)),
     ],
     // Partial index Step_irreversible_staging_idx: the predicate's literals are repeated here.
-    irreversible: await prisma.$queryRaw<Count[]>`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Step"
-      WHERE "toolClass" = 'IRREVERSIBLE' AND "phase" = 'STAGING' AND "createdAt" >= ${F} AND "createdAt" < ${T} AND "status" NOT IN ('NOT_EXECUTED', 'FAILED') GROUP BY h`,
+    irreversible: await query<Count>(`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Step"
+      WHERE "toolClass" = 'IRREVERSIBLE' AND "phase" = 'STAGING' AND "createdAt" >= ${F} AND "createdAt" < ${T} AND "status" NOT IN ('NOT_EXECUTED', 'FAILED') GROUP BY 1`),
     // Partial index AuditEvent_step_reconciled_idx: a reconcile that found the effect is a blind retry (a duplicate) prevented.
-    duplicates: await prisma.$queryRaw<Count[]>`SELECT ${sql.hour('"at"')} AS h, COUNT(*) AS n FROM "AuditEvent"
-      WHERE "type" = 'step.reconciled' AND "at" >= ${F} AND "at" < ${T} AND ${sql.jsonText('"data"', "outcome")} = 'CONFIRMED' GROUP BY h`,
+    duplicates: await query<Count>(`SELECT ${sql.hour('"at"')} AS h, COUNT(*) AS n FROM "AuditEvent"
+      WHERE "type" = 'step.reconciled' AND "at" >= ${F} AND "at" < ${T} AND ${sql.jsonText('"data"', "outcome")} = 'CONFIRMED' GROUP BY 1`),
     // Partial index Step_compensation_requested_idx, by when the compensation was requested.
-    compensations: await prisma.$queryRaw<(Count & { state: string })[]>`SELECT ${sql.hour('"compensationRequestedAt"')} AS h, "compensationState" AS state, COUNT(*) AS n FROM "Step"
-      WHERE "compensationRequestedAt" IS NOT NULL AND "compensationRequestedAt" >= ${F} AND "compensationRequestedAt" < ${T} GROUP BY h, state`,
-    started: await prisma.$queryRaw<Count[]>`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Run" WHERE "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY h`,
-    incomplete: await prisma.$queryRaw<Count[]>`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Run"
-      WHERE "status" IN (${Prisma.join(INCOMPLETE_STATUSES)}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY h`,
+    compensations: await query<Count & { state: string }>(`SELECT ${sql.hour('"compensationRequestedAt"')} AS h, "compensationState" AS state, COUNT(*) AS n FROM "Step"
+      WHERE "compensationRequestedAt" IS NOT NULL AND "compensationRequestedAt" >= ${F} AND "compensationRequestedAt" < ${T} GROUP BY 1, 2`),
+    started: await query<Count>(`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Run" WHERE "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY 1`),
+    incomplete: await query<Count>(`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Run"
+      WHERE "status" IN (${incomplete}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY 1`),
     repairs: await prisma.escalation.findMany({
       where: { status: "RESOLVED", resolvedAt: { gte: from, lt: to }, kind: { in: REPAIR_KINDS }, NOT: { resolvedBy: "sla" } },
       select: { createdAt: true, resolvedAt: true },
