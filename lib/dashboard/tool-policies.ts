@@ -29,6 +29,8 @@ export interface ToolPolicyFacts {
   compensator: string | null;
   /** The external system its effects live in, as the tool table says; null when it says nothing. */
   system: string | null;
+  /** Who sees its effects, as the tool table says (comma-separated), null when it says nothing. */
+  audienceRule: string | null;
   /** Where these facts came from. */
   source: PolicySource;
 }
@@ -46,6 +48,7 @@ export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegis
       owner: row.owner,
       compensator: row.compensator,
       system: row.system,
+      audienceRule: row.audienceRule,
       source: PolicySource.tool_table,
     });
   }
@@ -59,6 +62,7 @@ export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegis
       owner: def?.owner ?? null,
       compensator: def?.compensation?.with ?? null,
       system: null,
+      audienceRule: null,
       source: PolicySource.registry_default,
     });
   }
