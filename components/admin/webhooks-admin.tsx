@@ -7,6 +7,7 @@ import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashbo
 import { NOTIFICATION_TOPICS, TOPIC_LABELS, type NotificationTopic } from "@/lib/notifications/vocabulary";
 import type { TDeliveryView, TNotificationSettings, TWebhookView } from "@/lib/notifications/webhook-views";
 import styles from "./people.module.css";
+import own from "./webhooks.module.css";
 import { SecretOnce } from "./secret-once";
 
 type Message = { tone: "good" | "bad"; text: string };
@@ -64,7 +65,7 @@ function DeliveryLog({ hook, onReplay, busy }: { hook: TWebhookView; onReplay: (
                 </td>
                 <td data-label="Attempts">{d.attempts}</td>
                 <td data-label="Last answer">{d.lastError ? <span className="small">{d.lastError}</span> : d.lastStatusCode ? <span className="small">HTTP {d.lastStatusCode}</span> : <span className="muted">—</span>}</td>
-                <td className="nowrap" data-label="Created">
+                <td className={own.wrap} data-label="Created">
                   <Time at={d.createdAt} />
                   {d.replayedBy && <div className="cell-label">replayed by {d.replayedBy}</div>}
                 </td>
@@ -190,11 +191,11 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
               <input id="hook-url" name="url" type="url" required placeholder="https://hooks.example.com/sagaboard" />
             </div>
           </div>
-          <fieldset className={styles.field}>
+          <fieldset className={own.topics}>
             <legend>Topics</legend>
-            <div className={styles.chips}>
+            <div className={own.topicList}>
               {NOTIFICATION_TOPICS.map((t) => (
-                <label key={t} className="choice">
+                <label key={t} className={own.topic}>
                   <input type="checkbox" checked={topics.includes(t)} onChange={(e) => setTopics(e.target.checked ? [...topics, t] : topics.filter((x) => x !== t))} /> {TOPIC_LABELS[t]}
                 </label>
               ))}
@@ -219,7 +220,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
           </div>
         ) : (
           data.webhooks.map((hook) => (
-            <section key={hook.id} className="panel" aria-label={`Webhook ${hook.name}`} data-webhook={hook.name} style={{ marginBottom: "1rem" }}>
+            <section key={hook.id} className={`panel ${own.hook}`} aria-label={`Webhook ${hook.name}`} data-webhook={hook.name}>
               <h3>
                 {hook.name} <span className={`badge ${hook.enabled ? "status-good" : "status-done"}`}>{hook.enabled ? "on" : "off"}</span>
               </h3>

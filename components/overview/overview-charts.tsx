@@ -40,6 +40,7 @@ const OUTCOME_LABELS: Record<string, string> = {
   out_of_window: "Past the window (escalated)",
   correction_drafted: "Correction waiting",
   correction_sent: "Correction sent",
+  correction_dismissed: "Correction dismissed",
 };
 
 const COLORS = { primary: "#2f5fa7", good: "#1d6b38", warn: "#c98a00", bad: "#a12b22", muted: "#9aa5b1" };
@@ -65,12 +66,12 @@ function tick(bucket: Overview["bucket"]) {
   };
 }
 
-function Card({ title, lead, children, numbers }: { title: string; lead: ReactNode; children: ReactNode; numbers: ReactNode }) {
+function Card({ title, lead, children, numbers, empty }: { title: string; lead: ReactNode; children: ReactNode; numbers: ReactNode; empty?: string | null }) {
   return (
     <section className={styles.chartCard} aria-label={title}>
       <h3>{title}</h3>
       <p className="muted small">{lead}</p>
-      <div className={styles.chart}>{children}</div>
+      {empty ? <p className={styles.noChart}>{empty}</p> : <div className={styles.chart}>{children}</div>}
       <details className={styles.details}>
         <summary>The numbers</summary>
         {numbers}
@@ -170,6 +171,19 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
                   <tr key={w.kind}>
                     <td>
                       <Link href={KIND_LINKS[w.kind]}>{KIND_LABELS[w.kind]}</Link>
+                      <span className={styles.bandsInline}>
+                        {(
+                          [
+                            ["under1h", "under 1 h"],
+                            ["h1to4", "1–4 h"],
+                            ["h4to24", "4–24 h"],
+                            ["over24h", "over 24 h"],
+                          ] as const
+                        )
+                          .filter(([key]) => w.ages[key] > 0)
+                          .map(([key, text]) => `${w.ages[key]} ${text}`)
+                          .join(" · ")}
+                      </span>
                     </td>
                     <td className={styles.band}>{w.ages.under1h}</td>
                     <td className={styles.band}>{w.ages.h1to4}</td>
@@ -335,6 +349,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
 
           <Card
             title="Corrections sent, by audience"
+            empty={overview.correctionsByAudience.length === 0 ? "Nothing to chart in this range." : null}
             lead={overview.correctionsByAudience.length === 0 ? "No correction was sent in this range." : "Who was told that an earlier message was wrong: the customer impact."}
             numbers={
               overview.correctionsByAudience.length === 0 ? (
@@ -366,6 +381,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
 
           <Card
             title="Revokes pulled, and how they ended"
+            empty={revokeTotal === 0 ? "Nothing to chart: no step was pulled back in this range." : null}
             lead={
               <>
                 <span className={styles.headline}>{revokeTotal}</span>

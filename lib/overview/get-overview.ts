@@ -249,7 +249,10 @@ export async function getOverview(prisma: PrismaClient, range: OverviewRange = "
       repairP90Sec: percentile(sortedRepairs, 0.9),
     },
     correctionsByAudience: [...audiences].map(([audience, sent]) => ({ audience, sent })).sort((a, b) => b.sent - a.sent || a.audience.localeCompare(b.audience)),
-    revokesByOutcome: Object.values(RevokeOutcome).map((outcome) => ({ outcome, count: outcomes.get(outcome) ?? 0 })),
+    // Step revokes only: a whole run's outcomes (unwinding, done) are told through its steps' rows.
+    revokesByOutcome: Object.values(RevokeOutcome)
+      .filter((o) => o !== RevokeOutcome.unwinding && o !== RevokeOutcome.done)
+      .map((outcome) => ({ outcome, count: outcomes.get(outcome) ?? 0 })),
     revokesNotRead: Math.max(0, rows.revokeCount - rows.revokes.length),
   };
 }

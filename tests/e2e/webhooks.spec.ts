@@ -54,7 +54,7 @@ test("an admin creates a webhook, reads its delivery log after a refused first a
     expect(answers).toEqual([500]);
 
     const hook = page.locator(`[data-webhook="${name}"]`);
-    await expect(hook.getByText("waiting to retry")).toBeVisible({ timeout: 10_000 });
+    await expect(hook.getByText("waiting to retry", { exact: true })).toBeVisible({ timeout: 10_000 });
     await expect(hook).toContainText("the receiver answered HTTP 500: down for maintenance");
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.screenshot({ path: screenshotPath("webhooks-desktop"), fullPage: true });
