@@ -94,11 +94,7 @@ function Context({ detail }: { detail: Detail }) {
               <StatusBadge status={step.compensationState} /> {step.compensationRef && <Mono text={step.compensationRef} />}
             </Fact>
           )}
-          {step.compensationError !== null && (
-            <Fact label={step.manualRepair ? "Was out there" : "Still out there"}>
-              <LabelledValues value={step.compensationError} />
-            </Fact>
-          )}
+          {step.compensationError !== null && <UndoFailure error={step.compensationError} repaired={step.manualRepair !== null} />}
           <Fact label="Logged">
             <Time at={step.createdAt} /> · updated <Time at={step.updatedAt} />
           </Fact>
@@ -109,6 +105,26 @@ function Context({ detail }: { detail: Detail }) {
         <LabelledValues value={escalation.detail} rawLabel="Raw JSON" />
       </details>
     </section>
+  );
+}
+
+/** Why an undo failed, in a sentence, and what it left out there, as labelled values (money as money). */
+function UndoFailure({ error, repaired }: { error: NonNullable<Detail["step"]>["compensationError"]; repaired: boolean }) {
+  const e = error !== null && typeof error === "object" && !Array.isArray(error) ? error : null;
+  const said = e && typeof e.message === "string" ? e.message : e && typeof e.reason === "string" ? e.reason : null;
+  const remaining = e && "remaining" in e ? e.remaining : undefined;
+  return (
+    <>
+      <Fact label="Why the undo failed">
+        {said ?? "The compensation could not be confirmed."}
+        {remaining === undefined && <LabelledValues value={error} />}
+      </Fact>
+      {remaining !== undefined && (
+        <Fact label={repaired ? "Was out there" : "Still out there"}>
+          <LabelledValues value={remaining} />
+        </Fact>
+      )}
+    </>
   );
 }
 
@@ -448,7 +464,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
           {resolved ? (
             <div className="decided approved">
               <p>
-                <strong>Resolved</strong> by {escalation.resolvedBy === data.me ? "you" : (escalation.resolvedBy ?? "someone")} at <Time at={escalation.resolvedAt} /> UTC
+                <strong>Resolved</strong> by {escalation.resolvedBy ?? "someone"} at <Time at={escalation.resolvedAt} /> UTC
               </p>
               <Resolution value={escalation.resolution} />
               {(run.status === "UNWOUND" || run.status === "COMPLETED") && (

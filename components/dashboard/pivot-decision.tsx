@@ -55,12 +55,15 @@ export function ApprovalConfirmation({ open, items, busy, onConfirm, onCancel }:
       </ul>
       <div className={styles.confirmButtons}>
         <button ref={confirmRef} type="button" className="button approve" disabled={busy} onClick={onConfirm}>
-          {busy ? "Approving…" : "Approve and let them run"} <kbd>Enter</kbd>
+          {busy ? "Approving…" : "Approve and let them run"}
         </button>
         <button type="button" className="button" onClick={onCancel}>
-          Cancel <kbd>Esc</kbd>
+          Cancel
         </button>
       </div>
+      <p className="kbd-hint">
+        <kbd>Enter</kbd> approves · <kbd>Esc</kbd> cancels
+      </p>
     </dialog>
   );
 }

@@ -542,7 +542,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
                   {irreversible.map((i) => i.tool).join(", ")}. You will be asked to confirm.
                 </p>
               )}
-              <button type="button" className="button approve" onClick={approve} disabled={busy !== null || revised}>
+              <button type="button" className="button approve" onClick={approve} disabled={busy !== null}>
                 {busy === "approve" ? "Approving…" : irreversible.length > 0 ? "Approve…" : "Approve"} <kbd>a</kbd>
               </button>
               <form

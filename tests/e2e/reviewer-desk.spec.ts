@@ -154,7 +154,7 @@ test.describe("the reviewer desk", () => {
     expect((await db.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("APPROVED");
   });
 
-  test("bulk approval of three held emails: each recorded on its own, asking twice changes nothing, three effects once each", async ({ page, seedUser, db, agent, world }) => {
+  test("bulk approval of three held emails: each recorded on its own, asking twice changes nothing, three effects once each", async ({ page, baseURL, seedUser, db, agent, world }) => {
     const reviewer = await seedUser("reviewer");
     const tag = uniqueTag();
     const held: { runId: string; escalationId: string; customer: string; mail: { to: string; subject: string; body: string }; run: Awaited<ReturnType<typeof agent.engine.startRun>> }[] = [];
@@ -204,7 +204,7 @@ test.describe("the reviewer desk", () => {
     }
 
     // Asked again (another click, another tab): every item is skipped and reported, nothing decided twice.
-    const again = await page.request.post("/api/dashboard/escalations/decide", { data: { escalationIds: held.map((h) => h.escalationId), approve: true, note: "again" } });
+    const again = await page.request.post("/api/dashboard/escalations/decide", { data: { escalationIds: held.map((h) => h.escalationId), approve: true, note: "again" }, headers: { origin: baseURL ?? "" } });
     expect(again.status()).toBe(200);
     const body = (await again.json()) as { decided: number; skipped: number; items: { message: string | null }[] };
     expect([body.decided, body.skipped]).toEqual([0, 3]);
@@ -220,7 +220,7 @@ test.describe("the reviewer desk", () => {
     for (const h of held) expect(await effects(world, { op: "email.send" }, sentTo(h.customer))).toHaveLength(1);
 
     // An id that is not a held call refuses the whole request, deciding nothing.
-    const mixed = await page.request.post("/api/dashboard/escalations/decide", { data: { escalationIds: [held[0]!.escalationId, "esc_doesnotexist"], approve: true } });
+    const mixed = await page.request.post("/api/dashboard/escalations/decide", { data: { escalationIds: [held[0]!.escalationId, "esc_doesnotexist"], approve: true }, headers: { origin: baseURL ?? "" } });
     expect(mixed.status()).toBe(404);
   });
 

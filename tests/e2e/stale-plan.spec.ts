@@ -36,8 +36,9 @@ test("a plan revised after the page loaded cannot be approved from the old page"
   const pending = await db.pivot.findUniqueOrThrow({ where: { id: first.id } });
   expect([pending.status, pending.planHash]).toEqual(["PENDING", revised.planHash]);
 
-  // Approving what the page shows is refused, and the screen says what changed.
+  // Approving what the page shows (confirming the email that cannot be taken back) is refused, and the screen says what changed.
   await page.getByRole("button", { name: /^Approve/ }).click();
+  await page.getByRole("dialog").getByRole("button", { name: /^Approve and let them run/ }).click();
   const refusal = page.getByRole("alert").filter({ hasText: "Not approved: the plan changed since this page loaded" });
   await expect(refusal).toBeVisible();
   await expect(refusal.locator("tr.diff-removed")).toContainText(oldSubject);
@@ -59,6 +60,7 @@ test("a plan revised after the page loaded cannot be approved from the old page"
   await expect(plan.filter({ hasText: "send_email" })).toContainText(newSubject);
   await expect(page.locator(".banner")).toHaveCount(0);
   await page.getByRole("button", { name: /^Approve/ }).click();
+  await page.getByRole("dialog").getByRole("button", { name: /^Approve and let them run/ }).click();
   await expect(page.locator(".decide-panel .decided")).toContainText(`Approved by ${reviewer.email}`);
   const approved = await db.pivot.findUniqueOrThrow({ where: { id: first.id } });
   expect([approved.status, approved.decidedBy, approved.planHash]).toEqual(["APPROVED", reviewer.email, revised.planHash]);
