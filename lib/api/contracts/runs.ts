@@ -8,7 +8,6 @@ import {
   EscalationKindSchema,
   EscalationStatusSchema,
   EscalationWire,
-  IntentBody,
   IsoDate,
   JsonSchema,
   PivotWire,
@@ -106,23 +105,6 @@ export const listSteps = defineEndpoint({
   response: z.object({ steps: z.array(StepWire) }),
 });
 
-export const recordIntent = defineEndpoint({
-  method: "POST",
-  path: "/api/v1/runs/:runId/steps",
-  operationId: "recordIntent",
-  summary: "Record an intent before calling the tool (the server checks key, class, scope and the pivot gate)",
-  description:
-    "201 with `created: true` when the INTENDED row was committed; 200 with the existing row when the step was already recorded. " +
-    "An irreversible (or uncompensatable) call outside an approved plan is refused with 409 APPROVAL_REQUIRED naming the escalation that holds it.",
-  tags: tags("steps"),
-  auth: "agent",
-  params: RunParams,
-  body: z.object({ intent: IntentBody }),
-  response: z.object({ created: z.boolean(), step: StepWire }),
-  successStatus: 201,
-  otherSuccessStatuses: [200],
-});
-
 export const getStep = defineEndpoint({
   method: "GET",
   path: "/api/v1/steps/:stepId",
@@ -138,8 +120,9 @@ export const updateStep = defineEndpoint({
   method: "PATCH",
   path: "/api/v1/steps/:stepId",
   operationId: "updateStep",
-  summary: "Record an outcome, a reconcile result, a retry, or a compensation requested/confirmed/failed",
-  description: "Only the moves of the saga state machine are accepted (422 INVALID_TRANSITION otherwise). `step: null` means the fence no longer matched: read the row again.",
+  summary: "An unwind's writes: a reconcile result, or a compensation requested/confirmed/failed",
+  description:
+    "Only those moves of the saga state machine are accepted (422 INVALID_TRANSITION otherwise); outcomes and retries are the call commands' (POST /runs/{runId}/calls, /steps/{stepId}/outcome). `step: null` means the fence no longer matched: read the row again.",
   tags: tags("steps"),
   auth: "agent",
   params: StepParams,
