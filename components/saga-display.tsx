@@ -135,6 +135,7 @@ export function Mono({ text, title }: { text: string | null | undefined; title?:
 export function LabelledValues({ value, label, rawLabel = "Raw JSON" }: { value: unknown; /** The label of a value that is not an object. */ label?: string; /** The summary of the raw form. */ rawLabel?: string }) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
   const facts = factsOf(value, label);
+  if (facts.length === 0 && typeof value === "object" && Object.keys(value).length === 0) return <span className="muted">no arguments</span>;
   return (
     <div className="labelled-values">
       {facts.length === 0 ? (

@@ -12,6 +12,8 @@ import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/harness/policy";
+import { SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
+import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";
 import { RemoteWorld } from "@/lib/sim/remote";
 
@@ -26,6 +28,7 @@ const prisma = await openPrisma();
 let token = process.env.SAGABOARD_TOKEN;
 if (!token) {
   await syncToolPolicies(prisma, registry);
+  await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS); // which system each demo tool acts on
   token = (await ensureDemoTokens(prisma, dataDirectory(), registry.list().map((t) => t.name))).agent;
 }
 const reviewer = reviewerWith(new SagaEngine({ store: new PrismaSagaStore(prisma), registry }));

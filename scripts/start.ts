@@ -68,6 +68,14 @@ async function bringToLife(): Promise<void> {
   worker.stdout?.on("data", prefix("worker"));
   worker.stderr?.on("data", prefix("worker"));
   children.push(worker);
+  // The notifier sends webhooks and email and keeps the SLAs, beside the database (lib/notifications).
+  const notifier = spawn(npx, ["tsx", "scripts/notifier.ts"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, SAGABOARD_NOTIFIER_ID: "demo-notifier", SAGABOARD_PUBLIC_URL: process.env.SAGABOARD_PUBLIC_URL || baseUrl },
+  });
+  notifier.stdout?.on("data", prefix("notifier"));
+  notifier.stderr?.on("data", prefix("notifier"));
+  children.push(notifier);
   if (firstStart) {
     const agent = spawn(npx, ["tsx", "scripts/demo.ts"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...simEnv, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.agent } });
     agent.stdout?.on("data", prefix("agent"));

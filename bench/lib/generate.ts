@@ -88,12 +88,12 @@ export async function generate(kind: DatabaseKind, url: string, runs: number, st
         run: { name: "Run", columns: ["id", "title", "agent", "onBehalfOf", "metadata", "status", "createdAt", "updatedAt"], rows: [] as Row[] },
         step: {
           name: "Step",
-          columns: ["id", "runId", "stepIdx", "tool", "toolClass", "stepKey", "args", "argsHash", "status", "phase", "policyVersion", "externalRef", "result", "compensation", "compensationKey", "compensationState", "compensationRef", "correction", "audience", "attempts", "createdAt", "updatedAt"],
+          columns: ["id", "runId", "stepIdx", "tool", "toolClass", "stepKey", "args", "argsHash", "status", "phase", "policyVersion", "externalRef", "result", "compensation", "compensationKey", "compensationState", "compensationRef", "correction", "audience", "attempts", "createdAt", "updatedAt", "compensationRequestedAt", "compensationConfirmedAt"],
           rows: [] as Row[],
         },
         pivot: { name: "Pivot", columns: ["id", "runId", "status", "summary", "plan", "planHash", "stagedStepIds", "deadline", "decidedBy", "decidedAt", "reason", "createdAt"], rows: [] as Row[] },
         esc: { name: "Escalation", columns: ["id", "runId", "stepId", "kind", "status", "title", "detail", "owner", "dedupeKey", "claimedBy", "claimedAt", "resolution", "resolvedBy", "resolvedAt", "createdAt"], rows: [] as Row[] },
-        corr: { name: "Correction", columns: ["id", "runId", "stepId", "audience", "rank", "status", "subject", "body", "createdAt"], rows: [] as Row[] },
+        corr: { name: "Correction", columns: ["id", "runId", "stepId", "audience", "rank", "status", "subject", "body", "createdAt", "sentAt"], rows: [] as Row[] },
         audit: { name: "AuditEvent", columns: ["scope", "seq", "runId", "stepId", "type", "actor", "data", "at", "prevHash", "hash"], rows: [] as Row[] },
       };
       for (let r = start; r < Math.min(runs, start + BATCH); r++) {
@@ -145,13 +145,17 @@ export async function generate(kind: DatabaseKind, url: string, runs: number, st
             compState === "CONFIRMED" ? `cmp_${hex(6)}` : null,
             tool.cls === "IRREVERSIBLE" ? JSON.stringify({ audience: ["customer"], subject: "Correction", body: "We wrote to you in error." }) : null,
             JSON.stringify(tool.audience), 1, ts(clock), ts(clock + 30),
+            compState === "NONE" ? null : ts(clock + 60_000), compState === "CONFIRMED" ? ts(clock + 61_000) : null,
           ]);
           if (!committing) staged.push(stepId);
           audit(stepId, "step.intended", { stepIdx: i, tool: tool.name, stepKey: key, phase: committing ? "COMMIT" : "STAGING" });
           audit(stepId, `step.${st === "INTENDED" ? "intended" : st.toLowerCase()}`, { stepIdx: i, externalRef: ref });
           if (unwound && compState !== "NONE") audit(stepId, "compensation.confirmed", { stepIdx: i });
+          // A retry that found its effect by key (the overview's "duplicates prevented").
+          if (rand() < 0.01) audit(stepId, "step.reconciled", { outcome: "CONFIRMED", lookups: 1 });
           if (tool.cls === "IRREVERSIBLE" && (unwound || status === "NEEDS_ATTENTION")) {
-            T.corr.rows.push([`cor_${hex(8)}`, runId, stepId, '["customer"]', 2, pick(["DRAFT", "SENT", "DISMISSED"]), "Correction", "We wrote to you in error.", ts(clock + 100)]);
+            const corrStatus = pick(["DRAFT", "SENT", "DISMISSED"]);
+            T.corr.rows.push([`cor_${hex(8)}`, runId, stepId, '["customer"]', 2, corrStatus, "Correction", "We wrote to you in error.", ts(clock + 100), corrStatus === "SENT" ? ts(clock + 3_600_000) : null]);
             counts.corrections++;
           }
           if ((status === "NEEDS_ATTENTION" && i === n - 1) || rand() < 0.004) {

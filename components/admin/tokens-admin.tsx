@@ -3,8 +3,9 @@
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
-import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
+import { errorMessage, postJson, useLive } from "@/components/dashboard/live";
 import type { TAdminToken, TAdminTokenPage, TCreatedAdminToken, TRevokedAdminToken } from "@/lib/tokens/admin-views";
+import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
 
@@ -15,8 +16,6 @@ const TOKEN_ROLE_HINTS = {
 } as const;
 type TokenRole = keyof typeof TOKEN_ROLE_HINTS;
 
-/** A sentence about the last change, or why it was refused. */
-type Message = { tone: "good" | "bad"; text: string };
 
 function pageHref(cursor: string | undefined): string {
   return cursor ? `/admin/tokens?cursor=${encodeURIComponent(cursor)}` : "/admin/tokens";
@@ -26,41 +25,20 @@ function pageHref(cursor: string | undefined): string {
 export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cursor?: string | undefined }) {
   const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
   const { data, error, refetch } = useLive<TAdminTokenPage>(["admin-tokens", cursor ?? ""], `/api/dashboard/admin/tokens${qs}`, initial);
-  const [message, setMessage] = useState<Message | null>(null);
   const [created, setCreated] = useState<TCreatedAdminToken | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
+  const { busy, message, setMessage, act } = useDeskActions(refetch, () => setConfirming(null));
 
-  async function revoke(token: TAdminToken) {
-    setBusy(token.name);
-    setMessage(null);
-    try {
+  function revoke(token: TAdminToken) {
+    return act(token.name, async () => {
       const result = await postJson<TRevokedAdminToken>("/api/dashboard/admin/tokens/revoke", { name: token.name });
-      setMessage({
-        tone: "good",
-        text: result.changed ? `Revoked “${token.name}”: its next request gets 401.` : `“${token.name}” was already revoked.`,
-      });
-      await refetch();
-    } catch (e) {
-      setMessage({ tone: "bad", text: errorMessage(e) });
-    } finally {
-      setBusy(null);
-      setConfirming(null);
-    }
+      return result.changed ? `Revoked “${token.name}”: its next request gets 401.` : `“${token.name}” was already revoked.`;
+    });
   }
 
   return (
     <>
-      <Link href="/" className="back-link">
-        ← Runs
-      </Link>
-      <div className="page-head">
-        <div>
-          <h1>Agent tokens</h1>
-          <p className="muted">What lets an agent or a worker use the API, scoped to tools of the tool table. A revoked token is refused on its next request.</p>
-        </div>
-        <LiveMarker error={error} />
-      </div>
+      <DeskHead title="Agent tokens" lead="What lets an agent or a worker use the API, scoped to tools of the tool table. A revoked token is refused on its next request." error={error} />
 
       {created && (
         <SecretOnce
@@ -87,22 +65,10 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
         }}
       />
 
-      <div className={styles.messages} aria-live="polite">
-        {message && (
-          <div className={message.tone === "bad" ? "banner bad" : "banner info"} role={message.tone === "bad" ? "alert" : "status"} data-testid="tokens-message">
-            <span>{message.text}</span>
-            <button type="button" className="link-button small" onClick={() => setMessage(null)}>
-              Dismiss
-            </button>
-          </div>
-        )}
-      </div>
+      <DeskMessageBanner message={message} onDismiss={() => setMessage(null)} testId="tokens-message" />
 
       {data.items.length === 0 ? (
-        <div className="empty">
-          <strong>No agent tokens {cursor ? "on this page" : "yet"}.</strong>
-          {cursor ? <Link href={pageHref(undefined)}>Back to the first page</Link> : "Create one above for each agent or worker; give each its own, so its runs stay attributable."}
-        </div>
+        <DeskEmpty what="agent tokens" cursor={cursor} firstPage={pageHref(undefined)} hint="Create one above for each agent or worker; give each its own, so its runs stay attributable." />
       ) : (
         <div className="table-wrap">
           <table aria-label="Agent tokens" className={styles.stacked}>
@@ -179,10 +145,7 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursor && <Link href={pageHref(undefined)}>First page</Link>}
-        {data.nextCursor && <Link href={pageHref(data.nextCursor)}>Next page →</Link>}
-      </div>
+      <DeskPager cursor={cursor} nextCursor={data.nextCursor} href={pageHref} />
     </>
   );
 }

@@ -19,6 +19,7 @@ const LABELS: Record<string, string> = {
   compensator: "Compensating tool",
   undoMechanism: "Undo mechanism",
   owner: "Owner",
+  system: "External system",
   revocationWindowSec: "Revocation window",
   keyRetentionSec: "Provider key retention",
   audienceRule: "Audience",
@@ -62,6 +63,7 @@ function RowFacts({ tool }: { tool: TToolRow }) {
       <Fact label="Revocation window">{formatWindow(tool.revocationWindowSec)}</Fact>
       <Fact label="Provider key retention">{formatWindow(tool.keyRetentionSec)}</Fact>
       <Fact label="Owner">{tool.owner ?? "unrouted: its escalations reach nobody's queue in particular"}</Fact>
+      <Fact label="External system">{tool.system ?? "not stated: the dashboard guesses it from the tool's name"}</Fact>
       <Fact label="Audience">{tool.audienceRule ?? "not stated (treated as the agent's own claim)"}</Fact>
       <Fact label="Who may pull it back">{tool.revokeRoles.length > 0 ? tool.revokeRoles.join(", ") : "nobody"}</Fact>
       <Fact label="Always require approval">{tool.alwaysRequireApproval ? "yes: every call is held for a person" : "no"}</Fact>
@@ -191,6 +193,7 @@ interface Draft {
   compensator: string;
   undoMechanism: string;
   owner: string;
+  system: string;
   windowHours: string;
   retentionHours: string;
   audienceRule: string;
@@ -207,6 +210,7 @@ function draftOf(tool: TToolRow): Draft {
     compensator: tool.compensator ?? "",
     undoMechanism: tool.undoMechanism ?? "",
     owner: tool.owner ?? "",
+    system: tool.system ?? "",
     windowHours: toHours(tool.revocationWindowSec),
     retentionHours: toHours(tool.keyRetentionSec),
     audienceRule: tool.audienceRule ?? "",
@@ -225,6 +229,7 @@ function changesOf(tool: TToolRow, d: Draft): Record<string, unknown> {
     compensator: d.compensator || null,
     undoMechanism: d.undoMechanism.trim() || null,
     owner: d.owner.trim() || null,
+    system: d.system.trim() || null,
     revocationWindowSec: toSeconds(d.windowHours),
     keyRetentionSec: toSeconds(d.retentionHours),
     audienceRule: d.audienceRule.trim() || null,
@@ -371,6 +376,12 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
             <label htmlFor="f-owner">Owner (team)</label>
             <input id="f-owner" value={draft.owner} onChange={(e) => set("owner", e.target.value)} placeholder="payments-team" {...aria("owner")} />
             <FieldError outcome={outcome} field="owner" />
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="f-system">External system</label>
+            <input id="f-system" value={draft.system} onChange={(e) => set("system", e.target.value)} placeholder="payments" {...aria("system")} />
+            <small className="muted">Where its effects live: a pivot groups staged effects by it.</small>
+            <FieldError outcome={outcome} field="system" />
           </div>
           <div className={styles.field}>
             <label htmlFor="f-revocationWindowSec">Revocation window (hours)</label>

@@ -73,6 +73,7 @@ export function ToolTable({ table, filter }: { table: TToolTable; filter: ToolTa
                 <th>Lookup by key</th>
                 <th>Revocation window</th>
                 <th>Owner</th>
+                <th>System</th>
                 <th>Status</th>
                 <th>Last verified</th>
               </tr>
@@ -95,6 +96,7 @@ export function ToolTable({ table, filter }: { table: TToolTable; filter: ToolTa
                   <td data-label="Lookup by key">{tool.toolClass === "PURE" ? <span className="muted">not needed</span> : tool.lookupAvailable ? "yes" : <span className="attention">no</span>}</td>
                   <td data-label="Revocation window" className="nowrap">{formatWindow(tool.revocationWindowSec)}</td>
                   <td data-label="Owner">{tool.owner ?? <span className="muted">unrouted</span>}</td>
+                  <td data-label="System">{tool.system ?? <span className="muted">not stated</span>}</td>
                   <td data-label="Status">
                     <div className="cell-stack">
                       <StatusBadge status={tool.status} />

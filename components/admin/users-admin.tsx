@@ -1,11 +1,11 @@
 "use client";
 
-import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
-import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
+import { errorMessage, postJson, useLive } from "@/components/dashboard/live";
 import { ROLES, type Role } from "@/lib/auth/roles";
 import type { TAdminUser, TAdminUserPage, TChangedAdminUser, TCreatedAdminUser } from "@/lib/users/admin-views";
+import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
 
@@ -17,8 +17,6 @@ const ROLE_HINTS = {
   viewer: "Reads everything, changes nothing.",
 } as const satisfies Record<Role, string>;
 
-/** A sentence about the last change, or why it was refused. */
-type Message = { tone: "good" | "bad"; text: string };
 
 /** A change waiting for the admin to confirm it on its row. */
 type Pending = { email: string; kind: "disable" } | { email: string; kind: "role"; role: Role };
@@ -31,27 +29,18 @@ function pageHref(cursor: string | undefined): string {
 export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; cursor?: string | undefined }) {
   const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
   const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], `/api/dashboard/admin/users${qs}`, initial);
-  const [message, setMessage] = useState<Message | null>(null);
   const [created, setCreated] = useState<TCreatedAdminUser | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [roles, setRoles] = useState<Record<string, Role>>({});
+  const { busy, message, setMessage, act } = useDeskActions(refetch, () => setPending(null));
 
-  async function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
-    setBusy(user.email);
-    setMessage(null);
-    try {
+  function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
+    return act(user.email, async () => {
       const url = `/api/dashboard/admin/users/${what}`;
       const result = await postJson<TChangedAdminUser>(url, what === "role" ? { email: user.email, role } : { email: user.email });
-      setMessage({ tone: "good", text: changedText(result, what) });
       setRoles((r) => without(r, user.email));
-      await refetch();
-    } catch (e) {
-      setMessage({ tone: "bad", text: errorMessage(e) });
-    } finally {
-      setBusy(null);
-      setPending(null);
-    }
+      return changedText(result, what);
+    });
   }
 
   function askRole(user: TAdminUser) {
@@ -64,16 +53,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
 
   return (
     <>
-      <Link href="/" className="back-link">
-        ← Runs
-      </Link>
-      <div className="page-head">
-        <div>
-          <h1>Users</h1>
-          <p className="muted">Who may sign in and what they may do. A change applies on the person&rsquo;s next request, and each one is in the audit log.</p>
-        </div>
-        <LiveMarker error={error} />
-      </div>
+      <DeskHead title="Users" lead={<>Who may sign in and what they may do. A change applies on the person&rsquo;s next request, and each one is in the audit log.</>} error={error} />
 
       {created && (
         <SecretOnce
@@ -99,22 +79,10 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
         }}
       />
 
-      <div className={styles.messages} aria-live="polite">
-        {message && (
-          <div className={message.tone === "bad" ? "banner bad" : "banner info"} role={message.tone === "bad" ? "alert" : "status"} data-testid="users-message">
-            <span>{message.text}</span>
-            <button type="button" className="link-button small" onClick={() => setMessage(null)}>
-              Dismiss
-            </button>
-          </div>
-        )}
-      </div>
+      <DeskMessageBanner message={message} onDismiss={() => setMessage(null)} testId="users-message" />
 
       {data.items.length === 0 ? (
-        <div className="empty">
-          <strong>No accounts {cursor ? "on this page" : "yet"}.</strong>
-          {cursor ? <Link href={pageHref(undefined)}>Back to the first page</Link> : "Add the first person with the form above."}
-        </div>
+        <DeskEmpty what="accounts" cursor={cursor} firstPage={pageHref(undefined)} hint="Add the first person with the form above." />
       ) : (
         <div className="table-wrap">
           <table aria-label="Accounts" className={styles.stacked}>
@@ -230,10 +198,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursor && <Link href={pageHref(undefined)}>First page</Link>}
-        {data.nextCursor && <Link href={pageHref(data.nextCursor)}>Next page →</Link>}
-      </div>
+      <DeskPager cursor={cursor} nextCursor={data.nextCursor} href={pageHref} />
     </>
   );
 }

@@ -2,11 +2,12 @@
 
 import Link from "next/link";
 import { useState, type FormEvent, type ReactNode } from "react";
-import { ClassBadge, CompactJson, formatDuration, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { systemOfTool } from "@/lib/dashboard/tool-systems";
-import type { TClaimResult, TEscalationDetail, TRealSystemCheck, TResolveResult } from "@/lib/dashboard/views";
+import { ZClaimResult, ZEscalationDetail, ZRealSystemCheck, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TResolveResult } from "@/lib/dashboard/views";
+import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postJson, useLive } from "./live";
-import { KIND_HINTS, kindLabel, systemLabel } from "./labels";
+import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 
 type Detail = TEscalationDetail;
 
@@ -31,7 +32,7 @@ function Context({ detail }: { detail: Detail }) {
             <code>{heldCall.tool}</code> {heldCall.toolClass && <ClassBadge toolClass={heldCall.toolClass} />}
           </Fact>
           <Fact label="Arguments">
-            <CompactJson value={heldCall.args} />
+            <LabelledValues value={heldCall.args} />
           </Fact>
           <Fact label="Why it was held">{heldCall.message ?? heldCall.reason ?? "—"}</Fact>
           <Fact label="If approved">It runs once, when the agent calls it again with exactly these arguments.</Fact>
@@ -40,8 +41,29 @@ function Context({ detail }: { detail: Detail }) {
       {step && (
         <dl className="facts-list">
           <Fact label="Step">
-            #{step.stepIdx} <code>{step.tool}</code> <ClassBadge toolClass={step.toolClass} /> <StatusBadge status={step.status} />
+            #{step.stepIdx} <code>{step.tool}</code> <ClassBadge toolClass={step.toolClass} />{" "}
+            {step.manualRepair ? (
+              <span className="badge status-good" data-testid="repaired-by-hand">
+                REPAIRED BY HAND
+              </span>
+            ) : (
+              <StatusBadge status={step.status} />
+            )}
           </Fact>
+          {step.manualRepair && (
+            <Fact label="Repaired by hand">
+              {step.manualRepair.repairedBy} recorded at <Time at={step.manualRepair.repairedAt} /> UTC
+              {step.manualRepair.repairRef ? (
+                <>
+                  , reference <Mono text={step.manualRepair.repairRef} />
+                </>
+              ) : (
+                ", no reference given"
+              )}
+              : {step.manualRepair.note}
+              <div className="muted small">The pre-written compensation had failed ({step.status.replaceAll("_", " ").toLowerCase()}); the log keeps that, and this repair answers it.</div>
+            </Fact>
+          )}
           <Fact label="Step key">
             <Mono text={step.stepKey} />
           </Fact>
@@ -49,18 +71,19 @@ function Context({ detail }: { detail: Detail }) {
             <Mono text={step.externalRef} />
           </Fact>
           <Fact label="Arguments">
-            <CompactJson value={step.args} />
+            <LabelledValues value={step.args} />
           </Fact>
           <Fact label="Who could see it">{step.audience.length > 0 ? step.audience.join(", ") : <span className="muted">nobody</span>}</Fact>
           {step.error !== null && (
             <Fact label="Error">
-              <CompactJson value={step.error} />
+              <LabelledValues value={step.error} />
             </Fact>
           )}
           <Fact label="Compensation">
             {step.compensation ? (
               <>
-                <code>{step.compensation.tool}</code> <CompactJson value={step.compensation.args} />
+                Sagaboard calls <code>{step.compensation.tool}</code>
+                {step.compensation.args !== null && typeof step.compensation.args === "object" && Object.keys(step.compensation.args).length > 0 && <LabelledValues value={step.compensation.args} />}
               </>
             ) : (
               <span className="muted">none (irreversible, or none could be built)</span>
@@ -72,8 +95,8 @@ function Context({ detail }: { detail: Detail }) {
             </Fact>
           )}
           {step.compensationError !== null && (
-            <Fact label="Still out there">
-              <CompactJson value={step.compensationError} />
+            <Fact label={step.manualRepair ? "Was out there" : "Still out there"}>
+              <LabelledValues value={step.compensationError} />
             </Fact>
           )}
           <Fact label="Logged">
@@ -83,7 +106,7 @@ function Context({ detail }: { detail: Detail }) {
       )}
       <details className="raw">
         <summary>Everything the escalation recorded</summary>
-        <CompactJson value={escalation.detail} />
+        <LabelledValues value={escalation.detail} rawLabel="Raw JSON" />
       </details>
     </section>
   );
@@ -110,7 +133,7 @@ function CheckResult({ check }: { check: TRealSystemCheck }) {
         )}
         {check.result !== null && (
           <Fact label="It returned">
-            <CompactJson value={check.result} />
+            <LabelledValues value={check.result} />
           </Fact>
         )}
         <Fact label="Checked">
@@ -149,6 +172,7 @@ function resolveMessage(result: TResolveResult): string | null {
 function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRealSystemCheck | null; onDone: (message: string | null) => void }) {
   const kind = detail.escalation.kind;
   const [approve, setApprove] = useState<boolean | null>(null);
+  const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
   const [note, setNote] = useState("");
   const [outcome, setOutcome] = useState<"CONFIRMED" | "NOT_EXECUTED" | null>(null);
   const [evidence, setEvidence] = useState("");
@@ -172,7 +196,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
   const body = (() => {
     switch (kind) {
       case "APPROVAL_REQUIRED":
-        return approve === null ? null : { kind, approve, ...(note.trim() ? { note } : {}) };
+        return approve === null ? null : { kind, approve, ...(note.trim() ? { note } : {}), ...(approve ? {} : { reasonCode }) };
       case "OUTCOME_UNKNOWN":
         return outcome === null ? null : { kind, outcome, evidence, externalRef: outcome === "CONFIRMED" && externalRef.trim() ? externalRef.trim() : null };
       case "COMPENSATION_FAILED":
@@ -193,7 +217,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
     setBusy(true);
     setFailure(null);
     try {
-      const result = await postJson<TResolveResult>(`/api/dashboard/escalations/${encodeURIComponent(detail.escalation.id)}/resolve`, body);
+      const result: TResolveResult = ZResolveResult.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(detail.escalation.id)}/resolve`, body));
       const message = resolveMessage(result);
       if (message) setFailure(message);
       onDone(message);
@@ -215,6 +239,18 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
           <label className="choice">
             <input type="radio" name="approve" checked={approve === false} onChange={() => setApprove(false)} /> Reject: the agent is told it may not make it
           </label>
+          {approve === false && (
+            <>
+              <label htmlFor="reject-code">What should the agent do?</label>
+              <select id="reject-code" value={reasonCode} onChange={(e) => setReasonCode(e.target.value as PivotRejectionCode)}>
+                {PIVOT_REJECTION_CODES.map((c) => (
+                  <option key={c} value={c}>
+                    {REJECTION_CODE_LABELS[c] ?? c}
+                  </option>
+                ))}
+              </select>
+            </>
+          )}
           <label htmlFor="note">Note {approve === false ? "(required: the agent is told)" : "(optional)"}</label>
           <textarea id="note" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
         </fieldset>
@@ -280,24 +316,26 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
   );
 }
 
-/** What was decided, field by field. */
+/** Fields of a resolution that only repeat who decided (said once, above it). */
+const WHO_FIELDS = ["resolvedBy", "settledBy", "decidedBy", "repairedBy"];
+
+/** What was decided, field by field (who decided is said once, above it); the raw form one click away. */
 function Resolution({ value }: { value: TEscalationDetail["escalation"]["resolution"] }) {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return <CompactJson value={value} />;
+  if (value === null) return null;
+  const shown = typeof value === "object" && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).filter(([k]) => !WHO_FIELDS.includes(k))) : value;
+  const code = typeof value === "object" && value !== null && !Array.isArray(value) && typeof value.reasonCode === "string" ? value.reasonCode : null;
   return (
-    <dl className="facts-list compact resolution">
-      {Object.entries(value).map(([key, v]) => (
-        <Fact key={key} label={key}>
-          {typeof v === "string" ? v : typeof v === "boolean" ? (v ? "yes" : "no") : <CompactJson value={v} />}
-        </Fact>
-      ))}
-    </dl>
+    <div className="resolution">
+      {code && <p className="body-text">The agent was told: {REJECTION_CODE_LABELS[code] ?? code}.</p>}
+      <LabelledValues value={shown} />
+    </div>
   );
 }
 
 /** One escalation: what happened, and (for the person holding it) the resolution form of its kind. Live. */
 export function EscalationWorkbench({ initial }: { initial: Detail }) {
   const id = initial.escalation.id;
-  const { data, error, refetch } = useLive<Detail>(["escalation", id], `/api/dashboard/escalations/${encodeURIComponent(id)}`, initial);
+  const { data, error, refetch } = useLive<Detail>(["escalation", id], `/api/dashboard/escalations/${encodeURIComponent(id)}`, initial, ZEscalationDetail);
   const { escalation, run, step, abilities } = data;
   const [claimNote, setClaimNote] = useState<string | null>(null);
   const [busy, setBusy] = useState<"claim" | "release" | "check" | null>(null);
@@ -308,7 +346,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     setBusy(action);
     setClaimNote(null);
     try {
-      const result = await postJson<TClaimResult>(`/api/dashboard/escalations/${encodeURIComponent(id)}/${action}`);
+      const result: TClaimResult = ZClaimResult.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(id)}/${action}`));
       if (!result.ok) {
         setClaimNote(
           result.reason === "held"
@@ -330,7 +368,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     setBusy("check");
     setCheckError(null);
     try {
-      setCheck(await postJson<TRealSystemCheck>(`/api/dashboard/escalations/${encodeURIComponent(id)}/check`));
+      setCheck(ZRealSystemCheck.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(id)}/check`)));
     } catch (e) {
       setCheckError(errorMessage(e));
     } finally {
@@ -409,8 +447,20 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
           <h2 id="resolution">Resolution</h2>
           {resolved ? (
             <div className="decided approved">
-              <strong>Resolved</strong> by {escalation.resolvedBy ?? "someone"} at <Time at={escalation.resolvedAt} /> UTC
+              <p>
+                <strong>Resolved</strong> by {escalation.resolvedBy === data.me ? "you" : (escalation.resolvedBy ?? "someone")} at <Time at={escalation.resolvedAt} /> UTC
+              </p>
               <Resolution value={escalation.resolution} />
+              {(run.status === "UNWOUND" || run.status === "COMPLETED") && (
+                <p className="body-text" data-testid="run-finished">
+                  The run is {run.status.toLowerCase()}: nothing is left for people on it.
+                </p>
+              )}
+              {run.status === "NEEDS_ATTENTION" && (
+                <p className="body-text">
+                  The run still needs people for other items: <Link href={`/runs/${encodeURIComponent(run.id)}`}>see what is left</Link>.
+                </p>
+              )}
             </div>
           ) : escalation.status === "OPEN" ? (
             abilities.canClaim ? (

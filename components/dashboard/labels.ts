@@ -21,3 +21,20 @@ export const RANK_LABELS = ["internal", "partner", "customer"] as const;
 export function systemLabel(system: string): string {
   return system === "crm" ? "CRM" : system.charAt(0).toUpperCase() + system.slice(1);
 }
+
+/** What a reviewer tells the agent to do with each rejection code (lib/saga/vocabulary PivotRejectionCode), in words. */
+export const REJECTION_CODE_LABELS: Record<string, string> = {
+  REVISE_ARGUMENTS: "Change an argument and propose again",
+  WRONG_ACTION: "Do something else: plan again",
+  NEEDS_INFORMATION: "Wait for information, then propose again",
+  POLICY_VIOLATION: "Against policy: do not retry, unwind",
+  DO_NOT_PROCEED: "Stop: unwind what was staged",
+  OTHER: "Other: read the reason",
+};
+
+/** Who sees a plan item's effect, in words; an unknown audience is treated as customer-facing. */
+export function audienceInWords(audience: readonly string[] | null, source: "tool" | "tool_table" | "unknown"): string {
+  if (source === "unknown" || audience === null) return "not known: treated as customer-facing";
+  const who = audience.length > 0 ? audience.join(", ") : "nobody outside the run";
+  return source === "tool_table" ? `${who} (tool table)` : who;
+}

@@ -3,11 +3,14 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { ClassBadge, CompactJson, Countdown, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { ClassBadge, Countdown, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { diffPlans } from "@/lib/dashboard/plan-diff";
-import type { TPivotDecisionResult, TPivotScreen, TPlanItemView, TStagedEffect } from "@/lib/dashboard/views";
+import { ZEditPlanItemResult, ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen, type TPlanItemView, type TStagedEffect } from "@/lib/dashboard/views";
+import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postJson, useLive } from "./live";
-import { RANK_LABELS, systemLabel } from "./labels";
+import { audienceInWords, RANK_LABELS, REJECTION_CODE_LABELS, systemLabel } from "./labels";
+import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
+import styles from "./reviewer.module.css";
 
 const HASH_PREFIX = 12;
 
@@ -16,20 +19,20 @@ function RadiusBadge({ rank }: { rank: number | null }) {
   return <span className={`radius radius-${rank}`}>{RANK_LABELS[rank] ?? "?"}</span>;
 }
 
-function Audience({ audience, rank }: { audience: string[] | null; rank: number | null }) {
+function Audience({ audience, rank, source = "tool" }: { audience: string[] | null; rank: number | null; source?: TPlanItemView["audienceSource"] }) {
   return (
     <div className="cell-stack">
       <RadiusBadge rank={rank} />
-      <span className="cell-label">{audience === null ? "tool unknown here" : audience.length > 0 ? audience.join(", ") : "nobody"}</span>
+      <span className="cell-label">{audienceInWords(audience, source)}</span>
     </div>
   );
 }
 
-/** The commit plan: what approving lets the agent do. */
-function PlanTable({ plan }: { plan: TPlanItemView[] }) {
+/** The commit plan: what approving lets the agent do (and, for a reviewer, an Edit button per item). */
+function PlanTable({ plan, onEdit }: { plan: TPlanItemView[]; onEdit: ((idx: number) => void) | null }) {
   return (
     <div className="table-wrap wide-json">
-      <table>
+      <table className="stack-on-phone">
         <thead>
           <tr>
             <th className="num">#</th>
@@ -39,26 +42,27 @@ function PlanTable({ plan }: { plan: TPlanItemView[] }) {
             <th>Who sees it</th>
             <th>If it must be undone</th>
             <th>Policy version</th>
+            {onEdit && <th aria-label="Edit" />}
           </tr>
         </thead>
         <tbody>
           {plan.map((item) => (
-            <tr key={item.idx} className={item.toolClass === "IRREVERSIBLE" ? "row-irreversible" : undefined}>
-              <td className="num">{item.idx + 1}</td>
-              <td className="nowrap">
+            <tr key={item.idx} className={item.toolClass === "IRREVERSIBLE" ? "row-irreversible" : undefined} data-testid={`plan-item-${item.idx}`}>
+              <td className="num" data-label="#">{item.idx + 1}</td>
+              <td className="nowrap" data-label="Call">
                 <div className="cell-stack">
                   <code>{item.tool}</code>
                   <ClassBadge toolClass={item.toolClass} />
                 </div>
               </td>
-              <td>{systemLabel(item.system)}</td>
-              <td>
-                <CompactJson value={item.args} />
+              <td data-label="System">{systemLabel(item.system)}</td>
+              <td data-label="Arguments">
+                <LabelledValues value={item.args} />
               </td>
-              <td>
-                <Audience audience={item.audience} rank={item.audienceRank} />
+              <td data-label="Who sees it">
+                <Audience audience={item.audience} rank={item.audienceRank} source={item.audienceSource} />
               </td>
-              <td>
+              <td data-label="If undone">
                 {item.toolClass === "IRREVERSIBLE" ? (
                   <span className="irreversible-text">No undo: only a correction message, sent by a person</span>
                 ) : item.answeredBy ? (
@@ -67,7 +71,7 @@ function PlanTable({ plan }: { plan: TPlanItemView[] }) {
                   <span className="muted">—</span>
                 )}
               </td>
-              <td className="nowrap">
+              <td className="nowrap" data-label="Policy">
                 {item.policyChanged ? (
                   <span className="policy-changed" title="An admin changed this tool's policy after the plan was made; approval will be refused.">
                     v{item.planPolicyVersion} → now v{item.currentPolicyVersion}
@@ -76,6 +80,17 @@ function PlanTable({ plan }: { plan: TPlanItemView[] }) {
                   <span title="The plan names the tool's current policy version.">v{item.planPolicyVersion} (current)</span>
                 )}
               </td>
+              {onEdit && (
+                <td data-label="Edit">
+                  {item.editable ? (
+                    <button type="button" className="button small" onClick={() => onEdit(item.idx)} aria-label={`Edit the arguments of call ${item.idx + 1} (${item.tool})`}>
+                      Edit
+                    </button>
+                  ) : (
+                    <span className="muted small">not editable here</span>
+                  )}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>
@@ -89,17 +104,17 @@ function StagedTable({ screen }: { screen: TPivotScreen }) {
   const byId = new Map(screen.staged.map((e) => [e.stepId, e]));
   const row = (e: TStagedEffect) => (
     <tr key={e.stepId} className={e.settled ? "row-settled" : undefined}>
-      <td className="num">{e.stepIdx}</td>
-      <td className="nowrap">
+      <td className="num" data-label="Step">{e.stepIdx}</td>
+      <td className="nowrap" data-label="Call">
         <div className="cell-stack">
           <code>{e.tool}</code>
           <ClassBadge toolClass={e.toolClass} />
         </div>
       </td>
-      <td>
+      <td data-label="Status">
         <StatusBadge status={e.status} />
       </td>
-      <td>
+      <td data-label="External ref">
         <div className="cell-stack">
           <Mono text={e.externalRef} />
           <span className="cell-label" title={e.stepKey}>
@@ -107,24 +122,26 @@ function StagedTable({ screen }: { screen: TPivotScreen }) {
           </span>
         </div>
       </td>
-      <td>
-        <CompactJson value={e.args} />
+      <td data-label="Arguments">
+        <LabelledValues value={e.args} />
       </td>
-      <td>
+      <td data-label="Who sees it">
         <Audience audience={e.audience} rank={e.audienceRank} />
       </td>
-      <td>
+      <td data-label="To release it">
         {e.release ? (
           <div className="cell-stack">
-            <code>{e.release.tool}</code>
-            {e.release.args !== null && typeof e.release.args === "object" && Object.keys(e.release.args).length > 0 && <CompactJson value={e.release.args} />}
+            <span>
+              Sagaboard calls <code>{e.release.tool}</code>
+            </span>
+            {e.release.args !== null && typeof e.release.args === "object" && Object.keys(e.release.args).length > 0 && <LabelledValues value={e.release.args} />}
             {e.compensationState !== "NONE" && <StatusBadge status={e.compensationState} />}
           </div>
         ) : (
           <span className="irreversible-text">nothing can release it</span>
         )}
       </td>
-      <td className="nowrap">
+      <td className="nowrap" data-label="Releasable until">
         {e.settled ? (
           <span className="muted">nothing left to release</span>
         ) : (
@@ -144,7 +161,7 @@ function StagedTable({ screen }: { screen: TPivotScreen }) {
   );
   return (
     <div className="table-wrap">
-      <table>
+      <table className="stack-on-phone">
         <thead>
           <tr>
             <th className="num">Step</th>
@@ -153,7 +170,7 @@ function StagedTable({ screen }: { screen: TPivotScreen }) {
             <th>External ref</th>
             <th>Arguments</th>
             <th>Who sees it</th>
-            <th>Released by</th>
+            <th>To release it</th>
             <th>Releasable until (UTC)</th>
           </tr>
         </thead>
@@ -198,7 +215,7 @@ function PlanDiff({ loaded, current }: { loaded: TPlanItemView[]; current: TPlan
               <code>{line.item.tool}</code> <ClassBadge toolClass={line.item.toolClass} />
             </td>
             <td>
-              <CompactJson value={line.item.args} />
+              <LabelledValues value={line.item.args} />
             </td>
             <td className="nowrap">
               {line.change === "policy_changed"
@@ -219,23 +236,29 @@ function isTyping(target: EventTarget | null): boolean {
 
 /**
  * The pivot screen: one look decides. The plan shown (and the hash a decision is bound to) is the
- * one this page loaded; polling keeps statuses and countdowns current and says when the plan was
- * revised or decided elsewhere, but never swaps the plan under the reviewer's eyes.
+ * one this page loaded (or the reviewer's own edit of it); polling keeps statuses and countdowns
+ * current and says when the plan was revised or decided elsewhere, but never swaps the plan under
+ * the reviewer's eyes. A plan that holds something nobody can take back asks for a second step.
  */
 export function PivotScreen({ initial }: { initial: TPivotScreen }) {
   const router = useRouter();
   const pivotId = initial.pivot.id;
-  const { data: live, error, refetch } = useLive<TPivotScreen>(["pivot", pivotId], `/api/dashboard/pivots/${encodeURIComponent(pivotId)}`, initial);
-  const loaded = initial;
+  const [loaded, setLoaded] = useState(initial);
+  const { data: live, error, refetch } = useLive<TPivotScreen>(["pivot", pivotId], `/api/dashboard/pivots/${encodeURIComponent(pivotId)}`, initial, ZPivotScreen);
   const [reason, setReason] = useState("");
+  const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
   const [busy, setBusy] = useState<"approve" | "reject" | null>(null);
   const [result, setResult] = useState<TPivotDecisionResult | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [editing, setEditing] = useState<number | null>(null);
+  const [editNote, setEditNote] = useState<string | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
 
   const pending = live.pivot.status === "PENDING";
   const canDecide = live.abilities.canDecide && pending && live.run.status === "AWAITING_PIVOT";
   const revised = pending && live.pivot.planHash !== loaded.pivot.planHash;
+  const irreversible = mustConfirm(loaded.plan);
 
   const decide = useCallback(
     async (approve: boolean) => {
@@ -245,12 +268,13 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
         reasonRef.current?.focus();
         return;
       }
+      setConfirming(false);
       setBusy(approve ? "approve" : "reject");
       setFailure(null);
       try {
         const url = `/api/dashboard/pivots/${encodeURIComponent(pivotId)}/${approve ? "approve" : "reject"}`;
-        const outcome = await postJson<TPivotDecisionResult>(url, approve ? { planHash: loaded.pivot.planHash } : { planHash: loaded.pivot.planHash, reason });
-        setResult(outcome);
+        const body = approve ? { planHash: loaded.pivot.planHash } : { planHash: loaded.pivot.planHash, reason, reasonCode };
+        setResult(ZPivotDecisionResult.parse(await postJson<unknown>(url, body)));
         await refetch();
       } catch (e) {
         setFailure(errorMessage(e));
@@ -258,16 +282,22 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
         setBusy(null);
       }
     },
-    [busy, reason, pivotId, loaded.pivot.planHash, refetch],
+    [busy, reason, reasonCode, pivotId, loaded.pivot.planHash, refetch],
   );
 
+  /** Approve: at once for a plan that can be undone, after a confirmation that names what cannot. */
+  const approve = useCallback(() => {
+    if (irreversible.length > 0) setConfirming(true);
+    else void decide(true);
+  }, [irreversible.length, decide]);
+
   useEffect(() => {
-    if (!canDecide) return;
+    if (!canDecide || confirming || editing !== null) return;
     const onKey = (event: KeyboardEvent) => {
       if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
       if (event.key === "a") {
         event.preventDefault();
-        void decide(true);
+        approve();
       } else if (event.key === "r") {
         event.preventDefault();
         reasonRef.current?.focus();
@@ -275,11 +305,38 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [canDecide, decide]);
+  }, [canDecide, confirming, editing, approve]);
 
-  const irreversible = loaded.plan.filter((i) => i.toolClass === "IRREVERSIBLE");
+  async function saveEdit(idx: number, args: unknown, note: string): Promise<string | null> {
+    try {
+      const outcome = ZEditPlanItemResult.parse(
+        await postJson<unknown>(`/api/dashboard/pivots/${encodeURIComponent(pivotId)}/edit`, { planHash: loaded.pivot.planHash, itemIdx: idx, args, note: note.trim() || null }),
+      );
+      if (!outcome.ok) {
+        return outcome.reason === "unchanged"
+          ? "Nothing changed: these are the arguments the plan already has."
+          : outcome.reason === "already_decided"
+            ? `${outcome.decidedBy ?? "Someone"} decided this pivot meanwhile; nothing was edited.`
+            : outcome.reason === "run_not_waiting"
+              ? "The run no longer waits for this pivot; nothing was edited."
+              : "The plan changed since this page loaded; load the current plan and edit that.";
+      }
+      setLoaded(outcome.screen);
+      setEditing(null);
+      setResult(null);
+      setEditNote(`Call ${idx + 1} (${outcome.edit.tool}) now has your arguments; the plan hash is ${outcome.edit.planHashAfter.slice(0, HASH_PREFIX)}. Approve to let the agent make the edited call.`);
+      await refetch();
+      return null;
+    } catch (e) {
+      return errorMessage(e);
+    }
+  }
+
   const customerItems = loaded.plan.filter((i) => i.audienceRank === 2);
+  const unknownAudience = loaded.plan.filter((i) => i.audienceSource === "unknown").length;
+  const customerStaged = live.staged.filter((e) => e.audienceRank === 2).length;
   const openStaged = live.staged.filter((e) => !e.settled);
+  const editingItem = editing === null ? undefined : loaded.plan[editing];
 
   return (
     <>
@@ -329,13 +386,24 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
         {loaded.pivot.summary}
       </blockquote>
 
+      {canDecide && (
+        <a href="#decision" className={styles.jumpToDecision}>
+          Go to the decision ↓
+        </a>
+      )}
+
+      {editNote && (
+        <p className="banner info" role="status">
+          {editNote}
+        </p>
+      )}
       {result?.ok === false && result.reason === "plan_changed" && (
         <section className="banner bad" role="alert">
           <h2>Not approved: the plan changed since this page loaded</h2>
           <p>
             {result.policyChanges.length > 0
               ? `An admin changed the policy of ${result.policyChanges.map((c) => `${c.tool} (v${c.planVersion} → v${c.currentVersion})`).join(", ")} after the plan was made, so this approval would be stale.`
-              : "The agent revised its proposal. Nothing was approved. Review what changed, then load the new plan and decide again."}
+              : "The plan was revised (by the agent, or edited by another reviewer). Nothing was approved. Review what changed, then load the new plan and decide again."}
           </p>
           {result.current.summary !== loaded.pivot.summary && (
             <p>
@@ -360,7 +428,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
       )}
       {revised && !(result?.ok === false && result.reason === "plan_changed") && (
         <section className="banner warn" role="status">
-          <h2>The agent revised this plan after you opened it</h2>
+          <h2>This plan was revised after you opened it</h2>
           <p>The plan below is the one you loaded; approving it now would be refused. Review what changed:</p>
           {live.pivot.summary !== loaded.pivot.summary && (
             <p>
@@ -384,10 +452,10 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
               </span>
               {irreversible.length > 0 ? (
                 <span className="irreversible-text">
-                  {irreversible.length} irreversible: {irreversible.map((i) => i.tool).join(", ")}
+                  {irreversible.length} cannot be taken back: {irreversible.map((i) => i.tool).join(", ")}
                 </span>
               ) : (
-                <span className="muted small">nothing irreversible</span>
+                <span className="muted small">each can be undone</span>
               )}
             </div>
             <div className="fact">
@@ -418,11 +486,11 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
                 <span className="muted small">no expiry known</span>
               )}
             </div>
-            <div className="fact">
+            <div className="fact" data-testid="customer-facing">
               <span className="fact-label">Customer-facing</span>
-              <span className="fact-value">{customerItems.length + live.staged.filter((e) => e.audienceRank === 2).length}</span>
+              <span className="fact-value">{customerItems.length + customerStaged}</span>
               <span className="muted small">
-                {customerItems.length} in the plan, {live.staged.filter((e) => e.audienceRank === 2).length} staged
+                {customerItems.length} in the plan{unknownAudience > 0 ? ` (${unknownAudience} with an unknown audience, counted as customer-facing)` : ""}, {customerStaged} staged
               </span>
             </div>
             <div className={loaded.policyChanged || live.policyChanged ? "fact fact-bad" : "fact"}>
@@ -430,7 +498,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
               <span className="fact-value">{loaded.policyChanged || live.policyChanged ? "changed" : "current"}</span>
               <span className="muted small">{loaded.policyChanged || live.policyChanged ? "an admin edited a tool since the plan was made" : "as when the plan was made"}</span>
             </div>
-        </div>
+          </div>
 
           <section className="plan-section" aria-labelledby="plan">
             <h2 id="plan">
@@ -438,15 +506,26 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
             </h2>
             <p className="muted small section-note">
               Only these calls, with exactly these arguments and policy versions, may run after approval; each runs once. Irreversible calls are marked in magenta.
+              {canDecide && " You may edit an item's arguments (wording, a smaller amount) before approving: the agent then makes the edited call, and only that one."}
             </p>
-            <PlanTable plan={loaded.plan} />
+            <PlanTable plan={loaded.plan} onEdit={canDecide && !revised ? (idx) => setEditing(idx) : null} />
+            {editingItem && (
+              <PlanItemEditor
+                key={`${editingItem.idx}-${loaded.pivot.planHash}`}
+                item={editingItem}
+                onCancel={() => setEditing(null)}
+                onSave={(args, note) => saveEdit(editingItem.idx, args, note)}
+              />
+            )}
+            <EditHistory edits={loaded.pivot.edits} />
           </section>
         </div>
 
-        <section className="decide-panel" aria-label="Decision">
+        <section id="decision" className={`decide-panel ${styles.decidePanel}`} aria-label="Decision" tabIndex={-1}>
           {!pending ? (
             <div className={live.pivot.status === "APPROVED" ? "decided approved" : "decided rejected"}>
               <strong>{live.pivot.status === "APPROVED" ? "Approved" : "Rejected"}</strong> by {live.pivot.decidedBy ?? "someone"} at <Time at={live.pivot.decidedAt} /> UTC
+              {live.pivot.reasonCode && <p className="body-text">The agent was told: {REJECTION_CODE_LABELS[live.pivot.reasonCode] ?? live.pivot.reasonCode}.</p>}
               {live.pivot.reason && <p className="body-text">Reason: {live.pivot.reason}</p>}
             </div>
           ) : live.run.status !== "AWAITING_PIVOT" ? (
@@ -459,12 +538,12 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
             <>
               {irreversible.length > 0 && (
                 <p className="warn-line">
-                  Approving lets {irreversible.length === 1 ? "an irreversible call" : `${irreversible.length} irreversible calls`} run. Nothing takes{" "}
-                  {irreversible.length === 1 ? "it" : "them"} back.
+                  Approving lets {irreversible.length === 1 ? "a call that cannot be taken back" : `${irreversible.length} calls that cannot be taken back`} run:{" "}
+                  {irreversible.map((i) => i.tool).join(", ")}. You will be asked to confirm.
                 </p>
               )}
-              <button type="button" className="button approve" onClick={() => void decide(true)} disabled={busy !== null}>
-                {busy === "approve" ? "Approving…" : "Approve"} <kbd>a</kbd>
+              <button type="button" className="button approve" onClick={approve} disabled={busy !== null || revised}>
+                {busy === "approve" ? "Approving…" : irreversible.length > 0 ? "Approve…" : "Approve"} <kbd>a</kbd>
               </button>
               <form
                 className="reject-form"
@@ -473,6 +552,14 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
                   void decide(false);
                 }}
               >
+                <label htmlFor="reject-code">What should the agent do?</label>
+                <select id="reject-code" value={reasonCode} onChange={(event) => setReasonCode(event.target.value as PivotRejectionCode)}>
+                  {PIVOT_REJECTION_CODES.map((code) => (
+                    <option key={code} value={code}>
+                      {REJECTION_CODE_LABELS[code] ?? code}
+                    </option>
+                  ))}
+                </select>
                 <label htmlFor="reject-reason">Reason for the agent (required to reject)</label>
                 <textarea
                   id="reject-reason"
@@ -494,7 +581,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
                 </button>
               </form>
               <p className="kbd-hint">
-                Keyboard: <kbd>a</kbd> approves · <kbd>r</kbd> goes to the reason · <kbd>Ctrl</kbd>+<kbd>Enter</kbd> rejects · <kbd>Esc</kbd> leaves the box
+                Keyboard: <kbd>a</kbd> approves{irreversible.length > 0 ? " (then Enter confirms)" : ""} · <kbd>r</kbd> goes to the reason · <kbd>Ctrl</kbd>+<kbd>Enter</kbd> rejects · <kbd>Esc</kbd> leaves the box
               </p>
             </>
           )}
@@ -505,6 +592,8 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
           )}
         </section>
       </div>
+
+      <ApprovalConfirmation open={confirming} items={irreversible} busy={busy === "approve"} onConfirm={() => void decide(true)} onCancel={() => setConfirming(false)} />
 
       <section className="section" aria-labelledby="staged">
         <h2 id="staged">

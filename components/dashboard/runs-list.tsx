@@ -118,7 +118,6 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
           <Link
             href={runsHref({ ...base, needsAttention: !filters.needsAttention })}
             aria-current={filters.needsAttention ? "page" : undefined}
-            aria-pressed={filters.needsAttention}
             className="chip-attention"
             title="Runs where a pivot, an escalation or a correction draft waits for a person"
           >

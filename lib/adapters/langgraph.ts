@@ -19,7 +19,8 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { Annotation, interrupt } from "@langchain/langgraph";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
-import type { SagaEngine } from "@/lib/saga/engine";
+import type { PivotRequest, SagaEngine } from "@/lib/saga/engine";
+import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import { ApprovalReason } from "@/lib/saga/gate";
 import type { Json, ToolDefinition } from "@/lib/saga/tools";
@@ -137,6 +138,16 @@ export class SagaGraphRun {
   /** The saga run. */
   get runId(): string {
     return this.run.runId;
+  }
+
+  /** Proposes the pivot for a reviewer: while it is pending every logged call is held; once approved, the plan's calls run, each once. */
+  requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    return this.run.requestPivot(request);
+  }
+
+  /** Waits until the pivot is decided or `timeoutMs` passes. */
+  awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    return this.run.awaitPivot(pivotId, options);
   }
 
   /** Every wrapped tool (for a ToolNode or `model.bindTools`). */

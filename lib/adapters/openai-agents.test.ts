@@ -261,6 +261,29 @@ describe("OpenAI Agents SDK adapter: approvals", () => {
     expect(world.searches).toBe(1);
   });
 
+  it("a pending pivot holds the email as an interruption; once the reviewer approves the pivot, the plan's email runs once in the commit phase", async () => {
+    const store = new MemorySagaStore(new ManualClock());
+    const { world, processFor, start } = setup(store);
+    const { runId, first } = await start();
+    const held = await first.runner.run(first.agent, "Book Lisbon and tell Ada.");
+    const email = TRIP[2]!.args;
+    const pivot = await first.saga.requestPivot({ summary: "Lisbon booked (releasable); email Ada about it.", plan: [{ tool: "send_email", args: email }] });
+
+    const waiting = processFor(runId);
+    const early = await RunState.fromString(waiting.agent, held.state.toString());
+    expect((await waiting.saga.settleApprovals(early)).waiting).toMatchObject([{ tool: "send_email", reason: "PIVOT_PENDING", pivotId: pivot.id }]);
+
+    await first.engine.decidePivot(pivot.id, { approve: true, actor: REVIEWER, planHash: pivot.planHash });
+    expect((await first.saga.awaitPivot(pivot.id, { timeoutMs: 0 })).status).toBe("APPROVED");
+    const second = processFor(runId);
+    const state = await RunState.fromString(second.agent, held.state.toString());
+    expect((await second.saga.settleApprovals(state)).approved).toHaveLength(1);
+    await second.runner.run(second.agent, state);
+    expect(world.emails).toHaveLength(1);
+    expect(world.bookings).toHaveLength(1);
+    expect(await onlyStep(store, runId, 1)).toMatchObject({ tool: "send_email", phase: "COMMIT", approvalId: pivot.id, planItemIdx: 0 });
+  });
+
   it("refuses a state that belongs to another saga run, naming both", async () => {
     const { processFor, start } = setup(new MemorySagaStore(new ManualClock()));
     const { first } = await start();

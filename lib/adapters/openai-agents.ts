@@ -18,7 +18,8 @@
  */
 import { tool, type FunctionTool, type RunContext as AgentRunContext, type RunState, type RunToolApprovalItem } from "@openai/agents";
 import type { z } from "zod";
-import type { SagaEngine } from "@/lib/saga/engine";
+import type { PivotRequest, SagaEngine } from "@/lib/saga/engine";
+import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import type { ToolDefinition } from "@/lib/saga/tools";
 import { ApprovalReason } from "@/lib/saga/gate";
@@ -182,6 +183,16 @@ export class SagaAgentRun {
   /** The saga run. */
   get runId(): string {
     return this.run.runId;
+  }
+
+  /** Proposes the pivot for a reviewer: while it is pending every logged call is held; once approved, the plan's calls run, each once. */
+  requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    return this.run.requestPivot(request);
+  }
+
+  /** Waits until the pivot is decided or `timeoutMs` passes. */
+  awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    return this.run.awaitPivot(pivotId, options);
   }
 
   /** The state's interruptions that Sagaboard holds, with the escalation to answer (read from the state; nothing is asked). */

@@ -14,8 +14,9 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
-import type { CallOutcome, RunContext, SagaEngine } from "@/lib/saga/engine";
+import type { CallOutcome, PivotRequest, RunContext, SagaEngine } from "@/lib/saga/engine";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
+import type { PivotRecord } from "@/lib/saga/store";
 import type { CompensationSpec, CorrectionDraft, Json, ToolCallContext, ToolDefinition } from "@/lib/saga/tools";
 import { defineTool } from "@/lib/saga/tools";
 import type { ToolClass } from "@/lib/saga/vocabulary";
@@ -104,6 +105,12 @@ export class JournaledRun {
   private context: RunContext | null = null;
   /** The journal entries `context` has consumed, in order. */
   private consumed: JournalEntry[] = [];
+  /** Outcomes of the calls in the journal that carry a framework call id, replayed or live. */
+  private readonly recorded = new Map<string, JournaledOutcome>();
+  /** The calls in flight, chained so they run one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** The answer of a call asked before the framework runs it (OpenAI's needsApproval), for its invoke. */
+  private readonly handoff = new Map<string, JournaledOutcome>();
 
   constructor(
     private readonly engine: SagaEngine,
@@ -111,12 +118,21 @@ export class JournaledRun {
     readonly runId: string,
   ) {}
 
-  /** Outcomes of the calls in the journal that carry a framework call id, replayed or live. */
-  private readonly recorded = new Map<string, JournaledOutcome>();
-  /** The calls in flight, chained so they run one at a time. */
-  private queue: Promise<unknown> = Promise.resolve();
-  /** The answer of a call asked before the framework runs it (OpenAI's needsApproval), for its invoke. */
-  private readonly handoff = new Map<string, JournaledOutcome>();
+  /**
+   * Proposes the pivot (what is staged plus the commit plan) for a reviewer. While it is pending,
+   * every logged call is held (an interruption); once approved, the plan's calls run in the commit
+   * phase, each once. Re-proposing the same plan returns the same pivot.
+   */
+  requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    const next = this.queue.then(async () => (await this.engine.resume(this.runId)).requestPivot(request));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Waits until the pivot is decided or `timeoutMs` passes. */
+  async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    return (await this.engine.resume(this.runId)).awaitPivot(pivotId, options);
+  }
 
   /** The outcome a call with this framework id got moments ago in this process, once. */
   take(callId: string): JournaledOutcome | undefined {
@@ -133,7 +149,12 @@ export class JournaledRun {
   call(journal: RunJournal, tool: string, args: unknown, callId: string | null): Promise<JournaledOutcome> {
     // One at a time, in the order asked: a framework runs one turn's calls concurrently, and two
     // catch-ups racing would each build their own RunContext and disagree on the step order.
-    const next = this.queue.then(() => this.callNow(journal, tool, args, callId));
+    const next = this.queue.then(() =>
+      this.callNow(journal, tool, args, callId).catch((e: unknown) => {
+        this.context = null; // whatever stopped the call, the next one starts from the log and the journal
+        throw e;
+      }),
+    );
     this.queue = next.catch(() => undefined);
     return next;
   }

@@ -55,6 +55,9 @@ const TYPE_WORDS: Record<string, string> = {
   "pivot.approved": "Pivot approved",
   "pivot.rejected": "Pivot rejected",
   "pivot.revised": "Pivot revised",
+  "pivot.edited": "Plan edited by a reviewer",
+  "step.repaired_by_hand": "Repaired by hand",
+  "run.settled": "Run finished by people",
   "escalation.raised": "Escalation raised",
   "escalation.claimed": "Escalation claimed",
   "escalation.released": "Escalation released",
@@ -231,6 +234,10 @@ const SENTENCES: Record<string, Sentence> = {
   "step.failed": (d) => ({ text: `${step(d)} was refused by the real system${str(d.message) ? `: ${str(d.message)}` : ""}.`, uses: ["stepIdx", "message"] }),
   "pivot.approved": () => ({ text: "A reviewer approved the plan: the agent may now make the approved calls.", uses: [] }),
   "pivot.rejected": (d) => ({ text: `A reviewer rejected the plan${str(d.reason) ? `: ${str(d.reason)}` : ""}.`, uses: ["reason"] }),
+  "pivot.edited": (d) =>
+    num(d.itemIdx) !== null ? { text: `A reviewer changed the arguments of planned call ${num(d.itemIdx)! + 1}${str(d.tool) ? ` (${str(d.tool)})` : ""} before deciding${str(d.note) ? `: ${str(d.note)}` : ""}; the plan hash changed.`, uses: ["itemIdx", "tool", "note"] } : null,
+  "step.repaired_by_hand": (d) => ({ text: `A person answered the effect by hand${str(d.repairRef) ? ` (reference ${str(d.repairRef)})` : ""}${str(d.note) ? `: ${str(d.note)}` : ""}.`, uses: ["repairRef", "note"] }),
+  "run.settled": () => ({ text: "Nothing is left for people on this run: it is unwound.", uses: ["from", "to", "why"] }),
   "compensation.confirmed": (d) => ({ text: `${step(d)} was undone, confirmed by reading the real system back.`, uses: ["stepIdx"] }),
   "compensation.failed": (d) => ({ text: `${step(d)} could not be undone${str(d.message) ? `: ${str(d.message)}` : ""}; something is still out there.`, uses: ["stepIdx", "message"] }),
   "pivot.requested": (d) =>
@@ -284,7 +291,7 @@ export function moneyInWords(amount: number, currency?: string | null): string {
 }
 
 /** A data field that is an amount in minor units (with `currency` beside it, when there is one). */
-const AMOUNT_KEYS = new Set(["amount", "amountRefunded", "amountCaptured", "refundAmount"]);
+const AMOUNT_KEYS = new Set(["amount", "amountRefunded", "amountCaptured", "refundAmount", "charged", "refunded", "stillCharged"]);
 
 /** Labelled values of one object's fields: amounts read as money (their currency folded in), the rest in words. */
 function fieldFacts(data: Data, skip: ReadonlySet<string> = new Set()): Fact[] {

@@ -1,11 +1,11 @@
 import { requireEscalationWorker } from "./escalation-access";
+import { serverSearchLagMs } from "@/lib/connectors/server-connectors";
 import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { Json, ToolEffect } from "@/lib/saga/tools";
-import { hostedSearchLagMs } from "@/lib/sim/host";
 import { ZEscalationId } from "./claim-escalation";
-import { hostedRegistry } from "./context";
+import { connectorRegistry, withDb } from "./context";
 import { systemOfTool } from "./tool-systems";
 import type { TRealSystemCheck } from "./views";
 
@@ -13,8 +13,10 @@ import type { TRealSystemCheck } from "./views";
 const MAX_RECHECK_MS = 2_000;
 
 /**
- * "Check the real system": runs the step's own lookup (its key, as the connectors send it) against
- * the simulated systems this process hosts, and reports what it found. Changes nothing: settling
+ * "Check the real system": runs the step's own lookup (its key, as the connectors send it) with the
+ * connector this server holds for the tool (lib/connectors/server-connectors.ts), and reports what it
+ * found. A server without one (the connectors live with the worker) says so, and the person checks by
+ * hand. Changes nothing: settling
  * the outcome with this as evidence is a separate, audited decision (resolve-escalation). When the
  * first lookup finds nothing it looks once more after the search lag, because search indexes trail
  * writes.
@@ -30,9 +32,13 @@ export async function checkRealSystem(escalationId: string): Promise<TRealSystem
   }
   const step = await store.getStep(escalation.stepId);
   if (!step) throw new SagaError("STEP_NOT_FOUND", `The step of escalation ${id} does not exist.`);
-  const registry = hostedRegistry();
+  const registry = connectorRegistry();
+  const system = systemOfTool(step.tool, (await withDb((prisma) => prisma.toolPolicy.findUnique({ where: { name: step.tool }, select: { system: true } })))?.system);
   if (!registry.has(step.tool)) {
-    throw new SagaError("UNKNOWN_TOOL", `This server has no connector for ${step.tool}, so it cannot look the key up; check the system by hand.`);
+    throw new SagaError(
+      "UNKNOWN_TOOL",
+      `No connector on this server holds ${step.tool} (its connectors run with the worker), so it cannot look step key ${step.stepKey} up in ${system}; check ${system} by hand, then record what you found.`,
+    );
   }
   const def = registry.tool(step.tool);
   const lookup = def.lookup;
@@ -43,7 +49,7 @@ export async function checkRealSystem(escalationId: string): Promise<TRealSystem
   let effect: ToolEffect | null = null;
   let error: string | null = null;
   let lookups = 0;
-  for (const pauseMs of [0, Math.min(hostedSearchLagMs() + 100, MAX_RECHECK_MS)]) {
+  for (const pauseMs of [0, Math.min(serverSearchLagMs() + 100, MAX_RECHECK_MS)]) {
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     lookups++;
     try {
@@ -57,7 +63,7 @@ export async function checkRealSystem(escalationId: string): Promise<TRealSystem
   return {
     escalationId: id,
     tool: step.tool,
-    system: systemOfTool(step.tool),
+    system,
     stepKey: step.stepKey,
     found: effect !== null,
     externalRef: effect?.externalRef ?? null,

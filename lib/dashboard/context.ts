@@ -2,7 +2,7 @@
  * What every dashboard use case shares: the database (one client, queued behind the saga store's
  * transactions), the engine the human decisions go through, and the signed-in user as an actor.
  */
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { serverToolRegistry } from "@/lib/connectors/server-connectors";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { onConnection } from "@/lib/db/transactions";
@@ -11,8 +11,6 @@ import { ApiError } from "@/lib/api/errors";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { Actor } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
-import { getHostedWorld } from "@/lib/sim/host";
-import type { World } from "@/lib/sim/world";
 
 /** A signed-in person, as `requireUser` returns them. */
 export type DashboardUser = Awaited<ReturnType<typeof requireUser>>;
@@ -49,19 +47,18 @@ export async function userCan(action: DashboardAction): Promise<boolean> {
   }
 }
 
-// One registry per hosted world: `resetHostedWorld` replaces the world, and lookups must read the new one.
-const registries = new WeakMap<World, ToolRegistry>();
-
-/** The support agent's tools over the simulated systems this process hosts (lookups read them). */
-export function hostedRegistry(): ToolRegistry {
-  const world = getHostedWorld();
-  let registry = registries.get(world);
-  if (!registry) {
-    registry = createSupportToolRegistry(world);
-    registries.set(world, registry);
-  }
-  return registry;
+/**
+ * The tools this server holds connectors for, as chosen at boot (lib/connectors/server-connectors.ts):
+ * the demo's over the simulated systems with SAGABOARD_SIM on, none otherwise. The screens use it only
+ * for what a definition adds to the tool table (an audience, whether a plan item's arguments can be
+ * edited); every screen works without it.
+ */
+export function connectorRegistry(): ToolRegistry {
+  return serverToolRegistry();
 }
+
+/** The former name of `connectorRegistry`, still imported by some use cases. */
+export const hostedRegistry = connectorRegistry;
 
 /**
  * The engine the dashboard's human decisions go through (decidePivot, decideHeldCall, settleUnknown,
@@ -70,5 +67,5 @@ export function hostedRegistry(): ToolRegistry {
  */
 export async function dashboardEngine(): Promise<SagaEngine> {
   const prisma = await getPrisma();
-  return new SagaEngine({ store: sharedSagaStore(prisma), registry: hostedRegistry() });
+  return new SagaEngine({ store: sharedSagaStore(prisma), registry: connectorRegistry() });
 }

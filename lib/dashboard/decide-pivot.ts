@@ -6,7 +6,8 @@ import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore, type PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
-import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
+import { rejectPivotWithCode } from "@/lib/saga/reject-pivot-with-code";
+import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { dashboardEngine, hostedRegistry, userActor, withDb, type DashboardUser } from "./context";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "./views";
@@ -21,6 +22,8 @@ export interface PivotDecisionInput {
   approve: boolean;
   /** A rejection's reason (goes back to the agent). */
   reason: string | null;
+  /** A rejection's code: what the agent should do next. */
+  reasonCode?: PivotRejectionCode;
 }
 
 async function planChanged(pivot: PivotRecord): Promise<TPivotDecisionResult> {
@@ -56,11 +59,23 @@ export async function decidePivotFor(user: DashboardUser, input: PivotDecisionIn
   if (refused) return refused;
   const engine = await dashboardEngine();
   try {
+    if (!input.approve) {
+      // A rejection carries its code; the store's fence (PENDING + plan hash + run waiting) decides races.
+      const rejected = await rejectPivotWithCode(store, {
+        pivotId: input.pivotId,
+        planHash: input.planHash,
+        reasonCode: input.reasonCode ?? "OTHER",
+        reason: input.reason ?? "",
+        actor: userActor(user),
+      });
+      if (rejected) return { ok: true, pivot: pivotSummary(rejected) };
+      throw new SagaError("PIVOT_CONFLICT", `Pivot ${input.pivotId} could not be rejected: it changed meanwhile.`);
+    }
     const decided = await engine.decidePivot(input.pivotId, {
-      approve: input.approve,
+      approve: true,
       actor: userActor(user),
       planHash: input.planHash,
-      reason: input.reason,
+      reason: null,
     });
     return { ok: true, pivot: pivotSummary(decided) };
   } catch (e) {

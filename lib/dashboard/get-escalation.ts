@@ -2,7 +2,7 @@ import type { Prisma } from "@/generated/prisma";
 import { requireUser } from "@/lib/auth/current-user";
 import { mayWorkEscalation } from "./escalation-access";
 import { databaseNow } from "@/lib/db/dialect";
-import { CompensationStateSchema, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/api/schemas/saga";
+import { CompensationStateSchema, ManualRepairWire, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/api/schemas/saga";
 import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
@@ -81,6 +81,7 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
           compensationState: CompensationStateSchema.parse(step.compensationState),
           compensationRef: step.compensationRef,
           compensationError: step.compensationError === null ? null : json(step.compensationError),
+          manualRepair: ManualRepairWire.nullable().catch(null).parse(step.manualRepair),
           createdAt: step.createdAt.toISOString(),
           updatedAt: step.updatedAt.toISOString(),
         }

@@ -20,17 +20,29 @@ export function pivotSummary(pivot: PivotRecord): TPivotSummary {
     decidedBy: pivot.decidedBy,
     decidedAt: pivot.decidedAt?.toISOString() ?? null,
     reason: pivot.reason,
+    reasonCode: pivot.reasonCode ?? null,
+    edits: pivot.edits ?? [],
   };
 }
 
-/** Who would see a plan item's effect, from the tool's own audience rule (null: tool unknown here). */
-function planAudience(registry: ToolRegistry, item: PlanItem): string[] | null {
-  if (!registry.has(item.tool)) return null;
-  const def = registry.tool(item.tool);
-  const parsed = def.args.safeParse(item.args);
-  if (!parsed.success) return null;
-  if (def.audience) return def.audience(parsed.data);
-  return def.class === ToolClass.REVERSIBLE ? ["agent"] : [];
+/**
+ * Who would see a plan item's effect: the tool's own audience rule for these arguments, else the
+ * tool table's audience rule (a declared tool the server has no code for), else unknown. Unknown is
+ * treated as customer-facing: a reviewer must not read "nobody" into "nobody told us".
+ */
+export function planAudience(registry: ToolRegistry, item: PlanItem, policy: ToolPolicyFacts | undefined): { audience: string[] | null; source: "tool" | "tool_table" | "unknown" } {
+  if (registry.has(item.tool)) {
+    const def = registry.tool(item.tool);
+    const parsed = def.args.safeParse(item.args);
+    if (parsed.success && def.audience) return { audience: def.audience(parsed.data), source: "tool" };
+    if (parsed.success && def.class === ToolClass.REVERSIBLE) return { audience: ["agent"], source: "tool" };
+  }
+  const rule = policy?.audienceRule
+    ?.split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (rule && rule.length > 0) return { audience: rule, source: "tool_table" };
+  return { audience: null, source: "unknown" };
 }
 
 /** The plan's items with the CURRENT policy version of each tool next to the plan's. */
@@ -38,19 +50,21 @@ export function planItemViews(plan: readonly PlanItem[], policies: Map<string, T
   return plan.map((item, idx) => {
     const policy = policies.get(item.tool);
     const currentPolicyVersion = policy?.policyVersion ?? item.policyVersion;
-    const audience = planAudience(registry, item);
+    const { audience, source } = planAudience(registry, item, policy);
     return {
       idx,
       tool: item.tool,
       toolClass: item.toolClass,
-      system: systemOfTool(item.tool),
+      system: systemOfTool(item.tool, policy?.system),
       args: item.args,
       argsHash: item.argsHash,
       planPolicyVersion: item.policyVersion,
       currentPolicyVersion,
       policyChanged: currentPolicyVersion !== item.policyVersion,
       audience,
-      audienceRank: audience ? audienceRank(audience) : null,
+      audienceRank: audience ? audienceRank(audience) : 2,
+      audienceSource: source,
+      editable: registry.has(item.tool),
       answeredBy: item.toolClass === ToolClass.IRREVERSIBLE ? null : (policy?.compensator ?? null),
     };
   });

@@ -4,7 +4,9 @@ import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { EscalationRecord } from "@/lib/saga/store";
-import { EscalationKind, EscalationStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
+import { recordManualRepair } from "@/lib/saga/record-manual-repair";
+import { EscalationKind, EscalationStatus, PIVOT_REJECTION_CODES, StepStatus } from "@/lib/saga/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { dashboardEngine, userActor, withDb, type DashboardUser } from "./context";
 import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
@@ -29,6 +31,8 @@ export const ZEscalationResolution = z.discriminatedUnion("kind", [
       approve: z.boolean(),
       /** Why; required when refusing (the agent is told). */
       note: z.string().trim().max(4000).optional(),
+      /** A refusal's code, from the same closed list as a pivot's rejection: what the agent should do next. */
+      reasonCode: z.enum(PIVOT_REJECTION_CODES).optional(),
     })
     .refine((r) => r.approve || Boolean(r.note), { path: ["note"], message: "say why the call is refused: the agent is told" }),
   z.object({
@@ -70,11 +74,24 @@ async function decide(user: DashboardUser, escalationId: string, r: Resolution):
   const actor = userActor(user);
   switch (r.kind) {
     case EscalationKind.APPROVAL_REQUIRED:
+      if (!r.approve && r.reasonCode) {
+        // The held call's refusal with its code in the resolution the agent reads back.
+        const store = sharedSagaStore(await getPrisma());
+        const resolution = { approved: false, note: r.note ?? null, reasonCode: r.reasonCode };
+        const resolved = await store.resolveEscalation(escalationId, { resolvedBy: actor.id, resolution }, {
+          type: "escalation.resolved",
+          actor,
+          data: { escalationId, kind: r.kind, resolution },
+        });
+        if (!resolved) throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalationId} was resolved by someone else first.`);
+        return resolved;
+      }
       return engine.decideHeldCall(escalationId, { approve: r.approve, actor, ...(r.note ? { note: r.note } : {}) });
     case EscalationKind.OUTCOME_UNKNOWN:
       return engine.settleUnknown(escalationId, { outcome: r.outcome, evidence: r.evidence, externalRef: r.externalRef ?? null, actor });
     case EscalationKind.COMPENSATION_FAILED:
-      return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { repair: "manual", repairRef: r.repairRef ?? null } });
+      // Written back to the step too (who, when, reference), so the saga log shows it was answered.
+      return (await recordManualRepair(sharedSagaStore(await getPrisma()), { escalationId, note: r.note, repairRef: r.repairRef ?? null, actor })).escalation;
     case EscalationKind.STUCK_AFTER_PIVOT:
       return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { decision: r.decision } });
     case EscalationKind.REVOKE_OUT_OF_WINDOW:
@@ -85,7 +102,8 @@ async function decide(user: DashboardUser, escalationId: string, r: Resolution):
 /**
  * Resolves an escalation the signed-in user holds, with the form of its kind: approve or reject a
  * held call, settle an unknown outcome with evidence (written back to the step), record a manual
- * repair of a failed compensation, decide a stuck post-pivot step, answer a revoke past its window.
+ * repair of a failed compensation (written back to the step), decide a stuck post-pivot step, answer
+ * a revoke past its window. A NEEDS_ATTENTION run with nothing left for people becomes UNWOUND.
  * Only the claimer may resolve: anyone else gets `{ ok: false, reason: "not_claimer", heldBy }`.
  * The engine writes the resolution, the saga log change and the audit event together.
  */
@@ -106,6 +124,8 @@ export async function resolveEscalation(escalationId: string, request: TEscalati
   }
   try {
     await decide(user, id, resolution);
+    // The run is finished when this was the last thing people had to do for it.
+    await finishUnwoundRun(store, escalation.runId, userActor(user));
   } catch (e) {
     if (!(e instanceof SagaError) || e.code !== "ESCALATION_CONFLICT") throw e;
     // Resolved meanwhile (a reconcile settled the step itself, or a double submit): say by whom.

@@ -27,6 +27,10 @@ export interface ToolPolicyFacts {
   owner: string | null;
   /** The compensator that answers it. */
   compensator: string | null;
+  /** The external system its effects live in, as the tool table says; null when it says nothing. */
+  system: string | null;
+  /** Who sees its effects, as the tool table says (comma-separated), null when it says nothing. */
+  audienceRule: string | null;
   /** Where these facts came from. */
   source: PolicySource;
 }
@@ -43,6 +47,8 @@ export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegis
       revocationWindowSec: row.revocationWindowSec,
       owner: row.owner,
       compensator: row.compensator,
+      system: row.system,
+      audienceRule: row.audienceRule,
       source: PolicySource.tool_table,
     });
   }
@@ -55,6 +61,8 @@ export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegis
       revocationWindowSec: def ? DEFAULT_WINDOW_SEC[def.class] : null,
       owner: def?.owner ?? null,
       compensator: def?.compensation?.with ?? null,
+      system: null,
+      audienceRule: null,
       source: PolicySource.registry_default,
     });
   }

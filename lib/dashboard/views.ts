@@ -10,15 +10,17 @@ import {
   EscalationStatusSchema,
   IsoDate,
   JsonSchema,
+  ManualRepairWire,
+  PivotEditWire,
+  PivotRejectionCodeSchema,
   PivotStatusSchema,
   RunStatusSchema,
   StepStatusSchema,
   ToolClassSchema,
 } from "@/lib/api/schemas/saga";
-import { EXTERNAL_SYSTEMS } from "./tool-systems";
 
 /** The external system a tool acts on. */
-export const ZExternalSystem = z.enum(EXTERNAL_SYSTEMS);
+export const ZExternalSystem = z.string().min(1);
 
 /** Blast radius of an audience (lib/saga/vocabulary audienceRank): 0 internal, 1 partner, 2 customer. */
 export const ZAudienceRank = z.number().int().min(0).max(2);
@@ -104,10 +106,14 @@ export const ZPlanItemView = z.object({
   currentPolicyVersion: z.number().int(),
   /** True when an admin changed the tool's policy since the plan was made. */
   policyChanged: z.boolean(),
-  /** Who will see the effect (from the tool's audience rule), null when the tool is unknown here. */
+  /** Who will see the effect (the tool's audience rule, else the tool table's), null when neither says. */
   audience: z.array(z.string()).nullable(),
-  /** Blast radius of that audience, null when unknown. */
-  audienceRank: ZAudienceRank.nullable(),
+  /** Blast radius of that audience; an unknown audience counts as customer-facing (2). */
+  audienceRank: ZAudienceRank,
+  /** Where the audience came from: the tool's own rule, the tool table's audience rule, or nowhere (treated as customer-facing). */
+  audienceSource: z.enum(["tool", "tool_table", "unknown"]),
+  /** Whether the reviewer may edit this item's arguments here (the tool's schema is known to this server). */
+  editable: z.boolean(),
   /** What answers the effect if it must be undone: a compensator, or null (irreversible: correction only). */
   answeredBy: z.string().nullable(),
 });
@@ -136,6 +142,10 @@ export const ZPivotSummary = z.object({
   decidedAt: IsoDate.nullable(),
   /** Why (a rejection's reason goes back to the agent). */
   reason: z.string().nullable(),
+  /** A rejection's code for the agent (what it should do next), null otherwise. */
+  reasonCode: PivotRejectionCodeSchema.nullable(),
+  /** Reviewers' edits of plan items before the decision, oldest first. */
+  edits: z.array(PivotEditWire),
 });
 /** A pivot's decision state. */
 export type TPivotSummary = z.infer<typeof ZPivotSummary>;
@@ -210,6 +220,20 @@ export const ZPivotDecisionResult = z.union([
 ]);
 /** The outcome of approving or rejecting a pivot. */
 export type TPivotDecisionResult = z.infer<typeof ZPivotDecisionResult>;
+
+/** The outcome of editing a plan item: the pivot screen as it is after the edit, or why nothing changed. */
+export const ZEditPlanItemResult = z.union([
+  z.object({ ok: z.literal(true), edit: PivotEditWire, screen: ZPivotScreen }),
+  z.object({
+    ok: z.literal(false),
+    /** plan_changed: the agent revised it or another reviewer edited it; already_decided; run_not_waiting; unchanged: same arguments. */
+    reason: z.enum(["plan_changed", "already_decided", "run_not_waiting", "unchanged"]),
+    /** Who decided, when already decided. */
+    decidedBy: z.string().nullable(),
+  }),
+]);
+/** The outcome of editing a plan item. */
+export type TEditPlanItemResult = z.infer<typeof ZEditPlanItemResult>;
 
 // ---------------------------------------------------------------------------------------------
 // Escalations
@@ -306,6 +330,8 @@ export const ZEscalationStep = z.object({
   compensationRef: z.string().nullable(),
   /** Why the compensation failed, and what is still out there. */
   compensationError: JsonSchema.nullable(),
+  /** A person answered the effect by hand: who, when, with what reference. */
+  manualRepair: ManualRepairWire.nullable(),
   /** Logged (database clock). */
   createdAt: IsoDate,
   /** Last changed. */
@@ -398,3 +424,23 @@ export const ZResolveResult = z.union([
 ]);
 /** The outcome of a resolution. */
 export type TResolveResult = z.infer<typeof ZResolveResult>;
+
+/** One item of a bulk decision: each is decided (and recorded) on its own. */
+export const ZBulkDecisionItem = z.object({
+  escalationId: z.string(),
+  /** decided: recorded now; skipped: already decided, or held by someone else (nothing was changed); failed: an error, nothing was changed. */
+  outcome: z.enum(["decided", "skipped", "failed"]),
+  /** Why it was skipped or failed, in words. */
+  message: z.string().nullable(),
+});
+
+/** The outcome of a bulk decision on held calls. */
+export const ZBulkDecisionResult = z.object({
+  /** Per item, in the order asked. */
+  items: z.array(ZBulkDecisionItem),
+  decided: z.number().int(),
+  skipped: z.number().int(),
+  failed: z.number().int(),
+});
+/** The outcome of a bulk decision on held calls. */
+export type TBulkDecisionResult = z.infer<typeof ZBulkDecisionResult>;

@@ -2,8 +2,14 @@
  * The one place that appends to an audit hash chain (runs, tokens, users): each link takes the next
  * seq of its scope and hashes the previous link with its own canonical content. Callers pass their
  * transaction, after that transaction's own write, so the state change and its event commit together.
+ *
+ * It is also where notifications start: an event people are told about (a pivot waiting, an
+ * escalation, an SLA breach, a correction draft, a revoke) writes its outbox row here, in the same
+ * transaction (lib/notifications/outbox.ts), so no caller can forget it and none waits for a delivery.
+ * The saga log's hot writes (lib/db/step-log-sql.ts) append their links themselves and never notify.
  */
 import type { Prisma } from "@/generated/prisma";
+import { recordNotification } from "@/lib/notifications/outbox";
 import { auditHash } from "@/lib/saga/keys";
 import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -45,5 +51,6 @@ export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, l
   const last = await tx.auditEvent.findFirst({ where: { scope: link.scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
   const row = chainLink(last ?? undefined, { ...link, actor: actorLabel(link.actor) }, now);
   await tx.auditEvent.create({ data: { ...row, data: link.data as Prisma.InputJsonValue } });
+  await recordNotification(tx, now, { scope: link.scope, seq: row.seq, runId: link.runId, stepId: link.stepId, type: link.type, data: link.data });
   return { seq: row.seq, hash: row.hash };
 }

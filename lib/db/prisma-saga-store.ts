@@ -18,6 +18,8 @@ import type { AuditEvent as AuditEventRow, Correction as CorrectionRow, Escalati
 import { SagaError } from "@/lib/saga/errors";
 import { actorLabel, IntentGuardFailed, nextRunVersion, runScope, type AuditEventRecord, type AuditInput, type IntentGuard, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
+import type { ManualRepair, PivotEdit } from "@/lib/saga/store";
+import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, type ToolClass } from "@/lib/saga/vocabulary";
 import { rawDriverOf } from "./raw-driver";
 import { durabilityFromEnv, type Durability, type StepColumns, type StepLogSql } from "./step-log-sql";
@@ -183,9 +185,16 @@ function toStepRecord(row: StepRow): StepRecord {
     correction: correctionOut(row.correction),
     audience: stringsOut(row.audience, "step audience"),
     attempts: row.attempts,
+    manualRepair: manualRepairOut(row.manualRepair),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
+}
+
+/** A step's manual repair; the driver's own SQL may hand the JSON column over as text. */
+function manualRepairOut(value: Prisma.JsonValue | string | null | undefined): ManualRepair | null {
+  if (value === null || value === undefined) return null;
+  return (typeof value === "string" ? JSON.parse(value) : value) as unknown as ManualRepair;
 }
 
 function toPivotRecord(row: PivotRow): PivotRecord {
@@ -201,6 +210,8 @@ function toPivotRecord(row: PivotRow): PivotRecord {
     decidedBy: row.decidedBy,
     decidedAt: row.decidedAt,
     reason: row.reason,
+    reasonCode: row.reasonCode === null ? null : oneOf(PIVOT_REJECTION_CODES, row.reasonCode, "pivot rejection code"),
+    edits: row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[]),
     createdAt: row.createdAt,
   };
 }
@@ -557,7 +568,7 @@ export class PrismaSagaStore implements SagaStore {
 
   async decidePivot(
     pivotId: string,
-    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string; reasonCode?: PivotRejectionCode | null },
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     // Without both, the fence below would lose a filter and decide whichever pivot it found.
@@ -565,7 +576,7 @@ export class PrismaSagaStore implements SagaStore {
     return this.write(async (tx, now) => {
       const { count } = await tx.pivot.updateMany({
         where: { id: pivotId, status: PivotStatus.PENDING, planHash: decision.expectedPlanHash },
-        data: { status: decision.status, decidedBy: decision.decidedBy, decidedAt: now, reason: decision.reason },
+        data: { status: decision.status, decidedBy: decision.decidedBy, decidedAt: now, reason: decision.reason, reasonCode: decision.reasonCode ?? null },
       });
       if (count === 0) return null;
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
@@ -574,6 +585,60 @@ export class PrismaSagaStore implements SagaStore {
       if (!(await moveRun(tx, { id: row.runId, status: RunStatus.AWAITING_PIVOT }, runStatus, now))) throw new RollBack();
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
+    }).catch((e: unknown) => {
+      if (e instanceof RollBack) return null;
+      throw e;
+    });
+  }
+
+  async editPivotPlan(
+    pivotId: string,
+    change: { expectedPlanHash: string; plan: PlanItem[]; planHash: string; edit: PivotEdit },
+    audit: AuditInput,
+  ): Promise<PivotRecord | null> {
+    if (!isId(pivotId) || !isId(change.expectedPlanHash)) return null;
+    return this.write(async (tx, now) => {
+      // The fenced write first (it takes the lock); the edit history is appended after reading it under that lock.
+      const { count } = await tx.pivot.updateMany({
+        where: { id: pivotId, status: PivotStatus.PENDING, planHash: change.expectedPlanHash },
+        data: { plan: jsonIn(planJson(change.plan)), planHash: change.planHash },
+      });
+      if (count === 0) return null;
+      const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
+      const run = await tx.run.findUnique({ where: { id: row.runId }, select: { status: true } });
+      if (run?.status !== RunStatus.AWAITING_PIVOT) throw new RollBack();
+      const edits = [...(row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[])), { ...change.edit, editedAt: now.toISOString() }];
+      const updated = await tx.pivot.update({ where: { id: pivotId }, data: { edits: jsonIn(edits as unknown as Json) } });
+      await this.appendAudit(tx, now, row.runId, null, audit);
+      return toPivotRecord(updated);
+    }).catch((e: unknown) => {
+      if (e instanceof RollBack) return null;
+      throw e;
+    });
+  }
+
+  async recordManualRepair(
+    input: { escalationId: string; stepId: string; repair: ManualRepair; resolution: Json },
+    audit: { step: AuditInput; escalation: AuditInput },
+  ): Promise<{ step: StepRecord; escalation: EscalationRecord } | null> {
+    if (!isId(input.escalationId) || !isId(input.stepId)) return null;
+    return this.write(async (tx, now) => {
+      // The escalation's fenced resolve first: of two people recording a repair, one gets it.
+      const resolved = await tx.escalation.updateMany({
+        where: { id: input.escalationId, stepId: input.stepId, status: { not: EscalationStatus.RESOLVED } },
+        data: { status: EscalationStatus.RESOLVED, resolution: nullableJsonIn(input.resolution), resolvedBy: input.repair.repairedBy, resolvedAt: now },
+      });
+      if (resolved.count === 0) return null;
+      const repair = { ...input.repair, repairedAt: now.toISOString() };
+      const stepped = await tx.step.updateMany({
+        where: { id: input.stepId, status: StepStatus.COMPENSATION_FAILED },
+        data: { manualRepair: jsonIn(repair as unknown as Json), updatedAt: now },
+      });
+      if (stepped.count === 0) throw new RollBack();
+      const [stepRow, escalationRow] = [await tx.step.findUniqueOrThrow({ where: { id: input.stepId } }), await tx.escalation.findUniqueOrThrow({ where: { id: input.escalationId } })];
+      await this.appendAudit(tx, now, stepRow.runId, stepRow.id, audit.step);
+      await this.appendAudit(tx, now, escalationRow.runId, escalationRow.stepId, audit.escalation);
+      return { step: toStepRecord(stepRow), escalation: toEscalationRecord(escalationRow) };
     }).catch((e: unknown) => {
       if (e instanceof RollBack) return null;
       throw e;

@@ -43,14 +43,19 @@ export type RawDriver =
   | { kind: "sqlite"; exclusive: <T>(fn: (db: Database.Database) => T) => Promise<T>; observer?: DatabaseObserver }
   | { kind: "postgresql"; pool: pg.Pool; observer?: DatabaseObserver };
 
-const drivers = new WeakMap<object, RawDriver>();
+/**
+ * Kept on the client object under a registered symbol, not in a module-level map: a Next.js build
+ * bundles this module into several chunks, each with its own module state, while the process-wide
+ * client (lib/db/prisma.ts getPrisma) is one object shared by all of them.
+ */
+const DRIVER = Symbol.for("sagaboard.rawDriver");
 
 /** Records the driver under `client` (lib/db/prisma.ts, when it opens one). */
 export function registerRawDriver(client: object, driver: RawDriver): void {
-  drivers.set(client, driver);
+  Object.defineProperty(client, DRIVER, { value: driver, enumerable: false });
 }
 
 /** The driver under `client`, or null for a client lib/db/prisma.ts did not open (the saga store refuses those). */
 export function rawDriverOf(client: object): RawDriver | null {
-  return drivers.get(client) ?? null;
+  return (client as { [DRIVER]?: RawDriver })[DRIVER] ?? null;
 }

@@ -32,7 +32,7 @@ export function revokeRolesOf(policy: Pick<ToolPolicy, "revokeRoles"> | null): R
 }
 
 /** What pulling `step` back will do, which system it touches and who will see it: one sentence. */
-export function whatHappens(step: Pick<Step, "tool" | "toolClass" | "compensation" | "audience">, policy: Pick<ToolPolicy, "owner"> | null, window: RevokeWindow): string {
+export function whatHappens(step: Pick<Step, "tool" | "toolClass" | "compensation" | "audience">, policy: Pick<ToolPolicy, "owner" | "system"> | null, window: RevokeWindow): string {
   const audience = Array.isArray(step.audience) && step.audience.length > 0 ? step.audience.join(", ") : "whoever saw the original";
   if (!window.open) {
     return `The revocation window of ${step.tool} has closed, so nothing is undone automatically: pulling it opens an escalation for ${policy?.owner ?? "the team that owns the tool"} to decide.`;
@@ -41,7 +41,7 @@ export function whatHappens(step: Pick<Step, "tool" | "toolClass" | "compensatio
     return `${step.tool} cannot be taken back: a correction message is drafted for the support desk, who decide whether and how to send it (its audience: ${audience}). Nothing is sent without a person.`;
   }
   const compensation = step.compensation as { tool?: unknown } | null;
-  const system = systemOfTool(step.tool);
+  const system = systemOfTool(step.tool, policy?.system);
   const counter = typeof compensation?.tool === "string" ? compensation.tool : "its compensation";
   return step.toolClass === ToolClass.REVERSIBLE
     ? `The worker runs ${counter} in ${system} under its own key and reads ${system} back to confirm it: a silent delete, nobody outside the run sees it.`

@@ -13,6 +13,7 @@ function input(over: Partial<RunProgressInput> = {}): RunProgressInput {
     ],
     pivots: [{ id: "pvt_1", status: "APPROVED", plan }],
     escalations: [],
+    corrections: [],
     auditEvents: [
       { seq: 1, type: "step.confirmed", actor: "agent:support-agent", at: t(1), stepId: "stp_0" },
       { seq: 2, type: "pivot.approved", actor: "user:rita@example.com", at: t(2), stepId: null },
@@ -58,6 +59,8 @@ describe("describeRunProgress", () => {
   it("says who acts in every other state", () => {
     expect(describeRunProgress(input({ run: { status: "AWAITING_PIVOT", agent: "support-agent" } })).waitingOn).toBe("person");
     expect(describeRunProgress(input({ run: { status: "UNWINDING", agent: "support-agent" } })).expected).toMatch(/worker is undoing/);
+    const drafts = describeRunProgress(input({ run: { status: "NEEDS_ATTENTION", agent: "support-agent" }, corrections: [{ status: "DRAFT" }, { status: "SENT" }] }));
+    expect(drafts.expected).toBe("It waits for people: support must send or dismiss 1 correction draft.");
     const done = describeRunProgress(input({ run: { status: "COMPLETED", agent: "support-agent" } }));
     expect(done).toMatchObject({ waitingOn: "nobody", stuckAt: null });
   });

@@ -47,6 +47,8 @@ export interface RunProgressInput {
   pivots: readonly { id: string; status: string; plan: readonly { tool: string }[] }[];
   /** Its escalations. */
   escalations: readonly { id: string; kind: string; status: string; stepId: string | null; createdAt: Date }[];
+  /** Its correction drafts. */
+  corrections: readonly { status: string }[];
   /** Its audit events, in append order. */
   auditEvents: readonly { seq: number; type: string; actor: string; at: Date; stepId: string | null }[];
   /** Step ids to their index (the audit events name steps by id). */
@@ -114,10 +116,13 @@ export function describeRunProgress(input: RunProgressInput): RunProgress {
       expected = "The worker is undoing the run's effects, newest first; nothing is expected of the agent.";
       waitingOn = "worker";
       break;
-    case "NEEDS_ATTENTION":
-      expected = open.length > 0 ? `It waits for a person: ${plural(open.length, "open escalation")} below must be handled.` : "It waits for a person: an effect could not be undone or settled.";
+    case "NEEDS_ATTENTION": {
+      const drafts = input.corrections.filter((c) => c.status === "DRAFT").length;
+      const parts = [open.length > 0 ? `${plural(open.length, "open escalation")} below must be handled` : null, drafts > 0 ? `support must send or dismiss ${plural(drafts, "correction draft")}` : null].filter(Boolean);
+      expected = parts.length > 0 ? `It waits for people: ${parts.join(", and ")}.` : "It waits for a person: an effect could not be undone or settled.";
       waitingOn = "person";
       break;
+    }
     case "COMPLETED":
     case "UNWOUND":
       expected = "The run is finished: nothing more is expected of anyone.";

@@ -57,6 +57,7 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
     steps,
     pivots: plans,
     escalations,
+    corrections,
     auditEvents,
     stepIdxById: new Map(steps.map((s) => [s.id, s.stepIdx])),
     now,

@@ -33,6 +33,7 @@ import {
   type StepPatch,
   type StepRecord,
 } from "./store";
+import type { ManualRepair, PivotEdit, PlanItem } from "./store";
 import type { Json } from "./tools";
 import { CompensationState, EscalationStatus, CorrectionStatus, PivotStatus, RunStatus, StepStatus } from "./vocabulary";
 
@@ -169,6 +170,8 @@ export class MemorySagaStore implements SagaStore {
       decidedBy: null,
       decidedAt: null,
       reason: null,
+      reasonCode: null,
+      edits: [],
       createdAt: now,
     };
     this.pivots.set(record.id, record);
@@ -201,7 +204,7 @@ export class MemorySagaStore implements SagaStore {
 
   async decidePivot(
     pivotId: string,
-    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string },
+    decision: { status: "APPROVED" | "REJECTED"; decidedBy: string; reason: string | null; expectedPlanHash: string; reasonCode?: PivotRecord["reasonCode"] },
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     const pivot = this.pivots.get(pivotId);
@@ -209,7 +212,7 @@ export class MemorySagaStore implements SagaStore {
     // A decision only moves a run that is still waiting for it (not one the agent unwound meanwhile).
     if (this.runs.get(pivot.runId)?.status !== RunStatus.AWAITING_PIVOT) return null;
     const now = this.clock.now();
-    Object.assign(pivot, { status: decision.status, decidedBy: decision.decidedBy, reason: decision.reason, decidedAt: now });
+    Object.assign(pivot, { status: decision.status, decidedBy: decision.decidedBy, reason: decision.reason, reasonCode: decision.reasonCode ?? null, decidedAt: now });
     const run = this.runs.get(pivot.runId);
     if (run) {
       run.status = decision.status === PivotStatus.APPROVED ? RunStatus.COMMITTING : RunStatus.RUNNING;
@@ -217,6 +220,37 @@ export class MemorySagaStore implements SagaStore {
     }
     this.append(pivot.runId, null, audit, now);
     return copy(pivot);
+  }
+
+  async editPivotPlan(
+    pivotId: string,
+    change: { expectedPlanHash: string; plan: PlanItem[]; planHash: string; edit: PivotEdit },
+    audit: AuditInput,
+  ): Promise<PivotRecord | null> {
+    const pivot = this.pivots.get(pivotId);
+    if (!pivot || pivot.status !== PivotStatus.PENDING || pivot.planHash !== change.expectedPlanHash) return null;
+    if (this.runs.get(pivot.runId)?.status !== RunStatus.AWAITING_PIVOT) return null;
+    const now = this.clock.now();
+    Object.assign(pivot, { plan: copy(change.plan), planHash: change.planHash, edits: [...(pivot.edits ?? []), { ...copy(change.edit), editedAt: now.toISOString() }] });
+    this.append(pivot.runId, null, audit, now);
+    return copy(pivot);
+  }
+
+  async recordManualRepair(
+    input: { escalationId: string; stepId: string; repair: ManualRepair; resolution: Json },
+    audit: { step: AuditInput; escalation: AuditInput },
+  ): Promise<{ step: StepRecord; escalation: EscalationRecord } | null> {
+    const e = this.escalations.get(input.escalationId);
+    const step = this.steps.get(input.stepId);
+    if (!e || e.status === EscalationStatus.RESOLVED || e.stepId !== input.stepId) return null;
+    if (!step || step.status !== StepStatus.COMPENSATION_FAILED || step.manualRepair) return null;
+    const now = this.clock.now();
+    step.manualRepair = { ...copy(input.repair), repairedAt: now.toISOString() };
+    step.updatedAt = now;
+    this.append(step.runId, step.id, audit.step, now);
+    Object.assign(e, { status: EscalationStatus.RESOLVED, resolution: copy(input.resolution), resolvedBy: input.repair.repairedBy, resolvedAt: now });
+    this.append(e.runId, e.stepId, audit.escalation, now);
+    return { step: copy(step), escalation: copy(e) };
   }
 
   async createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult> {

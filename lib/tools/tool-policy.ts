@@ -60,6 +60,11 @@ export const ZToolPolicyFields = z.object({
   undoMechanism: optionalText(500),
   /** The team whose queue gets its escalations. */
   owner: optionalText(80),
+  /**
+   * The external system its effects live in (payments, ticketing, a vendor's name): a pivot's staged
+   * effects are grouped by it, lookups and revokes name it. Optional in an edit; empty means not set.
+   */
+  system: optionalText(80).optional(),
   /** How long after the effect a permitted person may pull it back, seconds. */
   revocationWindowSec: Seconds,
   /** How long the provider keeps idempotency keys, seconds. */
@@ -94,6 +99,7 @@ export const FIELD_LABELS = {
   compensator: "compensating tool",
   undoMechanism: "undo mechanism",
   owner: "owner",
+  system: "external system",
   revocationWindowSec: "revocation window",
   keyRetentionSec: "provider key retention",
   audienceRule: "audience",
@@ -123,6 +129,7 @@ export function fieldsOf(row: ToolPolicy): TToolPolicyFields {
     compensator: row.compensator,
     undoMechanism: row.undoMechanism,
     owner: row.owner,
+    system: row.system,
     revocationWindowSec: row.revocationWindowSec,
     keyRetentionSec: row.keyRetentionSec,
     audienceRule: row.audienceRule,

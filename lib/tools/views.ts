@@ -13,6 +13,7 @@ const Fields = z.object({
   compensator: z.string().nullable(),
   undoMechanism: z.string().nullable(),
   owner: z.string().nullable(),
+  system: z.string().nullable(),
   revocationWindowSec: z.number().int().nullable(),
   keyRetentionSec: z.number().int().nullable(),
   audienceRule: z.string().nullable(),
@@ -103,6 +104,7 @@ export function toToolRow(row: ToolPolicy, connectors: ConnectorFacts): TToolRow
   const fields = fieldsOf(row);
   return {
     ...fields,
+    system: row.system,
     name: row.name,
     policyVersion: row.policyVersion,
     lookupAvailable: row.lookupAvailable,

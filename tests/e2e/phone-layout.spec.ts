@@ -17,9 +17,14 @@ async function signedInPage(browser: Browser, baseURL: string | undefined, user:
   return page;
 }
 
-async function visit(page: Page, screen: Screen): Promise<void> {
+/** Opens the screen; false when it did not render its content (an error page), which is reported, not measured. */
+async function visit(page: Page, screen: Screen): Promise<boolean> {
   await page.goto(screen.path);
-  await expect(page.getByText(screen.ready).first(), `${screen.name} should render its content`).toBeVisible();
+  return page
+    .getByText(screen.ready)
+    .first()
+    .waitFor({ state: "visible", timeout: 10_000 })
+    .then(() => true, () => false);
 }
 
 test("no dashboard page scrolls sideways at 390 px, and the role and Sign out are on the first view", async ({ browser, baseURL, seedUser, db, agent, world }) => {
@@ -28,6 +33,7 @@ test("no dashboard page scrolls sideways at 390 px, and the role and Sign out ar
   const { screens } = await seedScreens(db, agent, world, tag);
   const pages = new Map<string, Page>();
   const tooWide: string[] = [];
+  const broken: string[] = [];
   for (const screen of screens) {
     let page = pages.get(screen.role);
     if (!page) {
@@ -35,7 +41,8 @@ test("no dashboard page scrolls sideways at 390 px, and the role and Sign out ar
       pages.set(screen.role, page);
     }
     await page.setViewportSize(PHONE);
-    await visit(page, screen);
+    const rendered = await visit(page, screen);
+    if (!rendered) broken.push(`${screen.name} (${screen.path}) did not show “${String(screen.ready)}”`);
     await page.screenshot({ path: screenshotPath(`phone-${screen.name}-390`), fullPage: true });
     const width = await page.evaluate(() => (document.scrollingElement ?? document.documentElement).scrollWidth);
     if (width > PHONE.width) tooWide.push(`${screen.name} (${screen.path}) is ${width} px wide`);
@@ -52,5 +59,6 @@ test("no dashboard page scrolls sideways at 390 px, and the role and Sign out ar
     await page.screenshot({ path: screenshotPath(`phone-${screen.name}-1280`), fullPage: true });
   }
   expect(tooWide, "pages that scroll sideways at 390 px").toEqual([]);
+  expect(broken, "pages that did not render").toEqual([]);
   for (const page of pages.values()) await page.context().close();
 });

@@ -79,7 +79,7 @@ async function expectStagedAndPlan(page: Page, w: WaitingRun): Promise<void> {
   await expect(irreversible).toContainText(w.mail.subject);
   await expect(irreversible).toContainText("No undo");
   await expect(plan.filter({ hasText: "capture_payment" })).toContainText(w.staged.paymentIntentId);
-  await expect(page.getByText("1 irreversible: send_email")).toBeVisible();
+  await expect(page.getByText("1 cannot be taken back: send_email")).toBeVisible();
 }
 
 test.describe("a pivot requested by an agent through the API", () => {
@@ -105,13 +105,23 @@ test.describe("a pivot requested by an agent through the API", () => {
       await expectStagedAndPlan(page, w);
       await page.screenshot({ path: screenshotPath("pivot-screen"), fullPage: true });
 
-      // "a" approves; it only works once the page is interactive, so press until the decision shows.
-      const decided = page.locator(".decide-panel .decided");
+      // "a" on a plan that emails a customer does not approve: it asks, naming what cannot be taken
+      // back (pressed until the page is interactive); only Enter on that confirmation approves.
+      const confirmation = page.getByRole("dialog", { name: /cannot be taken back/ });
       await expect(async () => {
         await page.keyboard.press("a");
-        await expect(decided).toBeVisible({ timeout: 1_500 });
+        await expect(confirmation).toBeVisible({ timeout: 1_500 });
       }).toPass({ timeout: 15_000 });
+      await expect(confirmation).toContainText(`send_email to ${w.customer}`);
+      await expect(confirmation).toContainText(w.mail.subject);
+      await expect(confirmation).toContainText("seen by customer");
+      await expect(confirmation).not.toContainText("capture_payment");
+      await page.screenshot({ path: screenshotPath("pivot-confirm-irreversible"), fullPage: true });
+      expect((await db.pivot.findUniqueOrThrow({ where: { id: w.pivot.id } })).status).toBe("PENDING");
+      await page.keyboard.press("Enter");
+      const decided = page.locator(".decide-panel .decided");
       await expect(decided).toContainText(`Approved by ${reviewer.email}`);
+      await expect(confirmation).toBeHidden();
 
       const row = await db.pivot.findUniqueOrThrow({ where: { id: w.pivot.id } });
       expect(row.status).toBe("APPROVED");
@@ -187,13 +197,15 @@ test.describe("a pivot requested by an agent through the API", () => {
         await expect(reasonBox).toBeFocused({ timeout: 1_000 });
       }).toPass({ timeout: 15_000 });
       await page.keyboard.type(reason);
+      await page.getByLabel("What should the agent do?").selectOption("DO_NOT_PROCEED");
       await page.getByRole("button", { name: /^Reject/ }).click();
       const decided = page.locator(".decide-panel .decided");
       await expect(decided).toContainText(`Rejected by ${reviewer.email}`);
       await expect(decided).toContainText(reason);
 
       const row = await db.pivot.findUniqueOrThrow({ where: { id: w.pivot.id } });
-      expect([row.status, row.decidedBy, row.reason]).toEqual(["REJECTED", reviewer.email, reason]);
+      expect([row.status, row.decidedBy, row.reason, row.reasonCode]).toEqual(["REJECTED", reviewer.email, reason, "DO_NOT_PROCEED"]);
+      await expect(decided).toContainText("The agent was told: Stop: unwind what was staged.");
 
       await page.goto(`/runs/${w.run.runId}`);
       await expect(stepRows(page)).toHaveCount(3);
@@ -205,6 +217,8 @@ test.describe("a pivot requested by an agent through the API", () => {
 
     const { decided, report } = await agentWork;
     expect(decided.reason).toBe(reason);
+    // The agent reads the code back over the API, as a value it can act on (here: unwind).
+    expect(decided.reasonCode).toBe("DO_NOT_PROCEED");
     expect(report?.status).toBe("UNWOUND");
 
     // The unwind arrives on the open timeline: every staged step released, the run unwound.

@@ -1,5 +1,5 @@
 /**
- * Several app instances on one PostgreSQL database (issue 5; `npm run test:e2e:pg` only, where
+ * Several app instances on one PostgreSQL database (stateless servers must share one log safely; `npm run test:e2e:pg` only, where
  * playwright.config.ts serves the same build from two `next start` processes on two ports with one
  * DATABASE_URL). A real agent (HTTP API, hosted simulated systems) works through instance A and
  * long-polls its pivot there; a reviewer signs in on instance B in Chromium and approves the pivot on

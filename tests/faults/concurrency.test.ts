@@ -1,5 +1,5 @@
 /**
- * Fault matrix, concurrency (issue 5), on this run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1):
+ * Fault matrix, concurrency (racing writers must still leave one row and one effect per key), on this run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1):
  * 1. 50 concurrent identical intents x 100 keys through the API: one row and at most one effect per key.
  * 2. 8 workers over N UNWIND (compensation) tasks, one worker paused past its lease and then resumed:
  *    0 duplicate compensations, its stale completions refused and counted.

@@ -1,5 +1,5 @@
 /**
- * Fault matrix, crash-point sweep with REAL processes (issue 5): an agent process is SIGKILLed at each
+ * Fault matrix (does a crash anywhere lose or double an effect?), crash-point sweep with REAL processes: an agent process is SIGKILLed at each
  * named crash point x the three logged tool classes x seeds; a new process resumes the run (replaying
  * the same seeded script through the API) and unwinds or completes it, sometimes being killed again
  * mid-unwind / mid-compensation and resumed once more. The app's route handlers and the hosted world

@@ -1,5 +1,5 @@
 /**
- * Several app instances on one PostgreSQL database (issue 5; SAGABOARD_TEST_PG=1 only): server A is its
+ * Several app instances on one PostgreSQL database (stateless servers must share one log safely; SAGABOARD_TEST_PG=1 only): server A is its
  * own OS process with its own connection pool (tests/support/server-process.ts: the agent API and the
  * hosted systems); instance B is this test process (its own pool), whose dashboard route handler
  * approves the pivot. An agent long-polls its pivot on A; the reviewer approves it through B; the

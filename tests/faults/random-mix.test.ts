@@ -1,5 +1,5 @@
 /**
- * Fault matrix, random mix (issue 5): F1-F5 injected at 2%, 10% and 30% x at least 50 seeded trials per
+ * Fault matrix, random mix (faults combined at random, as production mixes them): F1-F5 injected at 2%, 10% and 30% x at least 50 seeded trials per
  * cell, in-process (manual clock), on every store factory (memory, SQLite, and PostgreSQL with
  * SAGABOARD_TEST_PG=1). Each trial is a multi-step run driven like a model: reworded retries on an
  * unknown outcome, an irreversible commit phase behind an approved pivot, and an unwind at the end of

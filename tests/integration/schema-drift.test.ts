@@ -17,7 +17,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { migrateSqlite } from "@/lib/db/migrate";
-import { expectedPostgresSchema, POSTGRES_ONLY_INDEXES, POSTGRES_SCHEMA, SQLITE_ONLY_TABLES, SQLITE_SCHEMA } from "@/scripts/prisma-pg-schema";
+import { expectedPostgresSchema, PARTIAL_INDEXES, POSTGRES_ONLY_INDEXES, POSTGRES_SCHEMA, SQLITE_ONLY_TABLES, SQLITE_SCHEMA } from "@/scripts/prisma-pg-schema";
 import { createTestDatabase, reserveTestDatabase, testStoreKind } from "../support/test-database";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "sagaboard-drift-"));
@@ -113,8 +113,12 @@ describe("one source of truth for the models", () => {
     expect((expected as unknown[]).length).toBeGreaterThan(0);
     // The hand-written search index the datamodel cannot express: present after the migrations, else not compared.
     const handWritten = new Set(SQLITE_ONLY_TABLES.map((t) => t.name));
-    const built = sqliteCatalog(migrated) as { table: string }[];
+    const built = sqliteCatalog(migrated) as { table: string; indexes: { name: string; partial: number }[] }[];
     expect(built.map((t) => t.table).filter((name) => handWritten.has(name)).sort()).toEqual([...handWritten].sort());
+    // The partial indexes the datamodel cannot express: present (and partial) after the migrations, else not compared.
+    const partial = new Set(PARTIAL_INDEXES.map((i) => i.name));
+    expect(built.flatMap((t) => t.indexes.filter((i) => partial.has(i.name) && i.partial === 1).map((i) => i.name)).sort()).toEqual([...partial].sort());
+    for (const t of built) t.indexes = t.indexes.filter((i) => !partial.has(i.name));
     expect(
       built.filter((t) => !handWritten.has(t.table)),
       "prisma/migrations do not build prisma/schema.prisma: add a migration",
@@ -140,7 +144,7 @@ if (testStoreKind() === "postgresql") {
         const expected = (await postgresCatalog(fromModel.url)) as { columns: unknown[] };
         expect(expected.columns.length).toBeGreaterThan(0);
         // The hand-written indexes the datamodel cannot express: present after the migrations, else not compared.
-        const handWritten = new Set(POSTGRES_ONLY_INDEXES.map((i) => i.name));
+        const handWritten = new Set([...POSTGRES_ONLY_INDEXES, ...PARTIAL_INDEXES].map((i) => i.name));
         const built = (await postgresCatalog(migrated.url)) as { indexes: { indexname: string }[] };
         expect(built.indexes.map((i) => i.indexname).filter((name) => handWritten.has(name)).sort()).toEqual([...handWritten].sort());
         built.indexes = built.indexes.filter((i) => !handWritten.has(i.indexname));

@@ -1,6 +1,6 @@
 /**
  * The fault matrix's oracle: the simulated systems' ledgers checked against the saga log, reduced to
- * the five figures every fault suite prints (issue 5): duplicate effects, lost intents, unapproved
+ * the five figures every fault suite prints, so every fault is judged by the same measure: duplicate effects, lost intents, unapproved
  * irreversible calls, UNKNOWN rows at rest, failed compensations escalated. Plus a seeded PRNG, so a
  * failing trial can be replayed from its seed.
  *

@@ -4,10 +4,14 @@
  */
 import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
-import { EscalationKindSchema, RunStatusSchema } from "../schemas/saga";
+import { EscalationKindSchema, PivotRejectionCodeSchema, RunStatusSchema } from "../schemas/saga";
+import { ZDecideHeldCallsRequest } from "@/lib/dashboard/decide-held-calls";
+import { ZEditPlanItemRequest } from "@/lib/dashboard/edit-plan-item";
 import { ZEscalationResolution } from "@/lib/dashboard/resolve-escalation";
 import {
+  ZBulkDecisionResult,
   ZClaimResult,
+  ZEditPlanItemResult,
   ZEscalationDetail,
   ZEscalationQueue,
   ZPivotDecisionResult,
@@ -88,8 +92,21 @@ export const dashboardRejectPivot = defineEndpoint({
   tags,
   auth: "user",
   params: PivotParams,
-  body: z.object({ planHash: PlanHash, reason: z.string().max(2000) }),
+  body: z.object({ planHash: PlanHash, reason: z.string().max(2000), reasonCode: PivotRejectionCodeSchema.optional() }),
   response: ZPivotDecisionResult,
+});
+
+export const dashboardEditPlanItem = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/pivots/:pivotId/edit",
+  operationId: "dashboardEditPlanItem",
+  summary: "Edit one plan item's arguments before deciding, bound to the plan hash the page loaded",
+  description: "The pivot's plan (and hash) become the edited ones; the diff is recorded. A changed plan is answered 200 with `{ ok: false, reason }`.",
+  tags,
+  auth: "user",
+  params: PivotParams,
+  body: ZEditPlanItemRequest.omit({ pivotId: true }),
+  response: ZEditPlanItemResult,
 });
 
 export const dashboardFindEscalations = defineEndpoint({
@@ -153,6 +170,18 @@ export const dashboardCheckRealSystem = defineEndpoint({
   auth: "user",
   params: EscalationParams,
   response: ZRealSystemCheck,
+});
+
+export const dashboardDecideHeldCalls = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/escalations/decide",
+  operationId: "dashboardDecideHeldCalls",
+  summary: "Approve or reject several held calls of one tool with one reason, each recorded on its own",
+  description: "An item already decided or held by someone else is skipped and reported; nothing is decided twice.",
+  tags,
+  auth: "user",
+  body: ZDecideHeldCallsRequest,
+  response: ZBulkDecisionResult,
 });
 
 export const dashboardResolveEscalation = defineEndpoint({

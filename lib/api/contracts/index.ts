@@ -10,6 +10,7 @@ import * as calls from "./calls";
 import * as corrections from "./corrections";
 import * as dashboard from "./dashboard";
 import * as meta from "./meta";
+import * as notifications from "./notifications";
 import * as revokes from "./revokes";
 import * as runs from "./runs";
 import * as tools from "./tools";
@@ -27,4 +28,5 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(audit),
   ...Object.values(revokes),
   ...Object.values(corrections),
+  ...Object.values(notifications),
 ];

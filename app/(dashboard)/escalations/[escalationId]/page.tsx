@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { EscalationWorkbench } from "@/components/dashboard/escalation-workbench";
+import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/auth/current-user";
 import { getEscalation } from "@/lib/dashboard/get-escalation";
 import type { TEscalationDetail } from "@/lib/dashboard/views";
@@ -26,5 +27,10 @@ export default async function EscalationPage({ params }: Props) {
     if (error instanceof SagaError && error.code === "ESCALATION_NOT_FOUND") notFound();
     throw error;
   }
-  return <EscalationWorkbench initial={detail} />;
+  return (
+    <>
+      <SlaCountdown itemId={escalationId} />
+      <EscalationWorkbench initial={detail} />
+    </>
+  );
 }

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { PivotScreen } from "@/components/dashboard/pivot-screen";
+import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/auth/current-user";
 import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
 import type { TPivotScreen } from "@/lib/dashboard/views";
@@ -27,5 +28,10 @@ export default async function PivotPage({ params }: Props) {
     throw error;
   }
   // Keyed by the plan hash: after "load the new plan" the screen starts over from the new plan.
-  return <PivotScreen key={screen.pivot.planHash} initial={screen} />;
+  return (
+    <>
+      <SlaCountdown itemId={screen.pivot.id} />
+      <PivotScreen key={screen.pivot.planHash} initial={screen} />
+    </>
+  );
 }

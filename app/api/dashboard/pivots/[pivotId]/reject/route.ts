@@ -3,5 +3,5 @@ import { userRoute } from "@/lib/auth/user-route";
 import { rejectPivot } from "@/lib/dashboard/reject-pivot";
 
 export const POST = userRoute(api.dashboardRejectPivot, "pivot.decide", async ({ params, body }) =>
-  rejectPivot({ pivotId: params.pivotId, planHash: body.planHash, reason: body.reason }),
+  rejectPivot({ pivotId: params.pivotId, planHash: body.planHash, reason: body.reason, ...(body.reasonCode ? { reasonCode: body.reasonCode } : {}) }),
 );

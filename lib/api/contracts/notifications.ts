@@ -1,0 +1,68 @@
+/**
+ * Contracts of the notifications admin desk (app/api/dashboard/admin/webhooks/**): webhooks and their
+ * delivery logs, replays, the teams' addresses and the SLA rules. Session-authenticated; every route
+ * needs `tokens.manage` (a webhook's signing secret is a credential, like a token's).
+ */
+import * as z from "zod";
+import { defineEndpoint } from "../endpoint";
+import { ZSaveSlaRuleRequest } from "@/lib/sla/sla-rules";
+import { ZTeamInput } from "@/lib/sla/save-sla-settings";
+import { ZCreateWebhookRequest, ZCreatedWebhook, ZDeliveryView, ZNotificationSettings } from "@/lib/notifications/webhook-views";
+
+const tags = ["admin"];
+
+export const adminFindNotificationSettings = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/admin/webhooks",
+  operationId: "adminFindNotificationSettings",
+  summary: "Webhooks with their latest deliveries (status, attempts, last error), the teams' addresses and the SLA rules",
+  tags,
+  auth: "user",
+  response: ZNotificationSettings,
+});
+
+export const adminCreateWebhook = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/admin/webhooks",
+  operationId: "adminCreateWebhook",
+  summary: "Register a webhook for some topics; its signing secret is returned this once",
+  tags,
+  auth: "user",
+  body: ZCreateWebhookRequest,
+  response: ZCreatedWebhook,
+  successStatus: 201,
+});
+
+export const adminReplayDelivery = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/admin/webhooks/replay",
+  operationId: "adminReplayDelivery",
+  summary: "Send a delivery again, under the same delivery id (receivers dedupe on it)",
+  description: "A delivery a notifier is sending right now is answered 409 INVALID_TRANSITION.",
+  tags,
+  auth: "user",
+  body: z.object({ deliveryId: z.string().trim().min(1).max(80) }),
+  response: ZDeliveryView,
+});
+
+export const adminSaveSlaRule = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/admin/webhooks/sla-rules",
+  operationId: "adminSaveSlaRule",
+  summary: "Set (or with remove: true, delete) the SLA rule of pivots, an escalation kind or a tool",
+  tags,
+  auth: "user",
+  body: ZSaveSlaRuleRequest,
+  response: ZNotificationSettings,
+});
+
+export const adminSaveNotificationTeam = defineEndpoint({
+  method: "POST",
+  path: "/api/dashboard/admin/webhooks/teams",
+  operationId: "adminSaveNotificationTeam",
+  summary: "Set a team's email addresses (an empty list removes the team)",
+  tags,
+  auth: "user",
+  body: ZTeamInput,
+  response: ZNotificationSettings,
+});

@@ -1,0 +1,115 @@
+/**
+ * The dashboard with the simulated systems off (SAGABOARD_SIM unset, as in a real deployment): the
+ * server holds no connector, so no screen may reach into the demo. Runs are recorded by an agent
+ * whose connectors run elsewhere (here: in this test, over its own simulated world); the screens read
+ * the log and the tool table only. Also: which system a tool belongs to is the tool table's data.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { serverToolRegistry } from "@/lib/connectors/server-connectors";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { checkRealSystem } from "@/lib/dashboard/check-real-system";
+import { claimEscalation } from "@/lib/dashboard/claim-escalation";
+import { findEscalations } from "@/lib/dashboard/find-escalations";
+import { getEscalation } from "@/lib/dashboard/get-escalation";
+import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
+import { syncToolPolicies } from "@/lib/harness/policy";
+import { findRuns } from "@/lib/runs/find-runs";
+import { getRunTimeline } from "@/lib/runs/get-run-timeline";
+import { SagaEngine } from "@/lib/saga/engine";
+import { ToolOutcomeUnknown } from "@/lib/saga/errors";
+import type { WorldLike } from "@/lib/sim/remote";
+import { World } from "@/lib/sim/world";
+import { findTools } from "@/lib/tools/find-tools";
+import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
+import { useTestDatabase } from "../api/api-test-kit";
+
+const auth = vi.hoisted(() => ({ user: { id: "usr_rina", email: "rina@example.com", name: "Rina Reviewer", role: "reviewer" as const } }));
+
+vi.mock("@/lib/auth/current-user", async () => {
+  const { ApiError: Err } = await import("@/lib/api/errors");
+  const { can } = await import("@/lib/auth/roles");
+  return {
+    requireUser: (action: Parameters<typeof can>[1]) => {
+      if (!can(auth.user.role, action)) return Promise.reject(new Err("FORBIDDEN", `Your role (${auth.user.role}) cannot do ${action}.`));
+      return Promise.resolve(auth.user);
+    },
+    requirePageUser: () => Promise.resolve({ user: auth.user, denied: null }),
+  };
+});
+
+const getPrisma = useTestDatabase("nosim");
+const previous = process.env.SAGABOARD_SIM;
+/** The agent's own world: the server never sees it. */
+const world = new World({ searchLagMs: 0 });
+
+beforeAll(async () => {
+  delete process.env.SAGABOARD_SIM;
+  const prisma = await getPrisma();
+  await prisma.user.create({ data: { ...auth.user } });
+});
+
+afterAll(() => {
+  if (previous === undefined) delete process.env.SAGABOARD_SIM;
+  else process.env.SAGABOARD_SIM = previous;
+});
+
+async function agentEngine(): Promise<SagaEngine> {
+  return new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: createSupportToolRegistry(world), recheckAfterMs: 10, backoffMs: 1 });
+}
+
+describe("with SAGABOARD_SIM off", () => {
+  it("the server holds no connector", () => {
+    expect(serverToolRegistry().list()).toEqual([]);
+    expect(serverToolRegistry({ SAGABOARD_SIM: "1" }).has("charge_card")).toBe(true);
+  });
+
+  it("the runs list, a run's timeline, the pivot screen, the tool table and the queue all answer", async () => {
+    const prisma = await getPrisma();
+    await syncToolPolicies(prisma, createSupportToolRegistry(world));
+    // The tool table says where each tool's effects live; one row says something the names would not.
+    await fillToolSystems(prisma, { create_email_draft: "email", create_ticket_draft: "jira", authorize_payment: "stripe" });
+    const run = await (await agentEngine()).startRun({ title: "Reship order 2001", agent: "support-agent", onBehalfOf: "bo@example.com" });
+    await run.call("create_email_draft", { to: "bo@example.com", subject: "Your replacement", body: "We re-shipped order 2001." });
+    await run.call("create_ticket_draft", { summary: "Reship order 2001", orderId: "2001" });
+    await run.call("authorize_payment", { customerId: "cus_bo", amount: 1800, currency: "eur" });
+    const pivot = await run.requestPivot({ summary: "Reship and charge", plan: [{ tool: "send_email", args: { to: "bo@example.com", subject: "Shipped", body: "On its way." } }] });
+    expect(pivot.status).toBe("PENDING");
+
+    const screen = await getPivotScreen(pivot.id);
+    expect(screen.staged.map((s) => [s.tool, s.system])).toEqual([
+      ["create_email_draft", "email"],
+      ["create_ticket_draft", "jira"],
+      ["authorize_payment", "stripe"],
+    ]);
+    expect(screen.bySystem.map((g) => g.system)).toEqual(["email", "jira", "stripe"]);
+    expect(screen.plan.map((i) => i.system)).toEqual(["email"]); // send_email's row names none: its name says email
+
+    expect((await findRuns({})).runs.map((r) => r.id)).toContain(run.runId);
+    expect((await getRunTimeline(run.runId)).steps).toHaveLength(3);
+    expect((await findTools()).tools.find((t) => t.name === "create_ticket_draft")?.system).toBe("jira");
+  });
+
+  it("'check the real system' says that no connector on this server holds the tool, instead of reaching into the demo", async () => {
+    const e = await agentEngine();
+    const run = await e.startRun({ title: "Ticket with a timeout", agent: "support-agent", onBehalfOf: "ada@example.com" });
+    world.faults.inject("ticketing.create", { kind: "timeout_before_effect" });
+    await expect(run.call("create_ticket", { summary: "Price match order 1182", orderId: "1182" })).rejects.toBeInstanceOf(ToolOutcomeUnknown);
+    const store = new PrismaSagaStore(await getPrisma());
+    const [step] = await store.listSteps(run.runId);
+    // The agent's lookup is down too, so reconcile escalates the outcome to a person.
+    const broken = { searchByLabel: () => Promise.reject(new Error("JQL search is down (503)")) } as unknown as WorldLike["ticketing"];
+    const lookupDown = createSupportToolRegistry({ payments: world.payments, ticketing: broken, email: world.email, warehouse: world.warehouse, crm: world.crm });
+    await new SagaEngine({ store, registry: lookupDown, recheckAfterMs: 10, backoffMs: 1 }).reconcile(step!.id);
+    const escalation = (await store.listEscalations({ runId: run.runId })).find((x) => x.kind === "OUTCOME_UNKNOWN");
+    if (!escalation) throw new Error("reconcile escalated the unknown outcome");
+
+    expect((await findEscalations({})).items.map((i) => i.id)).toContain(escalation.id);
+    expect((await getEscalation(escalation.id)).escalation.id).toBe(escalation.id);
+    await claimEscalation(escalation.id);
+    await expect(checkRealSystem(escalation.id)).rejects.toMatchObject({
+      code: "UNKNOWN_TOOL",
+      message: expect.stringContaining("No connector on this server holds create_ticket"),
+    });
+  });
+});
