@@ -35,6 +35,7 @@ export const createRun = defineEndpoint({
     onBehalfOf: z.string().max(200).nullable().optional(),
     metadata: JsonSchema.optional(),
   }),
+  example: { title: "Refund and reship order 1182", onBehalfOf: "ada@example.com" },
   response: z.object({ run: RunWire }),
   successStatus: 201,
 });
@@ -80,6 +81,7 @@ export const setRunStatus = defineEndpoint({
   auth: "agent",
   params: RunParams,
   body: z.object({ from: z.array(RunStatusSchema).nullable(), to: RunStatusSchema, event: AuditBody }),
+  example: { from: ["UNWINDING"], to: "NEEDS_ATTENTION", event: { type: "run.unwound", data: { reason: "the warehouse refused the reship" } } },
   response: z.object({ run: RunWire.nullable() }),
 });
 
@@ -127,6 +129,7 @@ export const updateStep = defineEndpoint({
   auth: "agent",
   params: StepParams,
   body: z.object({ fence: StepFenceBody, patch: StepPatchBody, event: AuditBody }),
+  example: { fence: { status: ["CONFIRMED"], compensationState: ["NONE"] }, patch: { compensationState: "REQUESTED", compensationRequestedAt: "2026-12-01T09:30:00.000Z" }, event: { type: "compensation.requested" } },
   response: z.object({ step: StepWire.nullable() }),
 });
 
@@ -143,6 +146,7 @@ export const requestPivot = defineEndpoint({
     plan: z.array(z.object({ tool: z.string().min(1).max(64), args: JsonSchema })).min(1).max(100),
     deadline: IsoDate.nullable().optional(),
   }),
+  example: { summary: "Ticket opened and refund staged; email the customer the apology.", plan: [{ tool: "send_email", args: { to: "ada@example.com", subject: "Your refund", body: "We refunded order 1182." } }] },
   response: z.object({ pivot: PivotWire }),
   successStatus: 201,
 });
@@ -188,6 +192,7 @@ export const raiseEscalation = defineEndpoint({
   auth: "agent",
   params: RunParams,
   body: z.object({ escalation: NewEscalationBody, event: AuditBody }),
+  example: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "Did the reship happen?", detail: { orderId: "1182" }, owner: "warehouse-team", dedupeKey: "unknown:reship-1182" }, event: { type: "escalation.raised" } },
   response: z.object({ created: z.boolean(), escalation: EscalationWire }),
   successStatus: 201,
   otherSuccessStatuses: [200],
@@ -245,6 +250,7 @@ export const draftCorrection = defineEndpoint({
     }),
     event: AuditBody,
   }),
+  example: { correction: { stepId: "stp_0mx4p50lx324met89u7", audience: ["customer"], rank: 2, subject: "About your refund", body: "Please disregard our earlier email." }, event: { type: "correction.drafted" } },
   response: z.object({ correction: CorrectionWire }),
   successStatus: 201,
 });

@@ -31,7 +31,8 @@ import {
 const values = <T extends Record<string, string>>(o: T) => Object.values(o) as [T[keyof T], ...T[keyof T][]];
 
 /** Any JSON value. */
-export const JsonSchema: z.ZodType<Json> = z.json() as z.ZodType<Json>;
+/** Any JSON value (named, so the OpenAPI document refers to one definition instead of repeating it). */
+export const JsonSchema: z.ZodType<Json> = z.json().meta({ id: "Json", description: "Any JSON value." }) as z.ZodType<Json>;
 /** An ISO 8601 timestamp. */
 export const IsoDate = z.iso.datetime({ offset: true });
 /** A 32-hex step or compensation key. */
