@@ -8,7 +8,6 @@ import path from "node:path";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { openPrisma } from "@/lib/db/prisma";
 import { syncToolPolicies } from "@/lib/harness/policy";
-import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
 import { SagaEngine } from "@/lib/saga/engine";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { needsBuild } from "@/scripts/lib/build";
@@ -114,7 +113,7 @@ export async function httpEngineLoad(app: App, concurrency: number, stepsPerAgen
   return { latencies, wallMs: performance.now() - t0 };
 }
 
-/** The two requests a logged step needs at least (intent, outcome), straight through HttpSagaStore. */
+/** The two requests a logged step needs at least (begin, outcome), straight through the call commands. */
 export async function httpBareLoad(app: App, concurrency: number, stepsPerAgent: number): Promise<Round> {
   const latencies: number[] = [];
   const actor = { type: "agent" as const, id: "bench" };
@@ -128,16 +127,11 @@ export async function httpBareLoad(app: App, concurrency: number, stepsPerAgent:
         if (idx === 0) runId = (await store.createRun({ id: "x", title: "bench", agent: "bench", onBehalfOf: null, metadata: {} }, { type: "run.started", actor })).id;
         const s = performance.now();
         const args = { i: idx };
-        const { step } = await store.insertIntent(
-          {
-            id: `stp_b${i}${Math.random().toString(36).slice(2, 8)}`,
-            runId, stepIdx: idx, tool: "bench_noop", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, idx, "bench_noop"),
-            args, argsHash: argsHash(args), phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null,
-            compensation: { tool: "bench_undo", args: {} }, compensationKey: compensationKey(runId, idx, "bench_noop"), correction: null, audience: ["agent"],
-          },
-          { type: "step.intended", actor },
-        );
-        await store.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED", externalRef: null, result: null, attempts: 1 }, { type: "step.confirmed", actor });
+        const answer = await store.calls.begin({
+          runId, cursor: idx, tool: "bench_noop", args, proposal: { compensation: { tool: "bench_undo", args: {} }, correction: null, audience: ["agent"] }, tryAppend: true, actor,
+        });
+        if (answer.kind !== "call") throw new Error(`HTTP bench begin was not "call": ${answer.kind}`);
+        await store.calls.outcome({ step: answer.step, outcome: { kind: "confirmed", externalRef: null, result: null }, attempts: 1, actor });
         latencies.push(performance.now() - s);
       }
     }),

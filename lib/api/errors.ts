@@ -63,7 +63,7 @@ export const ErrorDetailSchema = z.object({
 export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
 
 /** Every code an error response can carry: the API's own and the saga engine's. */
-export const ErrorCodeSchema = z.enum({ ...SagaErrorCode, ...ApiErrorCode });
+export const ErrorCodeSchema = z.enum({ ...SagaErrorCode, ...ApiErrorCode }).meta({ id: "ErrorCode", description: "The closed list of reasons a request is refused." });
 
 /**
  * The body of every error response. Extra members (e.g. `escalationId` for APPROVAL_REQUIRED) sit

@@ -21,6 +21,8 @@ export interface OpenApiDocument extends JsonObject {
   info: { title: string; version: string; description: string };
   /** Path template (`/api/v1/runs/{runId}`) -> method -> operation. */
   paths: Record<string, Record<string, JsonObject>>;
+  /** Where the API is served. */
+  servers: { url: string; description: string }[];
   /** Shared schemas, responses and the security schemes (agents' bearer token, people's session cookie). */
   components: {
     schemas: Record<string, JsonObject>;
@@ -36,6 +38,8 @@ const SESSION_COOKIE_NAME = "next-auth.session-token";
 export interface OpenApiOptions {
   /** `info.version` (default "1.0.0"). */
   version?: string;
+  /** The server's base URL (default "/": the server that serves the document). */
+  serverUrl?: string;
 }
 
 const REASONS: Record<number, string> = {
@@ -60,13 +64,23 @@ class SchemaCollector {
   readonly components: Record<string, JsonObject> = {};
   private anonymous = 0;
 
+
   /** JSON Schema of `schema` for the OpenAPI document, its `$defs` moved to components. */
   convert(schema: z.ZodType, io: "input" | "output"): JsonObject {
     const generated = z.toJSONSchema(schema, { target: "draft-2020-12", io }) as JsonObject;
     const { $schema: _dialect, $defs, ...root } = generated;
+    const defs = ($defs ?? {}) as Record<string, JsonObject>;
     const renames = new Map<string, string>();
-    for (const [name, def] of Object.entries(($defs ?? {}) as Record<string, JsonObject>)) {
-      renames.set(name, this.place(name, def, io));
+    const bases = new Map<string, string>();
+    // A recursive schema without an id of its own (z.json() inside JsonSchema) is named after the
+    // named definition that is only a reference to it (`JsonValue`), so every copy gets one name.
+    const referrer = (anonymous: string) =>
+      Object.entries(defs).find(([name, def]) => !name.startsWith("__schema") && def.$ref === `#/$defs/${anonymous}`)?.[0];
+    for (const name of Object.keys(defs)) {
+      const named = name.startsWith("__schema") ? referrer(name) : name;
+      const id = named === undefined ? `Schema${++this.anonymous}` : name.startsWith("__schema") ? `${named}Value` : name;
+      bases.set(name, io === "input" ? `${id}Input` : id);
+      renames.set(name, bases.get(name)!);
     }
     const rewrite = (value: unknown): unknown => {
       if (Array.isArray(value)) return value.map(rewrite);
@@ -82,29 +96,22 @@ class SchemaCollector {
       }
       return out;
     };
-    // The definitions were placed before their own refs were rewritten; fix them now.
-    for (const placed of new Set(renames.values())) this.components[placed] = rewrite(this.components[placed]) as JsonObject;
-    return rewrite(root) as JsonObject;
-  }
-
-  /**
-   * A components name for a definition: its id for response (output) schemas, `<id>Input` for
-   * request schemas (they differ: outputs forbid unknown properties, inputs ignore them), suffixed
-   * with a number when two different schemas share an id.
-   */
-  private place(name: string, def: JsonObject, io: "input" | "output"): string {
-    const id = name.startsWith("__schema") ? `Schema${++this.anonymous}` : name;
-    const base = io === "input" ? `${id}Input` : id;
-    for (let i = 1; i <= 20; i++) {
-      const candidate = i === 1 ? base : `${base}${i}`;
-      const existing = this.components[candidate];
-      if (existing === undefined) {
-        this.components[candidate] = def;
-        return candidate;
-      }
-      if (JSON.stringify(existing) === JSON.stringify(def)) return candidate;
+    // A definition seen before (the same id, the same content once its refs are rewritten) is reused;
+    // a different one with the same id gets a numbered name (`Id2`). Refs are compared rewritten, so a
+    // recursive definition (JSON values refer to themselves) matches its earlier copy.
+    for (let round = 0; ; round++) {
+      const clash = Object.keys(defs).find((name) => {
+        const existing = this.components[renames.get(name)!];
+        return existing !== undefined && JSON.stringify(existing) !== JSON.stringify(rewrite(defs[name]));
+      });
+      if (!clash) break;
+      if (round >= 20) throw new Error(`Too many different schemas with the id "${clash}"; give them distinct .meta({ id }) values.`);
+      const base = bases.get(clash)!;
+      const current = renames.get(clash)!;
+      renames.set(clash, `${base}${current === base ? 2 : Number(current.slice(base.length)) + 1}`);
     }
-    throw new Error(`Too many different schemas with the id "${name}"; give them distinct .meta({ id }) values.`);
+    for (const [name, def] of Object.entries(defs)) this.components[renames.get(name)!] ??= rewrite(def) as JsonObject;
+    return rewrite(root) as JsonObject;
   }
 }
 
@@ -157,7 +164,17 @@ function operationOf(collector: SchemaCollector, endpoint: AnyEndpoint): JsonObj
     tags: [...endpoint.tags],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(endpoint.body
-      ? { requestBody: { required: true, content: jsonContent(collector.convert(endpoint.body, "input")) } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: collector.convert(endpoint.body, "input"),
+                ...(endpoint.example === undefined ? {} : { examples: { typical: { summary: "A typical request", value: endpoint.example } } }),
+              },
+            },
+          },
+        }
       : {}),
     responses,
     security: endpoint.auth === "agent" ? [{ bearer: [] }] : endpoint.auth === "user" ? [{ session: [] }] : [],
@@ -207,6 +224,8 @@ export function buildOpenApiDocument(endpoints: readonly AnyEndpoint[], options:
         "Every error has the same body: { error: { code, message, details: [{ path, message }] } }.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    // Relative: the document describes the server that serves it (GET /api/v1/openapi.json).
+    servers: [{ url: options.serverUrl ?? "/", description: "This Sagaboard server" }],
     paths,
     components: {
       schemas: collector.components,

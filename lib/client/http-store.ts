@@ -17,7 +17,6 @@ import type {
   InsertIntentResult,
   NewCorrection,
   NewEscalation,
-  NewIntent,
   NewPivot,
   NewRun,
   PivotRecord,
@@ -118,10 +117,9 @@ export class HttpSagaStore implements SagaStore {
     return res ? step(res.step) : null;
   }
 
-  async insertIntent(intent: NewIntent, _audit: AuditInput): Promise<InsertIntentResult> {
-    const { runId, ...body } = intent;
-    const res = await this.call(() => this.http.request("POST", path(api.recordIntent.path, { runId }), api.recordIntent.response, { intent: body }));
-    return { created: res.created, step: step(res.step) };
+  async insertIntent(): Promise<InsertIntentResult> {
+    // The server decides every intent (step, key, gate): the engine begins calls through `calls`.
+    throw new SagaError("CONFLICT", "Over HTTP an intent is begun with the call commands (POST /api/v1/runs/{runId}/calls), never written as a row.");
   }
 
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, a: AuditInput): Promise<StepRecord | null> {

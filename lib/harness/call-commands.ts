@@ -72,10 +72,15 @@ export async function beginCallForAgent(prisma: PrismaClient, principalOrAuth: A
   const known = recentToolPolicy(prisma, request.tool);
   // Workers take the careful path: it checks that they hold a claimed task of this run.
   if (known && known.status === ToolStatus.REVIEWED && principal.role !== "worker") {
-    checkPolicy(known, request.args);
     const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
-    const appended = await appendCall(deps, { ...callInput(principal, runId, known, request), guard: { runAgent: principal.name, toolPolicy, activeToken: auth.activeToken } });
-    if (appended) return appended;
+    try {
+      checkPolicy(known, request.args);
+      const appended = await appendCall(deps, { ...callInput(principal, runId, known, request), guard: { runAgent: principal.name, toolPolicy, activeToken: auth.activeToken } });
+      if (appended) return appended;
+    } catch (e) {
+      // The remembered row may be stale: a refusal is only ever given on the row read below.
+      if (!(e instanceof SagaError)) throw e;
+    }
   }
 
   if (auth.activeToken !== undefined) {

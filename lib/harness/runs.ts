@@ -3,7 +3,8 @@ import type { PrismaClient } from "@/generated/prisma";
 import { randomIds } from "@/lib/saga/ids";
 import type { AuditEventRecord, CorrectionRecord, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
-import { RunStatus } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/lib/saga/errors";
+import { EscalationStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { agentActor, assertNotWorker, getAgentRun, harnessStore } from "./access";
 import { ApiError } from "./errors";
 import type { AgentPrincipal } from "./principal";
@@ -100,6 +101,35 @@ export async function setRunStatusForAgent(
   if (!allowed) {
     throw new ApiError("FORBIDDEN", `An agent cannot move a run to ${input.to}; that takes a pivot decision or a person.`, { details: [{ path: "to", message: "not an agent move" }] });
   }
+  if (input.to === RunStatus.COMPLETED || input.to === RunStatus.UNWOUND) await assertRunSettled(store, runId, input.to);
   const from = input.from ? input.from.filter((s) => allowed.includes(s)) : allowed;
   return store.setRunStatus(runId, from, input.to, { type: input.type, actor: agentActor(principal), data: input.data ?? {} });
+}
+
+/**
+ * A run is finished only when its log says so: no step unsettled (COMPLETED and UNWOUND), and for
+ * UNWOUND nothing left out there: no confirmed effect that was neither compensated nor answered by a
+ * person, no failed compensation without a manual repair, no open item for people.
+ */
+async function assertRunSettled(store: ReturnType<typeof harnessStore>, runId: string, to: RunStatus): Promise<void> {
+  const steps = await store.listSteps(runId);
+  const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+  if (open) {
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be ${to}: step ${open.stepIdx} (${open.tool}) is ${open.status}; reconcile it first.`, [
+      { path: "to", message: `step ${open.stepIdx} is unsettled` },
+    ]);
+  }
+  if (to !== RunStatus.UNWOUND) return;
+  const left = steps.find((s) => s.status === StepStatus.CONFIRMED || (s.status === StepStatus.COMPENSATION_FAILED && !s.manualRepair));
+  if (left) {
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be UNWOUND: step ${left.stepIdx} (${left.tool}) is ${left.status}, so its effect is still out there; compensate it, or leave the run NEEDS_ATTENTION for a person.`, [
+      { path: "to", message: `step ${left.stepIdx} is not undone` },
+    ]);
+  }
+  const people = await store.listEscalations({ runId, status: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] });
+  if (people.length > 0) {
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be UNWOUND while ${people.length} item(s) wait for people (${people[0]!.kind}); it is NEEDS_ATTENTION until they are resolved.`, [
+      { path: "to", message: "open escalations" },
+    ]);
+  }
 }

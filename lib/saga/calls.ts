@@ -385,6 +385,7 @@ export async function recordOutcome(deps: CallDeps, input: RecordOutcomeInput): 
   throw new SagaError(
     "STEP_NOT_IN_FLIGHT",
     `Step ${current.stepIdx} (${current.tool}) is ${current.status}, not INTENDED, so a ${outcome.kind} outcome cannot be recorded; begin the call again to see what the log says.`,
+    [{ path: "outcome", message: `the step is ${current.status}, not in flight` }],
   );
 }
 
@@ -511,5 +512,11 @@ export async function completeRun(deps: CallDeps, runId: string, actor: Actor, e
 }
 
 export function closedRun(run: RunRecord): SagaError {
+  if (run.status === RunStatus.UNWINDING) {
+    return new SagaError(
+      "RUN_CLOSED",
+      `Run ${run.id} is being pulled back (a person pulled its revoke trigger, or it is being unwound): it takes no more tool calls. Stop here; what it did is being undone in reverse order.`,
+    );
+  }
   return new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
 }

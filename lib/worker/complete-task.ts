@@ -1,6 +1,7 @@
 /** Marks a claimed task DONE, fenced by its token: a holder that was taken over changes nothing. */
 import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
+import { JsonSchema } from "@/lib/api/schemas/saga";
 import type { Json } from "@/lib/saga/tools";
 import { jsonIn, settleTask, type SettleResult } from "./task-record";
 import { WorkerTaskStatus } from "./vocabulary";
@@ -18,7 +19,7 @@ export const ZTaskFenceSchema = z.object({
 /** What `completeTask` takes. */
 export const ZCompleteTaskSchema = ZTaskFenceSchema.extend({
   /** What the worker did (an unwind report, a reconciled step), kept on the task. */
-  result: z.json(),
+  result: JsonSchema,
 });
 
 /** What callers pass to `completeTask`. */

@@ -1,6 +1,7 @@
 /** Enqueues a worker task, once per purpose: the dedupe key's unique constraint, not a pre-check, decides. */
 import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
+import { JsonSchema } from "@/lib/api/schemas/saga";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { Actor } from "@/lib/saga/store";
@@ -49,7 +50,7 @@ export const ZEnqueueTaskSchema = z
     /** Tools whose connectors the worker needs (stored sorted, without repeats). */
     tools: z.array(z.string().trim().min(1)).max(100),
     /** Kind-specific input (UNWIND: `{ reason }`). */
-    payload: z.json(),
+    payload: JsonSchema,
     /** One task per purpose (`unwind:<runId>`, `reconcile:<stepId>`): a second enqueue returns the first task. */
     dedupeKey: z.string().trim().min(1).max(300),
     /** Who asked (audit); the task queue's system actor when absent. */

@@ -47,15 +47,10 @@ const GRID: Record<string, Cell> = {
   "GET /api/v1/runs/:runId/audit": { access: OWN },
   "POST /api/v1/runs/:runId/status": { access: OWN, body: () => ({ from: ["UNWOUND"], to: "COMPLETED", event }) },
   "GET /api/v1/runs/:runId/steps": { access: OWN },
-  "POST /api/v1/runs/:runId/steps": {
-    access: OWN,
-    body: () => ({
-      intent: {
-        stepIdx: 7, tool: "search_orders", toolClass: "PURE", stepKey: "0".repeat(32), args: { orderId: "A-1" }, argsHash: "0".repeat(64),
-        phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null, compensation: null, compensationKey: null, correction: null, audience: [],
-      },
-    }),
-  },
+  "POST /api/v1/runs/:runId/calls": { access: OWN, body: () => ({ tool: "search_orders", args: { orderId: "A-1" }, cursor: 0 }) },
+  "POST /api/v1/runs/:runId/complete": { access: OWN },
+  "POST /api/v1/steps/:stepId/outcome": { access: OWN, body: () => ({ outcome: "unknown", message: "grid", attempts: 1 }) },
+  "POST /api/v1/steps/:stepId/reconcile": { access: OWN, body: () => ({ found: false, lookups: 2 }) },
   "GET /api/v1/steps/:stepId": { access: OWN },
   "PATCH /api/v1/steps/:stepId": { access: OWN, body: () => ({ fence: { status: ["FAILED"] }, patch: { attempts: 9 }, event }) },
   "GET /api/v1/runs/:runId/pivots": { access: OWN },

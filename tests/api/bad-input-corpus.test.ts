@@ -60,12 +60,7 @@ for (const e of allEndpoints) {
 }
 
 const big = "x".repeat(MAX_BODY_BYTES + 1);
-const intent = (args: unknown) => ({
-  intent: {
-    stepIdx: 7, tool: "search_orders", toolClass: "PURE", stepKey: "0".repeat(32), args, argsHash: "0".repeat(64),
-    phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null, compensation: null, compensationKey: null, correction: null, audience: [],
-  },
-});
+const begin = (body: Record<string, unknown>) => json({ tool: "search_orders", args: {}, cursor: 0, ...body });
 cases.push(
   { name: "runs: 1 MiB + 1 title", who: "agentA", field: "body", statuses: [413], request: () => ({ method: "POST", url: "/api/v1/runs", body: json({ title: big }) }) },
   { name: "runs: Content-Length over 1 MiB", who: "agentA", field: "body", statuses: [413], request: () => ({ method: "POST", url: "/api/v1/runs", body: json({ title: "t" }), headers: { "content-length": String(MAX_BODY_BYTES + 10) } }) },
@@ -74,9 +69,14 @@ cases.push(
   { name: "runs: a number for the title", who: "agentA", field: "body.title", request: () => ({ method: "POST", url: "/api/v1/runs", body: json({ title: 42 }) }) },
   { name: "runs: metadata nested 65 levels", who: "agentA", field: "body", request: () => ({ method: "POST", url: "/api/v1/runs", body: json({ title: "t", metadata: nested(MAX_JSON_DEPTH + 1) }) }) },
   { name: "runs: a body nested 10,000 levels", who: "agentA", field: "body", request: () => ({ method: "POST", url: "/api/v1/runs", body: "[".repeat(10_000) + "]".repeat(10_000) }) },
-  { name: "steps: args nested 65 levels", who: "agentA", field: "body", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/steps`, body: json(intent(nested(MAX_JSON_DEPTH))) }) },
-  { name: "steps: a misspelt stepIdx", who: "agentA", field: "body.intent.stepIdxx", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/steps`, body: json({ intent: { ...intent({}).intent, stepIdxx: 1 } }) }) },
-  { name: "steps: a negative stepIdx", who: "agentA", field: "body.intent.stepIdx", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/steps`, body: json({ intent: { ...intent({}).intent, stepIdx: -1 } }) }) },
+  { name: "calls: args nested 65 levels", who: "agentA", field: "body", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/calls`, body: begin({ args: nested(MAX_JSON_DEPTH) }) }) },
+  { name: "calls: a misspelt cursor", who: "agentA", field: "body.cursorr", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/calls`, body: begin({ cursorr: 1 }) }) },
+  { name: "calls: a negative cursor", who: "agentA", field: "body.cursor", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/calls`, body: begin({ cursor: -1 }) }) },
+  { name: "calls: a step key the client made up", who: "agentA", field: "body.stepKey", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/calls`, body: begin({ stepKey: "0".repeat(32) }) }) },
+  { name: "calls: a tool outside the token", who: "agentA", field: "tool", statuses: [403], request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/calls`, body: begin({ tool: "no_such_tool" }) }) },
+  { name: "calls: a pure tool is not logged", who: "agentA", field: "tool", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/calls`, body: begin({}) }) },
+  { name: "outcome: not an outcome", who: "agentA", field: "body.outcome", request: (w) => ({ method: "POST", url: `/api/v1/steps/${w.ids.stepId}/outcome`, body: json({ outcome: "compensated", attempts: 1 }) }) },
+  { name: "outcome: a step not in flight", who: "agentA", field: "outcome", statuses: [409], request: (w) => ({ method: "POST", url: `/api/v1/steps/${w.ids.stepId}/outcome`, body: json({ outcome: "unknown", message: "late", attempts: 1 }) }) },
   { name: "step patch: an unknown patch field (strict)", who: "agentA", field: "body.patch.statuss", request: (w) => ({ method: "PATCH", url: `/api/v1/steps/${w.ids.stepId}`, body: json({ fence: {}, patch: { statuss: "FAILED" }, event: { type: "x" } }) }) },
   { name: "step patch: a bad event type", who: "agentA", field: "body.event.type", request: (w) => ({ method: "PATCH", url: `/api/v1/steps/${w.ids.stepId}`, body: json({ fence: {}, patch: {}, event: { type: "Not Valid!" } }) }) },
   { name: "pivots: an unknown plan item field", who: "agentA", field: "body.plan.0.tol", request: (w) => ({ method: "POST", url: `/api/v1/runs/${w.ids.runId}/pivots`, body: json({ summary: "s", plan: [{ tool: "send_email", tol: "x", args: {} }] }) }) },

@@ -12,12 +12,13 @@ import { syncToolPolicies } from "@/lib/harness/policy";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
-import { argsHash, stepKey } from "@/lib/saga/keys";
+import { stepKey } from "@/lib/saga/keys";
 import { World } from "@/lib/sim";
 import { refundAndReship } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
-import * as stepsRoute from "@/app/api/v1/runs/[runId]/steps/route";
+import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";
+import * as outcomeRoute from "@/app/api/v1/steps/[stepId]/outcome/route";
 
 const getPrisma = useTestDatabase("http-engine");
 const ALL_TOOLS = ["search_orders", "create_ticket", "create_ticket_draft", "create_email_draft", "charge_card", "authorize_payment", "capture_payment", "reship_order", "update_crm_record", "send_email"];
@@ -38,13 +39,14 @@ async function setup(tools = ALL_TOOLS) {
   return { world, engine, server, token, prisma };
 }
 
-/** An intent as the API takes it, its keys derived from the run and step as a client derives them. */
-function wireIntent(runId: string, stepIdx: number, tool: string, args: Record<string, unknown>, more: Record<string, unknown> = {}) {
-  return {
-    stepIdx, tool, toolClass: "COMPENSATABLE", stepKey: stepKey(runId, stepIdx, tool), args, argsHash: argsHash(args), phase: "STAGING",
-    policyVersion: 1, approvalId: null, planItemIdx: null, compensation: null, compensationKey: null, correction: null, audience: ["customer"],
-    ...more,
-  };
+/** Begins a call through the API with `secret`. */
+function beginVia(secret: string, runId: string, body: unknown, headers: Record<string, string> = {}) {
+  return call(callsRoute.POST, `/api/v1/runs/${runId}/calls`, { secret, body, params: { runId }, headers });
+}
+
+/** Reports an outcome through the API with `secret`. */
+function outcomeVia(secret: string, stepId: string, body: unknown) {
+  return call(outcomeRoute.POST, `/api/v1/steps/${stepId}/outcome`, { secret, body, params: { stepId } });
 }
 
 /** Starts a run through the API with `secret`; its id. */
@@ -104,137 +106,141 @@ describe("the engine over HTTP", () => {
     expect(await server.irreversibleBeforePivot(run.runId)).toBe(0);
   });
 
-  it("the server refuses what the tool table forbids, whatever the client claims", async () => {
+  it("the server decides the class, key and hash from the tool table, whatever the client knows", async () => {
     const { token, prisma } = await setup(["send_email", "create_ticket"]);
     const runId = await startRunVia(token.secret, "rogue");
     const args = { to: "ada@example.com", subject: "Hi", body: "x" };
-    const intent = wireIntent(runId, 0, "send_email", args, { toolClass: "REVERSIBLE" }); // a lie: the table says IRREVERSIBLE
-    const post = (body: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body, params: { runId } });
+    const begin = (body: Record<string, unknown>) => beginVia(token.secret, runId, { tool: "send_email", args, cursor: 0, ...body });
 
-    // The table's class is what is gated and recorded: a client that claims less is held like one that
-    // tells the truth (it may carry an old definition of a tool an admin has since made stricter).
-    const lied = await post({ intent });
-    expect(lied.status).toBe(409);
-    expect(lied.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
-    expect(lied.json.error.escalationId).toMatch(/^esc_/);
+    // The table's class is what is gated and recorded: nothing the client sends can make it less.
+    const held = await begin({});
+    expect(held.status).toBe(200);
+    expect(held.json).toMatchObject({ answer: "held", reason: "IRREVERSIBLE", cursor: 0 });
+    expect(held.json.escalationId).toMatch(/^esc_/);
     expect(await prisma.step.count({ where: { runId } })).toBe(0);
+    expect((await begin({})).json).toMatchObject({ answer: "held", escalationId: held.json.escalationId });
 
-    const honest = await post({ intent: { ...intent, toolClass: "IRREVERSIBLE" } });
-    expect(honest.status).toBe(409);
-    expect(honest.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE", escalationId: lied.json.error.escalationId });
-
-    const wrongKey = await post({ intent: { ...intent, toolClass: "IRREVERSIBLE", stepKey: "0".repeat(32) } });
-    expect(wrongKey.status).toBe(400);
-    expect(wrongKey.json.error.details[0].path).toBe("stepKey");
-
-    const outOfScope = await post({ intent: { ...intent, tool: "charge_card", toolClass: "COMPENSATABLE", stepKey: stepKey(runId, 0, "charge_card") } });
-    expect(outOfScope.status).toBe(403);
+    // Fields the server derives are not the client's to send: refused by name, nothing written.
+    for (const field of ["stepKey", "argsHash", "toolClass", "phase", "approvalId", "planItemIdx", "stepIdx"]) {
+      const refused = await begin({ [field]: field === "stepIdx" ? 0 : "x" });
+      expect(refused.status, field).toBe(400);
+      expect(JSON.stringify(refused.json.error.details), field).toContain(field);
+    }
+    expect((await beginVia(token.secret, runId, { tool: "charge_card", args: {}, cursor: 0 })).status).toBe(403); // outside the token's scope
+    expect((await beginVia(token.secret, runId, { tool: "send_email", args: {}, cursor: 7 })).json.error).toMatchObject({ code: "INVALID_ARGS" }); // a cursor past the log
+    expect(await prisma.step.count({ where: { runId } })).toBe(0);
   });
 
   it("the one-insert fast path sees an edit of the tool table and never records into another agent's run", async () => {
     const { token, prisma } = await setup(["create_ticket"]);
     const other = await makeToken(["create_ticket"], `other-${Date.now()}`);
     const newRun = (secret: string) => startRunVia(secret, "fast path");
-    const intentAt = (runId: string, stepIdx: number, toolClass = "COMPENSATABLE") =>
-      wireIntent(runId, stepIdx, "create_ticket", { summary: `ticket ${stepIdx}`, orderId: "3107" }, {
-        toolClass,
-        compensation: toolClass === "IRREVERSIBLE" ? null : { tool: "close_ticket", args: { stepKey: stepKey(runId, stepIdx, "create_ticket") } },
-      });
-    const post = (secret: string, runId: string, intent: unknown) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret, body: { intent }, params: { runId } });
+    const compensator = await ticketCompensator(prisma);
+    const ticket = (cursor: number, tool = compensator) => ({ tool: "create_ticket", args: { summary: `ticket ${cursor}`, orderId: "3107" }, cursor, compensation: { tool, args: {} } });
     const settle = async (stepId: string) => {
       await prisma.step.update({ where: { id: stepId }, data: { status: "CONFIRMED" } });
     };
-    const compensator = await ticketCompensator(prisma);
 
     const runId = await newRun(token.secret);
-    const first = await post(token.secret, runId, { ...intentAt(runId, 0), compensation: { tool: compensator, args: {} } });
-    expect(first.status).toBe(201);
+    const first = await beginVia(token.secret, runId, ticket(0));
+    expect(first.json).toMatchObject({ answer: "call", cursor: 0, step: { stepKey: stepKey(runId, 0, "create_ticket"), status: "INTENDED" } });
+    expect(first.json.send).toMatchObject({ idempotencyKey: stepKey(runId, 0, "create_ticket") });
     await settle(first.json.step.id as string);
 
     // Another agent's token, its policy cache warm, cannot record into this run: "not found", nothing written.
     const otherRun = await newRun(other.secret);
-    expect((await post(other.secret, otherRun, { ...intentAt(otherRun, 0), compensation: { tool: compensator, args: {} } })).status).toBe(201);
-    const intruder = await post(other.secret, runId, { ...intentAt(runId, 1), compensation: { tool: compensator, args: {} } });
+    expect((await beginVia(other.secret, otherRun, ticket(0))).json.answer).toBe("call");
+    const intruder = await beginVia(other.secret, runId, ticket(1));
     expect(intruder.status).toBe(404);
 
-    // An admin changes what answers the tool: an intent naming the old compensator is refused, not
+    // An admin changes what answers the tool: a proposal naming the old compensator is refused, not
     // staged on the remembered row.
     await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { compensator: "archive_ticket", policyVersion: { increment: 1 } } });
-    const stale = await post(token.secret, runId, { ...intentAt(runId, 1), compensation: { tool: compensator, args: {} } });
+    const stale = await beginVia(token.secret, runId, ticket(1));
     expect(stale.status).toBe(400);
     expect(stale.json.error.details[0].path).toBe("compensation.tool");
     await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { compensator, policyVersion: { increment: 1 } } });
 
-    // An admin makes the tool irreversible: the next intent is held, not staged on the remembered row.
+    // An admin makes the tool irreversible: the next call is held, not staged on the remembered row.
     await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { toolClass: "IRREVERSIBLE", policyVersion: { increment: 1 } } });
-    const held = await post(token.secret, runId, intentAt(runId, 1, "IRREVERSIBLE"));
-    expect(held.status).toBe(409);
-    expect(held.json.error).toMatchObject({ code: "APPROVAL_REQUIRED", reason: "IRREVERSIBLE" });
+    const held = await beginVia(token.secret, runId, ticket(1));
+    expect(held.json).toMatchObject({ answer: "held", reason: "IRREVERSIBLE" });
     expect(await prisma.step.count({ where: { runId } })).toBe(1);
     await prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { toolClass: "COMPENSATABLE", policyVersion: { increment: 1 } } });
+
+    // Replay: the recorded step at cursor 0 answers with its result, whatever the new wording.
+    expect((await beginVia(token.secret, runId, { ...ticket(0), args: { summary: "reworded", orderId: "3107" } })).json).toMatchObject({ answer: "replay", cursor: 1 });
   });
 
-  it("an outcome is one fenced update; another agent, a token without the tool, a repeat and an illegal move change nothing", async () => {
+  it("an outcome is one fenced update; another agent, a token without the tool, a step not in flight and a repeat change nothing", async () => {
     const { token, prisma } = await setup(["create_ticket"]);
     const other = await makeToken(["create_ticket"], `other-${Date.now()}`);
     const unscoped = await createAgentToken(prisma, { name: `worker-${Date.now()}`, tools: ["charge_card"], createdBy: "admin@example.com", role: "worker" });
     const runId = await startRunVia(token.secret, "outcome");
-    const intent = wireIntent(runId, 0, "create_ticket", { summary: "ticket", orderId: "3107" }, { compensation: { tool: await ticketCompensator(prisma), args: {} } });
-    const created = await call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body: { intent }, params: { runId } });
-    expect(created.status).toBe(201);
+    const created = await beginVia(token.secret, runId, { tool: "create_ticket", args: { summary: "ticket", orderId: "3107" }, cursor: 0, compensation: { tool: await ticketCompensator(prisma), args: {} } });
+    expect(created.json.answer).toBe("call");
     const stepId = created.json.step.id as string;
-    const { PATCH } = await import("@/app/api/v1/steps/[stepId]/route");
-    const patch = (secret: string, body: unknown) => call(PATCH, `/api/v1/steps/${stepId}`, { method: "PATCH", secret, body, params: { stepId } });
-    const outcome = { fence: { status: ["INTENDED"] }, patch: { status: "CONFIRMED", externalRef: "T-1", result: { id: "T-1" }, attempts: 1 }, event: { type: "step.confirmed" } };
+    const report = (secret: string, body: unknown) => outcomeVia(secret, stepId, body);
+    const confirmed = { outcome: "confirmed", externalRef: "T-1", result: { id: "T-1" }, attempts: 1 };
     const events = () => prisma.auditEvent.count({ where: { runId } });
     const before = await events();
 
-    expect((await patch(other.secret, outcome)).status).toBe(404); // another agent's step: "not found"
-    expect((await patch(unscoped.secret, outcome)).status).toBe(403); // a worker token (any run) without the tool
-    expect((await patch(token.secret, { ...outcome, patch: { status: "COMPENSATED" } })).status).toBe(422);
+    expect((await report(other.secret, confirmed)).status).toBe(404); // another agent's step: "not found"
+    expect((await report(unscoped.secret, confirmed)).status).toBe(403); // a worker token (any run) without the tool
+    expect((await report(token.secret, { ...confirmed, outcome: "compensated" })).status).toBe(400); // not an outcome
     expect(await prisma.step.findUniqueOrThrow({ where: { id: stepId } })).toMatchObject({ status: "INTENDED", externalRef: null });
     expect(await events()).toBe(before);
 
     const reads = vi.spyOn(sharedSagaStore(prisma), "getStep");
-    const done = await patch(token.secret, outcome);
+    const done = await report(token.secret, confirmed);
     expect(reads).not.toHaveBeenCalled(); // the outcome needed no read of the step or its run
     reads.mockRestore();
     expect(done.status).toBe(200);
     expect(done.json.step).toMatchObject({ id: stepId, status: "CONFIRMED", externalRef: "T-1", result: { id: "T-1" } });
     expect(await events()).toBe(before + 1);
-    const repeat = await patch(token.secret, outcome); // the fenced repeat: null, nothing written
+    const repeat = await report(token.secret, confirmed); // a repeat (its answer was lost): the row, nothing written
     expect(repeat.status).toBe(200);
-    expect(repeat.json.step).toBeNull();
+    expect(repeat.json.step).toMatchObject({ status: "CONFIRMED" });
+    const notInFlight = await report(token.secret, { outcome: "unknown", message: "late timeout", attempts: 1 });
+    expect(notInFlight.status).toBe(409);
+    expect(notInFlight.json.error).toMatchObject({ code: "STEP_NOT_IN_FLIGHT" });
     expect(await events()).toBe(before + 1);
   });
 
-  it("50 concurrent identical intents make one row; the one creator's call makes one effect", async () => {
+  it("a run with an unsettled step cannot be completed; reconcile settles it and then it can", async () => {
+    const { token, prisma } = await setup(["create_ticket"]);
+    const runId = await startRunVia(token.secret, "complete");
+    const begun = await beginVia(token.secret, runId, { tool: "create_ticket", args: { summary: "ticket", orderId: "3107" }, cursor: 0, compensation: { tool: await ticketCompensator(prisma), args: {} } });
+    const stepId = begun.json.step.id as string;
+    const { POST: complete } = await import("@/app/api/v1/runs/[runId]/complete/route");
+    const refused = await call(complete, `/api/v1/runs/${runId}/complete`, { secret: token.secret, params: { runId } });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: "STEP_UNRESOLVED" });
+    expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("RUNNING");
+
+    // The next begin at the same cursor says "reconcile" (the step is still INTENDED).
+    expect((await beginVia(token.secret, runId, { tool: "create_ticket", args: { summary: "ticket", orderId: "3107" }, cursor: 0 })).json).toMatchObject({ answer: "reconcile", lookup: { stepKey: stepKey(runId, 0, "create_ticket") } });
+    const { POST: reconcile } = await import("@/app/api/v1/steps/[stepId]/reconcile/route");
+    const settled = await call(reconcile, `/api/v1/steps/${stepId}/reconcile`, { secret: token.secret, body: { found: false, lookups: 2 }, params: { stepId } });
+    expect(settled.json.step).toMatchObject({ status: "NOT_EXECUTED" });
+    const done = await call(complete, `/api/v1/runs/${runId}/complete`, { secret: token.secret, params: { runId } });
+    expect(done.json.run).toMatchObject({ status: "COMPLETED" });
+  });
+
+  it("50 concurrent identical begins make one row; only the one told to call makes the effect", async () => {
     const { world, token, prisma } = await setup(["create_ticket"]);
     const runId = await startRunVia(token.secret, "burst");
     const key = stepKey(runId, 0, "create_ticket");
     const args = { summary: "Refund for order 1182", orderId: "1182" };
-    const intent = wireIntent(runId, 0, "create_ticket", args, {
-      compensation: { tool: "close_ticket", args: { reason: "rolled back" } },
-      audience: ["support_team"],
-    });
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) =>
-        call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, {
-          secret: token.secret,
-          body: { intent },
-          params: { runId },
-          headers: i % 2 === 0 ? { "idempotency-key": "burst-1" } : {},
-        }),
-      ),
-    );
-    const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
-    expect(statuses.every((s) => s === 201 || s === 200 || s === 409)).toBe(true);
+    const body = { tool: "create_ticket", args, cursor: 0, compensation: { tool: "close_ticket", args: { reason: "rolled back" } }, audience: ["support_team"] };
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => beginVia(token.secret, runId, body, i % 2 === 0 ? { "idempotency-key": "burst-1" } : {})));
+    const kinds = answers.map((a) => (a.json.answer as string | undefined) ?? `${a.status} ${a.json.error?.code}`);
+    expect(kinds.filter((k) => k === "call")).toHaveLength(1);
+    expect(kinds.filter((k) => !["call", "reconcile", "409 IDEMPOTENCY_IN_FLIGHT"].includes(k))).toEqual([]); // the keyed repeats of one request wait for its answer
     expect(await prisma.step.count({ where: { runId } })).toBe(1);
-    // Only the caller that created the row calls the tool.
     const registry = createSupportToolRegistry(world);
     for (const answer of answers) {
-      if (answer.status === 201 && answer.json.created) await registry.tool("create_ticket").call(args, { stepKey: key, runId, stepIdx: 0 });
+      if (answer.json.answer === "call") await registry.tool("create_ticket").call(args, { stepKey: key, runId, stepIdx: 0 });
     }
     expect(world.ledger.count({ op: "ticketing.create" })).toBe(1);
   });
@@ -259,21 +265,18 @@ describe("a revoked token", () => {
     const { token, prisma } = await setup(["create_ticket"]);
     const runId = await startRunVia(token.secret, "revoked midway");
     const compensation = { tool: await ticketCompensator(prisma), args: {} };
-    const intent = (stepIdx: number) => wireIntent(runId, stepIdx, "create_ticket", { summary: "ticket", orderId: "3107" }, { compensation });
-    const post = (stepIdx: number) => call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: token.secret, body: { intent: intent(stepIdx) }, params: { runId } });
-    const first = await post(0); // reads the token; the next requests need not
-    expect(first.status).toBe(201);
+    const begin = (cursor: number) => beginVia(token.secret, runId, { tool: "create_ticket", args: { summary: "ticket", orderId: "3107" }, cursor, compensation });
+    const first = await begin(0); // reads the token; the next requests need not
+    expect(first.json.answer).toBe("call");
     const stepId = first.json.step.id as string;
-    const { PATCH } = await import("@/app/api/v1/steps/[stepId]/route");
-    const outcome = { fence: { status: ["INTENDED"] }, patch: { status: "CONFIRMED", externalRef: "T-1", attempts: 1 }, event: { type: "step.confirmed" } };
     const { revokeAgentToken } = await import("@/lib/tokens/revoke-agent-token");
     await revokeAgentToken(prisma, { name: token.name, revokedBy: "admin@example.com" });
     const events = await prisma.auditEvent.count({ where: { runId } });
 
-    const refused = await call(PATCH, `/api/v1/steps/${stepId}`, { method: "PATCH", secret: token.secret, body: outcome, params: { stepId } });
+    const refused = await outcomeVia(token.secret, stepId, { outcome: "confirmed", externalRef: "T-1", result: null, attempts: 1 });
     expect(refused.status).toBe(401);
     expect(refused.json.error.message).toMatch(/revoked/);
-    expect((await post(1)).status).toBe(401);
+    expect((await begin(1)).status).toBe(401);
     expect(await prisma.step.findMany({ where: { runId }, select: { status: true } })).toEqual([{ status: "INTENDED" }]);
     expect(await prisma.auditEvent.count({ where: { runId } })).toBe(events);
   });

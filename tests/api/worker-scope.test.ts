@@ -9,19 +9,17 @@ import * as escalationsRoute from "@/app/api/v1/runs/[runId]/escalations/route";
 import * as escalationByIdRoute from "@/app/api/v1/escalations/[escalationId]/route";
 import * as escalationLookupRoute from "@/app/api/v1/escalations/route";
 import * as pivotsRoute from "@/app/api/v1/runs/[runId]/pivots/route";
-import * as stepsRoute from "@/app/api/v1/runs/[runId]/steps/route";
+import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";
 import * as unwindRoute from "@/app/api/v1/runs/[runId]/unwind/route";
 import * as runsRoute from "@/app/api/v1/runs/route";
 import * as claimRoute from "@/app/api/v1/worker/claim/route";
-import { argsHash, stepKey } from "@/lib/saga/keys";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("worker-scope");
 
-function intent(runId: string, stepIdx: number) {
-  const args = { summary: "draft", orderId: "2001" };
-  return { stepIdx, tool: "create_ticket_draft", toolClass: "REVERSIBLE", stepKey: stepKey(runId, stepIdx, "create_ticket_draft"), args, argsHash: argsHash(args), phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null, compensation: { tool: "delete_ticket_draft", args: {} }, compensationKey: null, correction: null, audience: ["agent"] };
+function draft(cursor: number) {
+  return { tool: "create_ticket_draft", args: { summary: "draft", orderId: "2001" }, cursor, compensation: { tool: "delete_ticket_draft", args: {} } };
 }
 
 describe("worker tokens", () => {
@@ -29,13 +27,13 @@ describe("worker tokens", () => {
     const prisma = await getPrisma();
     const agent = await makeToken(["create_ticket_draft"], `agent-ws-${Date.now()}`);
     const runId = (await call(runsRoute.POST, "/api/v1/runs", { secret: agent.secret, body: { title: "agent's run" } })).json.run.id as string;
-    expect((await call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: agent.secret, body: { intent: intent(runId, 0) }, params: { runId } })).status).toBe(201);
+    expect((await call(callsRoute.POST, `/api/v1/runs/${runId}/calls`, { secret: agent.secret, body: draft(0), params: { runId } })).json.answer).toBe("call");
     const { secret: worker } = await createAgentToken(prisma, { name: `worker-ws-${Date.now()}`, tools: ["create_ticket_draft"], role: "worker", createdBy: "test" });
     const before = { steps: await prisma.step.count(), pivots: await prisma.pivot.count(), escalations: await prisma.escalation.count(), runs: await prisma.run.count() };
 
     const refused = await Promise.all([
       call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } }),
-      call(stepsRoute.POST, `/api/v1/runs/${runId}/steps`, { secret: worker, body: { intent: intent(runId, 1) }, params: { runId } }),
+      call(callsRoute.POST, `/api/v1/runs/${runId}/calls`, { secret: worker, body: draft(1), params: { runId } }),
       call(pivotsRoute.POST, `/api/v1/runs/${runId}/pivots`, { secret: worker, body: { summary: "x", plan: [{ tool: "create_ticket_draft", args: {} }] }, params: { runId } }),
       call(escalationsRoute.POST, `/api/v1/runs/${runId}/escalations`, { secret: worker, body: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "x", detail: {}, owner: null, dedupeKey: `x:${runId}` }, event: { type: "escalation.raised" } }, params: { runId } }),
       call(unwindRoute.POST, `/api/v1/runs/${runId}/unwind`, { secret: worker, body: { reason: "x" }, params: { runId } }),

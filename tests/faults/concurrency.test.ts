@@ -21,9 +21,7 @@ import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/harness/policy";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine, type CallOutcome } from "@/lib/saga/engine";
-import { argsHash, compensationKey, stepKey } from "@/lib/saga/keys";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
 import type { EscalationRecord, SagaStore, StepRecord } from "@/lib/saga/store";
 import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
 import { World } from "@/lib/sim";
@@ -69,42 +67,26 @@ afterAll(() => {
 });
 
 describe("concurrency faults", () => {
-  it("identical intents racing at the API all get the one row back (created once), never an error", async () => {
-    // Found by the 50 x 100 test on PostgreSQL: recordIntent read "no row yet", then a concurrent
+  it("identical calls racing at the API: one is told to call, the others reconcile it, never an error", async () => {
+    // Found by the 50 x 100 test on PostgreSQL: the server read "no row yet", then a concurrent
     // identical intent committed, and the next-index / unresolved-step checks refused the repeat
-    // (CONFLICT or STEP_UNRESOLVED) instead of answering it with the existing row.
+    // (CONFLICT or STEP_UNRESOLVED) instead of answering it from the existing row.
     const prisma = await getPrisma();
     const registry = createSupportToolRegistry(getHostedWorld());
     await syncToolPolicies(prisma, registry);
     const token = await makeToken(["create_ticket"], "racing-agent");
     const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
     const engine = new SagaEngine({ store, registry });
+    const actor = { type: "agent" as const, id: "racing-agent" };
     let refusals = 0;
     for (let round = 0; round < 20; round++) {
       const run = await engine.startRun({ title: `race ${round}`, agent: "racing-agent" });
       const args = { summary: `Race ${round}`, orderId: "1182" };
-      const intent = {
-        id: randomIds.next("stp"),
-        runId: run.runId,
-        stepIdx: 0,
-        tool: "create_ticket",
-        toolClass: "COMPENSATABLE" as const,
-        stepKey: stepKey(run.runId, 0, "create_ticket"),
-        args,
-        argsHash: argsHash(args),
-        phase: "STAGING" as const,
-        policyVersion: 1,
-        approvalId: null,
-        planItemIdx: null,
-        compensation: { tool: "close_ticket", args: { reason: "rolled back by the agent run" } },
-        compensationKey: compensationKey(run.runId, 0, "create_ticket"),
-        correction: null,
-        audience: ["support_team"],
-      };
+      const proposal = { compensation: { tool: "close_ticket", args: { reason: "rolled back by the agent run" } }, correction: null, audience: ["support_team"] };
       // Staggered by a few ms, so some arrive while another's row is committing.
       const results = await Promise.allSettled(Array.from({ length: 30 }, async (_, i) => {
         await new Promise((r) => setTimeout(r, i % 15));
-        return store.insertIntent(intent, { type: "step.intended", actor: { type: "agent", id: "racing-agent" } });
+        return store.calls.begin({ runId: run.runId, cursor: 0, tool: "create_ticket", args, proposal, tryAppend: true, actor });
       }));
       const answers = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
       for (const r of results) {
@@ -112,12 +94,13 @@ describe("concurrency faults", () => {
         if (!(r.reason instanceof SagaError) || !["CONFLICT", "STEP_UNRESOLVED"].includes(r.reason.code)) throw r.reason;
         refusals++;
       }
-      expect(answers.filter((a) => a.created).length).toBeLessThanOrEqual(1);
-      expect(new Set(answers.map((a) => a.step.id)).size).toBeLessThanOrEqual(1);
+      expect(answers.filter((a) => a.kind === "call").length).toBeLessThanOrEqual(1);
+      expect(answers.every((a) => a.kind === "call" || a.kind === "reconcile")).toBe(true);
+      expect(new Set(answers.map((a) => (a.kind === "held" ? null : a.step.id))).size).toBeLessThanOrEqual(1);
       expect((await store.listSteps(run.runId)).length).toBe(1);
     }
-    extra["racing identical intents refused"] = refusals;
-    expect(refusals, "identical intents answered with an error instead of the existing row").toBe(0);
+    extra["racing identical calls refused"] = refusals;
+    expect(refusals, "identical calls answered with an error instead of the existing row").toBe(0);
   }, 120_000);
 
   it("50 concurrent identical intents x 100 keys through the API: one row and at most one effect per key", async () => {

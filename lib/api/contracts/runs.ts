@@ -8,7 +8,6 @@ import {
   EscalationKindSchema,
   EscalationStatusSchema,
   EscalationWire,
-  IntentBody,
   IsoDate,
   JsonSchema,
   PivotWire,
@@ -36,6 +35,7 @@ export const createRun = defineEndpoint({
     onBehalfOf: z.string().max(200).nullable().optional(),
     metadata: JsonSchema.optional(),
   }),
+  example: { title: "Refund and reship order 1182", onBehalfOf: "ada@example.com" },
   response: z.object({ run: RunWire }),
   successStatus: 201,
 });
@@ -81,6 +81,7 @@ export const setRunStatus = defineEndpoint({
   auth: "agent",
   params: RunParams,
   body: z.object({ from: z.array(RunStatusSchema).nullable(), to: RunStatusSchema, event: AuditBody }),
+  example: { from: ["UNWINDING"], to: "NEEDS_ATTENTION", event: { type: "run.unwound", data: { reason: "the warehouse refused the reship" } } },
   response: z.object({ run: RunWire.nullable() }),
 });
 
@@ -106,23 +107,6 @@ export const listSteps = defineEndpoint({
   response: z.object({ steps: z.array(StepWire) }),
 });
 
-export const recordIntent = defineEndpoint({
-  method: "POST",
-  path: "/api/v1/runs/:runId/steps",
-  operationId: "recordIntent",
-  summary: "Record an intent before calling the tool (the server checks key, class, scope and the pivot gate)",
-  description:
-    "201 with `created: true` when the INTENDED row was committed; 200 with the existing row when the step was already recorded. " +
-    "An irreversible (or uncompensatable) call outside an approved plan is refused with 409 APPROVAL_REQUIRED naming the escalation that holds it.",
-  tags: tags("steps"),
-  auth: "agent",
-  params: RunParams,
-  body: z.object({ intent: IntentBody }),
-  response: z.object({ created: z.boolean(), step: StepWire }),
-  successStatus: 201,
-  otherSuccessStatuses: [200],
-});
-
 export const getStep = defineEndpoint({
   method: "GET",
   path: "/api/v1/steps/:stepId",
@@ -138,12 +122,14 @@ export const updateStep = defineEndpoint({
   method: "PATCH",
   path: "/api/v1/steps/:stepId",
   operationId: "updateStep",
-  summary: "Record an outcome, a reconcile result, a retry, or a compensation requested/confirmed/failed",
-  description: "Only the moves of the saga state machine are accepted (422 INVALID_TRANSITION otherwise). `step: null` means the fence no longer matched: read the row again.",
+  summary: "An unwind's writes: a reconcile result, or a compensation requested/confirmed/failed",
+  description:
+    "Only those moves of the saga state machine are accepted (422 INVALID_TRANSITION otherwise); outcomes and retries are the call commands' (POST /runs/{runId}/calls, /steps/{stepId}/outcome). `step: null` means the fence no longer matched: read the row again.",
   tags: tags("steps"),
   auth: "agent",
   params: StepParams,
   body: z.object({ fence: StepFenceBody, patch: StepPatchBody, event: AuditBody }),
+  example: { fence: { status: ["CONFIRMED"], compensationState: ["NONE"] }, patch: { compensationState: "REQUESTED", compensationRequestedAt: "2026-12-01T09:30:00.000Z" }, event: { type: "compensation.requested" } },
   response: z.object({ step: StepWire.nullable() }),
 });
 
@@ -160,6 +146,7 @@ export const requestPivot = defineEndpoint({
     plan: z.array(z.object({ tool: z.string().min(1).max(64), args: JsonSchema })).min(1).max(100),
     deadline: IsoDate.nullable().optional(),
   }),
+  example: { summary: "Ticket opened and refund staged; email the customer the apology.", plan: [{ tool: "send_email", args: { to: "ada@example.com", subject: "Your refund", body: "We refunded order 1182." } }] },
   response: z.object({ pivot: PivotWire }),
   successStatus: 201,
 });
@@ -205,6 +192,7 @@ export const raiseEscalation = defineEndpoint({
   auth: "agent",
   params: RunParams,
   body: z.object({ escalation: NewEscalationBody, event: AuditBody }),
+  example: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "Did the reship happen?", detail: { orderId: "1182" }, owner: "warehouse-team", dedupeKey: "unknown:reship-1182" }, event: { type: "escalation.raised" } },
   response: z.object({ created: z.boolean(), escalation: EscalationWire }),
   successStatus: 201,
   otherSuccessStatuses: [200],
@@ -262,6 +250,7 @@ export const draftCorrection = defineEndpoint({
     }),
     event: AuditBody,
   }),
+  example: { correction: { stepId: "stp_0mx4p50lx324met89u7", audience: ["customer"], rank: 2, subject: "About your refund", body: "Please disregard our earlier email." }, event: { type: "correction.drafted" } },
   response: z.object({ correction: CorrectionWire }),
   successStatus: 201,
 });

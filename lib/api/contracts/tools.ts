@@ -61,5 +61,6 @@ export const declareTools = defineEndpoint({
   tags,
   auth: "agent",
   body: ZToolManifest,
+  example: { tools: [{ name: "book_room", class: "COMPENSATABLE", lookup: true, compensation: { tool: "cancel_room", args: { room: "{{room}}" } }, owner: "travel-desk" }], compensators: [{ name: "cancel_room" }] },
   response: ZDeclarationResult,
 });

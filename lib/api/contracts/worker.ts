@@ -18,6 +18,7 @@ export const requestUnwind = defineEndpoint({
   auth: "agent",
   params: z.object({ runId: z.string().min(1).max(80) }),
   body: z.object({ reason: z.string().trim().min(1).max(1000) }),
+  example: { reason: "the warehouse refused the reship" },
   response: z.object({ created: z.boolean(), task: TaskWire }),
   successStatus: 202,
   otherSuccessStatuses: [200],
@@ -37,6 +38,7 @@ export const claimWorkerTasks = defineEndpoint({
     max: z.number().int().min(1).max(100).default(4),
     leaseMs: z.number().int().min(100).max(3_600_000).default(30_000),
   }),
+  example: { workerId: "refund-worker-1", max: 4, leaseMs: 30000 },
   response: z.object({ tasks: z.array(TaskWire) }),
 });
 
@@ -49,6 +51,7 @@ export const completeWorkerTask = defineEndpoint({
   auth: "agent",
   params: TaskParams,
   body: z.object({ ...Fence, result: JsonSchema }),
+  example: { attempt: 1, workerId: "refund-worker-1", result: { status: "UNWOUND", compensated: [1, 0] } },
   response: SettleResponse,
 });
 
@@ -61,6 +64,7 @@ export const failWorkerTask = defineEndpoint({
   auth: "agent",
   params: TaskParams,
   body: z.object({ ...Fence, error: JsonSchema, retry: z.boolean() }),
+  example: { attempt: 1, workerId: "refund-worker-1", error: { message: "payments answered 503" }, retry: true },
   response: SettleResponse,
 });
 
@@ -73,5 +77,6 @@ export const heartbeatWorkerTask = defineEndpoint({
   auth: "agent",
   params: TaskParams,
   body: z.object({ ...Fence, leaseMs: z.number().int().min(100).max(3_600_000) }),
+  example: { attempt: 1, workerId: "refund-worker-1", leaseMs: 30000 },
   response: z.object({ extended: z.boolean(), leaseUntil: IsoDate.nullable(), task: TaskWire.nullable() }),
 });

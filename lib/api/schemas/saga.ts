@@ -31,7 +31,8 @@ import {
 const values = <T extends Record<string, string>>(o: T) => Object.values(o) as [T[keyof T], ...T[keyof T][]];
 
 /** Any JSON value. */
-export const JsonSchema: z.ZodType<Json> = z.json() as z.ZodType<Json>;
+/** Any JSON value (named, so the OpenAPI document refers to one definition instead of repeating it). */
+export const JsonSchema: z.ZodType<Json> = z.json().meta({ id: "Json", description: "Any JSON value." }) as z.ZodType<Json>;
 /** An ISO 8601 timestamp. */
 export const IsoDate = z.iso.datetime({ offset: true });
 /** A 32-hex step or compensation key. */
@@ -192,25 +193,6 @@ export const AuditEventWire = z.object({
   hash: z.string(),
 });
 
-/** Body of "record an intent": the server checks the key, the class, the scope and the gate. */
-export const IntentBody = z.object({
-  id: idOf("stp").optional(),
-  stepIdx: z.number().int().nonnegative().max(100_000),
-  tool: z.string().min(1).max(64),
-  toolClass: ToolClassSchema,
-  stepKey: KeySchema,
-  args: JsonSchema,
-  argsHash: z.string().regex(/^[0-9a-f]{64}$/),
-  phase: PhaseSchema,
-  policyVersion: z.number().int().positive(),
-  approvalId: z.string().nullable(),
-  planItemIdx: z.number().int().nonnegative().nullable(),
-  compensation: CompensationPlanSchema.nullable(),
-  compensationKey: KeySchema.nullable(),
-  correction: CorrectionDraftSchema.nullable(),
-  audience: Audience,
-});
-
 /** A transition of a step; the server allows only the moves of the state machine. */
 export const StepPatchBody = z
   .object({
@@ -254,9 +236,8 @@ const _checks: [
   SameKeys<z.infer<typeof EscalationWire>, Wire<EscalationRecord>>,
   SameKeys<z.infer<typeof CorrectionWire>, Wire<CorrectionRecord>>,
   SameKeys<z.infer<typeof AuditEventWire>, Wire<AuditEventRecord>>,
-  SameKeys<z.infer<typeof IntentBody>, Omit<NewIntent, "runId">>,
   SameKeys<Required<z.infer<typeof StepPatchBody>>, Required<StepPatch>>,
-] = [true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];
 void _checks;
 
 /** Dates of a record to ISO strings, for the wire. */

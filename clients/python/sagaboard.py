@@ -1,0 +1,318 @@
+"""Sagaboard for Python agents: every side-effecting tool call goes through the saga log.
+
+Standard library only (copy this one file, or put clients/python on PYTHONPATH). The server owns
+every decision: it assigns the step, derives the idempotency key, hashes the arguments, reads the
+tool table and runs the pivot gate. This client keeps one number per run (the cursor), calls the
+tool when the server says "call", looks the key up when it says "reconcile", and returns the recorded
+result when it says "replay".
+
+    sb = Sagaboard(url, token)
+
+    @sb.tool("COMPENSATABLE", lookup=find_booking, compensate=("cancel_booking", lambda a: {"city": a["city"]}))
+    def book_hotel(call, city, nights):
+        return hotels.book(city, nights, idempotency_key=call.key)   # -> {"id": ..., ...}
+
+    sb.declare()                                  # into the token's namespace, unreviewed until an admin accepts
+    run = sb.start_run("Trip to Lisbon")          # or sb.resume(run_id) after a crash
+    run.call("book_hotel", city="Lisbon", nights=3)
+"""
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+__all__ = [
+    "Sagaboard", "Run", "Call", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
+]
+
+CLASSES = ("PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE")
+
+
+class SagaboardError(Exception):
+    """The server refused a request: `code` is from the API's closed list, `details` name the fields."""
+
+    def __init__(self, status: int, code: str, message: str, details: Optional[list] = None):
+        super().__init__(f"{code} ({status}): {message}")
+        self.status, self.code, self.message, self.details = status, code, message, details or []
+
+
+class Rejected(Exception):
+    """Raise from a tool when the provider said no (a 4xx): nothing happened. `retryable` for a 429."""
+
+    def __init__(self, reason: str, message: str = "", retryable: bool = False):
+        super().__init__(message or reason)
+        self.reason, self.message, self.retryable = reason, message or reason, retryable
+
+
+class ToolOutcomeUnknown(Exception):
+    """The call may or may not have happened (timeout, reset, 5xx). Call again: it is reconciled first."""
+
+    def __init__(self, tool: str, step_idx: int, step_key: str, cause: Optional[BaseException] = None):
+        super().__init__(f"{tool} (step {step_idx}): outcome unknown; call it again to reconcile key {step_key}")
+        self.tool, self.step_idx, self.step_key, self.cause = tool, step_idx, step_key, cause
+
+
+class ToolCallFailed(Exception):
+    """The provider refused the call; the failure is recorded and replayed on resume."""
+
+    def __init__(self, tool: str, step_idx: int, reason: str, message: str):
+        super().__init__(f"{tool} (step {step_idx}) failed: {reason}: {message}")
+        self.tool, self.step_idx, self.reason, self.message = tool, step_idx, reason, message
+
+
+class ApprovalRequired(Exception):
+    """A person decides first (a pivot waits, or the call is held). Wait, then call again."""
+
+    def __init__(self, tool: str, answer: dict):
+        super().__init__(f"{tool}: {answer.get('message')}")
+        self.tool, self.reason = tool, answer.get("reason")
+        self.escalation_id, self.pivot_id = answer.get("escalationId"), answer.get("pivotId")
+
+
+@dataclass
+class Call:
+    """What a tool receives: send `key` as the provider's idempotency key and `metadata` as its labels."""
+
+    key: str
+    metadata: dict
+    run_id: str
+
+
+@dataclass
+class Tool:
+    name: str
+    cls: str
+    fn: Callable[..., Any]
+    lookup: Optional[Callable[[str, dict], Optional[dict]]] = None
+    compensate: Optional[tuple] = None  # (compensator name, args builder)
+    correction: Optional[dict] = None  # {"subject", "body"} with {{arg}} placeholders (irreversible tools)
+    audience: list = field(default_factory=list)
+    owner: Optional[str] = None
+
+
+def _ref(result: Any) -> Optional[str]:
+    return str(result["id"]) if isinstance(result, dict) and result.get("id") is not None else None
+
+
+class Sagaboard:
+    """A connection to a Sagaboard server with one agent token, and the tools this process holds."""
+
+    def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0):
+        self.url, self.token = url.rstrip("/"), token
+        self.recheck_after, self.max_attempts, self.backoff, self.timeout = recheck_after, max_attempts, backoff, timeout
+        self.tools: dict[str, Tool] = {}
+        self.namespace: Optional[str] = None
+
+    # -- registration ---------------------------------------------------------------------------
+    def tool(self, cls: str, *, name: Optional[str] = None, lookup=None, compensate=None, correction=None, audience=None, owner=None):
+        """Registers a tool (a decorator). Logged classes need `lookup`; REVERSIBLE/COMPENSATABLE need `compensate`."""
+        if cls not in CLASSES:
+            raise ValueError(f"class must be one of {', '.join(CLASSES)}, not {cls!r}")
+
+        def register(fn):
+            tool_name = name or fn.__name__
+            if cls != "PURE" and lookup is None:
+                raise ValueError(f"{tool_name}: a {cls} tool needs a lookup by key (reconcile cannot work without it)")
+            if cls in ("REVERSIBLE", "COMPENSATABLE") and compensate is None:
+                raise ValueError(f"{tool_name}: a {cls} tool needs compensate=(compensator, build_args), written before any call")
+            if cls == "IRREVERSIBLE" and correction is None:
+                raise ValueError(f"{tool_name}: an IRREVERSIBLE tool needs a correction template")
+            self.tools[tool_name] = Tool(tool_name, cls, fn, lookup, compensate, correction, list(audience or []), owner)
+            return fn
+
+        return register
+
+    def declare(self) -> dict:
+        """Declares the registered tools into the token's namespace; they are held until an admin accepts them."""
+        tools = []
+        for t in self.tools.values():
+            entry: dict = {"name": t.name, "class": t.cls, "lookup": t.lookup is not None}
+            if t.compensate:
+                entry["compensation"] = {"tool": t.compensate[0]}
+            if t.correction:
+                entry["correction"] = t.correction
+            if t.audience:
+                entry["audience"] = t.audience
+            if t.owner:
+                entry["owner"] = t.owner
+            tools.append(entry)
+        compensators = sorted({t.compensate[0] for t in self.tools.values() if t.compensate})
+        manifest = {"tools": tools, "compensators": [{"name": c} for c in compensators]}
+        result = self.request("POST", "/api/v1/tools/declarations", manifest)
+        self.namespace = result["namespace"]
+        return result
+
+    def qualified(self, name: str) -> str:
+        """The name the server knows a tool or compensator by (`<namespace>.<name>` once declared)."""
+        ours = name in self.tools or any(t.compensate and t.compensate[0] == name for t in self.tools.values())
+        if ours and self.namespace and not name.startswith(self.namespace + "."):
+            return f"{self.namespace}.{name}"
+        return name
+
+    # -- runs -----------------------------------------------------------------------------------
+    def start_run(self, title: str, on_behalf_of: Optional[str] = None) -> "Run":
+        body = {"title": title, **({"onBehalfOf": on_behalf_of} if on_behalf_of else {})}
+        return Run(self, self.request("POST", "/api/v1/runs", body, idempotent=True)["run"]["id"])
+
+    def resume(self, run_id: str) -> "Run":
+        """Continues a run from its log alone: recorded steps return their recorded results."""
+        self.request("GET", f"/api/v1/runs/{run_id}")
+        return Run(self, run_id)
+
+    # -- HTTP -----------------------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, *, idempotent: bool = False, timeout: Optional[float] = None) -> Any:
+        headers = {"authorization": f"Bearer {self.token}", "accept": "application/json"}
+        data = None
+        if body is not None:
+            data, headers["content-type"] = json.dumps(body).encode(), "application/json"
+        if idempotent:
+            headers["idempotency-key"] = str(uuid.uuid4())  # the same key on every retry: applied once
+        for attempt in range(1, 4):
+            req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=timeout or self.timeout) as res:
+                    return json.loads(res.read() or b"null")
+            except urllib.error.HTTPError as e:
+                payload = json.loads(e.read() or b"{}").get("error", {})
+                if e.code >= 500 and idempotent and attempt < 3:
+                    time.sleep(self.backoff * attempt)
+                    continue
+                raise SagaboardError(e.code, payload.get("code", "HTTP_%d" % e.code), payload.get("message", str(e)), payload.get("details")) from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError):
+                if not idempotent or attempt == 3:
+                    raise
+                time.sleep(self.backoff * attempt)
+        raise AssertionError("unreachable")
+
+
+class Run:
+    """One run as this process drives it: call tools, ask for the pivot, finish."""
+
+    def __init__(self, sb: Sagaboard, run_id: str):
+        self.sb, self.id, self.cursor = sb, run_id, 0
+
+    def call(self, tool: str, **args) -> Any:
+        """Calls a tool through the saga log and returns its result (recorded or new)."""
+        t = self.sb.tools.get(tool)
+        if t is None:
+            raise KeyError(f"tool {tool!r} is not registered in this process; known: {', '.join(self.sb.tools) or 'none'}")
+        if t.cls == "PURE":
+            return t.fn(Call("", {}, self.id), **args)
+        body: dict = {"tool": self.sb.qualified(tool), "args": args, "cursor": self.cursor}
+        if t.compensate:
+            try:
+                body["compensation"] = {"tool": self.sb.qualified(t.compensate[0]), "args": t.compensate[1](args)}
+            except Exception:  # unbuildable for these args: the server holds the call for a person
+                body["compensation"] = None
+        if t.audience:
+            body["audience"] = t.audience
+        for _ in range(5):
+            answer = self.sb.request("POST", f"/api/v1/runs/{self.id}/calls", body, idempotent=True)
+            self.cursor = body["cursor"] = answer["cursor"]
+            kind, step = answer["answer"], answer.get("step")
+            if kind == "replay":
+                return step["result"]
+            if kind == "failed":
+                error = step.get("error") or {}
+                raise ToolCallFailed(tool, step["stepIdx"], error.get("reason", "rejected"), error.get("message", ""))
+            if kind == "held":
+                raise ApprovalRequired(tool, answer)
+            if kind == "reconcile":
+                settled = self._reconcile(t, step)
+                if settled["status"] in ("INTENDED", "UNKNOWN"):
+                    raise ToolOutcomeUnknown(tool, step["stepIdx"], step["stepKey"])
+                continue  # CONFIRMED now replays; NOT_EXECUTED retries under the same key
+            result = self._execute(t, args, step, answer["send"])
+            if result is not _MOVED:
+                return result
+        raise SagaboardError(409, "CONFLICT", f"step {self.cursor} kept changing while {tool} was called; call it again")
+
+    def _execute(self, t: Tool, args: dict, step: dict, send: dict) -> Any:
+        call = Call(send["idempotencyKey"], send["metadata"], self.id)
+        for attempt in range(1, self.sb.max_attempts + 1):
+            try:
+                result = t.fn(call, **args)
+            except Rejected as e:
+                if e.retryable and attempt < self.sb.max_attempts:
+                    time.sleep(self.sb.backoff * 2 ** (attempt - 1))
+                    continue
+                if self._report(step, {"outcome": "failed", "reason": e.reason, "message": e.message, "retryable": e.retryable, "attempts": step["attempts"] + attempt}) is _MOVED:
+                    return _MOVED
+                self.cursor = step["stepIdx"] + 1
+                raise ToolCallFailed(t.name, step["stepIdx"], e.reason, e.message) from None
+            except Exception as e:  # timeout, reset, 5xx, anything else: unknown, the safe default
+                self._report(step, {"outcome": "unknown", "message": str(e) or type(e).__name__, "attempts": step["attempts"] + attempt})
+                raise ToolOutcomeUnknown(t.name, step["stepIdx"], step["stepKey"], e) from e
+            if self._report(step, {"outcome": "confirmed", "externalRef": _ref(result), "result": result, "attempts": step["attempts"] + attempt}) is _MOVED:
+                return _MOVED
+            self.cursor = step["stepIdx"] + 1
+            return result
+
+    def _report(self, step: dict, body: dict) -> Any:
+        try:
+            return self.sb.request("POST", f"/api/v1/steps/{step['id']}/outcome", body)["step"]
+        except SagaboardError as e:
+            if e.code == "STEP_NOT_IN_FLIGHT":
+                return _MOVED  # someone settled it first: the log wins, begin again
+            raise
+
+    def _reconcile(self, t: Tool, step: dict) -> dict:
+        """Looks the key up; absent twice (search indexes lag) means it never happened."""
+        found, lookups = self._lookup(t, step), 1
+        if found is None:
+            time.sleep(self.sb.recheck_after)
+            found, lookups = self._lookup(t, step), 2
+        if isinstance(found, _LookupError):
+            body = {"found": None, "message": found.message, "attempts": self.sb.max_attempts}
+        elif found is None:
+            body = {"found": False, "lookups": lookups}
+        else:
+            body = {"found": True, "externalRef": _ref(found), "result": found, "lookups": lookups}
+        return self.sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", body)["step"]
+
+    def _lookup(self, t: Tool, step: dict) -> Any:
+        last = None
+        for attempt in range(1, self.sb.max_attempts + 1):
+            try:
+                return t.lookup(step["stepKey"], step["args"])
+            except Exception as e:
+                last = _LookupError(str(e) or type(e).__name__)
+                if attempt < self.sb.max_attempts:
+                    time.sleep(self.sb.backoff * 2 ** (attempt - 1))
+        return last
+
+    # -- the pivot ------------------------------------------------------------------------------
+    def request_pivot(self, summary: str, plan: list) -> dict:
+        """Asks for the one human approval: everything staged so far plus the commit calls [(tool, args)]."""
+        body = {"summary": summary, "plan": [{"tool": self.sb.qualified(tool), "args": args} for tool, args in plan]}
+        return self.sb.request("POST", f"/api/v1/runs/{self.id}/pivots", body)["pivot"]
+
+    def wait_pivot(self, pivot_id: str, timeout: float = 300.0) -> dict:
+        """Long-polls until the pivot is decided (or `timeout` seconds pass); returns it either way."""
+        deadline = time.monotonic() + timeout
+        while True:
+            wait_ms = int(max(0, min(25.0, deadline - time.monotonic())) * 1000)
+            pivot = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}?waitMs={wait_ms}", timeout=wait_ms / 1000 + 30)["pivot"]
+            if pivot["status"] != "PENDING" or time.monotonic() >= deadline:
+                return pivot
+
+    def complete(self) -> dict:
+        """Finishes the run; refused (STEP_UNRESOLVED) while a step's outcome is unknown."""
+        return self.sb.request("POST", f"/api/v1/runs/{self.id}/complete")["run"]
+
+    def unwind(self, reason: str) -> dict:
+        """Asks a worker to pull the run back in reverse (one task per run)."""
+        return self.sb.request("POST", f"/api/v1/runs/{self.id}/unwind", {"reason": reason})
+
+
+class _LookupError:
+    def __init__(self, message: str):
+        self.message = message
+
+
+_MOVED = object()

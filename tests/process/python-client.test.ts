@@ -1,0 +1,96 @@
+/**
+ * The Python client (clients/python, standard library only) against a real server: it declares its
+ * four tools, an admin accepts them, and its trip-booking scenarios run with faults (timeout after
+ * success with a reworded retry, a crash after the effect, an irreversible email held until a reviewer
+ * approves). Effects are counted in the fake systems' ledgers the Python test defines; this side
+ * counts them again from the same file, and checks the saga log agrees.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaEngine } from "@/lib/saga/engine";
+import { ToolRegistry } from "@/lib/saga/tools";
+import { editTool } from "@/lib/tools/update-tool";
+import { addSupportTools, makeToken, useTestDatabase } from "../api/api-test-kit";
+import { startTestServer, type TestServer } from "../support/http-server";
+
+const getPrisma = useTestDatabase("python-client");
+const CLIENT_DIR = path.join(process.cwd(), "clients", "python");
+const LEDGER = path.join(process.cwd(), "test-results", `python-ledger-${process.pid}-${process.env.SAGABOARD_TEST_PG ? "pg" : "sqlite"}.json`);
+let server: TestServer;
+
+beforeAll(async () => {
+  rmSync(LEDGER, { force: true });
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+  rmSync(LEDGER, { force: true });
+});
+
+function python(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("python3", args, { cwd: CLIENT_DIR, env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, out }));
+  });
+}
+
+describe("the Python client", () => {
+  it("declares its tools, and a trip-booking agent with faults makes each effect once", { timeout: 120_000 }, async () => {
+    const prisma = await getPrisma();
+    await addSupportTools(); // a token names at least one tool; its declaration adds the team's own
+    const token = await makeToken(["search_orders"], "trip");
+    const env = { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret, SAGABOARD_LEDGER: LEDGER, SAGABOARD_RECHECK: "0.2", SAGABOARD_NAMESPACE: "trip" };
+
+    const declared = await python(["test_trip.py", "declare"], env);
+    expect(declared.code, declared.out).toBe(0);
+    const result = JSON.parse(declared.out) as { namespace: string; tools: { name: string; status: string }[] };
+    expect(result.namespace).toBe("trip");
+    expect(result.tools.map((t) => `${t.name}:${t.status}`).sort()).toEqual(["trip.book_hotel:UNREVIEWED", "trip.hold_car:UNREVIEWED", "trip.hold_seat:UNREVIEWED", "trip.send_itinerary:UNREVIEWED"]);
+    const admin = { type: "user" as const, id: "admin@example.com" };
+    for (const { name } of result.tools) {
+      const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name } });
+      await editTool(prisma, { name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED" }, reason: "checked against the team's connector" }, admin);
+    }
+
+    // The reviewer: approves each pivot the agent asks for, once, while the Python suite runs.
+    const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
+    let stop = false;
+    const approved: string[] = [];
+    const reviewer = (async () => {
+      while (!stop) {
+        for (const pivot of await prisma.pivot.findMany({ where: { status: "PENDING" } })) {
+          await engine.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "reviewer@example.com" }, planHash: pivot.planHash });
+          approved.push(pivot.id);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    const suite = await python(["-m", "unittest", "-v", "test_trip"], env);
+    stop = true;
+    await reviewer;
+    expect(suite.code, suite.out).toBe(0);
+    expect(suite.out).toMatch(/Ran 4 tests/);
+    expect(approved).toHaveLength(1);
+
+    // The same ledger, counted here: one booking, one seat, one car per trip, one email.
+    const ledger = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { city?: string; flight?: string }>>;
+    expect(Object.keys(ledger.hotel ?? {})).toHaveLength(1);
+    expect(Object.keys(ledger.flight ?? {})).toHaveLength(1);
+    expect(Object.values(ledger.car ?? {}).map((c) => c.city).sort()).toEqual(["Faro", "Porto"]);
+    expect(Object.keys(ledger.email ?? {})).toHaveLength(1);
+    // And the log agrees: every key in a ledger is a CONFIRMED step with that key.
+    const steps = await prisma.step.findMany({ where: { tool: { startsWith: "trip." } } });
+    for (const system of Object.values(ledger)) {
+      for (const key of Object.keys(system)) expect(steps.find((s) => s.stepKey === key)?.status).toBe("CONFIRMED");
+    }
+    const email = steps.find((s) => s.tool === "trip.send_itinerary");
+    expect(email).toMatchObject({ phase: "COMMIT", toolClass: "IRREVERSIBLE" });
+  });
+});
