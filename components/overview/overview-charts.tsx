@@ -118,7 +118,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
   const grid = <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" vertical={false} />;
   const tooltip = <Tooltip labelFormatter={(v) => label(String(v))} />;
   const waitingTotal = overview.waiting.reduce((s, w) => s + w.total, 0);
-  const empty = t.runsStarted === 0 && t.compensationsRequested === 0 && t.repairsResolved === 0 && overview.correctionsByAudience.length === 0 && overview.revokesByOutcome.every((r) => r.count === 0);
+  const empty = t.runsIncomplete === 0 && t.compensationsRequested === 0 && t.repairsResolved === 0 && overview.correctionsByAudience.length === 0 && overview.revokesByOutcome.every((r) => r.count === 0);
   const repairData = overview.buckets.map((b) => ({ ...b, medianMin: b.repairMedianSec === null ? null : Math.round(b.repairMedianSec / 60), p90Min: b.repairP90Sec === null ? null : Math.round(b.repairP90Sec / 60) }));
   const revokes = overview.revokesByOutcome.map((r) => ({ ...r, label: OUTCOME_LABELS[r.outcome] ?? r.outcome }));
   const revokeTotal = revokes.reduce((s, r) => s + r.count, 0);
@@ -202,8 +202,8 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
         <h2 id="quality-head">Run quality</h2>
         {empty && (
           <div className="empty">
-            <strong>No runs in this range.</strong>
-            Pick a longer range above, or start an agent: its runs show here as they happen.
+            <strong>Nothing in this range for these figures.</strong>
+            No unfinished run, compensation, repair, correction or revoke: pick a longer range above, or start an agent and its runs show here as they happen.
           </div>
         )}
         <div className={styles.grid}>
@@ -289,16 +289,13 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             lead={
               <>
                 <span className={styles.headline}>{t.runsIncomplete}</span>
-                of {t.runsStarted} runs started in the range have not finished (running, waiting, unwinding or needing attention).
+                runs started in the range have not finished: still running, waiting, unwinding or needing attention.
               </>
             }
             numbers={
               <SeriesTable
                 overview={overview}
-                columns={[
-                  ["runsStarted", "Started"],
-                  ["runsIncomplete", "Incomplete"],
-                ]}
+                columns={[["runsIncomplete", "Incomplete"]]}
               />
             }
           >
@@ -308,8 +305,6 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
                 {xAxis}
                 {yAxis}
                 {tooltip}
-                <Legend wrapperStyle={{ fontSize: 12 }} />
-                <Bar dataKey="runsStarted" name="Started" fill={COLORS.muted} />
                 <Bar dataKey="runsIncomplete" name="Incomplete" fill={COLORS.warn} />
               </BarChart>
             </ResponsiveContainer>

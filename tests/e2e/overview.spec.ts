@@ -33,7 +33,7 @@ test("a viewer reads the overview: waiting items by kind and age, and run qualit
   await engine.resolveEscalation(broken.id, { actor: person, note: "closed it by hand" });
   const waiting = await engine.startRun({ title: "Overview: waiting", agent: "overview-agent" });
   await waiting.call("create_email_draft", apology);
-  await waiting.requestPivot({ summary: "Send it.", plan: [{ tool: "send_email", args: apology }] });
+  const waitingPivot = await waiting.requestPivot({ summary: "Send it.", plan: [{ tool: "send_email", args: apology }] });
   const held = await engine.startRun({ title: "Overview: held", agent: "overview-agent" });
   await held.call("send_email", apology);
 
@@ -70,6 +70,15 @@ test("a viewer reads the overview: waiting items by kind and age, and run qualit
   // Nothing wider than the phone's screen.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await page.screenshot({ path: screenshotPath("overview-phone"), fullPage: true });
+
+  // The waiting pivot's screen counts its SLA down (default rule: breached in 4 h, rejected at 24 h).
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(`/pivots/${waitingPivot.id}`);
+  const countdown = page.getByTestId("sla-countdown");
+  await expect(countdown).toContainText("default for pivot");
+  await expect(countdown).toContainText(/breached in 3 h 59 min|breached in 4 h 00 min/);
+  await expect(countdown).toContainText("rejected in 23 h");
+  await page.screenshot({ path: screenshotPath("pivot-sla-countdown"), fullPage: false });
 
   // A range the page does not know: said so, and the default shown.
   await page.goto("/overview?range=forever");

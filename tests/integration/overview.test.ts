@@ -114,7 +114,6 @@ async function fromTheLog() {
       compensationsRequested: requested,
       compensationsConfirmed: confirmed,
       compensationsFailed: failed,
-      runsStarted: runs.length,
       runsIncomplete: runs.filter((r) => ["RUNNING", "AWAITING_PIVOT", "COMMITTING", "UNWINDING", "NEEDS_ATTENTION"].includes(r.status)).length,
       repairsResolved: repairs.length,
       repairMedianSec: percentile(repairs, 0.5),
@@ -149,7 +148,7 @@ describe("the overview", () => {
     expect(waitingOf(overview)).toEqual(expected.waiting);
     expect(overview.correctionsByAudience).toEqual(expected.audiences);
     // Bucketed by hour: the buckets add up to the totals.
-    expect(overview.buckets.reduce((s, b) => s + b.runsStarted, 0)).toBe(expected.totals.runsStarted);
+    expect(overview.buckets.reduce((s, b) => s + b.runsIncomplete, 0)).toBe(expected.totals.runsIncomplete);
     expect(overview.waiting.find((w) => w.kind === "PIVOT")?.ages.under1h).toBe(expected.waiting.PIVOT);
   });
 
@@ -174,7 +173,7 @@ describe("the overview", () => {
     const prisma = await getPrisma();
     const old = new Date(Date.now() - 3 * 86400_000);
     await prisma.run.create({ data: { id: "run_old_one", title: "Old", agent: "a", metadata: {}, status: "RUNNING", createdAt: old, updatedAt: old } });
-    expect((await getOverview(prisma, "24h")).totals.runsStarted).toBe(overview.totals.runsStarted);
-    expect((await getOverview(prisma, "7d")).totals.runsStarted).toBe(overview.totals.runsStarted + 1);
+    expect((await getOverview(prisma, "24h")).totals.runsIncomplete).toBe(overview.totals.runsIncomplete);
+    expect((await getOverview(prisma, "7d")).totals.runsIncomplete).toBe(overview.totals.runsIncomplete + 1);
   });
 });
