@@ -197,10 +197,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
-      if (isTyping(event.target)) {
-        if (event.key === "Escape" && event.target === searchRef.current) searchRef.current?.blur();
-        return;
-      }
+      if (isTyping(event.target)) return;
       if (event.key === "/") {
         event.preventDefault();
         searchRef.current?.focus();
@@ -271,7 +268,21 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
           <label htmlFor="queue-search">
             Search this page <kbd>/</kbd>
           </label>
-          <input id="queue-search" ref={searchRef} type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="title, run, tool, owner" />
+          <input
+            id="queue-search"
+            ref={searchRef}
+            type="search"
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+            onKeyDown={(e) => {
+              // Esc leaves the box and keeps the words (a search box would clear them); j/k then move through what matched.
+              if (e.key === "Escape") {
+                e.preventDefault();
+                e.currentTarget.blur();
+              }
+            }}
+            placeholder="title, run, tool, owner"
+          />
         </div>
         <span className="muted small">
           {data.unclaimed} unclaimed · signed in as {data.me}
