@@ -33,7 +33,6 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 <nav aria-label="Main">
                   <Link href="/">Runs</Link>
                   <Link href="/overview">Overview</Link>
-                  <Link href="/overview">Overview</Link>
                   <Link href="/escalations">Escalations</Link>
                   <Link href="/corrections">Corrections</Link>
                   <Link href="/revokes">Revokes</Link>
@@ -42,7 +41,6 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                   {/* Admin navigation only for those who may use it; every admin page and endpoint checks again. */}
                   {can(user.role, "users.manage") && <Link href="/admin/users">Users</Link>}
                   {can(user.role, "tokens.manage") && <Link href="/admin/tokens">Tokens</Link>}
-                  {can(user.role, "tokens.manage") && <Link href="/admin/webhooks">Notifications</Link>}
                   {can(user.role, "tokens.manage") && <Link href="/admin/webhooks">Notifications</Link>}
                 </nav>
               )}

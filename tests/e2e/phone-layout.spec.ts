@@ -47,6 +47,10 @@ test("no dashboard page scrolls sideways at 390 px, and the role and Sign out ar
     const width = await page.evaluate(() => (document.scrollingElement ?? document.documentElement).scrollWidth);
     if (width > PHONE.width) tooWide.push(`${screen.name} (${screen.path}) is ${width} px wide`);
 
+    // Each destination once in the header (two changes that both added a link left it twice).
+    const hrefs = await page.getByRole("navigation", { name: "Main" }).getByRole("link").evaluateAll((links) => links.map((a) => a.getAttribute("href")));
+    expect(hrefs.length, `${screen.name}: the header's links`).toBe(new Set(hrefs).size);
+
     // The role and Sign out are reachable without scrolling: inside the first 390 x 844.
     for (const locator of [page.getByTestId("user-role"), page.getByRole("button", { name: "Sign out", exact: true })]) {
       const box = await locator.boundingBox();
