@@ -379,7 +379,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
               <tbody>
                 {auditEvents.map((ev) => {
                   const who = actorInWords(ev.actor);
-                  const words = eventInWords(ev);
+                  const words = eventInWords({ ...ev, stepIdx: ev.stepId ? stepIdxById.get(ev.stepId) : null });
                   return (
                     <tr key={ev.id}>
                       <td className="num" data-label="Seq">

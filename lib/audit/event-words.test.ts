@@ -81,3 +81,12 @@ describe("event words", () => {
     expect(eventInWords({ type: "step.failed", data: { stepIdx: 2, reason: "card_declined", message: "declined" } }).sentence).toBe("Step #2 was refused by the real system: declined.");
   });
 });
+
+describe("an event recorded by the call commands (no step number in its data)", () => {
+  it("says which step when the caller knows its number, and 'The step' when it does not", () => {
+    const confirmed = { type: "step.confirmed", data: { externalRef: "T-1", via: "api" } };
+    expect(eventInWords({ ...confirmed, stepIdx: 2 }).sentence).toMatch(/^Step #2 /);
+    expect(eventInWords(confirmed).sentence).toMatch(/^The step /);
+    expect(eventInWords({ type: "step.confirmed", data: { stepIdx: 0 }, stepIdx: 5 }).sentence).toMatch(/^Step #0 /); // the data's own number wins
+  });
+});

@@ -320,8 +320,11 @@ export function factsOf(value: unknown, label = "value"): Fact[] {
 }
 
 /** An event's type and data in words. */
-export function eventInWords(event: { type: string; data: unknown }): EventWords {
-  const data: Data = event.data !== null && typeof event.data === "object" && !Array.isArray(event.data) ? (event.data as Data) : { value: event.data };
+export function eventInWords(event: { type: string; data: unknown; stepIdx?: number | null }): EventWords {
+  let data: Data = event.data !== null && typeof event.data === "object" && !Array.isArray(event.data) ? (event.data as Data) : { value: event.data };
+  // The server's call commands record the step on the event (its stepId), not its number in the data:
+  // a caller that knows the step's number passes it, so the sentence still says "Step #2".
+  if (num(data.stepIdx) === null && typeof event.stepIdx === "number") data = { ...data, stepIdx: event.stepIdx };
   const said = SENTENCES[event.type]?.(data) ?? null;
   return { title: typeInWords(event.type), sentence: said?.text ?? null, facts: fieldFacts(data, new Set(said?.uses ?? [])) };
 }
