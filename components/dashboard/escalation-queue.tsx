@@ -156,6 +156,9 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
   const [selected, setSelected] = useState<string[]>([]);
   const [bulkResult, setBulkResult] = useState<TBulkDecisionResult | null>(null);
   const searchRef = useRef<HTMLInputElement>(null);
+  // Buttons wait for the page to be interactive: a click on the server's first paint would do nothing.
+  const [interactive, setInteractive] = useState(false);
+  useEffect(() => setInteractive(true), []);
   const rowRefs = useRef<(HTMLTableRowElement | null)[]>([]);
   const base = { view: filters.view, kind: filters.kind, mine: filters.mine };
   const total = Object.values(data.openByKind).reduce((a, b) => a + b, 0);
@@ -399,7 +402,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
                           <input
                             type="checkbox"
                             checked={selected.includes(item.id)}
-                            disabled={otherTool && !selected.includes(item.id)}
+                            disabled={!interactive || (otherTool && !selected.includes(item.id))}
                             onChange={() => toggle(item)}
                             aria-label={`Select the held call “${item.title}”`}
                             title={otherTool ? `Only calls of one tool (${bulkTool}) are decided together` : undefined}
@@ -436,7 +439,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
                     </td>
                     <td className="nowrap actions" data-label="Actions">
                       {item.status === "OPEN" && (item.canWork ?? data.abilities.canClaim) && (
-                        <button type="button" className="button small primary" disabled={busy === item.id} onClick={() => void act(item, "claim")}>
+                        <button type="button" className="button small primary" disabled={!interactive || busy === item.id} onClick={() => void act(item, "claim")}>
                           {busy === item.id ? "Claiming…" : "Claim"}
                         </button>
                       )}
@@ -445,7 +448,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
                           <Link className="button small primary" href={`/escalations/${encodeURIComponent(item.id)}`}>
                             Resolve →
                           </Link>
-                          <button type="button" className="button small" disabled={busy === item.id} onClick={() => void act(item, "release")}>
+                          <button type="button" className="button small" disabled={!interactive || busy === item.id} onClick={() => void act(item, "release")}>
                             Release
                           </button>
                         </>

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { systemOfTool } from "@/lib/dashboard/tool-systems";
 import { ZClaimResult, ZEscalationDetail, ZRealSystemCheck, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TResolveResult } from "@/lib/dashboard/views";
@@ -357,6 +357,9 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
   const [busy, setBusy] = useState<"claim" | "release" | "check" | null>(null);
   const [check, setCheck] = useState<TRealSystemCheck | null>(null);
   const [checkError, setCheckError] = useState<string | null>(null);
+  // Buttons wait for the page to be interactive: a click on the server's first paint would do nothing.
+  const [interactive, setInteractive] = useState(false);
+  useEffect(() => setInteractive(true), []);
 
   async function claimOrRelease(action: "claim" | "release") {
     setBusy(action);
@@ -482,7 +485,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
             abilities.canClaim ? (
               <>
                 <p>Nobody holds this item. Claim it to resolve it; nobody else can while you hold it.</p>
-                <button type="button" className="button primary" disabled={busy !== null} onClick={() => void claimOrRelease("claim")}>
+                <button type="button" className="button primary" disabled={!interactive || busy !== null} onClick={() => void claimOrRelease("claim")}>
                   {busy === "claim" ? "Claiming…" : "Claim"}
                 </button>
               </>
