@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 __all__ = [
-    "Sagaboard", "Run", "Call", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
+    "Sagaboard", "Run", "Worker", "Call", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
 ]
 
 CLASSES = ("PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE")
@@ -106,6 +106,7 @@ class Sagaboard:
         self.url, self.token = url.rstrip("/"), token
         self.recheck_after, self.max_attempts, self.backoff, self.timeout = recheck_after, max_attempts, backoff, timeout
         self.tools: dict[str, Tool] = {}
+        self.compensators: dict[str, tuple] = {}  # name -> (send, verify)
         self.namespace: Optional[str] = None
 
     # -- registration ---------------------------------------------------------------------------
@@ -123,6 +124,20 @@ class Sagaboard:
             if cls == "IRREVERSIBLE" and correction is None:
                 raise ValueError(f"{tool_name}: an IRREVERSIBLE tool needs a correction template")
             self.tools[tool_name] = Tool(tool_name, cls, fn, lookup, compensate, correction, list(audience or []), owner)
+            return fn
+
+        return register
+
+    def compensator(self, name: str, *, verify: Callable[..., bool]):
+        """Registers a compensator a worker runs (a decorator on its send function).
+
+        send(target, key, **args) sends it under `key` (the compensation's own idempotency key) and
+        verify(target, key, **args) reads the real system back: True when it is in effect. `target`
+        is the step being undone: its stepKey, externalRef, tool and args.
+        """
+
+        def register(fn):
+            self.compensators[name] = (fn, verify)
             return fn
 
         return register
@@ -262,29 +277,7 @@ class Run:
             raise
 
     def _reconcile(self, t: Tool, step: dict) -> dict:
-        """Looks the key up; absent twice (search indexes lag) means it never happened."""
-        found, lookups = self._lookup(t, step), 1
-        if found is None:
-            time.sleep(self.sb.recheck_after)
-            found, lookups = self._lookup(t, step), 2
-        if isinstance(found, _LookupError):
-            body = {"found": None, "message": found.message, "attempts": self.sb.max_attempts}
-        elif found is None:
-            body = {"found": False, "lookups": lookups}
-        else:
-            body = {"found": True, "externalRef": _ref(found), "result": found, "lookups": lookups}
-        return self.sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", body)["step"]
-
-    def _lookup(self, t: Tool, step: dict) -> Any:
-        last = None
-        for attempt in range(1, self.sb.max_attempts + 1):
-            try:
-                return t.lookup(step["stepKey"], step["args"])
-            except Exception as e:
-                last = _LookupError(str(e) or type(e).__name__)
-                if attempt < self.sb.max_attempts:
-                    time.sleep(self.sb.backoff * 2 ** (attempt - 1))
-        return last
+        return reconcile(self.sb, t, step)
 
     # -- the pivot ------------------------------------------------------------------------------
     def request_pivot(self, summary: str, plan: list) -> dict:
@@ -308,6 +301,97 @@ class Run:
     def unwind(self, reason: str) -> dict:
         """Asks a worker to pull the run back in reverse (one task per run)."""
         return self.sb.request("POST", f"/api/v1/runs/{self.id}/unwind", {"reason": reason})
+
+
+def reconcile(sb: Sagaboard, t: Tool, step: dict) -> dict:
+    """Looks an unsettled step's key up and reports it; absent twice (search indexes lag) means it never happened."""
+    found, lookups = _lookup(sb, t, step), 1
+    if found is None:
+        time.sleep(sb.recheck_after)
+        found, lookups = _lookup(sb, t, step), 2
+    if isinstance(found, _LookupError):
+        body = {"found": None, "message": found.message, "attempts": sb.max_attempts}
+    elif found is None:
+        body = {"found": False, "lookups": lookups}
+    else:
+        body = {"found": True, "externalRef": _ref(found), "result": found, "lookups": lookups}
+    return sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", body)["step"]
+
+
+def _lookup(sb: Sagaboard, t: Tool, step: dict) -> Any:
+    last = None
+    for attempt in range(1, sb.max_attempts + 1):
+        try:
+            return t.lookup(step["stepKey"], step["args"])
+        except Exception as e:
+            last = _LookupError(str(e) or type(e).__name__)
+            if attempt < sb.max_attempts:
+                time.sleep(sb.backoff * 2 ** (attempt - 1))
+    return last
+
+
+class Worker:
+    """Pulls runs back for the tools this process holds, with a worker token.
+
+    It claims UNWIND tasks and asks the server what to do next: reconcile a step (look its key up) or
+    compensate one (send it under its key, read it back). The server decides the order, what is
+    skipped, the escalations, the corrections and the final status.
+    """
+
+    def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000):
+        self.sb, self.worker_id, self.lease_ms = sb, worker_id, lease_ms
+
+    def run_once(self, max_tasks: int = 4) -> list:
+        """Claims what is waiting, works it, and returns each task's result."""
+        tasks = self.sb.request("POST", "/api/v1/worker/claim", {"workerId": self.worker_id, "max": max_tasks, "leaseMs": self.lease_ms})["tasks"]
+        results = []
+        for task in tasks:
+            fence = {"attempt": task["attempt"], "workerId": self.worker_id}
+            if task["kind"] != "UNWIND":
+                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs UNWIND tasks, not {task['kind']}"}, "retry": True})
+                continue
+            result = self.unwind(task["runId"], (task.get("payload") or {}).get("reason") or "unwind requested")
+            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result})
+            results.append(result)
+        return results
+
+    def unwind(self, run_id: str, reason: str) -> dict:
+        while True:
+            action = self.sb.request("POST", f"/api/v1/runs/{run_id}/unwind/next", {"reason": reason})
+            if action["action"] == "done":
+                return action
+            step = action["step"]
+            if action["action"] == "reconcile":
+                reconcile(self.sb, self._tool(step["tool"]), step)
+            else:
+                self._compensate(action)
+
+    def _tool(self, name: str) -> Tool:
+        local = name.split(".", 1)[1] if self.sb.namespace and name.startswith(self.sb.namespace + ".") else name
+        return self.sb.tools[local]
+
+    def _compensate(self, action: dict) -> None:
+        name = action["compensation"]["tool"]
+        local = name.split(".", 1)[1] if self.sb.namespace and name.startswith(self.sb.namespace + ".") else name
+        send, verify = self.sb.compensators[local]
+        target, key, args = action["target"], action["compensationKey"], action["compensation"]["args"]
+        report = lambda body: self.sb.request("POST", f"/api/v1/steps/{action['step']['id']}/compensation", body)
+        if action["verifyFirst"] and verify(target, key, **args):
+            return report({"done": True, "compensationRef": None, "how": "verified after resume"})
+        last = "compensation not confirmed"
+        for _ in range(self.sb.max_attempts):
+            ref = None
+            try:
+                ref = _ref(send(target, key, **args))
+            except Rejected as e:  # the provider said no: unless it is already in effect, a person decides
+                if verify(target, key, **args):
+                    return report({"done": True, "compensationRef": None, "how": "already in effect"})
+                return report({"done": False, "reason": e.reason, "message": e.message, "remaining": target})
+            except Exception as e:  # timeout: the real system says what happened
+                last = str(e) or type(e).__name__
+            if verify(target, key, **args) or (time.sleep(self.sb.recheck_after) or verify(target, key, **args)):
+                return report({"done": True, "compensationRef": ref, "how": "read back"})
+        return report({"done": False, "reason": "not_confirmed", "message": last, "remaining": target})
 
 
 class _LookupError:

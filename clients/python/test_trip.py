@@ -44,6 +44,22 @@ def effect(system, key, record, fault=None):
     return rows[key]
 
 
+def release(system, target, key):
+    """Undoes the effect of step `target` once per compensation key (the provider's idempotency)."""
+    with _lock:
+        ledger = _read()
+        undone = ledger.setdefault("released", [])
+        if not any(r["key"] == key for r in undone):
+            undone.append({"system": system, "target": target["stepKey"], "key": key})
+        with open(LEDGER, "w") as f:
+            json.dump(ledger, f)
+    return {"id": f"undo-{key[:8]}"}
+
+
+def released(system, target):
+    return any(r["system"] == system and r["target"] == target["stepKey"] for r in _read().get("released", []))
+
+
 def find(system, key):
     return _read().get(system, {}).get(key)
 
@@ -77,6 +93,21 @@ def hold_car(call, city):
          correction={"subject": "About your trip to {{city}}", "body": "Please disregard our earlier email."})
 def send_itinerary(call, to, city):
     return effect("email", call.key, {"to": to, "city": city}, FAULTS.pop("send_itinerary", None))
+
+
+@sb.compensator("cancel_hotel", verify=lambda target, key, **a: released("hotel", target))
+def cancel_hotel(target, key, city):
+    return release("hotel", target, key)
+
+
+@sb.compensator("release_seat", verify=lambda target, key, **a: released("flight", target))
+def release_seat(target, key, flight):
+    return release("flight", target, key)
+
+
+@sb.compensator("release_car", verify=lambda target, key, **a: released("car", target))
+def release_car(target, key):
+    return release("car", target, key)
 # -- end of the glue ------------------------------------------------------------------------------
 
 
@@ -133,6 +164,24 @@ class TripBooking(unittest.TestCase):
         resumed.call("send_itinerary", to="ada@example.com", city="Faro")
         self.assertEqual(count("email", city="Faro"), 1)
         self.assertEqual(resumed.complete()["status"], "COMPLETED")
+
+    def test_unwind_in_reverse_releases_each_hold_once(self):
+        from sagaboard import Worker
+
+        run = sb.start_run("Trip to Madeira: the customer cancels")
+        car = run.call("hold_car", city="Funchal")
+        run.call("hold_seat", flight="TP-1690")
+        run.call("book_hotel", city="Funchal", nights=2)
+        run.unwind("the customer cancelled the trip")
+        worker_sb = Sagaboard(sb.url, os.environ["SAGABOARD_WORKER_TOKEN"], recheck_after=sb.recheck_after)
+        worker_sb.tools, worker_sb.compensators, worker_sb.namespace = sb.tools, sb.compensators, sb.namespace
+        [result] = Worker(worker_sb, "python-worker-1").run_once()
+        self.assertEqual(result["status"], "UNWOUND")
+        undone = [r["system"] for r in _read()["released"] if r["target"] in {s["stepKey"] for s in sb.request("GET", f"/api/v1/runs/{run.id}")["steps"]}]
+        self.assertEqual(undone, ["hotel", "flight", "car"])  # the reverse of the calls, each once
+        self.assertEqual(Worker(worker_sb, "python-worker-2").run_once(), [])  # nothing left to claim
+        self.assertEqual(len(_read()["released"]), len({r["key"] for r in _read()["released"]}))
+        self.assertEqual(car["city"], "Funchal")
 
     def test_bad_input_gets_a_named_refusal(self):
         from sagaboard import SagaboardError

@@ -5,10 +5,14 @@
  */
 import type { PrismaClient } from "@/generated/prisma";
 import { beginCall, completeRun, appendCall, recordOutcome, recordReconcile, type BeginCallAnswer, type BeginCallInput, type CallOutcomeReport, type ReconcileReport } from "@/lib/saga/calls";
+import { systemClock } from "@/lib/saga/clock";
+import { noCrashPoints } from "@/lib/saga/crash-points";
+import type { EngineDeps } from "@/lib/saga/deps";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { RunRecord, StepRecord } from "@/lib/saga/store";
-import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
+import { ToolRegistry, type CompensationPlan, type CorrectionDraft, type Json } from "@/lib/saga/tools";
+import { nextUnwindAction, recordCompensation, type CompensationReport, type UnwindAction } from "@/lib/saga/unwind-commands";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { asGuardedAgent, type GuardedAgent } from "@/lib/tokens/authenticate-agent";
 import { ToolStatus } from "@/lib/tools/tool-policy";
@@ -150,4 +154,34 @@ export async function completeRunForAgent(prisma: PrismaClient, principalOrAuth:
   const store = harnessStore(prisma);
   await getAgentRun(store, principal, runId);
   return completeRun({ store, ids: randomIds }, runId, agentActor(principal));
+}
+
+/** The server's side of an unwind: its decisions need no connector, so no tool is registered here. */
+function unwindDeps(prisma: PrismaClient): EngineDeps {
+  return {
+    store: harnessStore(prisma),
+    registry: new ToolRegistry([], []),
+    clock: systemClock,
+    ids: randomIds,
+    crashPoints: noCrashPoints,
+    recheckAfterMs: 0,
+    maxAttempts: 1,
+    backoffMs: 0,
+    systemActor: { type: "system", id: "api" },
+  };
+}
+
+/** The next thing the calling worker (or the run's agent) does for the run's unwind. */
+export async function nextUnwindActionForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, reason: string): Promise<UnwindAction> {
+  const deps = unwindDeps(prisma);
+  await getAgentRun(harnessStore(prisma), principal, runId);
+  return nextUnwindAction(deps, runId, agentActor(principal), reason);
+}
+
+/** Records what the worker read back after sending a compensation. */
+export async function reportCompensationForAgent(prisma: PrismaClient, principal: AgentPrincipal, stepId: string, report: CompensationReport): Promise<StepRecord> {
+  const deps = unwindDeps(prisma);
+  const { step } = await getAgentStep(harnessStore(prisma), principal, stepId);
+  assertToolInScope(principal, step.tool);
+  return recordCompensation(deps, step, report, agentActor(principal));
 }

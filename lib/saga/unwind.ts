@@ -96,7 +96,7 @@ async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Pro
   return failCompensation(deps, current, actor, "not_confirmed", lastError, remaining);
 }
 
-async function confirmCompensation(
+export async function confirmCompensation(
   deps: EngineDeps,
   step: StepRecord,
   actor: Actor,
@@ -118,7 +118,7 @@ async function confirmCompensation(
   return updated ?? ((await deps.store.getStep(step.id)) as StepRecord);
 }
 
-async function failCompensation(
+export async function failCompensation(
   deps: EngineDeps,
   step: StepRecord,
   actor: Actor,

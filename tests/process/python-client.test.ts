@@ -59,6 +59,10 @@ describe("the Python client", () => {
       await editTool(prisma, { name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED" }, reason: "checked against the team's connector" }, admin);
     }
 
+    const { createAgentToken } = await import("@/lib/tokens/create-agent-token");
+    const worker = await createAgentToken(prisma, { name: "trip-worker", tools: result.tools.map((t) => t.name), role: "worker", createdBy: "admin@example.com" });
+    Object.assign(env, { SAGABOARD_WORKER_TOKEN: worker.secret });
+
     // The reviewer: approves each pivot the agent asks for, once, while the Python suite runs.
     const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
     let stop = false;
@@ -76,19 +80,25 @@ describe("the Python client", () => {
     stop = true;
     await reviewer;
     expect(suite.code, suite.out).toBe(0);
-    expect(suite.out).toMatch(/Ran 4 tests/);
+    expect(suite.out).toMatch(/Ran 5 tests/);
     expect(approved).toHaveLength(1);
 
     // The same ledger, counted here: one booking, one seat, one car per trip, one email.
-    const ledger = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { city?: string; flight?: string }>>;
-    expect(Object.keys(ledger.hotel ?? {})).toHaveLength(1);
-    expect(Object.keys(ledger.flight ?? {})).toHaveLength(1);
-    expect(Object.values(ledger.car ?? {}).map((c) => c.city).sort()).toEqual(["Faro", "Porto"]);
+    const { released = [], ...ledger } = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { city?: string; flight?: string }>> & { released?: { key: string }[] };
+    expect(released).toHaveLength(3); // the unwound trip: hotel, seat and car, each released once
+    expect(Object.keys(ledger.hotel ?? {})).toHaveLength(2);
+    expect(Object.keys(ledger.flight ?? {})).toHaveLength(2);
+    expect(Object.values(ledger.car ?? {}).map((c) => c.city).sort()).toEqual(["Faro", "Funchal", "Porto"]);
     expect(Object.keys(ledger.email ?? {})).toHaveLength(1);
-    // And the log agrees: every key in a ledger is a CONFIRMED step with that key.
+    // And the log agrees: every key in a ledger is a step with that key, CONFIRMED, or COMPENSATED
+    // exactly when a release of it is in the ledger.
     const steps = await prisma.step.findMany({ where: { tool: { startsWith: "trip." } } });
+    const releasedKeys = new Set(released.map((r) => r.key));
     for (const system of Object.values(ledger)) {
-      for (const key of Object.keys(system)) expect(steps.find((s) => s.stepKey === key)?.status).toBe("CONFIRMED");
+      for (const key of Object.keys(system)) {
+        const step = steps.find((s) => s.stepKey === key);
+        expect(step?.status).toBe(step?.compensationKey && releasedKeys.has(step.compensationKey) ? "COMPENSATED" : "CONFIRMED");
+      }
     }
     const email = steps.find((s) => s.tool === "trip.send_itinerary");
     expect(email).toMatchObject({ phase: "COMMIT", toolClass: "IRREVERSIBLE" });

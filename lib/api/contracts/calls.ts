@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
-import { BeginCallBody, CallAnswerWire, OutcomeBody, ReconcileBody } from "../schemas/calls";
+import { BeginCallBody, CallAnswerWire, CompensationReportBody, OutcomeBody, ReconcileBody, UnwindActionWire } from "../schemas/calls";
 import { RunWire, StepWire } from "../schemas/saga";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
@@ -63,4 +63,33 @@ export const completeRun = defineEndpoint({
   auth: "agent",
   params: RunParams,
   response: z.object({ run: RunWire }),
+});
+
+export const nextUnwindAction = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/runs/:runId/unwind/next",
+  operationId: "nextUnwindAction",
+  summary: "The next thing a worker does for the run's unwind: reconcile a step, compensate one, or nothing (done)",
+  description:
+    "For workers in any language. The server walks the log in reverse and decides the order, what is skipped, the escalations, the corrections and the final status; " +
+    "the worker only does what needs the connector, and reports it (/steps/{stepId}/reconcile, /steps/{stepId}/compensation). A worker token needs a claimed task of the run.",
+  tags: ["calls"],
+  auth: "agent",
+  params: RunParams,
+  body: z.object({ reason: z.string().trim().min(1).max(1000) }),
+  response: UnwindActionWire,
+  example: { reason: "the customer cancelled the trip" },
+});
+
+export const reportCompensation = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/steps/:stepId/compensation",
+  operationId: "reportCompensation",
+  summary: "Report a compensation the worker sent and read back: in effect, or not (with what is still out there)",
+  tags: ["calls"],
+  auth: "agent",
+  params: StepParams,
+  body: CompensationReportBody,
+  response: z.object({ step: StepWire }),
+  example: { done: true, compensationRef: "cancel-7731", how: "read back" },
 });

@@ -2,6 +2,7 @@
 import * as z from "zod";
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
 import { ApprovalReason } from "@/lib/saga/gate";
+import type { UnwindAction } from "@/lib/saga/unwind-commands";
 import { CompensationPlanSchema, CorrectionDraftSchema, JsonSchema, StepWire, toWire } from "./saga";
 
 export const ApprovalReasonSchema = z.enum(Object.values(ApprovalReason) as [ApprovalReason, ...ApprovalReason[]]).meta({ id: "ApprovalReason" });
@@ -128,4 +129,56 @@ export function outcomeReport(body: z.output<typeof OutcomeBody>): CallOutcomeRe
   if (body.outcome === "confirmed") return { kind: "confirmed", externalRef: body.externalRef, result: body.result, attempts: body.attempts };
   if (body.outcome === "failed") return { kind: "failed", reason: body.reason, message: body.message, retryable: body.retryable, attempts: body.attempts };
   return { kind: "unknown", message: body.message, attempts: body.attempts };
+}
+
+/** The next thing a worker does for an unwind (POST /runs/{runId}/unwind/next). */
+export const UnwindActionWire = z
+  .discriminatedUnion("action", [
+    z.object({
+      action: z.literal("reconcile").describe("Look the step's key up, then report it on /steps/{stepId}/reconcile."),
+      step: StepWire,
+      lookup: z.object({ stepKey: z.string(), tool: z.string(), args: JsonSchema, recheckAfterMs: z.number().int() }),
+    }),
+    z.object({
+      action: z.literal("compensate").describe("Send the compensation under its key, read the real system back, report on /steps/{stepId}/compensation."),
+      step: StepWire,
+      compensation: CompensationPlanSchema,
+      compensationKey: z.string(),
+      verifyFirst: z.boolean().describe("It was requested before (a crash): read the real system back before sending it again."),
+      target: z.object({ stepKey: z.string(), externalRef: z.string().nullable(), tool: z.string(), args: JsonSchema }),
+    }),
+    z.object({
+      action: z.literal("done").describe("Nothing needs a connector any more; the run is UNWOUND or NEEDS_ATTENTION."),
+      status: z.string(),
+      compensated: z.array(z.number().int()),
+      compensationFailed: z.array(z.number().int()),
+      corrections: z.array(z.number().int()),
+    }),
+  ])
+  .meta({ id: "UnwindAction" });
+
+export const CompensationReportBody = z
+  .discriminatedUnion("done", [
+    z.object({ done: z.literal(true).describe("Read back: the compensation is in effect."), compensationRef: z.string().max(300).nullable().default(null), how: z.string().max(100).default("read back") }),
+    z.object({
+      done: z.literal(false).describe("Refused, or still not in effect after the retries: recorded with what is still out there, and escalated."),
+      reason: z.string().min(1).max(100),
+      message: z.string().max(2000),
+      remaining: JsonSchema.nullable().default(null),
+    }),
+  ])
+  .meta({ id: "CompensationReport" });
+
+/** An unwind action on the wire. */
+export function unwindActionWire(action: UnwindAction): z.input<typeof UnwindActionWire> {
+  if (action.kind === "done") {
+    const { status, compensated, compensationFailed, corrections } = action.report;
+    return { action: "done", status, compensated, compensationFailed, corrections };
+  }
+  const step = toWire(action.step);
+  if (action.kind === "reconcile") {
+    return { action: "reconcile", step, lookup: { stepKey: action.step.stepKey, tool: action.step.tool, args: action.step.args, recheckAfterMs: RECHECK_AFTER_MS } };
+  }
+  const { stepKey, externalRef, tool, args } = action.step;
+  return { action: "compensate", step, compensation: action.compensation, compensationKey: action.compensationKey, verifyFirst: action.verifyFirst, target: { stepKey, externalRef, tool, args } };
 }

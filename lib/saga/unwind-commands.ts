@@ -1,0 +1,79 @@
+/**
+ * An unwind driven one step at a time, for workers in any language: the server walks the log in
+ * reverse and answers the next thing only a connector can do (look a key up, send a compensation
+ * and read it back); the worker does it and reports; everything else (the order, what is skipped,
+ * escalations, corrections, the final status) is decided here and in unwind.ts, never in the worker.
+ */
+import type { EngineDeps } from "./deps";
+import { SagaError } from "./errors";
+import type { Actor, StepRecord } from "./store";
+import type { CompensationPlan, Json } from "./tools";
+import { confirmCompensation, failCompensation, unwindRun, type UnwindReport } from "./unwind";
+import { CompensationState, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+
+/** What the worker is asked to do next. */
+export type UnwindAction =
+  | { kind: "reconcile"; step: StepRecord }
+  | {
+      kind: "compensate";
+      step: StepRecord;
+      compensation: CompensationPlan;
+      compensationKey: string;
+      /** A compensation was requested before (a crash): read the real system back before sending it again. */
+      verifyFirst: boolean;
+    }
+  | { kind: "done"; report: UnwindReport };
+
+/**
+ * The next action of the run's unwind: the latest unsettled step to reconcile, else the latest
+ * confirmed reversible or compensatable step to compensate (its compensation is marked REQUESTED
+ * before the worker is told, as an in-process unwind does before it calls); when nothing needs a
+ * connector any more, the unwind finishes here (corrections, escalations, UNWOUND or NEEDS_ATTENTION).
+ */
+export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: Actor, reason: string): Promise<UnwindAction> {
+  const run = await deps.store.getRun(runId);
+  if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist.`);
+  if (run.status !== RunStatus.UNWINDING) {
+    await deps.store.setRunStatus(runId, null, RunStatus.UNWINDING, { type: "run.unwinding", actor, data: { reason } });
+  }
+  const steps = (await deps.store.listSteps(runId)).reverse();
+  for (const step of steps) {
+    if (UNSETTLED_STATUSES.includes(step.status)) return { kind: "reconcile", step };
+    if (step.status !== StepStatus.CONFIRMED || step.toolClass === ToolClass.IRREVERSIBLE) continue;
+    if (!step.compensation || !step.compensationKey) {
+      await failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null);
+      continue;
+    }
+    if (step.compensationState === CompensationState.REQUESTED) {
+      return { kind: "compensate", step, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: true };
+    }
+    const requested = await deps.store.updateStep(
+      step.id,
+      { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
+      { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
+      { type: "compensation.requested", actor, data: { compensation: step.compensation as unknown as Json, compensationKey: step.compensationKey } },
+    );
+    const current = requested ?? (await deps.store.getStep(step.id));
+    if (current?.compensationState === CompensationState.REQUESTED && current.status === StepStatus.CONFIRMED) {
+      return { kind: "compensate", step: current, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: !requested };
+    }
+  }
+  // Nothing left that needs a connector: the walk's bookkeeping (corrections, escalations, status).
+  return { kind: "done", report: await unwindRun(deps, runId, actor, reason) };
+}
+
+/** What the worker found after sending (or re-checking) a compensation. */
+export type CompensationReport =
+  | { done: true; compensationRef: string | null; how: string }
+  | { done: false; reason: string; message: string; remaining: Json | null };
+
+/** Records a compensation's outcome as read back by the worker; a step no longer REQUESTED is answered as it is. */
+export async function recordCompensation(deps: EngineDeps, step: StepRecord, report: CompensationReport, actor: Actor): Promise<StepRecord> {
+  if (step.status !== StepStatus.CONFIRMED || step.compensationState !== CompensationState.REQUESTED) {
+    throw new SagaError("STEP_NOT_IN_FLIGHT", `Step ${step.stepIdx} (${step.tool}) has no compensation in flight (it is ${step.status}, compensation ${step.compensationState}); ask for the next action.`, [
+      { path: "done", message: "no compensation requested" },
+    ]);
+  }
+  if (report.done) return confirmCompensation(deps, step, actor, report.compensationRef, report.how);
+  return failCompensation(deps, step, actor, report.reason, report.message, report.remaining);
+}
