@@ -86,8 +86,3 @@ export function assertRunOpen(run: RunRecord): void {
     throw new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
   }
 }
-
-/** Runs that are finished for good. */
-export function isFinished(run: RunRecord): boolean {
-  return CLOSED.includes(run.status);
-}

@@ -10,7 +10,8 @@ import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
 import type { CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
 import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
 import { audiencesOf, DEFAULT_WINDOW_SEC, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
-import { recordToolVersion, TOOL_TX_OPTIONS, ToolChange } from "@/lib/tools/tool-versions";
+import { TX_OPTIONS } from "@/lib/db/transactions";
+import { recordToolVersion, ToolChange } from "@/lib/tools/tool-versions";
 
 /** A tool-table row as the harness uses it. */
 export interface ToolPolicyView extends GateTool {
@@ -93,7 +94,7 @@ export async function syncToolPolicies(prisma: PrismaClient, registry: ToolRegis
         });
         await recordToolVersion(tx, now, row, ToolChange.created, actor, null);
         return true;
-      }, TOOL_TX_OPTIONS)
+      }, TX_OPTIONS)
       .catch(ignoreTaken);
     if (created) added++;
   }

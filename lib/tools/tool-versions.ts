@@ -10,7 +10,6 @@ import type { Json } from "@/lib/saga/tools";
 import { diffFields, fieldsOf, type TToolPolicyFields } from "./tool-policy";
 
 /** The transaction limits under the name lib/harness/policy.ts imports (lib/db/transactions.ts holds them). */
-export { TX_OPTIONS as TOOL_TX_OPTIONS } from "@/lib/db/transactions";
 
 /** What a version records about the change. */
 export const ToolChange = {
