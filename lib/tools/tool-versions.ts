@@ -9,8 +9,6 @@ import { actorLabel, type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { diffFields, fieldsOf, type TToolPolicyFields } from "./tool-policy";
 
-/** The transaction limits under the name lib/harness/policy.ts imports (lib/db/transactions.ts holds them). */
-
 /** What a version records about the change. */
 export const ToolChange = {
   /** A connector registered with the server added the tool. */
