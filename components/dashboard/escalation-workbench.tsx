@@ -8,6 +8,7 @@ import { ZClaimResult, ZEscalationDetail, ZRealSystemCheck, ZResolveResult, type
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postJson, useLive } from "./live";
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
+import styles from "./reviewer.module.css";
 
 type Detail = TEscalationDetail;
 
@@ -456,6 +457,9 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
             </div>
           </dl>
           <p className="muted small kind-hint">{KIND_HINTS[escalation.kind]}</p>
+          <a href="#resolution" className={styles.jumpToDecision}>
+            Go to the resolution ↓
+          </a>
         </div>
       </div>
 

@@ -238,6 +238,11 @@ test.describe("the reviewer desk", () => {
     const escalation = await db.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "COMPENSATION_FAILED" } });
 
     await signIn(page, reviewer, `/escalations/${escalation.id}`);
+    // On a phone the resolution is one tap away from the top.
+    await page.setViewportSize(PHONE);
+    await page.getByRole("link", { name: "Go to the resolution ↓" }).click();
+    await expect(page.getByRole("heading", { name: "Resolution" })).toBeInViewport();
+    await page.setViewportSize(DESKTOP);
     await page.getByRole("button", { name: "Claim" }).click();
     await page.getByLabel("What you did to answer the effect (required)").fill("Released the hold by hand in the payments console.");
     await page.getByLabel("External ref of the repair (optional)").fill(`rel_${tag}`);
