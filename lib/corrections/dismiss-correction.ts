@@ -2,6 +2,8 @@ import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
 import { getPrisma } from "@/lib/db/prisma";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { userActor, withDb } from "@/lib/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
@@ -44,5 +46,7 @@ export async function dismissCorrection(correctionId: string, request: TDismissC
     assertHeldBy(row, user.email, "dismiss");
     throw new ApiError("CONFLICT", `Correction ${id} changed while it was being dismissed; reload it. Nothing was changed.`);
   }
+  // The last thing left for people may have been this correction: the run is then UNWOUND.
+  await finishUnwoundRun(sharedSagaStore(await getPrisma()), row.runId, userActor(user));
   return queueItem(row, now);
 }

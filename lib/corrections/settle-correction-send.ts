@@ -6,6 +6,8 @@
  * recorded, the desk shows SENT with the message id from the step.
  */
 import { getPrisma } from "@/lib/db/prisma";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { withDb } from "@/lib/dashboard/context";
 import { CorrectionStatus, StepStatus } from "@/lib/saga/vocabulary";
@@ -44,18 +46,21 @@ export async function settleCorrectionSends(rows: readonly { id: string; expecte
     if (!first) continue;
     const messageId = steps.map((s) => s.externalRef).filter(Boolean).join(", ") || null;
     const sentAt = steps.reduce((latest, s) => (s.updatedAt > latest ? s.updatedAt : latest), first.updatedAt);
-    await writeTransaction(await getPrisma(), async (tx, now) => {
+    const settledRun = await writeTransaction(await getPrisma(), async (tx, now) => {
       const { count } = await tx.correction.updateMany({
         where: { id, status: CorrectionStatus.SENDING },
         data: { status: CorrectionStatus.SENT, sentAt, messageId, sendStepId: first.id, version: { increment: 1 } },
       });
-      if (count !== 1) return;
+      if (count !== 1) return null;
       const row = await tx.correction.findUniqueOrThrow({ where: { id }, select: { runId: true, stepId: true, sentBy: true } });
       await appendRunAudit(tx, now, row.runId, row.stepId, {
         type: "correction.sent",
         actor: SETTLE_ACTOR,
         data: { correctionId: id, sentBy: row.sentBy, messageId, sendRunId: sendRunId(id), sendStepIds: steps.map((s) => s.id) },
       });
+      return row.runId;
     });
+    // The last thing left for people may have been this correction: the run is then UNWOUND.
+    if (settledRun) await finishUnwoundRun(sharedSagaStore(await getPrisma()), settledRun, SETTLE_ACTOR);
   }
 }

@@ -165,6 +165,8 @@ describe("the correction desk", () => {
     expect(sent).toMatchObject({ state: "sent", send: "confirmed", sentBy: emails.sam });
     expect(sent.messageId).toBeTruthy();
     expect(sent.sendStepId).toBeTruthy();
+    const { runId: unwoundRun } = await (await getPrisma()).correction.findUniqueOrThrow({ where: { id } });
+    expect((await (await getPrisma()).run.findUniqueOrThrow({ where: { id: unwoundRun } })).status).toBe("UNWOUND"); // nothing left for people
     expect(await history(id)).toEqual(expect.arrayContaining(["correction.drafted", "correction.claimed", "correction.edited", "correction.send_requested", "step.intended", "step.confirmed", "correction.sent"]));
     // Sending it again, after it went out: refused, and still one message.
     const again = await send("sam", id, sent.version);
@@ -212,6 +214,10 @@ describe("the correction desk", () => {
     expect(await (await worker()).runOnce()).toEqual([]);
     expect(sentUnderKey(id)).toBe(0);
     expect(page.history.map((h: { type: string }) => h.type)).toContain("correction.dismissed");
+    // The correction was the last thing left for people: the unwound run is finished, not NEEDS_ATTENTION.
+    const prisma = await getPrisma();
+    const { runId } = await prisma.correction.findUniqueOrThrow({ where: { id } });
+    expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("UNWOUND");
   });
 
   it("bad input is refused naming the field; the stored draft and its history are unchanged", async () => {
