@@ -30,8 +30,10 @@ export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) =>
   return {
     async begin(input) {
       const body = { tool: input.tool, args: input.args, cursor: input.cursor, compensation: input.proposal.compensation, correction: input.proposal.correction, audience: input.proposal.audience };
-      // An idempotency key: a begin whose answer was lost is answered again, not decided twice.
-      const res = await send(() => http.request("POST", fillPath(api.beginCall.path, { runId: input.runId }), api.beginCall.response, body, { idempotencyKey: true }));
+      // No idempotency key: the log makes a begin idempotent by itself (a repeat at the same cursor is
+      // answered from the row the first one wrote: reconcile, then replay or retry under the same key),
+      // and a key would cost two more writes on every step.
+      const res = await send(() => http.request("POST", fillPath(api.beginCall.path, { runId: input.runId }), api.beginCall.response, body));
       if (res.answer === "held") {
         return { kind: "held", reason: res.reason as ApprovalReason, message: res.message, escalationId: res.escalationId, pivotId: res.pivotId, cursor: res.cursor };
       }
