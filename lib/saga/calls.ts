@@ -170,6 +170,13 @@ async function beginOnRead(deps: CallDeps, input: BeginCallInput, hash: string):
     ]);
   }
   if (CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
+  // A cursor past a step whose outcome is unknown skipped it: that step must be called (reconciled) first.
+  const skipped = steps.find((s) => s.stepIdx < input.cursor && UNSETTLED_STATUSES.includes(s.status));
+  if (skipped) {
+    throw new SagaError("STEP_UNRESOLVED", `Step ${skipped.stepIdx} (${skipped.tool}) has an unknown outcome; call ${skipped.tool} again at cursor ${skipped.stepIdx} so it is reconciled first.`, [
+      { path: "cursor", message: `step ${skipped.stepIdx} before it is unsettled` },
+    ]);
+  }
   const pivots = await store.listPivots(input.runId);
   const name = input.tool.name;
   for (let idx = input.cursor; ; idx++) {

@@ -218,6 +218,10 @@ describe("the engine over HTTP", () => {
     expect(refused.json.error).toMatchObject({ code: "STEP_UNRESOLVED" });
     expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("RUNNING");
 
+    // A cursor past the unsettled step is refused by name, not answered with a new step.
+    const skipping = await beginVia(token.secret, runId, { tool: "create_ticket", args: { summary: "next", orderId: "3107" }, cursor: 1 });
+    expect(skipping.status).toBe(409);
+    expect(skipping.json.error).toMatchObject({ code: "STEP_UNRESOLVED", details: [{ path: "cursor" }] });
     // The next begin at the same cursor says "reconcile" (the step is still INTENDED).
     expect((await beginVia(token.secret, runId, { tool: "create_ticket", args: { summary: "ticket", orderId: "3107" }, cursor: 0 })).json).toMatchObject({ answer: "reconcile", lookup: { stepKey: stepKey(runId, 0, "create_ticket") } });
     const { POST: reconcile } = await import("@/app/api/v1/steps/[stepId]/reconcile/route");
