@@ -1,6 +1,6 @@
 /**
  * The call commands over HTTP: the engine's `CallPort` when the server decides. The agent sends the
- * tool, its arguments and its cursor; the server answers what it may do (lib/harness/call-commands.ts).
+ * tool, its arguments and its cursor; the server answers what it may do (lib/agent-api/call-commands.ts).
  */
 import * as api from "@/lib/api/contracts/calls";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";

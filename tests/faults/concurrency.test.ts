@@ -18,7 +18,7 @@ import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import type { PrismaClient } from "@/generated/prisma";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/harness/policy";
+import { syncToolPolicies } from "@/lib/agent-api/policy";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine, type CallOutcome } from "@/lib/saga/engine";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";

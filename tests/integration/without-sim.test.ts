@@ -13,7 +13,7 @@ import { claimEscalation } from "@/lib/dashboard/claim-escalation";
 import { findEscalations } from "@/lib/dashboard/find-escalations";
 import { getEscalation } from "@/lib/dashboard/get-escalation";
 import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
-import { syncToolPolicies } from "@/lib/harness/policy";
+import { syncToolPolicies } from "@/lib/agent-api/policy";
 import { findRuns } from "@/lib/runs/find-runs";
 import { getRunTimeline } from "@/lib/runs/get-run-timeline";
 import { SagaEngine } from "@/lib/saga/engine";

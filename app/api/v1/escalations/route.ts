@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { findEscalationForAgent } from "@/lib/harness/escalations";
+import { findEscalationForAgent } from "@/lib/agent-api/escalations";
 
 export const GET = agentRoute(api.findEscalation, async ({ prisma, principal, query }) => {
   const escalation = await findEscalationForAgent(prisma, principal, query.dedupeKey);

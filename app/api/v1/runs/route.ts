@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { createRunForAgent, findAgentRuns } from "@/lib/harness/runs";
+import { createRunForAgent, findAgentRuns } from "@/lib/agent-api/runs";
 
 export const POST = agentRoute(api.createRun, async ({ prisma, principal, body }) =>
   withStatus(201, { run: toWire(await createRunForAgent(prisma, principal, body)) }),

@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { getRunLog } from "@/lib/harness/runs";
+import { getRunLog } from "@/lib/agent-api/runs";
 
 export const GET = agentRoute(api.getRun, async ({ prisma, principal, params }) => {
   const log = await getRunLog(prisma, principal, params.runId);

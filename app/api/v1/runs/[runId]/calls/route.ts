@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/calls";
 import { agentRoute } from "@/lib/api/route";
 import { callAnswerWire } from "@/lib/api/schemas/calls";
-import { beginCallForAgent } from "@/lib/harness/call-commands";
+import { beginCallForAgent } from "@/lib/agent-api/call-commands";
 
 export const POST = agentRoute(
   api.beginCall,

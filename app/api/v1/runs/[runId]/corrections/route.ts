@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { draftCorrectionForAgent, listCorrectionsForAgent } from "@/lib/harness/escalations";
+import { draftCorrectionForAgent, listCorrectionsForAgent } from "@/lib/agent-api/escalations";
 
 export const GET = agentRoute(api.listCorrections, async ({ prisma, principal, params }) => ({
   corrections: (await listCorrectionsForAgent(prisma, principal, params.runId)).map(toWire),

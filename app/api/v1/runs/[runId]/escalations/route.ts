@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { listEscalationsForAgent, raiseEscalationForAgent } from "@/lib/harness/escalations";
+import { listEscalationsForAgent, raiseEscalationForAgent } from "@/lib/agent-api/escalations";
 
 export const GET = agentRoute(api.listEscalations, async ({ prisma, principal, params, query }) => {
   const status = query.status === undefined ? undefined : Array.isArray(query.status) ? query.status : [query.status];

@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { listPivotsForAgent, requestPivotForAgent } from "@/lib/harness/pivots";
+import { listPivotsForAgent, requestPivotForAgent } from "@/lib/agent-api/pivots";
 
 export const GET = agentRoute(api.listPivots, async ({ prisma, principal, params }) => ({
   pivots: (await listPivotsForAgent(prisma, principal, params.runId)).map(toWire),

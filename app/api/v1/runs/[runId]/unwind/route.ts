@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/worker";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { requestUnwindForAgent } from "@/lib/harness/worker-tasks";
+import { requestUnwindForAgent } from "@/lib/agent-api/worker-tasks";
 
 export const POST = agentRoute(api.requestUnwind, async ({ prisma, principal, params, body }) => {
   const { created, task } = await requestUnwindForAgent(prisma, principal, params.runId, body.reason);

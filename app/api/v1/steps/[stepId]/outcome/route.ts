@@ -2,7 +2,7 @@ import * as api from "@/lib/api/contracts/calls";
 import { agentRoute } from "@/lib/api/route";
 import { outcomeReport } from "@/lib/api/schemas/calls";
 import { toWire } from "@/lib/api/schemas/saga";
-import { reportOutcomeForAgent } from "@/lib/harness/call-commands";
+import { reportOutcomeForAgent } from "@/lib/agent-api/call-commands";
 
 export const POST = agentRoute(
   api.reportOutcome,

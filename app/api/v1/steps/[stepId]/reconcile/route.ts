@@ -2,7 +2,7 @@ import * as api from "@/lib/api/contracts/calls";
 import { agentRoute } from "@/lib/api/route";
 import { reconcileReport } from "@/lib/api/schemas/calls";
 import { toWire } from "@/lib/api/schemas/saga";
-import { reportReconcileForAgent } from "@/lib/harness/call-commands";
+import { reportReconcileForAgent } from "@/lib/agent-api/call-commands";
 
 export const POST = agentRoute(api.reportReconcile, async ({ prisma, principal, params, body }) => ({
   step: toWire(await reportReconcileForAgent(prisma, principal, params.stepId, reconcileReport(body))),

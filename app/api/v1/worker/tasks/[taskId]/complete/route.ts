@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/worker";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { completeForWorker } from "@/lib/harness/worker-tasks";
+import { completeForWorker } from "@/lib/agent-api/worker-tasks";
 
 export const POST = agentRoute(api.completeWorkerTask, async ({ prisma, principal, params, body }) => {
   const settled = await completeForWorker(prisma, principal, { taskId: params.taskId, ...body });

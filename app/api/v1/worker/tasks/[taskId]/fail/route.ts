@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/worker";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { failForWorker } from "@/lib/harness/worker-tasks";
+import { failForWorker } from "@/lib/agent-api/worker-tasks";
 
 export const POST = agentRoute(api.failWorkerTask, async ({ prisma, principal, params, body }) => {
   const settled = await failForWorker(prisma, principal, { taskId: params.taskId, ...body });

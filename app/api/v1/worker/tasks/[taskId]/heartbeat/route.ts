@@ -1,7 +1,7 @@
 import * as api from "@/lib/api/contracts/worker";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { heartbeatForWorker } from "@/lib/harness/worker-tasks";
+import { heartbeatForWorker } from "@/lib/agent-api/worker-tasks";
 
 export const POST = agentRoute(api.heartbeatWorkerTask, async ({ prisma, principal, params, body }) => {
   const beat = await heartbeatForWorker(prisma, principal, { taskId: params.taskId, ...body });

@@ -24,7 +24,7 @@ interface Move {
 const { INTENDED, CONFIRMED, UNKNOWN, NOT_EXECUTED, COMPENSATED, COMPENSATION_FAILED } = StepStatus;
 
 // An outcome (INTENDED to CONFIRMED, FAILED or UNKNOWN) and a retry (NOT_EXECUTED to INTENDED) are
-// the call commands' (lib/harness/call-commands.ts): the server decides them, nobody patches them in.
+// the call commands' (lib/agent-api/call-commands.ts): the server decides them, nobody patches them in.
 // What stays here is what an unwind over HTTP writes: reconcile results and compensation moves.
 const MOVES: readonly Move[] = [
   { name: "reconcile", from: [INTENDED, UNKNOWN], to: CONFIRMED, fields: ["status", "externalRef", "result", "error"] },
