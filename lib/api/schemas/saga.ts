@@ -7,7 +7,6 @@ import type {
   AuditEventRecord,
   CorrectionRecord,
   EscalationRecord,
-  NewIntent,
   PivotRecord,
   PlanItem,
   RunRecord,
