@@ -129,6 +129,7 @@ export class MemorySagaStore implements SagaStore {
       compensationConfirmedAt: null,
       compensationError: null,
       attempts: 0,
+      manualRepair: null,
       createdAt: now,
       updatedAt: now,
     };

@@ -6,7 +6,7 @@
  * counts them again from the same file, and checks the saga log agrees.
  */
 import { spawn } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
@@ -22,6 +22,7 @@ const LEDGER = path.join(process.cwd(), "test-results", `python-ledger-${process
 let server: TestServer;
 
 beforeAll(async () => {
+  mkdirSync(path.dirname(LEDGER), { recursive: true }); // a fresh clone has no test-results/ yet
   rmSync(LEDGER, { force: true });
   server = await startTestServer();
 });
