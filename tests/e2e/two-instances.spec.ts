@@ -26,8 +26,11 @@ async function approveOnScreen(page: Page): Promise<number> {
   let clickedAt = 0;
   await expect(async () => {
     if (await decided.isVisible()) return;
+    // The plan emails a customer: Approve opens the confirmation that names it, which approves.
+    const confirm = page.getByRole("button", { name: "Approve and let them run" });
+    if (!(await confirm.isVisible())) await page.getByRole("button", { name: /^Approve/ }).first().click({ timeout: 1_000 });
     clickedAt = Date.now();
-    await page.getByRole("button", { name: /^Approve/ }).click({ timeout: 1_000 });
+    await confirm.click({ timeout: 2_000 });
     await expect(decided).toBeVisible({ timeout: 3_000 });
   }).toPass({ timeout: 20_000 });
   return clickedAt;
