@@ -56,6 +56,15 @@ def release(system, target, key):
     return {"id": f"undo-{key[:8]}"}
 
 
+def ask_review(pivot_id):
+    """Tells the harness's reviewer this pivot may now be decided (so it cannot race the PENDING check)."""
+    with _lock:
+        ledger = _read()
+        ledger.setdefault("review", []).append(pivot_id)
+        with open(LEDGER, "w") as f:
+            json.dump(ledger, f)
+
+
 def released(system, target):
     return any(r["system"] == system and r["target"] == target["stepKey"] for r in _read().get("released", []))
 
@@ -154,6 +163,7 @@ class TripBooking(unittest.TestCase):
             run.call("send_itinerary", to="ada@example.com", city="Faro")
         self.assertEqual(waiting.exception.reason, "PIVOT_PENDING")
         self.assertEqual(count("email", city="Faro"), 0)
+        ask_review(pivot["id"])
         decided = run.wait_pivot(pivot["id"], timeout=60)  # the harness approves as a reviewer
         self.assertEqual(decided["status"], "APPROVED")
         run.call("send_itinerary", to="ada@example.com", city="Faro")

@@ -64,13 +64,21 @@ describe("the Python client", () => {
     const worker = await createAgentToken(prisma, { name: "trip-worker", tools: result.tools.map((t) => t.name), role: "worker", createdBy: "admin@example.com" });
     Object.assign(env, { SAGABOARD_WORKER_TOKEN: worker.secret });
 
-    // The reviewer: approves each pivot the agent asks for, once, while the Python suite runs.
+    // The reviewer: approves each pivot the agent hands over for review (after it has seen the pivot
+    // pending), once, while the Python suite runs.
     const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
     let stop = false;
     const approved: string[] = [];
     const reviewer = (async () => {
       while (!stop) {
-        for (const pivot of await prisma.pivot.findMany({ where: { status: "PENDING" } })) {
+        const handedOver = (() => {
+          try {
+            return (JSON.parse(readFileSync(LEDGER, "utf8")) as { review?: string[] }).review ?? [];
+          } catch {
+            return []; // no ledger yet, or caught mid-write: look again next round
+          }
+        })();
+        for (const pivot of await prisma.pivot.findMany({ where: { status: "PENDING", id: { in: handedOver } } })) {
           await engine.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "reviewer@example.com" }, planHash: pivot.planHash });
           approved.push(pivot.id);
         }
@@ -85,7 +93,7 @@ describe("the Python client", () => {
     expect(approved).toHaveLength(1);
 
     // The same ledger, counted here: one booking, one seat, one car per trip, one email.
-    const { released = [], ...ledger } = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { city?: string; flight?: string }>> & { released?: { key: string }[] };
+    const { released = [], review: _review, ...ledger } = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { city?: string; flight?: string }>> & { released?: { key: string }[]; review?: string[] };
     expect(released).toHaveLength(3); // the unwound trip: hotel, seat and car, each released once
     expect(Object.keys(ledger.hotel ?? {})).toHaveLength(2);
     expect(Object.keys(ledger.flight ?? {})).toHaveLength(2);
