@@ -305,6 +305,11 @@ class Run:
 
 def reconcile(sb: Sagaboard, t: Tool, step: dict) -> dict:
     """Looks an unsettled step's key up and reports it; absent twice (search indexes lag) means it never happened."""
+    return sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", look_up(sb, t, step))["step"]
+
+
+def look_up(sb: Sagaboard, t: Tool, step: dict) -> dict:
+    """Looks a step's key up (again after the search lag when absent): found, absent, or the lookup failing, as the reconcile body."""
     found, lookups = _lookup(sb, t, step), 1
     if found is None:
         time.sleep(sb.recheck_after)
@@ -315,7 +320,7 @@ def reconcile(sb: Sagaboard, t: Tool, step: dict) -> dict:
         body = {"found": False, "lookups": lookups}
     else:
         body = {"found": True, "externalRef": _ref(found), "result": found, "lookups": lookups}
-    return sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", body)["step"]
+    return body
 
 
 def _lookup(sb: Sagaboard, t: Tool, step: dict) -> Any:
@@ -335,8 +340,11 @@ class Worker:
 
     It claims UNWIND tasks and asks the server what to do next: reconcile a step (look its key up) or
     compensate one (send it under its key, read it back). The server decides the order, what is
-    skipped, the escalations, the corrections and the final status.
+    skipped, the escalations, the corrections and the final status. It also answers LOOKUP tasks, a
+    person's "check the real system" for a tool whose connector only this process holds: the lookup
+    runs here and changes nothing.
     """
+    KINDS = ("UNWIND", "LOOKUP")
 
     def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000):
         self.sb, self.worker_id, self.lease_ms = sb, worker_id, lease_ms
@@ -347,10 +355,14 @@ class Worker:
         results = []
         for task in tasks:
             fence = {"attempt": task["attempt"], "workerId": self.worker_id}
-            if task["kind"] != "UNWIND":
-                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs UNWIND tasks, not {task['kind']}"}, "retry": True})
+            if task["kind"] not in self.KINDS:
+                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {' and '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
                 continue
-            result = self.unwind(task["runId"], (task.get("payload") or {}).get("reason") or "unwind requested")
+            if task["kind"] == "LOOKUP":
+                step = self.sb.request("GET", f"/api/v1/steps/{task['stepId']}")["step"]
+                result = {"stepId": step["id"], "lookup": look_up(self.sb, self._tool(step["tool"]), step)}
+            else:
+                result = self.unwind(task["runId"], (task.get("payload") or {}).get("reason") or "unwind requested")
             self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result})
             results.append(result)
         return results

@@ -209,6 +209,12 @@ class TripBooking(unittest.TestCase):
 if __name__ == "__main__":
     if sys.argv[1] == "declare":
         print(json.dumps(sb.declare()))
+    elif sys.argv[1] == "worker":  # one round of a worker holding the four tools: prints what it did
+        from sagaboard import Worker
+
+        worker_sb = Sagaboard(sb.url, os.environ["SAGABOARD_WORKER_TOKEN"], recheck_after=sb.recheck_after)
+        worker_sb.tools, worker_sb.compensators, worker_sb.namespace = sb.tools, sb.compensators, os.environ["SAGABOARD_NAMESPACE"]
+        print(json.dumps(Worker(worker_sb, sys.argv[2]).run_once()))
     elif sys.argv[1] == "crash-child":
         sb.namespace = os.environ["SAGABOARD_NAMESPACE"]
         FAULTS[sys.argv[3]] = "crash-after"

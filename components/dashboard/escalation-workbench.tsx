@@ -1,12 +1,12 @@
 "use client";
 
 import Link from "next/link";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
-import { systemOfTool } from "@/lib/dashboard/tool-systems";
-import { ZClaimResult, ZEscalationDetail, ZRealSystemCheck, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TResolveResult } from "@/lib/dashboard/views";
+import { ZClaimResult, ZEscalationDetail, ZRealSystemCheckState, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState, type TResolveResult } from "@/lib/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { errorMessage, LiveMarker, postJson, useLive } from "./live";
+import { errorMessage, getParsed, LiveMarker, postJson, useLive } from "./live";
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
 
@@ -129,6 +129,26 @@ function UndoFailure({ error, repaired }: { error: NonNullable<Detail["step"]>["
   );
 }
 
+/** A check that went to a worker: still waiting for it, or what it could not do. */
+function CheckProgress({ state }: { state: TRealSystemCheckState }) {
+  if (state.state === "waiting") {
+    return (
+      <p className="check waiting" role="status">
+        No connector for <code>{state.tool}</code> runs on this server, so a worker that holds it was asked to look the key up in {systemLabel(state.system)} at <Time at={state.askedAt} /> UTC.{" "}
+        {state.claimedBy ? `${state.claimedBy} is looking it up now.` : "No worker holding it has picked it up yet."} The answer shows here when it comes.
+      </p>
+    );
+  }
+  if (state.state === "failed") {
+    return (
+      <p className="form-error" role="alert">
+        The worker could not look it up in {systemLabel(state.system)}: {state.error}. Check {systemLabel(state.system)} by hand, then record what you found.
+      </p>
+    );
+  }
+  return null;
+}
+
 function CheckResult({ check }: { check: TRealSystemCheck }) {
   return (
     <div className={check.found ? "check found" : check.error ? "check failed" : "check absent"} role="status">
@@ -154,7 +174,7 @@ function CheckResult({ check }: { check: TRealSystemCheck }) {
           </Fact>
         )}
         <Fact label="Checked">
-          <Time at={check.checkedAt} /> UTC · nothing was changed
+          <Time at={check.checkedAt} /> UTC by {check.checkedBy} · nothing was changed
         </Fact>
       </dl>
     </div>
@@ -173,10 +193,10 @@ function describe(value: unknown): string {
 
 /** A sentence of evidence from a check, for the settle form. */
 function evidenceFrom(check: TRealSystemCheck): string {
-  const at = check.checkedAt.slice(0, 19).replace("T", " ");
-  if (check.found) return `Lookup of key ${check.stepKey} in ${check.system} at ${at} UTC found ${check.externalRef ?? "the effect"} (${describe(check.result)}).`;
+  const at = `${check.checkedAt.slice(0, 19).replace("T", " ")} UTC by ${check.checkedBy}`;
+  if (check.found) return `Lookup of key ${check.stepKey} in ${check.system} at ${at} found ${check.externalRef ?? "the effect"} (${describe(check.result)}).`;
   if (check.error) return "";
-  return `Lookup of key ${check.stepKey} in ${check.system} at ${at} UTC found nothing (${check.lookups} lookups, search lag allowed for).`;
+  return `Lookup of key ${check.stepKey} in ${check.system} at ${at} found nothing (${check.lookups} lookups, search lag allowed for).`;
 }
 
 function resolveMessage(result: TResolveResult): string | null {
@@ -356,7 +376,20 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
   const { escalation, run, step, abilities } = data;
   const [claimNote, setClaimNote] = useState<string | null>(null);
   const [busy, setBusy] = useState<"claim" | "release" | "check" | null>(null);
-  const [check, setCheck] = useState<TRealSystemCheck | null>(null);
+  // The latest check: answered here at once, or by a worker (polled while it is waiting).
+  const queryClient = useQueryClient();
+  const checkKey = ["escalation-check", id];
+  const checkUrl = `/api/dashboard/escalations/${encodeURIComponent(id)}/check`;
+  const { data: checkState } = useQuery({
+    queryKey: checkKey,
+    queryFn: () => getParsed(checkUrl, ZRealSystemCheckState),
+    enabled: step !== null,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+    refetchInterval: (query) => (query.state.data?.state === "waiting" ? 1000 : false),
+  });
+  const check = checkState?.state === "checked" ? checkState.check : null;
+  const waiting = checkState?.state === "waiting";
   const [checkError, setCheckError] = useState<string | null>(null);
   // Buttons wait for the page to be interactive: a click on the server's first paint would do nothing.
   const [interactive, setInteractive] = useState(false);
@@ -388,7 +421,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     setBusy("check");
     setCheckError(null);
     try {
-      setCheck(ZRealSystemCheck.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(id)}/check`)));
+      queryClient.setQueryData(checkKey, ZRealSystemCheckState.parse(await postJson<unknown>(checkUrl)));
     } catch (e) {
       setCheckError(errorMessage(e));
     } finally {
@@ -403,16 +436,17 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     <div className={abilities.isClaimer ? "check-box first" : "check-box"}>
       <h3>Check the real system</h3>
       <p className="muted small">
-        Looks step key {step.stepKey.slice(0, 8)}… up in {systemLabel(systemOfTool(step.tool))} with <code>{step.tool}</code>&apos;s own lookup. Changes nothing.
+        Looks step key {step.stepKey.slice(0, 8)}… up in {systemLabel(escalation.system ?? "other")} with <code>{step.tool}</code>&apos;s own lookup, where its connector runs. Changes nothing.
       </p>
-      <button type="button" className="button" disabled={busy !== null} onClick={() => void runCheck()}>
-        {busy === "check" ? "Checking…" : check ? "Check again" : "Check the real system"}
+      <button type="button" className="button" disabled={busy !== null || waiting} onClick={() => void runCheck()}>
+        {busy === "check" ? "Checking…" : waiting ? "Waiting for a worker…" : check ? "Check again" : "Check the real system"}
       </button>
       {checkError && (
         <p className="form-error" role="alert">
           {checkError}
         </p>
       )}
+      {checkState && <CheckProgress state={checkState} />}
       {check && <CheckResult check={check} />}
     </div>
     ) : null;

@@ -3,27 +3,16 @@
  * tool, its arguments and its cursor; the server answers what it may do (lib/agent-api/call-commands.ts).
  */
 import * as api from "@/lib/api/contracts/calls";
+import { outcomeBody, reconcileBody } from "@/lib/api/schemas/calls";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { fillPath } from "@/lib/api/endpoint";
-import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
+import type { BeginCallAnswer } from "@/lib/saga/calls";
 import type { ApprovalReason } from "@/lib/saga/gate";
 import type { CallPort, RunRecord, StepRecord } from "@/lib/saga/store";
 import type { Transport } from "./transport";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
-
-function outcomeBody(outcome: CallOutcomeReport, attempts: number) {
-  if (outcome.kind === "confirmed") return { outcome: "confirmed" as const, externalRef: outcome.externalRef, result: outcome.result, attempts };
-  if (outcome.kind === "failed") return { outcome: "failed" as const, reason: outcome.reason, message: outcome.message, retryable: outcome.retryable, attempts };
-  return { outcome: "unknown" as const, message: outcome.message, attempts };
-}
-
-function reconcileBody(report: ReconcileReport) {
-  if (report.kind === "found") return { found: true as const, externalRef: report.externalRef, result: report.result, lookups: report.lookups };
-  if (report.kind === "absent") return { found: false as const, lookups: report.lookups };
-  return { found: null, message: report.message, attempts: report.attempts };
-}
 
 /** The commands, sent through `send` (which maps error answers to the engine's errors). */
 export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) => Promise<T>): CallPort {

@@ -1,76 +1,142 @@
-import { requireEscalationWorker } from "./escalation-access";
+/**
+ * "Check the real system": looks an escalated step's key up with the tool's own lookup, and reports
+ * what it found. Changes nothing: settling the outcome with this as evidence is a separate, audited
+ * decision (resolve-escalation).
+ *
+ * The lookup runs where the tool's connector is. A server that holds one (the demo's simulated
+ * systems, lib/connectors/server-connectors.ts) looks the key up while the person waits. In a real
+ * deployment the credentials live with the workers, so the server enqueues a LOOKUP task for the
+ * step's tool; a worker holding the connector claims it, runs the lookup (with the search-lag
+ * recheck) and completes the task, and `getRealSystemCheck` reads its answer back.
+ */
+import { reconcileReport } from "@/lib/api/schemas/calls";
 import { serverSearchLagMs } from "@/lib/connectors/server-connectors";
-import { getPrisma } from "@/lib/db/prisma";
+import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import type { ReconcileReport } from "@/lib/saga/calls";
+import { systemClock } from "@/lib/saga/clock";
 import { SagaError } from "@/lib/saga/errors";
-import type { Json, ToolEffect } from "@/lib/saga/tools";
+import { randomIds } from "@/lib/saga/ids";
+import { lookUpStep } from "@/lib/saga/reconcile";
+import type { StepRecord } from "@/lib/saga/store";
+import { enqueueTask } from "@/lib/worker/enqueue-task";
+import { ZLookupPayloadSchema, ZLookupResultSchema, type TLookupPayload } from "@/lib/worker/lookup-task";
+import { toTaskRecord, type WorkerTaskRecord } from "@/lib/worker/task-record";
+import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/worker/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
-import { connectorRegistry, withDb } from "./context";
+import { connectorRegistry, userActor, withDb } from "./context";
+import { requireEscalationWorker } from "./escalation-access";
 import { systemOfTool } from "./tool-systems";
-import type { TRealSystemCheck } from "./views";
+import type { TRealSystemCheck, TRealSystemCheckState } from "./views";
 
 /** The longest pause before the second lookup (the engine's reconcile re-checks after 2 s). */
 const MAX_RECHECK_MS = 2_000;
 
-/**
- * "Check the real system": runs the step's own lookup (its key, as the connectors send it) with the
- * connector this server holds for the tool (lib/connectors/server-connectors.ts), and reports what it
- * found. A server without one (the connectors live with the worker) says so, and the person checks by
- * hand. Changes nothing: settling
- * the outcome with this as evidence is a separate, audited decision (resolve-escalation). When the
- * first lookup finds nothing it looks once more after the search lag, because search indexes trail
- * writes.
- */
-export async function checkRealSystem(escalationId: string): Promise<TRealSystemCheck> {
-  const id = ZEscalationId.parse(escalationId);
-  await requireEscalationWorker(id);
-  const store = sharedSagaStore(await getPrisma());
-  const escalation = await store.getEscalation(id);
-  if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
+/** What this server says it is, as the place a lookup ran. */
+const THIS_SERVER = "this server";
+
+/** The escalation's step and the system its tool acts on (the tool table's word, else its name's). */
+async function escalatedStep(prisma: PrismaClient, escalationId: string): Promise<{ step: StepRecord; system: string }> {
+  const store = sharedSagaStore(prisma);
+  const escalation = await store.getEscalation(escalationId);
+  if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; reload the queue.`);
   if (!escalation.stepId) {
-    throw new SagaError("STEP_NOT_FOUND", `Escalation ${id} is about a call that was held before it ran; there is no effect to look up.`);
+    throw new SagaError("STEP_NOT_FOUND", `Escalation ${escalationId} is about a call that was held before it ran; there is no effect to look up.`);
   }
   const step = await store.getStep(escalation.stepId);
-  if (!step) throw new SagaError("STEP_NOT_FOUND", `The step of escalation ${id} does not exist.`);
-  const registry = connectorRegistry();
-  const system = systemOfTool(step.tool, (await withDb((prisma) => prisma.toolPolicy.findUnique({ where: { name: step.tool }, select: { system: true } })))?.system);
-  if (!registry.has(step.tool)) {
-    throw new SagaError(
-      "UNKNOWN_TOOL",
-      `No connector on this server holds ${step.tool} (its connectors run with the worker), so it cannot look step key ${step.stepKey} up in ${system}; check ${system} by hand, then record what you found.`,
-    );
-  }
-  const def = registry.tool(step.tool);
-  const lookup = def.lookup;
-  if (!lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup; check the system by hand.`);
-  const parsed = def.args.safeParse(step.args);
-  const args: unknown = parsed.success ? parsed.data : step.args;
+  if (!step) throw new SagaError("STEP_NOT_FOUND", `The step of escalation ${escalationId} does not exist.`);
+  const row = await withDb((db) => db.toolPolicy.findUnique({ where: { name: step.tool }, select: { system: true } }));
+  return { step, system: systemOfTool(step.tool, row?.system) };
+}
 
-  let effect: ToolEffect | null = null;
-  let error: string | null = null;
-  let lookups = 0;
-  for (const pauseMs of [0, Math.min(serverSearchLagMs() + 100, MAX_RECHECK_MS)]) {
-    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    lookups++;
-    try {
-      effect = await lookup(step.stepKey, args);
-      error = null;
-    } catch (e) {
-      error = e instanceof Error ? e.message : String(e);
-    }
-    if (effect) break;
-  }
+/** A lookup's report as the check a person reads. */
+function toCheck(escalationId: string, step: StepRecord, system: string, report: ReconcileReport, checkedAt: Date, checkedBy: string): TRealSystemCheck {
   return {
-    escalationId: id,
+    escalationId,
     tool: step.tool,
     system,
     stepKey: step.stepKey,
-    found: effect !== null,
-    externalRef: effect?.externalRef ?? null,
-    result: effect ? (JSON.parse(JSON.stringify(effect.result ?? null)) as Json) : null,
-    lookups,
-    error,
-    checkedAt: new Date().toISOString(),
+    found: report.kind === "found",
+    externalRef: report.kind === "found" ? report.externalRef : null,
+    result: report.kind === "found" ? report.result : null,
+    lookups: report.kind === "lookup_failed" ? report.attempts : report.lookups,
+    error: report.kind === "lookup_failed" ? report.message : null,
+    checkedAt: checkedAt.toISOString(),
     stepStatus: step.status,
+    checkedBy,
   };
+}
+
+/** Where a LOOKUP task stands, as the person reads it. */
+function taskState(task: WorkerTaskRecord, escalationId: string, step: StepRecord, system: string): TRealSystemCheckState {
+  const payload = ZLookupPayloadSchema.safeParse(task.payload);
+  if (task.status === WorkerTaskStatus.PENDING || task.status === WorkerTaskStatus.CLAIMED) {
+    return {
+      state: "waiting",
+      taskId: task.id,
+      tool: step.tool,
+      system,
+      askedAt: task.createdAt.toISOString(),
+      askedBy: payload.success ? payload.data.askedBy : "someone",
+      claimedBy: task.status === WorkerTaskStatus.CLAIMED ? task.claimedBy : null,
+    };
+  }
+  const result = task.status === WorkerTaskStatus.DONE ? ZLookupResultSchema.safeParse(task.result) : null;
+  if (result?.success) {
+    return { state: "checked", check: toCheck(escalationId, step, system, reconcileReport(result.data.lookup), task.updatedAt, task.claimedBy ?? "a worker") };
+  }
+  const error = task.error && typeof task.error === "object" && !Array.isArray(task.error) && typeof task.error.message === "string" ? task.error.message : null;
+  return {
+    state: "failed",
+    taskId: task.id,
+    tool: step.tool,
+    system,
+    error: result ? `the worker's answer could not be read (${result.error.issues[0]?.message ?? "bad shape"})` : (error ?? "the worker gave no reason"),
+    at: task.updatedAt.toISOString(),
+  };
+}
+
+/** The newest LOOKUP task for `stepId`, if any. */
+async function latestLookup(stepId: string): Promise<WorkerTaskRecord | null> {
+  const row = await withDb((db) => db.workerTask.findFirst({ where: { stepId, kind: WorkerTaskKind.LOOKUP }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }));
+  return row ? toTaskRecord(row) : null;
+}
+
+/**
+ * Checks the real system for escalation `escalationId`: here when this server holds the tool's
+ * connector (the answer comes back at once), else by asking a worker that does (the answer is
+ * `waiting`; read it with `getRealSystemCheck`). A check already waiting for a worker is not asked twice.
+ */
+export async function checkRealSystem(escalationId: string): Promise<TRealSystemCheckState> {
+  const id = ZEscalationId.parse(escalationId);
+  const user = await requireEscalationWorker(id);
+  const prisma = await getPrisma();
+  const { step, system } = await escalatedStep(prisma, id);
+  const registry = connectorRegistry();
+
+  if (registry.has(step.tool)) {
+    const def = registry.tool(step.tool);
+    if (!def.lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup, so it cannot be looked up in ${system}; check ${system} by hand.`);
+    const recheckAfterMs = Math.min(serverSearchLagMs() + 100, MAX_RECHECK_MS);
+    const report = await lookUpStep({ maxAttempts: 1, backoffMs: 0, clock: systemClock, recheckAfterMs }, def, step);
+    return { state: "checked", check: toCheck(id, step, system, report, new Date(), THIS_SERVER) };
+  }
+
+  const open = await latestLookup(step.id);
+  if (open && (open.status === WorkerTaskStatus.PENDING || open.status === WorkerTaskStatus.CLAIMED)) return taskState(open, id, step, system);
+  const actor = userActor(user);
+  const payload: TLookupPayload = { escalationId: id, askedBy: `${actor.type}:${actor.id}` };
+  // enqueueTask takes the connection itself (writeTx): not inside withDb, which would wait on itself.
+  const { task } = await enqueueTask(prisma, { kind: WorkerTaskKind.LOOKUP, runId: step.runId, stepId: step.id, tools: [step.tool], payload, dedupeKey: `lookup:${step.id}:${randomIds.next("chk")}`, actor });
+  return taskState(task, id, step, system);
+}
+
+/** Where the latest check of escalation `escalationId`'s step through a worker stands (`none` before any). */
+export async function getRealSystemCheck(escalationId: string): Promise<TRealSystemCheckState> {
+  const id = ZEscalationId.parse(escalationId);
+  await requireEscalationWorker(id);
+  const prisma = await getPrisma();
+  const { step, system } = await escalatedStep(prisma, id);
+  const task = await latestLookup(step.id);
+  return task ? taskState(task, id, step, system) : { state: "none" };
 }

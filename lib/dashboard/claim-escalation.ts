@@ -5,7 +5,7 @@ import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { userActor, withDb } from "./context";
-import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
+import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TClaimResult } from "./views";
 
 /** An escalation id from a caller. */
@@ -44,7 +44,7 @@ export async function claimEscalation(escalationId: string): Promise<TClaimResul
   });
   const { row, now } = outcome;
   if (!row) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
-  if (row.status === EscalationStatus.CLAIMED && row.claimedBy === me) return { ok: true, escalation: queueItem(row, now) };
+  if (row.status === EscalationStatus.CLAIMED && row.claimedBy === me) return { ok: true, escalation: queueItem(row, now, await toolSystems([row])) };
   if (row.status === EscalationStatus.RESOLVED) return { ok: false, reason: "resolved", resolvedBy: row.resolvedBy };
   const heldBy = row.claimedBy ?? "someone";
   return { ok: false, reason: "held", heldBy, heldByName: await holderName(heldBy), claimedAt: row.claimedAt?.toISOString() ?? null };

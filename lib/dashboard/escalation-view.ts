@@ -1,6 +1,7 @@
 /** Shared by the escalation use cases: an escalation row as the queue shows it. */
 import type { Prisma } from "@/generated/prisma";
 import { EscalationKindSchema, EscalationStatusSchema } from "@/lib/api/schemas/saga";
+import { withDb } from "./context";
 import { systemOfTool } from "./tool-systems";
 import type { TEscalationQueueItem } from "./views";
 
@@ -21,8 +22,16 @@ export function escalationTool(row: { step: { tool: string } | null; detail: Pri
   return null;
 }
 
-/** A queue row, with its age measured against `now`. */
-export function queueItem(row: EscalationRowWithRefs, now: Date): TEscalationQueueItem {
+/** The system the tool table names for each tool of `rows` (a tool whose row names none is left out). */
+export async function toolSystems(rows: readonly { step: { tool: string } | null; detail: Prisma.JsonValue }[]): Promise<ReadonlyMap<string, string>> {
+  const tools = [...new Set(rows.map(escalationTool).filter((t): t is string => t !== null))];
+  if (tools.length === 0) return new Map();
+  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true } }));
+  return new Map(found.flatMap((r) => (r.system ? [[r.name, r.system] as const] : [])));
+}
+
+/** A queue row, with its age measured against `now` and its system as `systems` (from `toolSystems`) names it. */
+export function queueItem(row: EscalationRowWithRefs, now: Date, systems: ReadonlyMap<string, string>): TEscalationQueueItem {
   const tool = escalationTool(row);
   const end = row.resolvedAt ?? now;
   return {
@@ -33,7 +42,7 @@ export function queueItem(row: EscalationRowWithRefs, now: Date): TEscalationQue
     run: row.run,
     step: row.step,
     tool,
-    system: tool ? systemOfTool(tool) : null,
+    system: tool ? systemOfTool(tool, systems.get(tool)) : null,
     owner: row.owner,
     claimedBy: row.claimedBy,
     claimedAt: row.claimedAt?.toISOString() ?? null,

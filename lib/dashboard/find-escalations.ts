@@ -7,7 +7,7 @@ import { clockFromRows, nowQuery } from "@/lib/db/dialect";
 import { EscalationKindSchema } from "@/lib/api/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { withDb } from "./context";
-import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
+import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TEscalationQueue } from "./views";
 
 /** The largest page a caller may ask for. */
@@ -80,12 +80,13 @@ export async function findEscalations(request: TFindEscalationsRequest = {}): Pr
     if (parsed.success) openByKind[parsed.data] = count;
   }
   const page = rows.slice(0, take);
+  const systems = await toolSystems(page);
   const last = page.at(-1);
   // The role read once above: asking `userCan` would read the User row again for each button.
   // Support staff may work the items support teams own: the queue offers Claim per item (canWork).
   const [canClaim, canResolve] = [can(user.role, "escalation.claim") || user.role === "support", can(user.role, "escalation.resolve") || user.role === "support"];
   return {
-    items: page.map((row) => ({ ...queueItem(row, clock), canWork: mayWorkEscalation(user.role, row) })),
+    items: page.map((row) => ({ ...queueItem(row, clock, systems), canWork: mayWorkEscalation(user.role, row) })),
     nextCursor: rows.length > take && last ? last.id : null,
     openByKind,
     unclaimed,

@@ -7,7 +7,7 @@ import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { withDb } from "./context";
-import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
+import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TEscalationDetail } from "./views";
 
 function json(value: Prisma.JsonValue): Json {
@@ -59,7 +59,7 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
   const [canClaim, canResolve] = [mayWork, mayWork];
   return {
     escalation: {
-      ...queueItem({ ...row, run: { id: run.id, title: run.title }, step: step ? { id: step.id, stepIdx: step.stepIdx, tool: step.tool } : null }, now),
+      ...queueItem({ ...row, run: { id: run.id, title: run.title }, step: step ? { id: step.id, stepIdx: step.stepIdx, tool: step.tool } : null }, now, await toolSystems([row])),
       detail: json(row.detail),
       resolution: row.resolution === null ? null : json(row.resolution),
     },

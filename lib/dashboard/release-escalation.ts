@@ -5,7 +5,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { holderName, ZEscalationId } from "./claim-escalation";
 import { userActor } from "./context";
-import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
+import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TClaimResult } from "./views";
 
 /**
@@ -32,7 +32,7 @@ export async function releaseEscalation(escalationId: string): Promise<TClaimRes
     return { row, now, released: count === 1 };
   });
   if (!row) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
-  if (released) return { ok: true, escalation: queueItem(row, now) };
+  if (released) return { ok: true, escalation: queueItem(row, now, await toolSystems([row])) };
   if (row.status === EscalationStatus.RESOLVED) return { ok: false, reason: "resolved", resolvedBy: row.resolvedBy };
   if (row.status === EscalationStatus.OPEN) return { ok: false, reason: "not_claimed" };
   const heldBy = row.claimedBy ?? "someone";

@@ -9,7 +9,7 @@ import { recordManualRepair } from "@/lib/saga/record-manual-repair";
 import { EscalationKind, EscalationStatus, PIVOT_REJECTION_CODES, StepStatus } from "@/lib/saga/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { dashboardEngine, userActor, withDb, type DashboardUser } from "./context";
-import { ESCALATION_INCLUDE, queueItem } from "./escalation-view";
+import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TResolveResult } from "./views";
 
 const note = (what: string) => z.string().trim().min(1, what).max(4000);
@@ -137,5 +137,5 @@ export async function resolveEscalation(escalationId: string, request: TEscalati
     const found = await prisma.escalation.findUniqueOrThrow({ where: { id }, include: ESCALATION_INCLUDE });
     return found;
   });
-  return { ok: true, escalation: queueItem(row, row.resolvedAt ?? new Date()) };
+  return { ok: true, escalation: queueItem(row, row.resolvedAt ?? new Date(), await toolSystems([row])) };
 }

@@ -407,9 +407,42 @@ export const ZRealSystemCheck = z.object({
   checkedAt: IsoDate,
   /** The step's status at the time (unchanged by the check). */
   stepStatus: StepStatusSchema,
+  /** Where the lookup ran: "this server", or the worker (`worker-1`) that holds the tool's connector. */
+  checkedBy: z.string(),
 });
 /** What a check of the real system found. */
 export type TRealSystemCheck = z.infer<typeof ZRealSystemCheck>;
+
+/**
+ * Where a check of the real system stands. The lookup runs where the tool's connector is: on this
+ * server when it holds one (the demo), else on a worker that does, through a LOOKUP task.
+ */
+export const ZRealSystemCheckState = z.discriminatedUnion("state", [
+  /** Nobody has asked yet (for this step, through a worker). */
+  z.object({ state: z.literal("none") }),
+  /** Asked a worker; no answer yet. */
+  z.object({
+    state: z.literal("waiting"),
+    /** The LOOKUP task. */
+    taskId: z.string(),
+    /** The tool whose connector is needed. */
+    tool: z.string(),
+    /** The system it looks in. */
+    system: ZExternalSystem,
+    /** When it was asked. */
+    askedAt: IsoDate,
+    /** Who asked (`user:<email>`). */
+    askedBy: z.string(),
+    /** The worker working it now; null while no worker holding the tool has claimed it. */
+    claimedBy: z.string().nullable(),
+  }),
+  /** The lookup answered. */
+  z.object({ state: z.literal("checked"), check: ZRealSystemCheck }),
+  /** The worker could not run the lookup (a permanent error, or out of attempts). */
+  z.object({ state: z.literal("failed"), taskId: z.string(), tool: z.string(), system: ZExternalSystem, error: z.string(), at: IsoDate }),
+]);
+/** Where a check of the real system stands. */
+export type TRealSystemCheckState = z.infer<typeof ZRealSystemCheckState>;
 
 /** The outcome of a resolution: refusals a person can act on are values. */
 export const ZResolveResult = z.union([

@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from "./clock";
 import { CrashPoint, noCrashPoints, SimulatedCrash, type CrashPoints } from "./crash-points";
 import { backoffDelay, type EngineDeps } from "./deps";
-import { beginCall, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal } from "./calls";
+import { beginCall, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal, type ReconcileReport } from "./calls";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
 import { currentPolicyVersion, type ApprovalReason } from "./gate";
 import { randomIds, type IdGenerator } from "./ids";
@@ -138,6 +138,17 @@ export class SagaEngine {
     const step = await this.deps.store.getStep(stepId);
     if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
     return reconcileStep(this.deps, step, actor);
+  }
+
+  /**
+   * Looks one step's key up in the real system for a person ("check the real system"): found, absent
+   * after the search-lag recheck, or the lookup failing. Changes nothing; settling the step with what
+   * it found is a separate, audited decision.
+   */
+  async lookUp(stepId: string): Promise<{ step: StepRecord; report: ReconcileReport }> {
+    const step = await this.deps.store.getStep(stepId);
+    if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
+    return { step, report: await lookUpStep(this.deps, this.deps.registry.tool(step.tool), step) };
   }
 
   /** Irreversible steps executed before the pivot without approval (must be 0). */

@@ -8,6 +8,8 @@ export const WorkerTaskKind = {
   RECONCILE: "RECONCILE",
   /** Pull back one confirmed step (a revoke trigger): its compensation under its own key, read back. */
   COMPENSATE: "COMPENSATE",
+  /** Look one step's key up for a person ("check the real system"): the tool's lookup, nothing changed. */
+  LOOKUP: "LOOKUP",
   /** Send a correction a person approved: its run's approved `send_email` calls, reconciled by key. */
   SEND_CORRECTION: "SEND_CORRECTION",
 } as const;

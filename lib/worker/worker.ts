@@ -24,6 +24,9 @@ import type { Actor, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import type { UnwindOptions, UnwindReport } from "@/lib/saga/unwind";
 import type { RunContext } from "@/lib/saga/engine";
+import type { ReconcileReport } from "@/lib/saga/calls";
+import { reconcileBody } from "@/lib/api/schemas/calls";
+import type { TLookupResultInput } from "./lookup-task";
 import { ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
 import type { TaskQueue } from "./queue";
 import { ZSendCorrectionPayloadSchema } from "./send-correction-payload";
@@ -42,6 +45,8 @@ export interface WorkerEngine {
   reconcile(stepId: string, actor?: Actor): Promise<StepRecord>;
   /** Continues a run from its log (correction sends: the approved calls run once, replays read the log). */
   resume?(runId: string): Promise<Pick<RunContext, "run" | "call" | "complete">>;
+  /** Looks one step's key up for a person (a LOOKUP task); changes nothing. */
+  lookUp?(stepId: string): Promise<{ step: StepRecord; report: ReconcileReport }>;
   /** Pulls back one step (a revoke): its compensation, confirmed by reading back, or its correction draft. */
   compensateStep(stepId: string, actor: Actor, draftedBy?: string | null): Promise<StepRecord>;
 }
@@ -160,6 +165,8 @@ function describeTask(task: ClaimedTask): string {
       return `compensate step ${task.stepId ?? "(none)"} of run ${task.runId}`;
     case WorkerTaskKind.SEND_CORRECTION:
       return `send the approved correction of run ${task.runId}`;
+    case WorkerTaskKind.LOOKUP:
+      return `look step ${task.stepId ?? "(none)"} of run ${task.runId} up for a person`;
   }
 }
 
@@ -322,6 +329,13 @@ export class Worker {
       }
       case WorkerTaskKind.SEND_CORRECTION:
         return this.sendCorrection(task);
+      case WorkerTaskKind.LOOKUP: {
+        if (!task.stepId) throw new TaskRefused("INVALID_PAYLOAD", "a LOOKUP task needs a stepId");
+        if (!this.engine.lookUp) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot look steps up; run the worker with a SagaEngine");
+        const { step, report } = await this.engine.lookUp(task.stepId);
+        const result: TLookupResultInput = { stepId: step.id, lookup: reconcileBody(report) };
+        return toJson(result);
+      }
       case WorkerTaskKind.COMPENSATE: {
         const payload = ZCompensatePayloadSchema.safeParse(task.payload);
         if (!task.stepId || !payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMPENSATE task needs a stepId and payload.reason (a non-empty string)");
@@ -368,6 +382,10 @@ export class Worker {
         steps("skipped", "nothing to undo for step(s)"),
       ].filter((p): p is string => p !== null);
       return `run ${task.runId} is ${String(r.status)} (${parts.length ? parts.join("; ") : "it had nothing to undo"})`;
+    }
+    if (task.kind === WorkerTaskKind.LOOKUP && result && typeof result === "object" && !Array.isArray(result)) {
+      const lookup = result.lookup as { found?: unknown } | undefined;
+      return `step ${task.stepId ?? "(none)"} ${lookup?.found === true ? "was found" : lookup?.found === false ? "was not found" : "could not be looked up"} in the real system`;
     }
     if (task.kind === WorkerTaskKind.RECONCILE && result && typeof result === "object" && !Array.isArray(result)) {
       return `step ${String(result.stepIdx)} (${String(result.tool)}) is ${String(result.status)}`;

@@ -94,6 +94,7 @@ const GRID: Record<string, Cell> = {
   "POST /api/dashboard/escalations/:escalationId/claim": { access: { roles: DECIDE } },
   "POST /api/dashboard/escalations/:escalationId/release": { access: { roles: DECIDE } },
   "POST /api/dashboard/escalations/:escalationId/check": { access: { roles: DECIDE } },
+  "GET /api/dashboard/escalations/:escalationId/check": { access: { roles: DECIDE } },
   "POST /api/dashboard/escalations/:escalationId/resolve": { access: { roles: DECIDE }, body: () => ({ kind: "OUTCOME_UNKNOWN", outcome: "NOT_EXECUTED", evidence: "grid" }) },
   "POST /api/dashboard/escalations/decide": { access: { roles: DECIDE }, body: (w) => ({ escalationIds: [w.ids.escalationId], approve: false, note: "grid" }) },
   "GET /api/dashboard/corrections": { access: { roles: READ } },

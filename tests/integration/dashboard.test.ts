@@ -19,6 +19,7 @@ import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
 import type { WorldLike } from "@/lib/sim/remote";
 import { approvePivot } from "@/lib/dashboard/approve-pivot";
 import { checkRealSystem } from "@/lib/dashboard/check-real-system";
+import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/dashboard/views";
 import { claimEscalation } from "@/lib/dashboard/claim-escalation";
 import { findEscalations } from "@/lib/dashboard/find-escalations";
 import { getEscalation } from "@/lib/dashboard/get-escalation";
@@ -344,6 +345,12 @@ describe("escalation queue", () => {
   });
 });
 
+/** The answer of a check this server ran itself (it holds the demo's connectors). */
+function checked(state: TRealSystemCheckState): TRealSystemCheck {
+  if (state.state !== "checked") throw new Error(`expected the server to check at once, got ${state.state}`);
+  return state.check;
+}
+
 describe("unknown outcomes", () => {
   it("checks the real system without changing anything, then settles CONFIRMED with evidence written back to the step", async () => {
     const { step, escalation, store } = await unknownTicket("timeout_after_effect");
@@ -351,8 +358,8 @@ describe("unknown outcomes", () => {
     expect(effect?.ref).toBeTruthy();
 
     as(rita);
-    const check = await checkRealSystem(escalation.id);
-    expect(check).toMatchObject({ found: true, externalRef: effect!.ref, tool: "create_ticket", system: "ticketing", stepKey: step.stepKey, stepStatus: "UNKNOWN", error: null });
+    const check = checked(await checkRealSystem(escalation.id));
+    expect(check).toMatchObject({ checkedBy: "this server", found: true, externalRef: effect!.ref, tool: "create_ticket", system: "ticketing", stepKey: step.stepKey, stepStatus: "UNKNOWN", error: null });
     expect((await store.getStep(step.id))?.status).toBe("UNKNOWN");
     expect((await store.getEscalation(escalation.id))?.status).toBe("OPEN");
 
@@ -376,7 +383,7 @@ describe("unknown outcomes", () => {
   it("reports an effect that never happened as not found (after a second look), and settles NOT_EXECUTED", async () => {
     const { step, escalation, store } = await unknownTicket("timeout_before_effect");
     as(rob);
-    const check = await checkRealSystem(escalation.id);
+    const check = checked(await checkRealSystem(escalation.id));
     expect(check).toMatchObject({ found: false, externalRef: null, lookups: 2, error: null });
     await claimEscalation(escalation.id);
     await resolveEscalation(escalation.id, { kind: "OUTCOME_UNKNOWN", outcome: "NOT_EXECUTED", evidence: "No ticket carries the saga label." });

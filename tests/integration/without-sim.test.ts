@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { serverToolRegistry } from "@/lib/connectors/server-connectors";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { checkRealSystem } from "@/lib/dashboard/check-real-system";
+import { checkRealSystem, getRealSystemCheck } from "@/lib/dashboard/check-real-system";
 import { claimEscalation } from "@/lib/dashboard/claim-escalation";
 import { findEscalations } from "@/lib/dashboard/find-escalations";
 import { getEscalation } from "@/lib/dashboard/get-escalation";
@@ -22,6 +22,8 @@ import type { WorldLike } from "@/lib/sim/remote";
 import { World } from "@/lib/sim/world";
 import { findTools } from "@/lib/tools/find-tools";
 import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
+import { prismaTaskQueue } from "@/lib/worker/queue";
+import { Worker } from "@/lib/worker/worker";
 import { useTestDatabase } from "../api/api-test-kit";
 
 const auth = vi.hoisted(() => ({ user: { id: "usr_rina", email: "rina@example.com", name: "Rina Reviewer", role: "reviewer" as const } }));
@@ -90,12 +92,13 @@ describe("with SAGABOARD_SIM off", () => {
     expect((await findTools()).tools.find((t) => t.name === "create_ticket_draft")?.system).toBe("jira");
   });
 
-  it("'check the real system' says that no connector on this server holds the tool, instead of reaching into the demo", async () => {
+  it("'check the real system' asks a worker that holds the tool's connector, and shows its answer (the server never reaches into the demo)", async () => {
     const e = await agentEngine();
     const run = await e.startRun({ title: "Ticket with a timeout", agent: "support-agent", onBehalfOf: "ada@example.com" });
-    world.faults.inject("ticketing.create", { kind: "timeout_before_effect" });
+    world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
     await expect(run.call("create_ticket", { summary: "Price match order 1182", orderId: "1182" })).rejects.toBeInstanceOf(ToolOutcomeUnknown);
-    const store = new PrismaSagaStore(await getPrisma());
+    const prisma = await getPrisma();
+    const store = new PrismaSagaStore(prisma);
     const [step] = await store.listSteps(run.runId);
     // The agent's lookup is down too, so reconcile escalates the outcome to a person.
     const broken = { searchByLabel: () => Promise.reject(new Error("JQL search is down (503)")) } as unknown as WorldLike["ticketing"];
@@ -104,12 +107,32 @@ describe("with SAGABOARD_SIM off", () => {
     const escalation = (await store.listEscalations({ runId: run.runId })).find((x) => x.kind === "OUTCOME_UNKNOWN");
     if (!escalation) throw new Error("reconcile escalated the unknown outcome");
 
-    expect((await findEscalations({})).items.map((i) => i.id)).toContain(escalation.id);
-    expect((await getEscalation(escalation.id)).escalation.id).toBe(escalation.id);
+    // The queue names the system the tool table gives (not one guessed from the tool's name).
+    await fillToolSystems(prisma, { create_ticket: "jira" });
+    expect((await findEscalations({})).items.find((i) => i.id === escalation.id)?.system).toBe("jira");
+    expect((await getEscalation(escalation.id)).escalation).toMatchObject({ id: escalation.id, system: "jira" });
     await claimEscalation(escalation.id);
-    await expect(checkRealSystem(escalation.id)).rejects.toMatchObject({
-      code: "UNKNOWN_TOOL",
-      message: expect.stringContaining("No connector on this server holds create_ticket"),
-    });
+    expect(await getRealSystemCheck(escalation.id)).toEqual({ state: "none" });
+
+    // No connector here: the check becomes a LOOKUP task for a worker holding create_ticket.
+    const asked = await checkRealSystem(escalation.id);
+    expect(asked).toMatchObject({ state: "waiting", tool: "create_ticket", system: "jira", askedBy: `user:${auth.user.email}`, claimedBy: null });
+    if (asked.state !== "waiting") throw new Error("asked a worker");
+    expect(await checkRealSystem(escalation.id)).toMatchObject({ state: "waiting", taskId: asked.taskId }); // asked once, not twice
+    const task = await prisma.workerTask.findUniqueOrThrow({ where: { id: asked.taskId } });
+    expect([task.kind, task.stepId, task.tools]).toEqual(["LOOKUP", step!.id, ["create_ticket"]]);
+
+    // A worker that holds other tools leaves it; the agent team's worker (its search is back up) answers.
+    const elsewhere = new Worker({ queue: prismaTaskQueue(prisma), engine: await agentEngine(), workerId: "payments-worker", tools: ["charge_card"] });
+    expect(await elsewhere.runOnce()).toEqual([]);
+    const worker = new Worker({ queue: prismaTaskQueue(prisma), engine: await agentEngine(), workerId: "ticketing-worker", tools: ["create_ticket"] });
+    expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["done"]);
+
+    const [effect] = world.ledger.effects({ op: "ticketing.create", key: step!.stepKey });
+    const answer = await getRealSystemCheck(escalation.id);
+    expect(answer).toMatchObject({ state: "checked", check: { found: true, externalRef: effect!.ref, system: "jira", stepKey: step!.stepKey, checkedBy: "ticketing-worker", error: null } });
+    // Nothing changed: the step is still UNKNOWN until the person settles it.
+    expect((await store.getStep(step!.id))?.status).toBe("UNKNOWN");
+    expect(world.ledger.effects({ op: "ticketing.create", key: step!.stepKey })).toHaveLength(1);
   });
 });

@@ -93,7 +93,7 @@ describe("the Python client", () => {
     expect(approved).toHaveLength(1);
 
     // The same ledger, counted here: one booking, one seat, one car per trip, one email.
-    const { released = [], review: _review, ...ledger } = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { city?: string; flight?: string }>> & { released?: { key: string }[]; review?: string[] };
+    const { released = [], review: _review, ...ledger } = JSON.parse(readFileSync(LEDGER, "utf8")) as Record<string, Record<string, { id?: string; city?: string; flight?: string }>> & { released?: { key: string }[]; review?: string[] };
     expect(released).toHaveLength(3); // the unwound trip: hotel, seat and car, each released once
     expect(Object.keys(ledger.hotel ?? {})).toHaveLength(2);
     expect(Object.keys(ledger.flight ?? {})).toHaveLength(2);
@@ -111,5 +111,17 @@ describe("the Python client", () => {
     }
     const email = steps.find((s) => s.tool === "trip.send_itinerary");
     expect(email).toMatchObject({ phase: "COMMIT", toolClass: "IRREVERSIBLE" });
+
+    // "Check the real system" for a tool only the Python worker holds: a LOOKUP task it answers.
+    const { enqueueTask } = await import("@/lib/worker/enqueue-task");
+    const { ZLookupResultSchema } = await import("@/lib/worker/lookup-task");
+    const { task } = await enqueueTask(prisma, { kind: "LOOKUP", runId: email!.runId, stepId: email!.id, tools: [email!.tool], payload: { escalationId: "esc_grid", askedBy: "user:rita@example.com" }, dedupeKey: `lookup:${email!.id}:1` });
+    const worked = await python(["test_trip.py", "worker", "python-lookup-worker"], env);
+    expect(worked.code, worked.out).toBe(0);
+    const done = await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } });
+    expect([done.status, done.claimedBy]).toEqual(["DONE", "python-lookup-worker"]);
+    const answer = ZLookupResultSchema.parse(done.result);
+    expect(answer).toMatchObject({ stepId: email!.id, lookup: { found: true, externalRef: ledger.email![email!.stepKey]!.id } });
+    expect(Object.keys(JSON.parse(readFileSync(LEDGER, "utf8")).email)).toHaveLength(1); // looked up, not sent again
   });
 });

@@ -16,7 +16,7 @@ import {
   ZEscalationQueue,
   ZPivotDecisionResult,
   ZPivotScreen,
-  ZRealSystemCheck,
+  ZRealSystemCheckState,
   ZResolveResult,
 } from "@/lib/dashboard/views";
 import { ZRunsPage } from "@/lib/runs/find-runs";
@@ -165,11 +165,22 @@ export const dashboardCheckRealSystem = defineEndpoint({
   method: "POST",
   path: "/api/dashboard/escalations/:escalationId/check",
   operationId: "dashboardCheckRealSystem",
-  summary: "Look the step's key up in the real system (changes nothing)",
+  summary: "Look the step's key up in the real system (changes nothing): here when this server holds the tool's connector, else on a worker that does",
   tags,
   auth: "user",
   params: EscalationParams,
-  response: ZRealSystemCheck,
+  response: ZRealSystemCheckState,
+});
+
+export const dashboardGetRealSystemCheck = defineEndpoint({
+  method: "GET",
+  path: "/api/dashboard/escalations/:escalationId/check",
+  operationId: "dashboardGetRealSystemCheck",
+  summary: "Where the latest check of the real system stands (a worker's answer, or still waiting)",
+  tags,
+  auth: "user",
+  params: EscalationParams,
+  response: ZRealSystemCheckState,
 });
 
 export const dashboardDecideHeldCalls = defineEndpoint({

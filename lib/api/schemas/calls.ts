@@ -124,6 +124,20 @@ export function reconcileReport(body: z.output<typeof ReconcileBody>): Reconcile
   return { kind: "lookup_failed", message: body.message, attempts: body.attempts };
 }
 
+/** The saga's reconcile report as the body (the inverse of `reconcileReport`): what a client or worker sends. */
+export function reconcileBody(report: ReconcileReport): z.input<typeof ReconcileBody> {
+  if (report.kind === "found") return { found: true, externalRef: report.externalRef, result: report.result, lookups: report.lookups };
+  if (report.kind === "absent") return { found: false, lookups: report.lookups };
+  return { found: null, message: report.message, attempts: report.attempts };
+}
+
+/** The saga's outcome report as the body (the inverse of `outcomeReport`), with the attempts made. */
+export function outcomeBody(outcome: CallOutcomeReport, attempts: number): z.input<typeof OutcomeBody> {
+  if (outcome.kind === "confirmed") return { outcome: "confirmed", externalRef: outcome.externalRef, result: outcome.result, attempts };
+  if (outcome.kind === "failed") return { outcome: "failed", reason: outcome.reason, message: outcome.message, retryable: outcome.retryable, attempts };
+  return { outcome: "unknown", message: outcome.message, attempts };
+}
+
 /** The outcome body as the saga's report, plus the attempts made. */
 export function outcomeReport(body: z.output<typeof OutcomeBody>): CallOutcomeReport & { attempts: number } {
   if (body.outcome === "confirmed") return { kind: "confirmed", externalRef: body.externalRef, result: body.result, attempts: body.attempts };
