@@ -133,7 +133,7 @@ function UndoFailure({ error, repaired }: { error: NonNullable<Detail["step"]>["
 function CheckProgress({ state }: { state: TRealSystemCheckState }) {
   if (state.state === "waiting") {
     return (
-      <p className="check waiting" role="status">
+      <p className="check asked" role="status">
         No connector for <code>{state.tool}</code> runs on this server, so a worker that holds it was asked to look the key up in {systemLabel(state.system)} at <Time at={state.askedAt} /> UTC.{" "}
         {state.claimedBy ? `${state.claimedBy} is looking it up now.` : "No worker holding it has picked it up yet."} The answer shows here when it comes.
       </p>
