@@ -16,6 +16,7 @@
  * The caller owns only a cursor: the index it has reached since it (re)started, which every answer
  * returns advanced. Keys, the argument hash, the phase and the approval are derived here.
  */
+import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
 import { checkGate, needsApprovalBeforePivot, type ApprovalReason, type GateTool } from "./gate";
@@ -366,19 +367,17 @@ export async function recordOutcome(deps: CallDeps, input: RecordOutcomeInput): 
     const error = { reason: outcome.reason, message: outcome.message, attempts, retryable: outcome.retryable };
     updated = await deps.store.updateStep(stepId, fence, { status: StepStatus.FAILED, error, attempts }, { type: "step.failed", actor, data: { ...data, ...error } });
     if (updated && updated.phase !== Phase.STAGING) {
-      await deps.store.createEscalation(
-        {
-          id: deps.ids.next("esc"),
-          runId: updated.runId,
-          stepId: updated.id,
-          kind: EscalationKind.STUCK_AFTER_PIVOT,
-          title: `${updated.tool} (step ${updated.stepIdx}) failed after the pivot: ${outcome.message}`,
-          detail: { tool: updated.tool, args: updated.args, stepKey: updated.stepKey, error },
-          owner: input.owner?.(updated.tool) ?? null,
-          dedupeKey: `stuck:${updated.id}`,
-        },
-        { type: "escalation.raised", actor, data: { kind: EscalationKind.STUCK_AFTER_PIVOT, stepIdx: updated.stepIdx } },
-      );
+      await raiseEscalation(deps, {
+        runId: updated.runId,
+        stepId: updated.id,
+        kind: EscalationKind.STUCK_AFTER_PIVOT,
+        title: `${updated.tool} (step ${updated.stepIdx}) failed after the pivot: ${outcome.message}`,
+        detail: { tool: updated.tool, args: updated.args, stepKey: updated.stepKey, error },
+        owner: input.owner?.(updated.tool) ?? null,
+        dedupeKey: `stuck:${updated.id}`,
+        actor,
+        facts: { stepIdx: updated.stepIdx },
+      });
     }
   }
   if (updated) return updated;
@@ -462,19 +461,17 @@ export async function recordReconcile(deps: CallDeps, input: RecordReconcileInpu
           { status: StepStatus.UNKNOWN, error: { reason: "lookup_failed", message: report.message } },
           { type: "step.unknown", actor, data: { reason: "lookup_failed", message: report.message } },
         )) ?? (await reread(deps, step)));
-  await deps.store.createEscalation(
-    {
-      id: deps.ids.next("esc"),
-      runId: step.runId,
-      stepId: step.id,
-      kind: EscalationKind.OUTCOME_UNKNOWN,
-      title: `Did ${step.tool} (step ${step.stepIdx}) happen? The lookup failed ${report.attempts} times.`,
-      detail: { stepKey: step.stepKey, tool: step.tool, args: step.args, lookupError: report.message },
-      owner: input.owner ?? null,
-      dedupeKey: `unknown:${step.id}`,
-    },
-    { type: "escalation.raised", actor, data: { kind: EscalationKind.OUTCOME_UNKNOWN, stepIdx: step.stepIdx } },
-  );
+  await raiseEscalation(deps, {
+    runId: step.runId,
+    stepId: step.id,
+    kind: EscalationKind.OUTCOME_UNKNOWN,
+    title: `Did ${step.tool} (step ${step.stepIdx}) happen? The lookup failed ${report.attempts} times.`,
+    detail: { stepKey: step.stepKey, tool: step.tool, args: step.args, lookupError: report.message },
+    owner: input.owner ?? null,
+    dedupeKey: `unknown:${step.id}`,
+    actor,
+    facts: { stepIdx: step.stepIdx },
+  });
   return unknown;
 }
 

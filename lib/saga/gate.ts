@@ -1,4 +1,5 @@
 import type { EngineDeps } from "./deps";
+import { raiseEscalation } from "./raise-escalation";
 import type { Actor, EscalationRecord, PivotRecord, StepRecord } from "./store";
 import type { Json, ToolDefinition } from "./tools";
 import { EscalationKind, EscalationStatus, Phase, PivotStatus, StepStatus, ToolClass } from "./vocabulary";
@@ -165,19 +166,17 @@ async function hold(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput, r
       pivotId: null,
     };
   }
-  const { escalation } = await deps.store.createEscalation(
-    {
-      id: deps.ids.next("esc"),
-      runId: input.runId,
-      stepId: null,
-      kind: EscalationKind.APPROVAL_REQUIRED,
-      title: `Approve ${input.def.name}? (${reason.toLowerCase().replace(/_/g, " ")})`,
-      detail: { tool: input.def.name, toolClass: input.def.class, args: input.args, argsHash: input.argsHash, reason, message },
-      owner: input.def.owner ?? null,
-      dedupeKey: holdKey(input, reason),
-    },
-    { type: "escalation.raised", actor: input.actor, data: { kind: EscalationKind.APPROVAL_REQUIRED, tool: input.def.name, reason } },
-  );
+  const { escalation } = await raiseEscalation(deps, {
+    runId: input.runId,
+    stepId: null,
+    kind: EscalationKind.APPROVAL_REQUIRED,
+    title: `Approve ${input.def.name}? (${reason.toLowerCase().replace(/_/g, " ")})`,
+    detail: { tool: input.def.name, toolClass: input.def.class, args: input.args, argsHash: input.argsHash, reason, message },
+    owner: input.def.owner ?? null,
+    dedupeKey: holdKey(input, reason),
+    actor: input.actor,
+    facts: { tool: input.def.name, reason },
+  });
   return { allowed: false, reason, message, escalationId: escalation.id, pivotId: latest(input.pivots)?.id ?? null };
 }
 

@@ -1,4 +1,5 @@
 import { CrashPoint, SimulatedCrash } from "./crash-points";
+import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
 import { SagaError, ToolRejected } from "./errors";
 import { reconcileStep } from "./reconcile";
@@ -141,26 +142,24 @@ export async function failCompensation(
 /** Idempotent: a crash between the row update and the escalation is mended on the next unwind. */
 async function escalateFailedCompensation(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<void> {
   const def = deps.registry.has(step.tool) ? deps.registry.tool(step.tool) : null;
-  await deps.store.createEscalation(
-    {
-      id: deps.ids.next("esc"),
-      runId: step.runId,
-      stepId: step.id,
-      kind: EscalationKind.COMPENSATION_FAILED,
-      title: `Compensation of ${step.tool} (step ${step.stepIdx}) failed: ${step.externalRef ?? step.stepKey} is still out there`,
-      detail: {
-        tool: step.tool,
-        stepKey: step.stepKey,
-        externalRef: step.externalRef,
-        compensation: step.compensation as unknown as Json,
-        compensationKey: step.compensationKey,
-        error: step.compensationError,
-      },
-      owner: def?.owner ?? null,
-      dedupeKey: `compfail:${step.id}`,
+  await raiseEscalation(deps, {
+    runId: step.runId,
+    stepId: step.id,
+    kind: EscalationKind.COMPENSATION_FAILED,
+    title: `Compensation of ${step.tool} (step ${step.stepIdx}) failed: ${step.externalRef ?? step.stepKey} is still out there`,
+    detail: {
+      tool: step.tool,
+      stepKey: step.stepKey,
+      externalRef: step.externalRef,
+      compensation: step.compensation as unknown as Json,
+      compensationKey: step.compensationKey,
+      error: step.compensationError,
     },
-    { type: "escalation.raised", actor, data: { kind: EscalationKind.COMPENSATION_FAILED, stepIdx: step.stepIdx } },
-  );
+    owner: def?.owner ?? null,
+    dedupeKey: `compfail:${step.id}`,
+    actor,
+    facts: { stepIdx: step.stepIdx },
+  });
 }
 
 /**
