@@ -4,8 +4,8 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { ClassBadge, StatusBadge, Time } from "@/components/saga-display";
-import { DashboardRequestError, errorMessage, postJson } from "@/components/dashboard/live";
-import type { TToolDetail, TToolEditResult, TToolRow, TToolVersion } from "@/lib/tools/views";
+import { DashboardRequestError, errorMessage, postParsed } from "@/components/dashboard/live";
+import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/tools/views";
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
 
@@ -263,7 +263,7 @@ function useToolSave(tool: TToolRow, onSaved: (text: string) => void) {
     setBusy(true);
     setOutcome(null);
     try {
-      const result = await postJson<TToolEditResult>(`/api/dashboard/admin/tools/${encodeURIComponent(tool.name)}`, { expectedVersion: tool.policyVersion, ...body });
+      const result = await postParsed(`/api/dashboard/admin/tools/${encodeURIComponent(tool.name)}`, ZToolEditResult, { expectedVersion: tool.policyVersion, ...body });
       if (result.ok) {
         onSaved(result.changed.length > 0 ? `${done} Version ${result.tool.policyVersion}: ${result.changed.join(", ")} changed.` : `${done} Version ${result.tool.policyVersion}.`);
         return true;

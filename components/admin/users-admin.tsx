@@ -2,9 +2,9 @@
 
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
-import { errorMessage, postJson, useLive } from "@/components/dashboard/live";
+import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
 import { ROLES, type Role } from "@/lib/auth/roles";
-import type { TAdminUser, TAdminUserPage, TChangedAdminUser, TCreatedAdminUser } from "@/lib/users/admin-views";
+import { ZChangedAdminUser, ZCreatedAdminUser, ZAdminUserPage, type TAdminUser, type TAdminUserPage, type TChangedAdminUser, type TCreatedAdminUser } from "@/lib/users/admin-views";
 import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
@@ -28,7 +28,7 @@ function pageHref(cursor: string | undefined): string {
 /** The people desk: every account, a form to add one (its initial password shown once), role changes, disable and enable. */
 export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; cursor?: string | undefined }) {
   const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
-  const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], `/api/dashboard/admin/users${qs}`, initial);
+  const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], `/api/dashboard/admin/users${qs}`, initial, ZAdminUserPage);
   const [created, setCreated] = useState<TCreatedAdminUser | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [roles, setRoles] = useState<Record<string, Role>>({});
@@ -37,7 +37,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
   function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
     return act(user.email, async () => {
       const url = `/api/dashboard/admin/users/${what}`;
-      const result = await postJson<TChangedAdminUser>(url, what === "role" ? { email: user.email, role } : { email: user.email });
+      const result = await postParsed(url, ZChangedAdminUser, what === "role" ? { email: user.email, role } : { email: user.email });
       setRoles((r) => without(r, user.email));
       return changedText(result, what);
     });
@@ -234,7 +234,7 @@ function CreateUserForm({ onCreated }: { onCreated: (created: TCreatedAdminUser)
     setSending(true);
     setFailure(null);
     try {
-      const result = await postJson<TCreatedAdminUser>("/api/dashboard/admin/users", { email, name, role });
+      const result = await postParsed("/api/dashboard/admin/users", ZCreatedAdminUser, { email, name, role });
       setEmail("");
       setName("");
       setRole("viewer");

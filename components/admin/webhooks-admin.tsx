@@ -3,9 +3,9 @@
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
-import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
+import { errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";
 import { NOTIFICATION_TOPICS, TOPIC_LABELS, type NotificationTopic } from "@/lib/notifications/vocabulary";
-import type { TDeliveryView, TNotificationSettings, TWebhookView } from "@/lib/notifications/webhook-views";
+import { ZCreatedWebhook, ZNotificationSettings, type TDeliveryView, type TNotificationSettings, type TWebhookView } from "@/lib/notifications/webhook-views";
 import styles from "./people.module.css";
 import own from "./webhooks.module.css";
 import { SecretOnce } from "./secret-once";
@@ -85,7 +85,7 @@ function DeliveryLog({ hook, onReplay, busy }: { hook: TWebhookView; onReplay: (
 
 /** The notifications desk: webhooks (create, delivery log, replay), teams' addresses, SLA rules. */
 export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
-  const { data, error, refetch } = useLive<TNotificationSettings>(["admin-webhooks"], "/api/dashboard/admin/webhooks", initial);
+  const { data, error, refetch } = useLive<TNotificationSettings>(["admin-webhooks"], "/api/dashboard/admin/webhooks", initial, ZNotificationSettings);
   const [message, setMessage] = useState<Message | null>(null);
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -109,7 +109,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
     const form = new FormData(e.currentTarget);
     const target = e.currentTarget;
     void act("create", async () => {
-      const result = await postJson<{ webhook: TWebhookView; secret: string }>("/api/dashboard/admin/webhooks", { name: String(form.get("name") ?? ""), url: String(form.get("url") ?? ""), topics });
+      const result = await postParsed("/api/dashboard/admin/webhooks", ZCreatedWebhook, { name: String(form.get("name") ?? ""), url: String(form.get("url") ?? ""), topics });
       setCreated({ name: result.webhook.name, secret: result.secret });
       target.reset();
       return `Webhook “${result.webhook.name}” created.`;

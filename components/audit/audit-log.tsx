@@ -7,7 +7,7 @@ import { Mono, Time } from "@/components/saga-display";
 import type { AuditEventView } from "@/lib/audit/audit-event-view";
 import { actorInWords, eventInWords, scopeInWords } from "@/lib/audit/event-words";
 import type { AuditEventsPage } from "@/lib/audit/find-audit-events";
-import type { AuditVerification } from "@/lib/audit/verify-audit-chains";
+import type { AuditVerification } from "@/lib/audit/views";
 import styles from "./audit.module.css";
 import { FilterForm } from "./filter-form";
 import { BreakText, IntegrityPanel } from "./integrity-panel";

@@ -6,11 +6,10 @@
 
 import Link from "next/link";
 import { useState, type ChangeEvent, type MouseEvent } from "react";
-import { errorMessage, getJson, postJson } from "@/components/dashboard/live";
+import { errorMessage, getParsed, postParsed } from "@/components/dashboard/live";
 import { Time } from "@/components/saga-display";
-import type { ChainHeadsCheck } from "@/lib/audit/check-chain-heads";
 import { scopeInWords } from "@/lib/audit/event-words";
-import type { AuditVerification } from "@/lib/audit/verify-audit-chains";
+import { ZAuditVerification, ZChainHeadsCheck, type AuditVerification, type ChainHeadsCheck } from "@/lib/audit/views";
 import styles from "./audit.module.css";
 
 type Break = AuditVerification["breaks"][number];
@@ -145,7 +144,7 @@ export function IntegrityPanel() {
     setVerifying(true);
     setVerifyError(null);
     try {
-      setVerification(await getJson<AuditVerification>("/api/dashboard/audit/verify"));
+      setVerification(await getParsed("/api/dashboard/audit/verify", ZAuditVerification));
     } catch (e) {
       setVerification(null);
       setVerifyError(errorMessage(e));
@@ -173,7 +172,7 @@ export function IntegrityPanel() {
       } catch {
         throw new Error(`${file.name} is not JSON. Choose a file saved with “Download chain heads”.`);
       }
-      setCheck(await postJson<ChainHeadsCheck>("/api/dashboard/audit/heads/check", parsed));
+      setCheck(await postParsed("/api/dashboard/audit/heads/check", ZChainHeadsCheck, parsed));
     } catch (e) {
       setCheckError(errorMessage(e));
     } finally {

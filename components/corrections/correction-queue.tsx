@@ -4,8 +4,8 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { formatDuration } from "@/components/saga-display";
-import { errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
-import type { TCorrectionClaimResult, TCorrectionQueue, TCorrectionQueueItem } from "@/lib/corrections/views";
+import { errorMessage, LiveMarker, postParsed, useLive } from "@/components/dashboard/live";
+import { ZCorrectionClaimResult, ZCorrectionQueue, type TCorrectionClaimResult, type TCorrectionQueue, type TCorrectionQueueItem } from "@/lib/corrections/views";
 import { drafterLabel, rankLabel, SEND_LABELS, STATE_LABELS } from "./labels";
 import styles from "./corrections.module.css";
 
@@ -80,7 +80,7 @@ const FILTERS = [
 export function CorrectionQueue({ filters, initial, notice }: { filters: CorrectionFilters; initial: TCorrectionQueue; notice: string | null }) {
   const router = useRouter();
   const qs = apiQuery(filters);
-  const { data, error, refetch } = useLive<TCorrectionQueue>(["corrections", qs], `/api/dashboard/corrections?${qs}`, initial);
+  const { data, error, refetch } = useLive<TCorrectionQueue>(["corrections", qs], `/api/dashboard/corrections?${qs}`, initial, ZCorrectionQueue);
   const [notes, setNotes] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState<string | null>(null);
   const c = data.counts;
@@ -89,7 +89,7 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
   async function claim(item: TCorrectionQueueItem) {
     setBusy(item.id);
     try {
-      const result = await postJson<TCorrectionClaimResult>(`/api/dashboard/corrections/${encodeURIComponent(item.id)}/claim`);
+      const result = await postParsed(`/api/dashboard/corrections/${encodeURIComponent(item.id)}/claim`, ZCorrectionClaimResult);
       const note = claimNote(result);
       if (result.ok) {
         router.push(`/corrections/${encodeURIComponent(item.id)}`);

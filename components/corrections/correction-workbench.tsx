@@ -3,9 +3,8 @@
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { formatDuration, formatUtc } from "@/components/saga-display";
-import { DashboardRequestError, errorMessage, LiveMarker, postJson, useLive } from "@/components/dashboard/live";
-import type { TSendCorrectionResult } from "@/lib/corrections/send-correction";
-import type { TCorrectionClaimResult, TCorrectionDetail } from "@/lib/corrections/views";
+import { DashboardRequestError, errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";
+import { ZCorrectionClaimResult, ZSendCorrectionResult, ZCorrectionDetail, type TCorrectionDetail } from "@/lib/corrections/views";
 import { StateBadge } from "./correction-queue";
 import { drafterLabel, rankLabel } from "./labels";
 import styles from "./corrections.module.css";
@@ -203,7 +202,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           </p>
           <p>An email cannot be taken back: once sent, only another message can answer it. It goes out once, through the worker, under its own key.</p>
           <div className={styles.actions}>
-            <button type="button" className="button primary" disabled={busy} onClick={() => void run(() => postJson<TSendCorrectionResult>(`${base}/send`, { expectedVersion: c.version }))}>
+            <button type="button" className="button primary" disabled={busy} onClick={() => void run(() => postParsed(`${base}/send`, ZSendCorrectionResult, { expectedVersion: c.version }))}>
               Yes, send it
             </button>
             <button type="button" className="button" disabled={busy} onClick={() => setConfirming(false)}>
@@ -219,7 +218,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           <button type="button" className="button" disabled={busy} onClick={() => setDismissing((d) => !d)} aria-expanded={dismissing}>
             Dismiss…
           </button>
-          <button type="button" className="link-button" disabled={busy} onClick={() => void run(() => postJson<TCorrectionClaimResult>(`${base}/release`))}>
+          <button type="button" className="link-button" disabled={busy} onClick={() => void run(() => postParsed(`${base}/release`, ZCorrectionClaimResult))}>
             Give it back to the queue
           </button>
         </div>
@@ -253,7 +252,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
 /** One correction: what it answers, the draft to edit and send (or dismiss), and its history. Live. */
 export function CorrectionWorkbench({ initial }: { initial: TCorrectionDetail & { me: string; canHandle: boolean } }) {
   const { me, canHandle } = initial;
-  const { data, error, refetch } = useLive<TCorrectionDetail>(["correction", initial.id], `/api/dashboard/corrections/${encodeURIComponent(initial.id)}`, initial);
+  const { data, error, refetch } = useLive<TCorrectionDetail>(["correction", initial.id], `/api/dashboard/corrections/${encodeURIComponent(initial.id)}`, initial, ZCorrectionDetail);
   const c = data;
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState<string | null>(null);
@@ -263,7 +262,7 @@ export function CorrectionWorkbench({ initial }: { initial: TCorrectionDetail & 
     setBusy(true);
     setNote(null);
     try {
-      const result = await postJson<TCorrectionClaimResult>(`/api/dashboard/corrections/${encodeURIComponent(c.id)}/claim`);
+      const result = await postParsed(`/api/dashboard/corrections/${encodeURIComponent(c.id)}/claim`, ZCorrectionClaimResult);
       if (!result.ok && result.reason === "held") setNote(`${result.heldByName ?? result.heldBy} holds it.`);
       await refetch();
     } catch (e) {

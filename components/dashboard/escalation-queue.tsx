@@ -6,7 +6,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { formatDuration, StatusBadge } from "@/components/saga-display";
 import { ZBulkDecisionResult, ZClaimResult, ZEscalationQueue, type TBulkDecisionResult, type TClaimResult, type TEscalationQueue, type TEscalationQueueItem } from "@/lib/dashboard/views";
 import { EscalationKind, PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { errorMessage, LiveMarker, postJson, useLive } from "./live";
+import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
 
@@ -87,7 +87,7 @@ function BulkBar({ tool, ids, onDone }: { tool: string; ids: string[]; onDone: (
     setFailure(null);
     try {
       const body = { escalationIds: ids, approve, ...(note.trim() ? { note: note.trim() } : {}), ...(approve ? {} : { reasonCode: code }) };
-      onDone(ZBulkDecisionResult.parse(await postJson<unknown>("/api/dashboard/escalations/decide", body)));
+      onDone(await postParsed("/api/dashboard/escalations/decide", ZBulkDecisionResult, body));
       setConfirming(false);
     } catch (e) {
       setFailure(errorMessage(e));
@@ -171,7 +171,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
   async function act(item: TEscalationQueueItem, action: "claim" | "release") {
     setBusy(item.id);
     try {
-      const result: TClaimResult = ZClaimResult.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(item.id)}/${action}`));
+      const result: TClaimResult = await postParsed(`/api/dashboard/escalations/${encodeURIComponent(item.id)}/${action}`, ZClaimResult);
       const note = claimNote(result);
       setNotes((n) => {
         const next = { ...n };

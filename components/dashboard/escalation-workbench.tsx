@@ -6,7 +6,7 @@ import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { ZClaimResult, ZEscalationDetail, ZRealSystemCheckState, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState, type TResolveResult } from "@/lib/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { errorMessage, getParsed, LiveMarker, postJson, useLive } from "./live";
+import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live";
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
 
@@ -254,7 +254,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
     setBusy(true);
     setFailure(null);
     try {
-      const result: TResolveResult = ZResolveResult.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(detail.escalation.id)}/resolve`, body));
+      const result: TResolveResult = await postParsed(`/api/dashboard/escalations/${encodeURIComponent(detail.escalation.id)}/resolve`, ZResolveResult, body);
       const message = resolveMessage(result);
       if (message) setFailure(message);
       onDone(message);
@@ -399,7 +399,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     setBusy(action);
     setClaimNote(null);
     try {
-      const result: TClaimResult = ZClaimResult.parse(await postJson<unknown>(`/api/dashboard/escalations/${encodeURIComponent(id)}/${action}`));
+      const result: TClaimResult = await postParsed(`/api/dashboard/escalations/${encodeURIComponent(id)}/${action}`, ZClaimResult);
       if (!result.ok) {
         setClaimNote(
           result.reason === "held"
@@ -421,7 +421,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     setBusy("check");
     setCheckError(null);
     try {
-      queryClient.setQueryData(checkKey, ZRealSystemCheckState.parse(await postJson<unknown>(checkUrl)));
+      queryClient.setQueryData(checkKey, await postParsed(checkUrl, ZRealSystemCheckState));
     } catch (e) {
       setCheckError(errorMessage(e));
     } finally {

@@ -25,7 +25,7 @@ export class DashboardRequestError extends Error {
   }
 }
 
-async function send<T>(url: string, init: RequestInit): Promise<T> {
+async function send(url: string, init: RequestInit): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(url, { ...init, headers: { accept: "application/json", ...(init.body ? { "content-type": "application/json" } : {}) }, cache: "no-store" });
@@ -47,27 +47,21 @@ async function send<T>(url: string, init: RequestInit): Promise<T> {
       : [];
     throw new DashboardRequestError(message, response.status, typeof error?.code === "string" ? error.code : "HTTP_" + response.status, details);
   }
-  return body as T;
+  return body;
 }
 
-/** GETs a dashboard route. */
-export function getJson<T>(url: string): Promise<T> {
-  return send<T>(url, { method: "GET" });
+/** GETs a dashboard route; the answer is unchecked (parse it with the endpoint's schema: `getParsed`). */
+export function getJson(url: string): Promise<unknown> {
+  return send(url, { method: "GET" });
 }
 
-/** POSTs to a dashboard route (same-origin: the server checks the Origin header). */
-export function postJson<T>(url: string, body?: unknown): Promise<T> {
-  return send<T>(url, { method: "POST", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+/** POSTs to a dashboard route (same-origin: the server checks the Origin header); the answer is unchecked (`postParsed`). */
+export function postJson(url: string, body?: unknown): Promise<unknown> {
+  return send(url, { method: "POST", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
-/** A message for anything a request threw. */
-export function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** GETs a dashboard route and checks the answer with the endpoint contract's response schema. */
-export async function getParsed<S extends z.ZodType>(url: string, schema: S): Promise<z.output<S>> {
-  const body = await getJson<unknown>(url);
+/** Checks an answer of `url` with the endpoint contract's response schema; a mismatch says so in words. */
+function parsedAnswer<S extends z.ZodType>(url: string, schema: S, body: unknown): z.output<S> {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     throw new DashboardRequestError(
@@ -79,15 +73,30 @@ export async function getParsed<S extends z.ZodType>(url: string, schema: S): Pr
   return parsed.data;
 }
 
+/** POSTs to a dashboard route and checks the answer with the endpoint contract's response schema. */
+export async function postParsed<S extends z.ZodType>(url: string, schema: S, body?: unknown): Promise<z.output<S>> {
+  return parsedAnswer(url, schema, await postJson(url, body));
+}
+
+/** A message for anything a request threw. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** GETs a dashboard route and checks the answer with the endpoint contract's response schema. */
+export async function getParsed<S extends z.ZodType>(url: string, schema: S): Promise<z.output<S>> {
+  return parsedAnswer(url, schema, await getJson(url));
+}
+
 /**
  * Polls `url` about once a second, starting from the server's first paint (`initial`), so the page
- * shows data at once and then stays current without reloading. With `schema` (the endpoint
- * contract's response), each answer is checked before the page shows it.
+ * shows data at once and then stays current without reloading. Each answer is checked with `schema`
+ * (the endpoint contract's response) before the page shows it.
  */
-export function useLive<T>(key: QueryKey, url: string, initial: T, schema?: z.ZodType<T>): { data: T; error: unknown; refetch: () => Promise<unknown> } {
+export function useLive<T>(key: QueryKey, url: string, initial: T, schema: z.ZodType<T>): { data: T; error: unknown; refetch: () => Promise<unknown> } {
   const query = useQuery({
     queryKey: key,
-    queryFn: () => (schema ? getParsed(url, schema) : getJson<T>(url)),
+    queryFn: () => getParsed(url, schema),
     initialData: initial,
     refetchInterval: LIVE_INTERVAL_MS,
   });

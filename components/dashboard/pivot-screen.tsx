@@ -7,7 +7,7 @@ import { ClassBadge, Countdown, LabelledValues, Mono, StatusBadge, Time } from "
 import { diffPlans } from "@/lib/dashboard/plan-diff";
 import { ZEditPlanItemResult, ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen, type TPlanItemView, type TStagedEffect } from "@/lib/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { errorMessage, LiveMarker, postJson, useLive } from "./live";
+import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { audienceInWords, RANK_LABELS, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
 import styles from "./reviewer.module.css";
@@ -274,7 +274,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
       try {
         const url = `/api/dashboard/pivots/${encodeURIComponent(pivotId)}/${approve ? "approve" : "reject"}`;
         const body = approve ? { planHash: loaded.pivot.planHash } : { planHash: loaded.pivot.planHash, reason, reasonCode };
-        setResult(ZPivotDecisionResult.parse(await postJson<unknown>(url, body)));
+        setResult(await postParsed(url, ZPivotDecisionResult, body));
         await refetch();
       } catch (e) {
         setFailure(errorMessage(e));
@@ -309,9 +309,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
 
   async function saveEdit(idx: number, args: unknown, note: string): Promise<string | null> {
     try {
-      const outcome = ZEditPlanItemResult.parse(
-        await postJson<unknown>(`/api/dashboard/pivots/${encodeURIComponent(pivotId)}/edit`, { planHash: loaded.pivot.planHash, itemIdx: idx, args, note: note.trim() || null }),
-      );
+      const outcome = await postParsed(`/api/dashboard/pivots/${encodeURIComponent(pivotId)}/edit`, ZEditPlanItemResult, { planHash: loaded.pivot.planHash, itemIdx: idx, args, note: note.trim() || null });
       if (!outcome.ok) {
         return outcome.reason === "unchanged"
           ? "Nothing changed: these are the arguments the plan already has."

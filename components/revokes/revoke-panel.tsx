@@ -3,8 +3,8 @@
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { ClassBadge, Countdown, StatusBadge, Time } from "@/components/saga-display";
-import { errorMessage, postJson, useLive } from "@/components/dashboard/live";
-import type { TPullResult, TRevokeOption, TRevokeOptions, TRevokeSummary } from "@/lib/revokes/views";
+import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
+import { ZPullResult, ZRevokeOptions, type TRevokeOption, type TRevokeOptions, type TRevokeSummary } from "@/lib/revokes/views";
 import styles from "./revokes.module.css";
 
 /** How a pulled revoke stands, in a badge people read. */
@@ -122,13 +122,13 @@ function StepRow({ option, now, canPull, open, setOpen, pull }: { option: TRevok
 /** The revoke trigger on a run: every confirmed step with its window left, and the whole run. Live. */
 export function RevokePanel({ initial }: { initial: TRevokeOptions }) {
   const runId = initial.runId;
-  const { data, refetch } = useLive<TRevokeOptions>(["revokes", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}/revokes`, initial);
+  const { data, refetch } = useLive<TRevokeOptions>(["revokes", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}/revokes`, initial, ZRevokeOptions);
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const pullable = data.steps.filter((s) => s.state === "pullable" || s.state === "out_of_window").length;
 
   async function pull(url: string, reason: string) {
-    const result = await postJson<TPullResult>(url, { reason });
+    const result = await postParsed(url, ZPullResult, { reason });
     setMessage(result.message);
     setOpen(null);
     await refetch();

@@ -18,29 +18,10 @@
  * cascade. A full, consistent rewrite of a chain passes here: that is what saved heads catch.
  */
 import { auditHash } from "@/lib/saga/keys";
+import { ChainBreakKind, MAX_REPORTED_BREAKS } from "./views";
 import { auditHashedContent, GENESIS_HASH } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 
-/** What is wrong with a broken link. */
-export const ChainBreakKind = {
-  /** Its scope was changed: it continues another chain (`belongsTo`). */
-  SCOPE: "scope",
-  /** Its seq was changed (it still links to the previous link), or repeats an earlier one. */
-  SEQ: "seq",
-  /** Links before it are missing: deleted. */
-  MISSING: "missing",
-  /** Its prevHash does not name the previous link. */
-  PREV_HASH: "prevHash",
-  /** Its stored hash was changed; its content is as written. */
-  HASH: "hash",
-  /** Its content (type, actor, data, time, run or step) was changed after it was written. */
-  CONTENT: "content",
-  /** Its run is not the run of its chain: the run id was changed. */
-  RUN: "runId",
-  /** The last link of a chain whose content or stored hash was changed (the chain cannot tell which). */
-  CONTENT_OR_HASH: "content-or-hash",
-} as const;
-export type ChainBreakKind = (typeof ChainBreakKind)[keyof typeof ChainBreakKind];
 
 /** The first broken link of a chain. */
 export interface ChainBreak {
@@ -93,8 +74,6 @@ interface ChainState {
   broken: boolean;
 }
 
-/** The breaks kept in full (the first of each broken chain); more are only counted. */
-export const MAX_REPORTED_BREAKS = 20;
 
 /** What a verification found. */
 export interface ChainVerification {

@@ -5,12 +5,11 @@
  * short has no link there; a deleted chain has no links at all. Chains begun after the file was saved
  * are not in it; verification covers them.
  */
-import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
-import { IsoDate } from "@/lib/api/schemas/saga";
 import { withDb } from "@/lib/dashboard/context";
 import type { Db } from "@/lib/db/dialect";
 import { chainHeadsDigest, type ChainHead, type ChainHeadsFile } from "./export-chain-heads";
+import { HeadChange, MAX_REPORTED_CHANGES, type ChainHeadsCheck, type ChangedChain } from "./views";
 
 /** The largest heads file accepted (about 400,000 chains). */
 export const MAX_HEADS_FILE_BYTES = 64 * 1024 * 1024;
@@ -18,59 +17,6 @@ export const MAX_HEADS_FILE_BYTES = 64 * 1024 * 1024;
 /** Saved heads looked up per query (two parameters each: SQLite takes at most 999 per statement). */
 const CHECK_BATCH = 200;
 
-/** Changed chains reported in full; more are only counted. */
-export const MAX_REPORTED_CHANGES = 100;
-
-/** How a chain no longer matches its saved head. */
-export const HeadChange = {
-  /** The link at the saved seq has another hash: the chain was rewritten. */
-  REWRITTEN: "rewritten",
-  /** The chain ends before the saved seq: its last links were deleted. */
-  TRUNCATED: "truncated",
-  /** The chain has no links any more. */
-  GONE: "gone",
-} as const;
-export type HeadChange = (typeof HeadChange)[keyof typeof HeadChange];
-
-/** One chain that no longer matches its saved head. */
-export const ZChangedChain = z.object({
-  /** The chain. */
-  scope: z.string(),
-  /** The saved head's seq. */
-  savedSeq: z.number().int(),
-  /** The saved head's hash. */
-  savedHash: z.string(),
-  /** What changed. */
-  change: z.enum(HeadChange),
-  /** The hash of the link at the saved seq now (REWRITTEN), else null. */
-  currentHash: z.string().nullable(),
-  /** The chain's last seq now (null when it is gone). */
-  currentSeq: z.number().int().nullable(),
-  /** What changed, in words. */
-  message: z.string(),
-});
-/** One chain that no longer matches its saved head. */
-export type ChangedChain = z.infer<typeof ZChangedChain>;
-
-/** What checking a heads file found. */
-export const ZChainHeadsCheck = z.object({
-  /** True when the file's digest fits its heads and every saved head is still in its chain. */
-  matches: z.boolean(),
-  /** Whether the file's digest is the digest of its heads (false: the file was edited or damaged). */
-  digestMatches: z.boolean(),
-  /** When the file was saved. */
-  savedAt: IsoDate,
-  /** Heads in the file. */
-  checked: z.number().int(),
-  /** Heads still in their chains. */
-  matching: z.number().int(),
-  /** Chains that no longer match. */
-  changedCount: z.number().int(),
-  /** The first of them (at most MAX_REPORTED_CHANGES), in the file's order. */
-  changed: z.array(ZChangedChain),
-});
-/** What checking a heads file found. */
-export type ChainHeadsCheck = z.infer<typeof ZChainHeadsCheck>;
 
 function changeOf(head: ChainHead, current: { hash: string } | undefined, lastSeq: number | null): ChangedChain | null {
   const base = { scope: head.scope, savedSeq: head.seq, savedHash: head.hash };

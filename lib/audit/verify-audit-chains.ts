@@ -8,10 +8,10 @@
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
-import { IsoDate } from "@/lib/api/schemas/saga";
 import { withDb } from "@/lib/dashboard/context";
 import { databaseNow } from "@/lib/db/dialect";
-import { ChainBreakKind, ChainVerifier, MAX_REPORTED_BREAKS } from "./chain-verifier";
+import { ChainVerifier } from "./chain-verifier";
+import type { AuditVerification } from "./views";
 
 /** Events read per query. */
 export const VERIFY_BATCH_SIZE = 2000;
@@ -24,49 +24,6 @@ export const ZVerifyAuditChainsRequest = z.object({
 /** What callers pass to `verifyAuditChains`. */
 export type TVerifyAuditChainsRequest = z.input<typeof ZVerifyAuditChainsRequest>;
 
-/** The first broken link of a chain. */
-export const ZChainBreak = z.object({
-  /** The chain the link sits in now. */
-  scope: z.string(),
-  /** The link's seq, as stored. */
-  seq: z.number().int(),
-  /** The event's id. */
-  eventId: z.number().int(),
-  /** Its time, as stored. */
-  at: IsoDate,
-  /** What is wrong (ChainBreakKind). */
-  kind: z.enum(ChainBreakKind),
-  /** What is wrong, in words. */
-  message: z.string(),
-  /** For a moved link, the chain it continues (where it was written). */
-  belongsTo: z.string().nullable(),
-});
-
-/** What a verification found. */
-export const ZAuditVerification = z.object({
-  /** True when every link of every chain read checks out. */
-  verified: z.boolean(),
-  /** The chain asked for, or null for all of them. */
-  scope: z.string().nullable(),
-  /** Chains read. */
-  chains: z.number().int(),
-  /** Events read. */
-  events: z.number().int(),
-  /** Chains by kind (`run`, `user`, `agent-token`, `tool`). */
-  chainsByKind: z.record(z.string(), z.number().int()),
-  /** Chains with a broken link. */
-  brokenChains: z.number().int(),
-  /** The first broken link of each broken chain, in append order (at most MAX_REPORTED_BREAKS). */
-  breaks: z.array(ZChainBreak).max(MAX_REPORTED_BREAKS),
-  /** The last event read: events after it were appended during the verification and are not covered. */
-  upToEventId: z.number().int().nullable(),
-  /** When it started (database clock). */
-  checkedAt: IsoDate,
-  /** How long it took, in seconds. */
-  seconds: z.number(),
-});
-/** What a verification found. */
-export type AuditVerification = z.infer<typeof ZAuditVerification>;
 
 /** Verifies every chain (or the one named). Changes nothing. */
 export async function verifyAuditChains(request: TVerifyAuditChainsRequest = {}): Promise<AuditVerification> {

@@ -14,7 +14,7 @@ import { assertHeldBy, assertNotClosed, assertVersion } from "./correction-guard
 import { CORRECTION_AGENT, CORRECTION_INCLUDE, queueItem, recipientsOf, sendRunId, type CorrectionRowWithRefs } from "./correction-view";
 import { correctionNotFound, ZCorrectionId } from "./get-correction";
 import { settleCorrectionSends } from "./settle-correction-send";
-import { ZCorrectionQueueItem } from "./views";
+import type { TSendCorrectionResult } from "./views";
 
 /** A send: made on the version of the text the person read and approved. */
 export const ZSendCorrection = z.object({
@@ -24,18 +24,6 @@ export const ZSendCorrection = z.object({
 /** A send as the page asks it. */
 export type TSendCorrection = z.input<typeof ZSendCorrection>;
 
-/** What a send answers. */
-export const ZSendCorrectionResult = z.object({
-  correction: ZCorrectionQueueItem,
-  /** The run whose logged step sends it (derived from the correction). */
-  sendRunId: z.string(),
-  /** The worker task that sends it. */
-  taskId: z.string(),
-  /** True when this request found the send already approved (a double click, a second tab, a retry). */
-  repeated: z.boolean(),
-});
-/** A send's answer. */
-export type TSendCorrectionResult = z.infer<typeof ZSendCorrectionResult>;
 
 /** The exact calls a person approves: one `send_email` per recipient, the text as it stands. */
 function messagesOf(row: CorrectionRowWithRefs): TSendCorrectionPayload["messages"] {

@@ -186,3 +186,16 @@ export const ZCorrectionClaimResult = z.union([
 ]);
 /** A claim or release outcome. */
 export type TCorrectionClaimResult = z.infer<typeof ZCorrectionClaimResult>;
+
+/** What a send answers. */
+export const ZSendCorrectionResult = z.object({
+  correction: ZCorrectionQueueItem,
+  /** The run whose logged step sends it (derived from the correction). */
+  sendRunId: z.string(),
+  /** The worker task that sends it. */
+  taskId: z.string(),
+  /** True when this request found the send already approved (a double click, a second tab, a retry). */
+  repeated: z.boolean(),
+});
+/** A send's answer. */
+export type TSendCorrectionResult = z.infer<typeof ZSendCorrectionResult>;

@@ -13,7 +13,7 @@ import * as checkRoute from "@/app/api/dashboard/audit/heads/check/route";
 import * as verifyRoute from "@/app/api/dashboard/audit/verify/route";
 import type { AuditEvent } from "@/generated/prisma";
 import { AUDIT_EVENT_COLUMNS, type AuditEventView } from "@/lib/audit/audit-event-view";
-import type { AuditVerification } from "@/lib/audit/verify-audit-chains";
+import type { AuditVerification } from "@/lib/audit/views";
 import { auditFilterOf, readAuditPage, ZFindAuditEventsRequest } from "@/lib/audit/find-audit-events";
 import type { ChainHeadsFile } from "@/lib/audit/export-chain-heads";
 import type { RouteHandler } from "@/lib/api/route";

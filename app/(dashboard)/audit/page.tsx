@@ -2,7 +2,8 @@ import type { Metadata } from "next";
 import { AuditLog, auditQuery, type AuditFilters } from "@/components/audit/audit-log";
 import { requirePageUser } from "@/lib/auth/current-user";
 import { findAuditEvents, ZFindAuditEventsRequest, type AuditEventsPage } from "@/lib/audit/find-audit-events";
-import { verifyAuditChains, type AuditVerification } from "@/lib/audit/verify-audit-chains";
+import { verifyAuditChains } from "@/lib/audit/verify-audit-chains";
+import type { AuditVerification } from "@/lib/audit/views";
 
 export const dynamic = "force-dynamic";
 

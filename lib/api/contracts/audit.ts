@@ -5,10 +5,11 @@
  * are served by app/api/dashboard/audit/export/route.ts (see lib/audit/audit-route.ts).
  */
 import { defineEndpoint } from "../endpoint";
-import { MAX_HEADS_FILE_BYTES, ZChainHeadsCheck } from "@/lib/audit/check-chain-heads";
+import { MAX_HEADS_FILE_BYTES } from "@/lib/audit/check-chain-heads";
+import { ZAuditVerification, ZChainHeadsCheck } from "@/lib/audit/views";
 import { ZChainHeadsFile } from "@/lib/audit/export-chain-heads";
 import { ZAuditEventsPage, ZFindAuditEventsRequest } from "@/lib/audit/find-audit-events";
-import { ZAuditVerification, ZVerifyAuditChainsRequest } from "@/lib/audit/verify-audit-chains";
+import { ZVerifyAuditChainsRequest } from "@/lib/audit/verify-audit-chains";
 
 const tags = ["audit"];
 

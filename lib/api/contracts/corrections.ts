@@ -8,8 +8,8 @@ import { defineEndpoint } from "../endpoint";
 import { ZDismissCorrection } from "@/lib/corrections/dismiss-correction";
 import { ZEditCorrection } from "@/lib/corrections/edit-correction";
 import { ZFindCorrectionsRequest } from "@/lib/corrections/find-corrections";
-import { ZSendCorrection, ZSendCorrectionResult } from "@/lib/corrections/send-correction";
-import { ZCorrectionClaimResult, ZCorrectionDetail, ZCorrectionQueue, ZCorrectionQueueItem } from "@/lib/corrections/views";
+import { ZSendCorrection } from "@/lib/corrections/send-correction";
+import { ZCorrectionClaimResult, ZCorrectionDetail, ZCorrectionQueue, ZCorrectionQueueItem, ZSendCorrectionResult } from "@/lib/corrections/views";
 
 const tags = ["dashboard"];
 const CorrectionParams = z.object({ correctionId: z.string().trim().min(1).max(80) });
