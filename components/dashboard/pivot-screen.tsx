@@ -4,7 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ClassBadge, Countdown, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
-import { diffPlans } from "@/lib/dashboard/plan-diff";
+import { diffPlans } from "@/lib/pivots/plan-diff";
 import { ZEditPlanItemResult, ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen, type TPlanItemView, type TStagedEffect } from "@/lib/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postParsed, useLive } from "./live";

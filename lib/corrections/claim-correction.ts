@@ -1,7 +1,7 @@
 import { requireUser } from "@/lib/auth/current-user";
 import { getPrisma } from "@/lib/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
-import { holderName } from "@/lib/dashboard/claim-escalation";
+import { holderName } from "@/lib/escalations/claim-escalation";
 import { userActor } from "@/lib/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
 import { CORRECTION_INCLUDE, correctionState, queueItem } from "./correction-view";

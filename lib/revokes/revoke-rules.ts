@@ -3,7 +3,7 @@
  * pull it, and the sentence a confirmation shows. Shared by the options a page reads and the pull.
  */
 import type { Correction, Escalation, PrismaClient, Revoke, Step, ToolPolicy } from "@/generated/prisma";
-import { systemOfTool } from "@/lib/dashboard/tool-systems";
+import { systemOfTool } from "@/lib/tools/tool-systems";
 import { onConnection } from "@/lib/db/transactions";
 import type { Role } from "@/lib/auth/roles";
 import { EscalationKind, ToolClass } from "@/lib/saga/vocabulary";

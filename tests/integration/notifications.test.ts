@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getPivotRoute } from "@/app/api/v1/pivots/[pivotId]/route";
 import { runWithSessionReader } from "@/lib/auth/current-user";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
+import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { createWebhook } from "@/lib/notifications/create-webhook";
 import { findNotificationSettings } from "@/lib/notifications/find-webhooks";

@@ -5,9 +5,9 @@
 import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
 import { EscalationKindSchema, PivotRejectionCodeSchema, RunStatusSchema } from "../schemas/saga";
-import { ZDecideHeldCallsRequest } from "@/lib/dashboard/decide-held-calls";
-import { ZEditPlanItemRequest } from "@/lib/dashboard/edit-plan-item";
-import { ZEscalationResolution } from "@/lib/dashboard/resolve-escalation";
+import { ZDecideHeldCallsRequest } from "@/lib/escalations/decide-held-calls";
+import { ZEditPlanItemRequest } from "@/lib/pivots/edit-plan-item";
+import { ZEscalationResolution } from "@/lib/escalations/resolve-escalation";
 import {
   ZBulkDecisionResult,
   ZClaimResult,

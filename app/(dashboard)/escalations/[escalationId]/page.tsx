@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { EscalationWorkbench } from "@/components/dashboard/escalation-workbench";
 import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/auth/current-user";
-import { getEscalation } from "@/lib/dashboard/get-escalation";
+import { getEscalation } from "@/lib/escalations/get-escalation";
 import type { TEscalationDetail } from "@/lib/dashboard/views";
 import { SagaError } from "@/lib/saga/errors";
 

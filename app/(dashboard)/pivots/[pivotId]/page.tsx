@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { PivotScreen } from "@/components/dashboard/pivot-screen";
 import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/auth/current-user";
-import { getPivotScreen } from "@/lib/dashboard/get-pivot-screen";
+import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
 import type { TPivotScreen } from "@/lib/dashboard/views";
 import { SagaError } from "@/lib/saga/errors";
 

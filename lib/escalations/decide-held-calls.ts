@@ -3,10 +3,10 @@ import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
 import { EscalationKind, PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
 import { claimEscalation } from "./claim-escalation";
-import { withDb } from "./context";
+import { withDb } from "@/lib/dashboard/context";
 import { escalationTool } from "./escalation-view";
 import { resolveEscalation } from "./resolve-escalation";
-import type { TBulkDecisionResult } from "./views";
+import type { TBulkDecisionResult } from "@/lib/dashboard/views";
 
 /** One decision for several held calls of one tool. */
 export const ZDecideHeldCallsRequest = z

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
 import { PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
 import { decidePivotFor } from "./decide-pivot";
-import type { TPivotDecisionResult } from "./views";
+import type { TPivotDecisionResult } from "@/lib/dashboard/views";
 
 /** A rejection: the reason goes back to the agent, so it is required. */
 export const ZRejectPivotRequest = z.object({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/current-user";
 import { decidePivotFor } from "./decide-pivot";
-import type { TPivotDecisionResult } from "./views";
+import type { TPivotDecisionResult } from "@/lib/dashboard/views";
 
 /** An approval, bound to the plan the reviewer saw. */
 export const ZApprovePivotRequest = z.object({

@@ -6,9 +6,9 @@ import { CompensationStateSchema, ManualRepairWire, RunStatusSchema, StepStatusS
 import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
-import { withDb } from "./context";
+import { withDb } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TEscalationDetail } from "./views";
+import type { TEscalationDetail } from "@/lib/dashboard/views";
 
 function json(value: Prisma.JsonValue): Json {
   return value as Json;

@@ -4,9 +4,9 @@ import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { JsonSchema } from "@/lib/api/schemas/saga";
 import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
-import { hostedRegistry, userActor } from "./context";
+import { hostedRegistry, userActor } from "@/lib/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
-import type { TEditPlanItemResult } from "./views";
+import type { TEditPlanItemResult } from "@/lib/dashboard/views";
 
 /** A reviewer's edit of one plan item, bound to the plan the page loaded. */
 export const ZEditPlanItemRequest = z.object({

@@ -8,9 +8,9 @@ import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import { rejectPivotWithCode } from "@/lib/saga/reject-pivot-with-code";
 import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { dashboardEngine, hostedRegistry, userActor, withDb, type DashboardUser } from "./context";
+import { dashboardEngine, hostedRegistry, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
-import type { TPivotDecisionResult } from "./views";
+import type { TPivotDecisionResult } from "@/lib/dashboard/views";
 
 /** A reviewer's decision as the use cases pass it on. */
 export interface PivotDecisionInput {

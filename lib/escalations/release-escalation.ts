@@ -4,9 +4,9 @@ import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
 import { holderName, ZEscalationId } from "./claim-escalation";
-import { userActor } from "./context";
+import { userActor } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TClaimResult } from "./views";
+import type { TClaimResult } from "@/lib/dashboard/views";
 
 /**
  * Gives an escalation the signed-in user holds back to the queue (fenced on `claimedBy = me`), with

@@ -6,9 +6,9 @@ import { can } from "@/lib/auth/roles";
 import { clockFromRows, nowQuery } from "@/lib/db/dialect";
 import { EscalationKindSchema } from "@/lib/api/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
-import { withDb } from "./context";
+import { withDb } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TEscalationQueue } from "./views";
+import type { TEscalationQueue } from "@/lib/dashboard/views";
 
 /** The largest page a caller may ask for. */
 export const MAX_ESCALATIONS_PAGE = 200;

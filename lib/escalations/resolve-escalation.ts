@@ -8,9 +8,9 @@ import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
 import { recordManualRepair } from "@/lib/saga/record-manual-repair";
 import { EscalationKind, EscalationStatus, PIVOT_REJECTION_CODES, StepStatus } from "@/lib/saga/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
-import { dashboardEngine, userActor, withDb, type DashboardUser } from "./context";
+import { dashboardEngine, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TResolveResult } from "./views";
+import type { TResolveResult } from "@/lib/dashboard/views";
 
 const note = (what: string) => z.string().trim().min(1, what).max(4000);
 

@@ -24,10 +24,10 @@ import { ZLookupPayloadSchema, ZLookupResultSchema, type TLookupPayload } from "
 import { toTaskRecord, type WorkerTaskRecord } from "@/lib/worker/task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/worker/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
-import { connectorRegistry, userActor, withDb } from "./context";
+import { connectorRegistry, userActor, withDb } from "@/lib/dashboard/context";
 import { requireEscalationWorker } from "./escalation-access";
-import { systemOfTool } from "./tool-systems";
-import type { TRealSystemCheck, TRealSystemCheckState } from "./views";
+import { systemOfTool } from "@/lib/tools/tool-systems";
+import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/dashboard/views";
 
 /** The longest pause before the second lookup (the engine's reconcile re-checks after 2 s). */
 const MAX_RECHECK_MS = 2_000;

@@ -9,7 +9,7 @@ import { requireUser, type CurrentUser } from "@/lib/auth/current-user";
 import { can, Role } from "@/lib/auth/roles";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationKind } from "@/lib/saga/vocabulary";
-import { withDb } from "./context";
+import { withDb } from "@/lib/dashboard/context";
 
 /** Whether an owner names a support team. */
 export function isSupportTeam(owner: string | null): boolean {

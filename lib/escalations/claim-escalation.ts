@@ -4,9 +4,9 @@ import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/db/transactions";
-import { userActor, withDb } from "./context";
+import { userActor, withDb } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TClaimResult } from "./views";
+import type { TClaimResult } from "@/lib/dashboard/views";
 
 /** An escalation id from a caller. */
 export const ZEscalationId = z.string().trim().min(1).max(80);

@@ -4,7 +4,7 @@
  */
 import type { PrismaClient } from "@/lib/db/prisma";
 import type { ToolRegistry } from "@/lib/saga/tools";
-import { DEFAULT_WINDOW_SEC } from "@/lib/tools/tool-policy";
+import { DEFAULT_WINDOW_SEC } from "./tool-policy";
 
 /** Where a tool's policy facts came from. */
 export const PolicySource = {

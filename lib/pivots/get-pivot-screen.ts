@@ -5,11 +5,11 @@ import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { StepRecord } from "@/lib/saga/store";
 import { audienceRank, CompensationState, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
-import { hostedRegistry, withDb } from "./context";
+import { hostedRegistry, withDb } from "@/lib/dashboard/context";
 import { pivotSummary, planItemViews } from "./pivot-view";
-import { readToolPolicies, type ToolPolicyFacts } from "./tool-policies";
-import { systemOfTool, type ExternalSystem } from "./tool-systems";
-import type { TPivotScreen, TStagedEffect } from "./views";
+import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
+import { systemOfTool, type ExternalSystem } from "@/lib/tools/tool-systems";
+import type { TPivotScreen, TStagedEffect } from "@/lib/dashboard/views";
 
 /** Names of the blast radius ranks, lowest first. */
 const RANK_LABELS = ["internal", "partner", "customer"] as const;

@@ -3,9 +3,9 @@ import type { PrismaClient } from "@/lib/db/prisma";
 import type { PivotRecord, PlanItem } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
 import { audienceRank, ToolClass } from "@/lib/saga/vocabulary";
-import { readToolPolicies, type ToolPolicyFacts } from "./tool-policies";
-import { systemOfTool } from "./tool-systems";
-import type { TPivotSummary, TPlanItemView } from "./views";
+import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
+import { systemOfTool } from "@/lib/tools/tool-systems";
+import type { TPivotSummary, TPlanItemView } from "@/lib/dashboard/views";
 
 /** The pivot's decision state, for the wire. */
 export function pivotSummary(pivot: PivotRecord): TPivotSummary {

@@ -1,9 +1,9 @@
 /** Shared by the escalation use cases: an escalation row as the queue shows it. */
 import type { Prisma } from "@/generated/prisma";
 import { EscalationKindSchema, EscalationStatusSchema } from "@/lib/api/schemas/saga";
-import { withDb } from "./context";
-import { systemOfTool } from "./tool-systems";
-import type { TEscalationQueueItem } from "./views";
+import { withDb } from "@/lib/dashboard/context";
+import { systemOfTool } from "@/lib/tools/tool-systems";
+import type { TEscalationQueueItem } from "@/lib/dashboard/views";
 
 /** What a queue row reads besides the escalation: its run's title and its step. */
 export const ESCALATION_INCLUDE = {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FakeSystem, fakeCompensator, fakeTools } from "@/lib/saga/testkit";
 import { ToolRegistry } from "@/lib/saga/tools";
 import { planItemViews } from "./pivot-view";
-import type { ToolPolicyFacts } from "./tool-policies";
+import type { ToolPolicyFacts } from "@/lib/tools/tool-policies";
 
 const sys = new FakeSystem();
 const registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
