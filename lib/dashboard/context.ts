@@ -57,9 +57,6 @@ export function connectorRegistry(): ToolRegistry {
   return serverToolRegistry();
 }
 
-/** The former name of `connectorRegistry`, still imported by some use cases. */
-export const hostedRegistry = connectorRegistry;
-
 /**
  * The engine the dashboard's human decisions go through (decidePivot, decideHeldCall, settleUnknown,
  * resolveEscalation): each writes its row and audit event in one store transaction. None of them

@@ -8,7 +8,7 @@ import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import { rejectPivotWithCode } from "@/lib/saga/reject-pivot-with-code";
 import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { dashboardEngine, hostedRegistry, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
+import { dashboardEngine, connectorRegistry, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "@/lib/dashboard/views";
 
@@ -27,7 +27,7 @@ export interface PivotDecisionInput {
 }
 
 async function planChanged(pivot: PivotRecord): Promise<TPivotDecisionResult> {
-  const plan = await withDb((prisma) => readPlanItemViews(prisma, hostedRegistry(), pivot.plan));
+  const plan = await withDb((prisma) => readPlanItemViews(prisma, connectorRegistry(), pivot.plan));
   return {
     ok: false,
     reason: "plan_changed",

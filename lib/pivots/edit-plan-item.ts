@@ -4,7 +4,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { JsonSchema } from "@/lib/api/schemas/saga";
 import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
-import { hostedRegistry, userActor } from "@/lib/dashboard/context";
+import { connectorRegistry, userActor } from "@/lib/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
 import type { TEditPlanItemResult } from "@/lib/dashboard/views";
 
@@ -35,7 +35,7 @@ export async function editPlanItem(request: TEditPlanItemRequest): Promise<TEdit
   const input = ZEditPlanItemRequest.parse(request);
   const store = sharedSagaStore(await getPrisma());
   const result = await editPivotPlanItem(
-    { store, registry: hostedRegistry() },
+    { store, registry: connectorRegistry() },
     { pivotId: input.pivotId, planHash: input.planHash, itemIdx: input.itemIdx, args: input.args, note: input.note ?? null, actor: userActor(user) },
   );
   if (!result.ok) return { ok: false, reason: result.reason, decidedBy: "pivot" in result ? result.pivot.decidedBy : null };

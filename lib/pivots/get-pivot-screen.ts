@@ -5,7 +5,7 @@ import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { StepRecord } from "@/lib/saga/store";
 import { audienceRank, CompensationState, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
-import { hostedRegistry, withDb } from "@/lib/dashboard/context";
+import { connectorRegistry, withDb } from "@/lib/dashboard/context";
 import { pivotSummary, planItemViews } from "./pivot-view";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
 import { systemOfTool, type ExternalSystem } from "@/lib/tools/tool-systems";
@@ -68,7 +68,7 @@ export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
     .map((id) => byId.get(id))
     .filter((s): s is StepRecord => s !== undefined)
     .sort((a, b) => a.stepIdx - b.stepIdx);
-  const registry = hostedRegistry();
+  const registry = connectorRegistry();
   const policies = await withDb((prisma) =>
     readToolPolicies(prisma, registry, [...stagedSteps.map((s) => s.tool), ...pivot.plan.map((i) => i.tool)]),
   );
