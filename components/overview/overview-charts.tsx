@@ -108,19 +108,78 @@ function SeriesTable({ overview, columns }: { overview: Overview; columns: [keyo
   );
 }
 
+/** The shared axes of the charts over the range's buckets. */
+function bucketAxes(overview: Overview) {
+  const label = tick(overview.bucket);
+  const axis = { tick: { fontSize: 11 }, stroke: COLORS.muted };
+  return {
+    label,
+    axis,
+    grid: <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" vertical={false} />,
+    xAxis: <XAxis dataKey="start" tickFormatter={label} {...axis} minTickGap={16} />,
+  };
+}
+
+/** Bars per bucket of the range, one series per entry of `bars` (`[field, name, colour]`). */
+function BucketBars({ overview, bars }: { overview: Overview; bars: [keyof OverviewBucket, string, string][] }) {
+  const { label, axis, grid, xAxis } = bucketAxes(overview);
+  return (
+    <ResponsiveContainer>
+      <BarChart data={overview.buckets}>
+        {grid}
+        {xAxis}
+        <YAxis allowDecimals={false} width={36} {...axis} />
+        <Tooltip labelFormatter={(v) => label(String(v))} />
+        {bars.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
+        {bars.map(([key, name, fill]) => (
+          <Bar key={key} dataKey={key} name={name} fill={fill} />
+        ))}
+      </BarChart>
+    </ResponsiveContainer>
+  );
+}
+
+/** Horizontal bars of counts by category (`rows`: label and count), and the same as a table. */
+function CategoryBars({ rows, name, labelWidth }: { rows: { label: string; count: number }[]; name: string; labelWidth: number }) {
+  const axis = { tick: { fontSize: 11 }, stroke: COLORS.muted };
+  return (
+    <ResponsiveContainer>
+      <BarChart data={rows} layout="vertical" margin={{ left: 8 }}>
+        <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" horizontal={false} />
+        <XAxis type="number" allowDecimals={false} {...axis} />
+        <YAxis type="category" dataKey="label" width={labelWidth} {...axis} />
+        <Tooltip />
+        <Bar dataKey="count" name={name} fill={COLORS.primary} />
+      </BarChart>
+    </ResponsiveContainer>
+  );
+}
+
+/** Counts by category as a table (a chart's numbers). */
+function CountTable({ rows }: { rows: { label: string; count: number }[] }) {
+  return (
+    <table className={styles.numbers}>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.label}>
+            <td>{r.label}</td>
+            <td>{r.count}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** The overview: what waits for people, and the run-quality figures of the chosen range as charts. */
 export function OverviewCharts({ overview, notice }: { overview: Overview; notice: string | null }) {
   const t = overview.totals;
-  const label = tick(overview.bucket);
-  const axis = { tick: { fontSize: 11 }, stroke: COLORS.muted };
-  const xAxis = <XAxis dataKey="start" tickFormatter={label} {...axis} minTickGap={16} />;
-  const yAxis = <YAxis allowDecimals={false} width={36} {...axis} />;
-  const grid = <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" vertical={false} />;
-  const tooltip = <Tooltip labelFormatter={(v) => label(String(v))} />;
+  const { label, axis, grid, xAxis } = bucketAxes(overview);
   const waitingTotal = overview.waiting.reduce((s, w) => s + w.total, 0);
   const empty = t.runsIncomplete === 0 && t.compensationsRequested === 0 && t.repairsResolved === 0 && overview.correctionsByAudience.length === 0 && overview.revokesByOutcome.every((r) => r.count === 0);
   const repairData = overview.buckets.map((b) => ({ ...b, medianMin: b.repairMedianSec === null ? null : Math.round(b.repairMedianSec / 60), p90Min: b.repairP90Sec === null ? null : Math.round(b.repairP90Sec / 60) }));
   const revokes = overview.revokesByOutcome.map((r) => ({ ...r, label: OUTCOME_LABELS[r.outcome] ?? r.outcome }));
+  const corrections = overview.correctionsByAudience.map((c) => ({ label: c.audience, count: c.sent }));
   const revokeTotal = revokes.reduce((s, r) => s + r.count, 0);
 
   return (
@@ -217,15 +276,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             }
             numbers={<SeriesTable overview={overview} columns={[["irreversibleBeforePivot", "Executed before the pivot"]]} />}
           >
-            <ResponsiveContainer>
-              <BarChart data={overview.buckets}>
-                {grid}
-                {xAxis}
-                {yAxis}
-                {tooltip}
-                <Bar dataKey="irreversibleBeforePivot" name="Irreversible before the pivot" fill={COLORS.bad} />
-              </BarChart>
-            </ResponsiveContainer>
+            <BucketBars overview={overview} bars={[["irreversibleBeforePivot", "Irreversible before the pivot", COLORS.bad]]} />
           </Card>
 
           <Card
@@ -238,15 +289,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             }
             numbers={<SeriesTable overview={overview} columns={[["duplicatesPrevented", "Prevented"]]} />}
           >
-            <ResponsiveContainer>
-              <BarChart data={overview.buckets}>
-                {grid}
-                {xAxis}
-                {yAxis}
-                {tooltip}
-                <Bar dataKey="duplicatesPrevented" name="Duplicates prevented" fill={COLORS.good} />
-              </BarChart>
-            </ResponsiveContainer>
+            <BucketBars overview={overview} bars={[["duplicatesPrevented", "Duplicates prevented", COLORS.good]]} />
           </Card>
 
           <Card
@@ -270,18 +313,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
               />
             }
           >
-            <ResponsiveContainer>
-              <BarChart data={overview.buckets}>
-                {grid}
-                {xAxis}
-                {yAxis}
-                {tooltip}
-                <Legend wrapperStyle={{ fontSize: 12 }} />
-                <Bar dataKey="compensationsRequested" name="Requested" fill={COLORS.muted} />
-                <Bar dataKey="compensationsConfirmed" name="Confirmed" fill={COLORS.good} />
-                <Bar dataKey="compensationsFailed" name="Failed" fill={COLORS.bad} />
-              </BarChart>
-            </ResponsiveContainer>
+            <BucketBars overview={overview} bars={[["compensationsRequested", "Requested", COLORS.muted], ["compensationsConfirmed", "Confirmed", COLORS.good], ["compensationsFailed", "Failed", COLORS.bad]]} />
           </Card>
 
           <Card
@@ -299,15 +331,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
               />
             }
           >
-            <ResponsiveContainer>
-              <BarChart data={overview.buckets}>
-                {grid}
-                {xAxis}
-                {yAxis}
-                {tooltip}
-                <Bar dataKey="runsIncomplete" name="Incomplete" fill={COLORS.warn} />
-              </BarChart>
-            </ResponsiveContainer>
+            <BucketBars overview={overview} bars={[["runsIncomplete", "Incomplete", COLORS.warn]]} />
           </Card>
 
           <Card
@@ -347,31 +371,10 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             empty={overview.correctionsByAudience.length === 0 ? "Nothing to chart in this range." : null}
             lead={overview.correctionsByAudience.length === 0 ? "No correction was sent in this range." : "Who was told that an earlier message was wrong: the customer impact."}
             numbers={
-              overview.correctionsByAudience.length === 0 ? (
-                <p className="muted">None.</p>
-              ) : (
-                <table className={styles.numbers}>
-                  <tbody>
-                    {overview.correctionsByAudience.map((c) => (
-                      <tr key={c.audience}>
-                        <td>{c.audience}</td>
-                        <td>{c.sent}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )
+              overview.correctionsByAudience.length === 0 ? <p className="muted">None.</p> : <CountTable rows={corrections} />
             }
           >
-            <ResponsiveContainer>
-              <BarChart data={overview.correctionsByAudience} layout="vertical" margin={{ left: 8 }}>
-                <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" horizontal={false} />
-                <XAxis type="number" allowDecimals={false} {...axis} />
-                <YAxis type="category" dataKey="audience" width={80} {...axis} />
-                <Tooltip />
-                <Bar dataKey="sent" name="Sent" fill={COLORS.primary} />
-              </BarChart>
-            </ResponsiveContainer>
+            <CategoryBars rows={corrections} name="Sent" labelWidth={80} />
           </Card>
 
           <Card
@@ -383,28 +386,9 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
                 steps pulled back by people{overview.revokesNotRead > 0 ? ` (the newest ${revokeTotal} read; ${overview.revokesNotRead} more not counted by outcome)` : ""}.
               </>
             }
-            numbers={
-              <table className={styles.numbers}>
-                <tbody>
-                  {revokes.map((r) => (
-                    <tr key={r.outcome}>
-                      <td>{r.label}</td>
-                      <td>{r.count}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            }
+            numbers={<CountTable rows={revokes} />}
           >
-            <ResponsiveContainer>
-              <BarChart data={revokes} layout="vertical" margin={{ left: 8 }}>
-                <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" horizontal={false} />
-                <XAxis type="number" allowDecimals={false} {...axis} />
-                <YAxis type="category" dataKey="label" width={150} {...axis} />
-                <Tooltip />
-                <Bar dataKey="count" name="Revokes" fill={COLORS.primary} />
-              </BarChart>
-            </ResponsiveContainer>
+            <CategoryBars rows={revokes} name="Revokes" labelWidth={150} />
           </Card>
         </div>
       </section>
