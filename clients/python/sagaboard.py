@@ -18,6 +18,7 @@ result when it says "replay".
 """
 from __future__ import annotations
 
+import inspect
 import json
 import time
 import urllib.error
@@ -95,6 +96,23 @@ class Tool:
     owner: Optional[str] = None
 
 
+_JSON_TYPES = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"}, dict: {"type": "object"}, list: {"type": "array"}}
+
+
+def args_schema(fn: Callable[..., Any]) -> dict:
+    """The JSON Schema of a tool's arguments, from its signature after `call`: each parameter a
+    property (typed when annotated with str, int, float, bool, dict or list), the ones without a
+    default required, nothing else accepted unless it takes **kwargs."""
+    params = list(inspect.signature(fn, eval_str=True).parameters.values())[1:]
+    named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return {
+        "type": "object",
+        "properties": {p.name: _JSON_TYPES.get(p.annotation, {}) for p in named},
+        "required": [p.name for p in named if p.default is p.empty],
+        "additionalProperties": any(p.kind == p.VAR_KEYWORD for p in params),
+    }
+
+
 def _ref(result: Any) -> Optional[str]:
     return str(result["id"]) if isinstance(result, dict) and result.get("id") is not None else None
 
@@ -146,7 +164,7 @@ class Sagaboard:
         """Declares the registered tools into the token's namespace; they are held until an admin accepts them."""
         tools = []
         for t in self.tools.values():
-            entry: dict = {"name": t.name, "class": t.cls, "lookup": t.lookup is not None}
+            entry: dict = {"name": t.name, "class": t.cls, "lookup": t.lookup is not None, "argsSchema": args_schema(t.fn)}
             if t.compensate:
                 entry["compensation"] = {"tool": t.compensate[0]}
             if t.correction:

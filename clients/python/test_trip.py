@@ -204,6 +204,11 @@ class TripBooking(unittest.TestCase):
             sb.request("POST", f"/api/v1/runs/{run.id}/calls", {"tool": sb.qualified("hold_car"), "args": {"city": "X"}, "cursor": 0, "stepKey": "mine"})
         self.assertEqual(unknown_field.exception.status, 400)
         self.assertIn("stepKey", unknown_field.exception.message + json.dumps(unknown_field.exception.details))
+        # The declared schema (from the function's signature) names a misspelt or missing argument.
+        with self.assertRaises(SagaboardError) as misspelt:
+            run.call("hold_car", town="Porto")
+        self.assertEqual(misspelt.exception.status, 400)
+        self.assertIn("args.city", json.dumps(misspelt.exception.details))
 
 
 if __name__ == "__main__":
