@@ -9,7 +9,7 @@ import { SagaError } from "./errors";
 import type { Actor, StepRecord } from "./store";
 import type { CompensationPlan, Json } from "./tools";
 import { confirmCompensation, failCompensation, unwindRun, type UnwindReport } from "./unwind";
-import { CompensationState, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+import { CompensationState, EscalationStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What the worker is asked to do next. */
 export type UnwindAction =
@@ -38,7 +38,11 @@ export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: A
   }
   const steps = (await deps.store.listSteps(runId)).reverse();
   for (const step of steps) {
-    if (UNSETTLED_STATUSES.includes(step.status)) return { kind: "reconcile", step };
+    if (UNSETTLED_STATUSES.includes(step.status)) {
+      // Its lookup already failed (a person was asked): leave it to them, or the walk would ask forever.
+      if (await lookupFailedBefore(deps, step)) continue;
+      return { kind: "reconcile", step };
+    }
     if (step.status !== StepStatus.CONFIRMED || step.toolClass === ToolClass.IRREVERSIBLE) continue;
     if (!step.compensation || !step.compensationKey) {
       await failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null);
@@ -59,7 +63,13 @@ export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: A
     }
   }
   // Nothing left that needs a connector: the walk's bookkeeping (corrections, escalations, status).
-  return { kind: "done", report: await unwindRun(deps, runId, actor, reason) };
+  return { kind: "done", report: await unwindRun(deps, runId, actor, reason, { lookupsDone: true }) };
+}
+
+/** Whether a lookup of `step` failed and its OUTCOME_UNKNOWN escalation still waits for a person. */
+async function lookupFailedBefore(deps: EngineDeps, step: StepRecord): Promise<boolean> {
+  const escalation = await deps.store.findEscalationByDedupeKey(`unknown:${step.id}`);
+  return escalation !== null && escalation.status !== EscalationStatus.RESOLVED;
 }
 
 /** What the worker found after sending (or re-checking) a compensation. */

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { CrashPoint } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
-import { SagaError } from "@/lib/saga/errors";
+import { SagaError, ToolOutcomeUnknown } from "@/lib/saga/errors";
+import { recordReconcile } from "@/lib/saga/calls";
+import { ToolRegistry } from "@/lib/saga/tools";
+import { nextUnwindAction, recordCompensation } from "@/lib/saga/unwind-commands";
 import { compensationKey, stepKey } from "@/lib/saga/keys";
 import { type StepRecord } from "@/lib/saga/store";
 import { type CompensationContext } from "@/lib/saga/tools";
@@ -387,5 +390,35 @@ describe("unwind: a reworded retry that makes the compensation buildable", () =>
     });
     expect(after.compensationKey).toBe(compensationKey(run.runId, 0, "hold_funds"));
     expect(sys.compensationCount(compensationKey(run.runId, 0, "hold_funds"))).toBe(1);
+  });
+});
+
+describe("unwind driven by commands (a worker in another language)", () => {
+  it("a step whose lookup fails is left to its escalation: the walk goes on, compensates the rest, and ends NEEDS_ATTENTION", async () => {
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    await run.call("stage_draft", { text: "draft" });
+    sys.modes.push("timeout-after");
+    await expect(run.call("create_ticket", { text: "help" })).rejects.toBeInstanceOf(ToolOutcomeUnknown);
+    // The server's side holds no connector: the worker looks keys up and sends compensations.
+    const server = { ...engine.deps, registry: new ToolRegistry([], []) };
+    const worker = { type: "agent" as const, id: "python-worker" };
+
+    const first = await nextUnwindAction(server, run.runId, worker, "customer cancelled");
+    if (first.kind !== "reconcile") throw new Error(`expected a reconcile first, got ${first.kind}`);
+    expect(first.step.stepIdx).toBe(1);
+    await recordReconcile(server, { step: first.step, report: { kind: "lookup_failed", message: "search unavailable", attempts: 3 }, actor: worker });
+
+    // Asked again, the walk does not ask for the same lookup forever: it moves on to step 0.
+    const second = await nextUnwindAction(server, run.runId, worker, "customer cancelled");
+    if (second.kind !== "compensate") throw new Error(`expected the draft's compensation next, got ${second.kind}`);
+    expect(second.step.stepIdx).toBe(0);
+    await recordCompensation(server, second.step, { done: true, compensationRef: null, how: "read back" }, worker);
+
+    const done = await nextUnwindAction(server, run.runId, worker, "customer cancelled");
+    expect(done).toMatchObject({ kind: "done", report: { status: "NEEDS_ATTENTION", compensated: [0], unresolved: [1] } });
+    expect((await store.getRun(run.runId))?.status).toBe("NEEDS_ATTENTION");
+    expect((await store.listEscalations({ runId: run.runId })).map((e) => [e.kind, e.status])).toEqual([["OUTCOME_UNKNOWN", "OPEN"]]);
+    expect(sys.lookups).toBe(0); // every lookup was the worker's; the server made none
   });
 });

@@ -200,6 +200,11 @@ export interface UnwindOptions {
   skipStepIds?: readonly string[];
   /** What asked for the unwind (`revoke:<rvk_...>`), recorded on the corrections it drafts. */
   draftedBy?: string | null;
+  /**
+   * The lookups already ran where the connectors are (a worker driving `unwind-commands.ts`): a step
+   * still unsettled is left to its OUTCOME_UNKNOWN escalation and reported unresolved, not looked up here.
+   */
+  lookupsDone?: boolean;
 }
 
 /**
@@ -238,7 +243,7 @@ export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, r
     }
     if (settledOne) deps.crashPoints.hit(CrashPoint.MID_UNWIND);
     let step = original;
-    if (UNSETTLED_STATUSES.includes(step.status)) step = await reconcileStep(deps, step, actor);
+    if (UNSETTLED_STATUSES.includes(step.status) && !options.lookupsDone) step = await reconcileStep(deps, step, actor);
 
     if (step.status === StepStatus.CONFIRMED && step.toolClass !== ToolClass.IRREVERSIBLE) {
       step = await compensate(deps, step, actor);
