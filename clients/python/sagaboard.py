@@ -358,11 +358,12 @@ class Worker:
 
     It claims UNWIND tasks and asks the server what to do next: reconcile a step (look its key up) or
     compensate one (send it under its key, read it back). The server decides the order, what is
-    skipped, the escalations, the corrections and the final status. It also answers LOOKUP tasks, a
-    person's "check the real system" for a tool whose connector only this process holds: the lookup
-    runs here and changes nothing.
+    skipped, the escalations, the corrections and the final status. It also answers COMPENSATE tasks
+    (a person pulled one step back: the same walk for that step) and LOOKUP tasks (a person's "check
+    the real system" for a tool whose connector only this process holds: the lookup runs here and
+    changes nothing).
     """
-    KINDS = ("UNWIND", "LOOKUP")
+    KINDS = ("UNWIND", "COMPENSATE", "LOOKUP")
 
     def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000):
         self.sb, self.worker_id, self.lease_ms = sb, worker_id, lease_ms
@@ -376,7 +377,9 @@ class Worker:
             if task["kind"] not in self.KINDS:
                 self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {' and '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
                 continue
-            if task["kind"] == "LOOKUP":
+            if task["kind"] == "COMPENSATE":
+                result = self.compensate_step(task["stepId"], (task.get("payload") or {}).get("draftedBy"))
+            elif task["kind"] == "LOOKUP":
                 step = self.sb.request("GET", f"/api/v1/steps/{task['stepId']}")["step"]
                 result = {"stepId": step["id"], "lookup": look_up(self.sb, self._tool(step["tool"]), step)}
             else:
@@ -393,6 +396,19 @@ class Worker:
             step = action["step"]
             if action["action"] == "reconcile":
                 reconcile(self.sb, self._tool(step["tool"]), step)
+            else:
+                self._compensate(action)
+
+    def compensate_step(self, step_id: str, drafted_by: Optional[str] = None) -> dict:
+        """Pulls one step back: reconcile or compensate it as the server says, until it says done."""
+        body = {"draftedBy": drafted_by} if drafted_by else {}
+        while True:
+            action = self.sb.request("POST", f"/api/v1/steps/{step_id}/compensate/next", body)
+            if action["action"] == "done":
+                step = action["step"]
+                return {"stepId": step["id"], "stepIdx": step["stepIdx"], "tool": step["tool"], "status": step["status"], "compensationState": step["compensationState"], "compensationRef": step.get("compensationRef")}
+            if action["action"] == "reconcile":
+                reconcile(self.sb, self._tool(action["step"]["tool"]), action["step"])
             else:
                 self._compensate(action)
 

@@ -12,7 +12,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { RunRecord, StepRecord } from "@/lib/saga/store";
 import { ToolRegistry, type CompensationPlan, type CorrectionDraft, type Json } from "@/lib/saga/tools";
-import { nextUnwindAction, recordCompensation, type CompensationReport, type UnwindAction } from "@/lib/saga/unwind-commands";
+import { nextCompensateAction, nextUnwindAction, recordCompensation, type CompensationReport, type StepCompensateAction, type UnwindAction } from "@/lib/saga/unwind-commands";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { asGuardedAgent, type GuardedAgent } from "@/lib/tokens/authenticate-agent";
 import { ToolStatus } from "@/lib/tools/tool-policy";
@@ -176,6 +176,13 @@ export async function nextUnwindActionForAgent(prisma: PrismaClient, principal: 
   const deps = unwindDeps(prisma);
   await getAgentRun(harnessStore(prisma), principal, runId);
   return nextUnwindAction(deps, runId, agentActor(principal), reason);
+}
+
+/** The next thing the calling worker does to pull back one step (a revoke's COMPENSATE task). */
+export async function nextCompensateActionForAgent(prisma: PrismaClient, principal: AgentPrincipal, stepId: string, draftedBy: string | null): Promise<StepCompensateAction> {
+  const { step } = await getAgentStep(harnessStore(prisma), principal, stepId);
+  assertToolInScope(principal, step.tool);
+  return nextCompensateAction(unwindDeps(prisma), stepId, agentActor(principal), draftedBy);
 }
 
 /** Records what the worker read back after sending a compensation. */

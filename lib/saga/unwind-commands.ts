@@ -8,7 +8,7 @@ import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
 import type { Actor, StepRecord } from "./store";
 import type { CompensationPlan, Json } from "./tools";
-import { confirmCompensation, failCompensation, unwindRun, type UnwindReport } from "./unwind";
+import { compensateOneStep, confirmCompensation, failCompensation, unwindRun, type UnwindReport } from "./unwind";
 import { CompensationState, EscalationStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What the worker is asked to do next. */
@@ -36,34 +36,63 @@ export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: A
   if (run.status !== RunStatus.UNWINDING) {
     await deps.store.setRunStatus(runId, null, RunStatus.UNWINDING, { type: "run.unwinding", actor, data: { reason } });
   }
-  const steps = (await deps.store.listSteps(runId)).reverse();
-  for (const step of steps) {
-    if (UNSETTLED_STATUSES.includes(step.status)) {
-      // Its lookup already failed (a person was asked): leave it to them, or the walk would ask forever.
-      if (await lookupFailedBefore(deps, step)) continue;
-      return { kind: "reconcile", step };
-    }
-    if (step.status !== StepStatus.CONFIRMED || step.toolClass === ToolClass.IRREVERSIBLE) continue;
-    if (!step.compensation || !step.compensationKey) {
-      await failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null);
-      continue;
-    }
-    if (step.compensationState === CompensationState.REQUESTED) {
-      return { kind: "compensate", step, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: true };
-    }
-    const requested = await deps.store.updateStep(
-      step.id,
-      { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
-      { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
-      { type: "compensation.requested", actor, data: { compensation: step.compensation as unknown as Json, compensationKey: step.compensationKey } },
-    );
-    const current = requested ?? (await deps.store.getStep(step.id));
-    if (current?.compensationState === CompensationState.REQUESTED && current.status === StepStatus.CONFIRMED) {
-      return { kind: "compensate", step: current, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: !requested };
-    }
+  for (const step of (await deps.store.listSteps(runId)).reverse()) {
+    const action = await nextStepAction(deps, step, actor);
+    if (action) return action;
   }
   // Nothing left that needs a connector: the walk's bookkeeping (corrections, escalations, status).
   return { kind: "done", report: await unwindRun(deps, runId, actor, reason, { lookupsDone: true }) };
+}
+
+/** What the worker is asked to do next to pull back one step. */
+export type StepCompensateAction = ConnectorAction | { kind: "done"; step: StepRecord };
+
+/**
+ * The next action of pulling back one step (a revoke's COMPENSATE task): reconcile it, or
+ * compensate it, as an unwind would; when nothing needs a connector any more, the bookkeeping is
+ * `compensateOneStep`'s (a failed compensation escalated, the correction an audience that saw it needs).
+ */
+export async function nextCompensateAction(deps: EngineDeps, stepId: string, actor: Actor, draftedBy: string | null): Promise<StepCompensateAction> {
+  const step = await deps.store.getStep(stepId);
+  if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
+  const action = await nextStepAction(deps, step, actor);
+  if (action) return action;
+  return { kind: "done", step: await compensateOneStep(deps, stepId, actor, draftedBy, { lookupsDone: true }) };
+}
+
+/** An action only a connector can do. */
+type ConnectorAction = Exclude<UnwindAction, { kind: "done" }>;
+
+/**
+ * What `step` needs from a connector, if anything: a lookup while its outcome is unsettled (unless a
+ * failed one already went to a person), else the compensation of a confirmed reversible or
+ * compensatable step, marked REQUESTED before the worker is told (as an in-process unwind marks it
+ * before it calls). Null: nothing (settled, irreversible, answered, or left to a person).
+ */
+async function nextStepAction(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<ConnectorAction | null> {
+  if (UNSETTLED_STATUSES.includes(step.status)) {
+    // Its lookup already failed (a person was asked): leave it to them, or the walk would ask forever.
+    return (await lookupFailedBefore(deps, step)) ? null : { kind: "reconcile", step };
+  }
+  if (step.status !== StepStatus.CONFIRMED || step.toolClass === ToolClass.IRREVERSIBLE) return null;
+  if (!step.compensation || !step.compensationKey) {
+    await failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null);
+    return null;
+  }
+  if (step.compensationState === CompensationState.REQUESTED) {
+    return { kind: "compensate", step, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: true };
+  }
+  const requested = await deps.store.updateStep(
+    step.id,
+    { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
+    { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
+    { type: "compensation.requested", actor, data: { compensation: step.compensation as unknown as Json, compensationKey: step.compensationKey } },
+  );
+  const current = requested ?? (await deps.store.getStep(step.id));
+  if (current?.compensationState === CompensationState.REQUESTED && current.status === StepStatus.CONFIRMED) {
+    return { kind: "compensate", step: current, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: !requested };
+  }
+  return null;
 }
 
 /** Whether a lookup of `step` failed and its OUTCOME_UNKNOWN escalation still waits for a person. */

@@ -215,10 +215,10 @@ export interface UnwindOptions {
  * already compensated is returned as it is; a REQUESTED compensation is verified before anything is
  * sent again.
  */
-export async function compensateOneStep(deps: EngineDeps, stepId: string, actor: Actor, draftedBy: string | null = null): Promise<StepRecord> {
+export async function compensateOneStep(deps: EngineDeps, stepId: string, actor: Actor, draftedBy: string | null = null, options: Pick<UnwindOptions, "lookupsDone"> = {}): Promise<StepRecord> {
   let step = await deps.store.getStep(stepId);
   if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
-  if (UNSETTLED_STATUSES.includes(step.status)) step = await reconcileStep(deps, step, actor);
+  if (UNSETTLED_STATUSES.includes(step.status) && !options.lookupsDone) step = await reconcileStep(deps, step, actor);
   if (step.status === StepStatus.CONFIRMED && step.toolClass !== ToolClass.IRREVERSIBLE) step = await compensate(deps, step, actor);
   if (step.status === StepStatus.COMPENSATION_FAILED && !step.manualRepair) await escalateFailedCompensation(deps, step, actor);
   if (step.status === StepStatus.CONFIRMED || step.status === StepStatus.COMPENSATED) await draftCorrection(deps, step, actor, draftedBy);

@@ -53,6 +53,7 @@ const GRID: Record<string, Cell> = {
   "POST /api/v1/steps/:stepId/reconcile": { access: OWN, body: () => ({ found: false, lookups: 2 }) },
   "POST /api/v1/steps/:stepId/compensation": { access: OWN, body: () => ({ done: false, reason: "grid", message: "grid" }) },
   "POST /api/v1/runs/:runId/unwind/next": { access: OWN, body: () => ({ reason: "grid" }) },
+  "POST /api/v1/steps/:stepId/compensate/next": { access: OWN, body: () => ({ draftedBy: "grid" }) },
   "GET /api/v1/steps/:stepId": { access: OWN },
   "PATCH /api/v1/steps/:stepId": { access: OWN, body: () => ({ fence: { status: ["FAILED"] }, patch: { attempts: 9 }, event }) },
   "GET /api/v1/runs/:runId/pivots": { access: OWN },

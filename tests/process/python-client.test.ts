@@ -123,5 +123,17 @@ describe("the Python client", () => {
     const answer = ZLookupResultSchema.parse(done.result);
     expect(answer).toMatchObject({ stepId: email!.id, lookup: { found: true, externalRef: ledger.email![email!.stepKey]!.id } });
     expect(Object.keys(JSON.parse(readFileSync(LEDGER, "utf8")).email)).toHaveLength(1); // looked up, not sent again
+
+    // A person pulls back the car held for the Faro trip (a revoke): the COMPENSATE task goes to the
+    // Python worker, the only one holding trip.hold_car; the car is released once, under its own key.
+    const car = steps.find((s) => s.tool === "trip.hold_car" && (s.args as { city?: string }).city === "Faro")!;
+    const pulled = await enqueueTask(prisma, { kind: "COMPENSATE", runId: car.runId, stepId: car.id, tools: [car.tool], payload: { reason: "the customer cancelled the car", draftedBy: "revoke:rvk_test" }, dedupeKey: `compensate:${car.id}` });
+    const revoked = await python(["test_trip.py", "worker", "python-revoke-worker"], env);
+    expect(revoked.code, revoked.out).toBe(0);
+    expect((await prisma.workerTask.findUniqueOrThrow({ where: { id: pulled.task.id } })).status).toBe("DONE");
+    expect(await prisma.step.findUniqueOrThrow({ where: { id: car.id } })).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
+    const releases = (JSON.parse(readFileSync(LEDGER, "utf8")) as { released: { target: string; key: string }[] }).released.filter((r) => r.target === car.stepKey);
+    expect(releases).toEqual([{ system: "car", target: car.stepKey, key: car.compensationKey }]);
+    expect(JSON.parse(revoked.out)).toEqual([expect.objectContaining({ stepId: car.id, status: "COMPENSATED" })]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
-import { BeginCallBody, CallAnswerWire, CompensationReportBody, OutcomeBody, ReconcileBody, UnwindActionWire } from "../schemas/calls";
+import { BeginCallBody, CallAnswerWire, CompensationReportBody, OutcomeBody, ReconcileBody, StepCompensateActionWire, UnwindActionWire } from "../schemas/calls";
 import { RunWire, StepWire } from "../schemas/saga";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
@@ -79,6 +79,22 @@ export const nextUnwindAction = defineEndpoint({
   body: z.object({ reason: z.string().trim().min(1).max(1000) }),
   response: UnwindActionWire,
   example: { reason: "the customer cancelled the trip" },
+});
+
+export const nextCompensateAction = defineEndpoint({
+  method: "POST",
+  path: "/api/v1/steps/:stepId/compensate/next",
+  operationId: "nextCompensateAction",
+  summary: "The next thing a worker does to pull back one step (a revoke): reconcile it, compensate it, or nothing (done)",
+  description:
+    "For workers in any language, with a claimed COMPENSATE task of the step's run. The server decides as an unwind does; the worker only looks the key up or sends the compensation and reads it back, " +
+    "and reports it (/steps/{stepId}/reconcile, /steps/{stepId}/compensation). `draftedBy` (the task's payload) is recorded on the correction an audience that saw the effect needs.",
+  tags: ["calls"],
+  auth: "agent",
+  params: StepParams,
+  body: z.object({ draftedBy: z.string().trim().min(1).max(80).nullish() }),
+  response: StepCompensateActionWire,
+  example: { draftedBy: "revoke:rvk_0mx4v1igxd71987" },
 });
 
 export const reportCompensation = defineEndpoint({

@@ -2,7 +2,7 @@
 import * as z from "zod";
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
 import { ApprovalReason } from "@/lib/saga/gate";
-import type { UnwindAction } from "@/lib/saga/unwind-commands";
+import type { StepCompensateAction, UnwindAction } from "@/lib/saga/unwind-commands";
 import { CompensationPlanSchema, CorrectionDraftSchema, JsonSchema, StepWire, toWire } from "./saga";
 
 export const ApprovalReasonSchema = z.enum(Object.values(ApprovalReason) as [ApprovalReason, ...ApprovalReason[]]).meta({ id: "ApprovalReason" });
@@ -146,21 +146,25 @@ export function outcomeReport(body: z.output<typeof OutcomeBody>): CallOutcomeRe
 }
 
 /** The next thing a worker does for an unwind (POST /runs/{runId}/unwind/next). */
+const ReconcileActionWire = z.object({
+  action: z.literal("reconcile").describe("Look the step's key up, then report it on /steps/{stepId}/reconcile."),
+  step: StepWire,
+  lookup: z.object({ stepKey: z.string(), tool: z.string(), args: JsonSchema, recheckAfterMs: z.number().int() }),
+});
+
+const CompensateActionWire = z.object({
+  action: z.literal("compensate").describe("Send the compensation under its key, read the real system back, report on /steps/{stepId}/compensation."),
+  step: StepWire,
+  compensation: CompensationPlanSchema,
+  compensationKey: z.string(),
+  verifyFirst: z.boolean().describe("It was requested before (a crash): read the real system back before sending it again."),
+  target: z.object({ stepKey: z.string(), externalRef: z.string().nullable(), tool: z.string(), args: JsonSchema }),
+});
+
 export const UnwindActionWire = z
   .discriminatedUnion("action", [
-    z.object({
-      action: z.literal("reconcile").describe("Look the step's key up, then report it on /steps/{stepId}/reconcile."),
-      step: StepWire,
-      lookup: z.object({ stepKey: z.string(), tool: z.string(), args: JsonSchema, recheckAfterMs: z.number().int() }),
-    }),
-    z.object({
-      action: z.literal("compensate").describe("Send the compensation under its key, read the real system back, report on /steps/{stepId}/compensation."),
-      step: StepWire,
-      compensation: CompensationPlanSchema,
-      compensationKey: z.string(),
-      verifyFirst: z.boolean().describe("It was requested before (a crash): read the real system back before sending it again."),
-      target: z.object({ stepKey: z.string(), externalRef: z.string().nullable(), tool: z.string(), args: JsonSchema }),
-    }),
+    ReconcileActionWire,
+    CompensateActionWire,
     z.object({
       action: z.literal("done").describe("Nothing needs a connector any more; the run is UNWOUND or NEEDS_ATTENTION."),
       status: z.string(),
@@ -170,6 +174,18 @@ export const UnwindActionWire = z
     }),
   ])
   .meta({ id: "UnwindAction" });
+
+/** The next thing a worker does to pull back one step (POST /steps/{stepId}/compensate/next). */
+export const StepCompensateActionWire = z
+  .discriminatedUnion("action", [
+    ReconcileActionWire,
+    CompensateActionWire,
+    z.object({
+      action: z.literal("done").describe("Nothing needs a connector any more: the step as it ends (COMPENSATED, COMPENSATION_FAILED and escalated, or answered by a correction draft)."),
+      step: StepWire,
+    }),
+  ])
+  .meta({ id: "StepCompensateAction" });
 
 export const CompensationReportBody = z
   .discriminatedUnion("done", [
@@ -183,16 +199,24 @@ export const CompensationReportBody = z
   ])
   .meta({ id: "CompensationReport" });
 
-/** An unwind action on the wire. */
-export function unwindActionWire(action: UnwindAction): z.input<typeof UnwindActionWire> {
-  if (action.kind === "done") {
-    const { status, compensated, compensationFailed, corrections } = action.report;
-    return { action: "done", status, compensated, compensationFailed, corrections };
-  }
+/** An action only a connector can do, on the wire. */
+function connectorActionWire(action: Exclude<UnwindAction, { kind: "done" }>): z.input<typeof ReconcileActionWire> | z.input<typeof CompensateActionWire> {
   const step = toWire(action.step);
   if (action.kind === "reconcile") {
     return { action: "reconcile", step, lookup: { stepKey: action.step.stepKey, tool: action.step.tool, args: action.step.args, recheckAfterMs: RECHECK_AFTER_MS } };
   }
   const { stepKey, externalRef, tool, args } = action.step;
   return { action: "compensate", step, compensation: action.compensation, compensationKey: action.compensationKey, verifyFirst: action.verifyFirst, target: { stepKey, externalRef, tool, args } };
+}
+
+/** An unwind action on the wire. */
+export function unwindActionWire(action: UnwindAction): z.input<typeof UnwindActionWire> {
+  if (action.kind !== "done") return connectorActionWire(action);
+  const { status, compensated, compensationFailed, corrections } = action.report;
+  return { action: "done", status, compensated, compensationFailed, corrections };
+}
+
+/** A step's compensate action on the wire. */
+export function stepCompensateActionWire(action: StepCompensateAction): z.input<typeof StepCompensateActionWire> {
+  return action.kind === "done" ? { action: "done", step: toWire(action.step) } : connectorActionWire(action);
 }
