@@ -383,14 +383,17 @@ class Worker:
                 step = self.sb.request("GET", f"/api/v1/steps/{task['stepId']}")["step"]
                 result = {"stepId": step["id"], "lookup": look_up(self.sb, self._tool(step["tool"]), step)}
             else:
-                result = self.unwind(task["runId"], (task.get("payload") or {}).get("reason") or "unwind requested")
+                payload = task.get("payload") or {}
+                result = self.unwind(task["runId"], payload.get("reason") or "unwind requested", payload.get("skipStepIds"), payload.get("draftedBy"))
             self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result})
             results.append(result)
         return results
 
-    def unwind(self, run_id: str, reason: str) -> dict:
+    def unwind(self, run_id: str, reason: str, skip_step_ids: Optional[list] = None, drafted_by: Optional[str] = None) -> dict:
+        """Unwinds a run as the server says, leaving `skip_step_ids` as they are (a whole-run revoke's steps past their window)."""
+        body = {"reason": reason, **({"skipStepIds": skip_step_ids} if skip_step_ids else {}), **({"draftedBy": drafted_by} if drafted_by else {})}
         while True:
-            action = self.sb.request("POST", f"/api/v1/runs/{run_id}/unwind/next", {"reason": reason})
+            action = self.sb.request("POST", f"/api/v1/runs/{run_id}/unwind/next", body)
             if action["action"] == "done":
                 return action
             step = action["step"]

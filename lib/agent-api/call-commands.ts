@@ -172,10 +172,15 @@ function unwindDeps(prisma: PrismaClient): EngineDeps {
 }
 
 /** The next thing the calling worker (or the run's agent) does for the run's unwind. */
-export async function nextUnwindActionForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, reason: string): Promise<UnwindAction> {
+export async function nextUnwindActionForAgent(
+  prisma: PrismaClient,
+  principal: AgentPrincipal,
+  runId: string,
+  input: { reason: string; skipStepIds?: readonly string[] | undefined; draftedBy?: string | null | undefined },
+): Promise<UnwindAction> {
   const deps = unwindDeps(prisma);
   await getAgentRun(harnessStore(prisma), principal, runId);
-  return nextUnwindAction(deps, runId, agentActor(principal), reason);
+  return nextUnwindAction(deps, runId, agentActor(principal), input.reason, { skipStepIds: input.skipStepIds, draftedBy: input.draftedBy ?? null });
 }
 
 /** The next thing the calling worker does to pull back one step (a revoke's COMPENSATE task). */

@@ -8,7 +8,7 @@ import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
 import type { Actor, StepRecord } from "./store";
 import type { CompensationPlan, Json } from "./tools";
-import { compensateOneStep, confirmCompensation, failCompensation, unwindRun, type UnwindReport } from "./unwind";
+import { compensateOneStep, confirmCompensation, failCompensation, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
 import { CompensationState, EscalationStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What the worker is asked to do next. */
@@ -30,18 +30,20 @@ export type UnwindAction =
  * before the worker is told, as an in-process unwind does before it calls); when nothing needs a
  * connector any more, the unwind finishes here (corrections, escalations, UNWOUND or NEEDS_ATTENTION).
  */
-export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: Actor, reason: string): Promise<UnwindAction> {
+export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: Actor, reason: string, options: Pick<UnwindOptions, "skipStepIds" | "draftedBy"> = {}): Promise<UnwindAction> {
+  const skip = new Set(options.skipStepIds ?? []);
   const run = await deps.store.getRun(runId);
   if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist.`);
   if (run.status !== RunStatus.UNWINDING) {
     await deps.store.setRunStatus(runId, null, RunStatus.UNWINDING, { type: "run.unwinding", actor, data: { reason } });
   }
   for (const step of (await deps.store.listSteps(runId)).reverse()) {
+    if (skip.has(step.id)) continue; // left as it is (a whole-run revoke: past its window, escalated instead)
     const action = await nextStepAction(deps, step, actor);
     if (action) return action;
   }
   // Nothing left that needs a connector: the walk's bookkeeping (corrections, escalations, status).
-  return { kind: "done", report: await unwindRun(deps, runId, actor, reason, { lookupsDone: true }) };
+  return { kind: "done", report: await unwindRun(deps, runId, actor, reason, { ...options, lookupsDone: true }) };
 }
 
 /** What the worker is asked to do next to pull back one step. */

@@ -421,4 +421,24 @@ describe("unwind driven by commands (a worker in another language)", () => {
     expect((await store.listEscalations({ runId: run.runId })).map((e) => [e.kind, e.status])).toEqual([["OUTCOME_UNKNOWN", "OPEN"]]);
     expect(sys.lookups).toBe(0); // every lookup was the worker's; the server made none
   });
+
+  it("a whole-run revoke's steps past their window (skipStepIds) are left as they are, and reported skipped", async () => {
+    const { sys, store, engine, start } = setup();
+    const run = await start();
+    await run.call("stage_draft", { text: "draft" });
+    await run.call("create_ticket", { text: "help" });
+    const [old] = await store.listSteps(run.runId);
+    const server = { ...engine.deps, registry: new ToolRegistry([], []) };
+    const worker = { type: "agent" as const, id: "python-worker" };
+    const options = { skipStepIds: [old!.id], draftedBy: "revoke:rvk_1" };
+
+    const first = await nextUnwindAction(server, run.runId, worker, "revoke: wrong customer", options);
+    if (first.kind !== "compensate") throw new Error(`expected the ticket's compensation, got ${first.kind}`);
+    expect(first.step.stepIdx).toBe(1);
+    await recordCompensation(server, first.step, { done: true, compensationRef: null, how: "read back" }, worker);
+    const done = await nextUnwindAction(server, run.runId, worker, "revoke: wrong customer", options);
+    expect(done).toMatchObject({ kind: "done", report: { compensated: [1], skipped: [0] } });
+    expect((await store.getStep(old!.id))?.compensationState).toBe("NONE");
+    expect(sys.compensations).toHaveLength(0); // the worker sent it; this side sent nothing
+  });
 });

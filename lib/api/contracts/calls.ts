@@ -76,7 +76,11 @@ export const nextUnwindAction = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: RunParams,
-  body: z.object({ reason: z.string().trim().min(1).max(1000) }),
+  body: z.object({
+    reason: z.string().trim().min(1).max(1000),
+    skipStepIds: z.array(z.string().min(1)).max(10_000).optional().describe("Steps to leave as they are (an UNWIND task's payload.skipStepIds: a whole-run revoke's steps past their window)."),
+    draftedBy: z.string().trim().min(1).max(80).nullish().describe("An UNWIND task's payload.draftedBy, recorded on the corrections the unwind drafts."),
+  }),
   response: UnwindActionWire,
   example: { reason: "the customer cancelled the trip" },
 });
