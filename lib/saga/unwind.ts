@@ -4,7 +4,8 @@ import type { EngineDeps } from "./deps";
 import { SagaError, ToolRejected } from "./errors";
 import { reconcileStep } from "./reconcile";
 import type { Actor, StepRecord } from "./store";
-import type { CompensationContext, Json } from "./tools";
+import type { CompensationContext, CompensatorDefinition, Json } from "./tools";
+import type { CompensationReport } from "./unwind-commands";
 import {
   audienceRank,
   CompensationState,
@@ -49,13 +50,9 @@ async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Pro
   if (!parsed.success) {
     return failCompensation(deps, step, actor, "invalid_compensation", parsed.error.message, null);
   }
-  const ctx: CompensationContext = {
-    compensationKey: step.compensationKey,
-    target: { stepKey: step.stepKey, externalRef: step.externalRef, tool: step.tool, args: step.args },
-  };
-
   let current = step;
-  if (current.compensationState === CompensationState.NONE) {
+  const requestedBefore = current.compensationState !== CompensationState.NONE;
+  if (!requestedBefore) {
     const requested = await deps.store.updateStep(
       step.id,
       { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
@@ -64,37 +61,60 @@ async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Pro
     );
     if (!requested) return (await deps.store.getStep(step.id)) ?? step;
     current = requested;
-  } else {
-    // A compensation was requested before a crash: read the real system before sending anything again.
-    const check = await compensator.verify(parsed.data, ctx);
-    if (check.done) return confirmCompensation(deps, current, actor, null, "verified after resume");
   }
+  const report = await sendCompensation(deps, compensator, parsed.data, compensationContext(current, step.compensationKey), requestedBefore);
+  return report.done ? confirmCompensation(deps, current, actor, report.compensationRef, report.how) : failCompensation(deps, current, actor, report.reason, report.message, report.remaining);
+}
 
+/** What a compensator is told about the step it answers. */
+export function compensationContext(step: StepRecord, compensationKey: string): CompensationContext {
+  return { compensationKey, target: { stepKey: step.stepKey, externalRef: step.externalRef, tool: step.tool, args: step.args } };
+}
+
+/**
+ * The connector's part of a compensation, where the connector is (this process, or a worker driving
+ * `unwind-commands.ts`): read the real system back first when it was requested before (a crash);
+ * send it under its key; a refusal is final unless it is already in effect; a timeout or "try later"
+ * is read back (again after the search lag) and retried up to `maxAttempts`. Writes nothing: the
+ * caller records the report (`confirmCompensation` / `failCompensation`, or `recordCompensation`).
+ */
+export async function sendCompensation(
+  deps: Pick<EngineDeps, "maxAttempts" | "clock" | "recheckAfterMs" | "crashPoints">,
+  compensator: CompensatorDefinition,
+  args: unknown,
+  ctx: CompensationContext,
+  verifyFirst: boolean,
+): Promise<CompensationReport> {
+  if (verifyFirst) {
+    // A compensation was requested before a crash: read the real system before sending anything again.
+    const check = await compensator.verify(args, ctx);
+    if (check.done) return { done: true, compensationRef: null, how: "verified after resume" };
+  }
   let lastError = "compensation not confirmed";
   let remaining: Json | null = null;
   for (let attempt = 1; attempt <= deps.maxAttempts; attempt++) {
     let compensationRef: string | null = null;
     try {
-      compensationRef = (await compensator.run(parsed.data, ctx)).externalRef ?? null;
+      compensationRef = (await compensator.run(args, ctx)).externalRef ?? null;
     } catch (e) {
       if (e instanceof SimulatedCrash) throw e;
       if (e instanceof ToolRejected && !e.retryable) {
-        const check = await compensator.verify(parsed.data, ctx);
-        if (check.done) return confirmCompensation(deps, current, actor, null, "already in effect");
-        return failCompensation(deps, current, actor, e.reason, e.message, check.remaining ?? null);
+        const check = await compensator.verify(args, ctx);
+        if (check.done) return { done: true, compensationRef: null, how: "already in effect" };
+        return { done: false, reason: e.reason, message: e.message, remaining: check.remaining ?? null };
       }
       lastError = errorMessage(e); // timeout or retryable: the real system says what happened
     }
     deps.crashPoints.hit(CrashPoint.MID_COMPENSATION);
-    let check = await compensator.verify(parsed.data, ctx);
+    let check = await compensator.verify(args, ctx);
     if (!check.done) {
       await deps.clock.sleep(deps.recheckAfterMs);
-      check = await compensator.verify(parsed.data, ctx);
+      check = await compensator.verify(args, ctx);
     }
-    if (check.done) return confirmCompensation(deps, current, actor, compensationRef, "read back");
+    if (check.done) return { done: true, compensationRef, how: "read back" };
     remaining = check.remaining ?? null;
   }
-  return failCompensation(deps, current, actor, "not_confirmed", lastError, remaining);
+  return { done: false, reason: "not_confirmed", message: lastError, remaining };
 }
 
 export async function confirmCompensation(
