@@ -3,12 +3,15 @@
  * tool, its arguments and its cursor; the server answers what it may do (lib/agent-api/call-commands.ts).
  */
 import * as api from "@/lib/api/contracts/calls";
-import { outcomeBody, reconcileBody } from "@/lib/api/schemas/calls";
+import type * as z from "zod";
+import { outcomeBody, reconcileBody, type StepCompensateActionWire, type UnwindActionWire } from "@/lib/api/schemas/calls";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { fillPath } from "@/lib/api/endpoint";
 import type { BeginCallAnswer } from "@/lib/saga/calls";
 import type { ApprovalReason } from "@/lib/saga/gate";
-import type { CallPort, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { CallPort, RunRecord, StepRecord, UnwindPort } from "@/lib/saga/store";
+import type { UnwindReport } from "@/lib/saga/unwind";
+import type { ConnectorAction } from "@/lib/saga/unwind-commands";
 import type { Transport } from "./transport";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
@@ -41,6 +44,34 @@ export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) =>
     async complete(input) {
       const res = await send(() => http.request("POST", fillPath(api.completeRun.path, { runId: input.runId }), api.completeRun.response));
       return run(res.run);
+    },
+  };
+}
+
+/** An action the server asks of this process's connectors, from the wire. */
+function connectorAction(wire: z.output<typeof UnwindActionWire> | z.output<typeof StepCompensateActionWire>): ConnectorAction | null {
+  if (wire.action === "reconcile") return { kind: "reconcile", step: step(wire.step) };
+  if (wire.action === "compensate") return { kind: "compensate", step: step(wire.step), compensation: wire.compensation, compensationKey: wire.compensationKey, verifyFirst: wire.verifyFirst };
+  return null;
+}
+
+/** The unwind commands, sent through `send`: the server walks the log; this process does what needs its connectors. */
+export function httpUnwindPort(http: Transport, send: <T>(fn: () => Promise<T>) => Promise<T>): UnwindPort {
+  return {
+    async next(input) {
+      const body = { reason: input.reason, ...(input.skipStepIds?.length ? { skipStepIds: [...input.skipStepIds] } : {}), draftedBy: input.draftedBy };
+      const res = await send(() => http.request("POST", fillPath(api.nextUnwindAction.path, { runId: input.runId }), api.nextUnwindAction.response, body));
+      if (res.action !== "done") return connectorAction(res)!;
+      const { action: _done, status, ...steps } = res;
+      return { kind: "done", report: { runId: input.runId, status: status as UnwindReport["status"], ...steps } };
+    },
+    async nextForStep(input) {
+      const res = await send(() => http.request("POST", fillPath(api.nextCompensateAction.path, { stepId: input.stepId }), api.nextCompensateAction.response, { draftedBy: input.draftedBy }));
+      return res.action === "done" ? { kind: "done", step: step(res.step) } : connectorAction(res)!;
+    },
+    async compensated(input) {
+      const res = await send(() => http.request("POST", fillPath(api.reportCompensation.path, { stepId: input.step.id }), api.reportCompensation.response, input.report));
+      return step(res.step);
     },
   };
 }

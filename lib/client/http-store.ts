@@ -10,6 +10,7 @@ import { ApprovalRequiredError, SagaError, type SagaErrorCode, SAGA_ERROR_HTTP_S
 import type {
   AuditEventRecord,
   CallPort,
+  UnwindPort,
   AuditInput,
   CorrectionRecord,
   CreateEscalationResult,
@@ -22,12 +23,10 @@ import type {
   PivotRecord,
   RunRecord,
   SagaStore,
-  StepFence,
-  StepPatch,
   StepRecord,
 } from "@/lib/saga/store";
 import type { EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
-import { httpCallPort } from "./http-calls";
+import { httpCallPort, httpUnwindPort } from "./http-calls";
 import { SagaboardApiError, Transport, type TransportOptions } from "./transport";
 
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
@@ -54,6 +53,8 @@ export class HttpSagaStore implements SagaStore {
   private readonly http: Transport;
   /** The engine asks the server's call commands instead of deciding on this store. */
   readonly calls: CallPort;
+  /** The unwind commands: the server walks the log; this process does what needs its connectors. */
+  readonly unwinds: UnwindPort;
   private policyCache: { at: number; versions: Map<string, number> } | null = null;
   private readonly policyCacheMs: number;
 
@@ -61,6 +62,7 @@ export class HttpSagaStore implements SagaStore {
     this.http = new Transport(options);
     this.policyCacheMs = options.policyCacheMs ?? 5000;
     this.calls = httpCallPort(this.http, (fn) => this.call(fn));
+    this.unwinds = httpUnwindPort(this.http, (fn) => this.call(fn));
   }
 
   /** Sends a request; engine-level error codes come back as the engine's own SagaError. */
@@ -122,14 +124,12 @@ export class HttpSagaStore implements SagaStore {
     throw new SagaError("CONFLICT", "Over HTTP an intent is begun with the call commands (POST /api/v1/runs/{runId}/calls), never written as a row.");
   }
 
-  async updateStep(stepId: string, fence: StepFence, patch: StepPatch, a: AuditInput): Promise<StepRecord | null> {
-    const body = {
-      fence: { ...(fence.status ? { status: [...fence.status] } : {}), ...(fence.compensationState ? { compensationState: [...fence.compensationState] } : {}) },
-      patch: { ...patch, compensationRequestedAt: iso(patch.compensationRequestedAt), compensationConfirmedAt: iso(patch.compensationConfirmedAt) },
-      event: event(a),
-    };
-    const res = await this.call(() => this.http.request("PATCH", path(api.updateStep.path, { stepId }), api.updateStep.response, body));
-    return res.step ? step(res.step) : null;
+  async updateStep(): Promise<StepRecord | null> {
+    // The server changes steps: outcomes and lookups are call commands, compensations unwind commands.
+    throw new SagaError(
+      "CONFLICT",
+      "Over HTTP a step is changed with the commands (POST /steps/{stepId}/outcome, /reconcile, /compensation; /runs/{runId}/unwind/next), never patched as a row.",
+    );
   }
 
   async createPivot(input: NewPivot, _audit: AuditInput): Promise<PivotRecord> {

@@ -12,9 +12,10 @@ import { randomIds, type IdGenerator } from "./ids";
 import { argsHash, planHash } from "./keys";
 import { irreversibleBeforePivot } from "./metrics";
 import { lookUpStep, reconcileStep, toJson } from "./reconcile";
-import type { Actor, CallPort, EscalationRecord, PivotRecord, PlanItem, RunRecord, SagaStore, StepRecord } from "./store";
+import type { Actor, CallPort, EscalationRecord, PivotRecord, PlanItem, RunRecord, SagaStore, StepRecord, UnwindPort } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
-import { compensateOneStep, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
+import { compensateOneStep, compensationContext, sendCompensation, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
+import type { CompensationReport, ConnectorAction } from "./unwind-commands";
 import { EscalationKind, EscalationStatus, Phase, PivotStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** Options of an engine. */
@@ -123,21 +124,31 @@ export class SagaEngine {
     return run;
   }
 
-  /** Unwinds a run (reconcile, then compensate in reverse); call again to resume a crashed unwind. */
+  /**
+   * Unwinds a run (reconcile, then compensate in reverse); call again to resume a crashed unwind. On
+   * a store whose decisions are the server's (`store.unwinds`, over HTTP) the server walks the log
+   * and this process only does what needs its connectors, as a worker in any other language does.
+   */
   async unwind(runId: string, actor: Actor, reason: string, options: UnwindOptions = {}): Promise<UnwindReport> {
-    return unwindRun(this.deps, runId, actor, reason, options);
+    return unwindHere(this.deps, runId, actor, reason, options);
   }
 
   /** Pulls back one step: its compensation (confirmed by reading back) or its correction draft. Idempotent. */
   async compensateStep(stepId: string, actor: Actor, draftedBy: string | null = null): Promise<StepRecord> {
-    return compensateOneStep(this.deps, stepId, actor, draftedBy);
+    const remote = this.deps.store.unwinds;
+    if (!remote) return compensateOneStep(this.deps, stepId, actor, draftedBy);
+    for (;;) {
+      const action = await remote.nextForStep({ stepId, draftedBy, actor });
+      if (action.kind === "done") return action.step;
+      await connectorAction(this.deps, remote, action, actor);
+    }
   }
 
   /** Reconciles one step against the real system. */
   async reconcile(stepId: string, actor: Actor = this.deps.systemActor): Promise<StepRecord> {
     const step = await this.deps.store.getStep(stepId);
     if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
-    return reconcileStep(this.deps, step, actor);
+    return this.deps.store.calls ? reconcileRemotely(this.deps, this.deps.store.calls, step, actor) : reconcileStep(this.deps, step, actor);
   }
 
   /**
@@ -381,7 +392,7 @@ export class RunContext {
 
   /** Unwinds this run. */
   unwind(reason: string): Promise<UnwindReport> {
-    return unwindRun(this.deps, this.runId, this.actor, reason);
+    return unwindHere(this.deps, this.runId, this.actor, reason);
   }
 
   /** Marks the run finished; refused while a step is unsettled. */
@@ -537,3 +548,45 @@ function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown,
 
 /** The log moved under a call (someone settled its row first): begin it again and do what the log says. */
 const LOG_MOVED: unique symbol = Symbol("log moved");
+
+/**
+ * Unwinds a run from this process: on a store the engine decides on, `unwindRun`; on one whose
+ * decisions are the server's (`store.unwinds`, over HTTP), the server walks the log and this process
+ * only does what needs its connectors, exactly as a worker in any other language does.
+ */
+function unwindHere(deps: EngineDeps, runId: string, actor: Actor, reason: string, options: UnwindOptions = {}): Promise<UnwindReport> {
+  const remote = deps.store.unwinds;
+  return remote ? unwindRemotely(deps, remote, runId, actor, reason, options) : unwindRun(deps, runId, actor, reason, options);
+}
+
+async function unwindRemotely(deps: EngineDeps, remote: UnwindPort, runId: string, actor: Actor, reason: string, options: UnwindOptions): Promise<UnwindReport> {
+  for (let done = 0; ; done++) {
+    if (done > 0) deps.crashPoints.hit(CrashPoint.MID_UNWIND); // between steps, as unwindRun hits it
+    const action = await remote.next({ runId, reason, skipStepIds: options.skipStepIds, draftedBy: options.draftedBy ?? null, actor });
+    if (action.kind === "done") return action.report;
+    await connectorAction(deps, remote, action, actor);
+  }
+}
+
+/** Looks the key up here and reports it to the deciding side (`store.calls`). */
+async function reconcileRemotely(deps: EngineDeps, calls: CallPort, step: StepRecord, actor: Actor): Promise<StepRecord> {
+  if (!UNSETTLED_STATUSES.includes(step.status)) return step;
+  const report = await lookUpStep(deps, deps.registry.tool(step.tool), step);
+  if (report.kind === "found") deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
+  return calls.reconciled({ step, report, actor });
+}
+
+/** Does what the deciding side asked for with this process's connectors, and reports it. */
+async function connectorAction(deps: EngineDeps, remote: UnwindPort, action: ConnectorAction, actor: Actor): Promise<void> {
+  if (action.kind === "reconcile") {
+    if (!deps.store.calls) throw new SagaError("CONFLICT", "This store decides unwinds remotely but offers no reconcile command.");
+    await reconcileRemotely(deps, deps.store.calls, action.step, actor);
+    return;
+  }
+  const compensator = deps.registry.compensator(action.compensation.tool);
+  const parsed = compensator.args.safeParse(action.compensation.args);
+  const report: CompensationReport = parsed.success
+    ? await sendCompensation(deps, compensator, parsed.data, compensationContext(action.step, action.compensationKey), action.verifyFirst)
+    : { done: false, reason: "invalid_compensation", message: parsed.error.message, remaining: null };
+  await remote.compensated({ step: action.step, report, actor });
+}

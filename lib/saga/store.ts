@@ -11,6 +11,7 @@
  */
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "./calls";
 import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
+import type { CompensationReport, StepCompensateAction, UnwindAction } from "./unwind-commands";
 import type {
   CompensationState,
   CorrectionStatus,
@@ -563,6 +564,22 @@ export interface SagaStore {
    * asks them instead of deciding on this store. Stores the engine decides on directly leave it unset.
    */
   readonly calls?: CallPort;
+  /**
+   * The unwind commands (unwind-commands.ts), when the deciding side is elsewhere (the server, over
+   * HTTP): the engine's unwinds and revokes then ask them what to do next and do only what needs a
+   * connector. Stores the engine decides on directly leave it unset.
+   */
+  readonly unwinds?: UnwindPort;
+}
+
+/** The unwind commands: the next action of a run's unwind or of one step's pull-back, and a compensation's report. */
+export interface UnwindPort {
+  /** The next action of the run's unwind (`done` with the report when nothing needs a connector). */
+  next(input: { runId: string; reason: string; skipStepIds?: readonly string[] | undefined; draftedBy: string | null; actor: Actor }): Promise<UnwindAction>;
+  /** The next action of pulling back one step (a revoke). */
+  nextForStep(input: { stepId: string; draftedBy: string | null; actor: Actor }): Promise<StepCompensateAction>;
+  /** Records what the connector read back after sending (or re-checking) a compensation. */
+  compensated(input: { step: StepRecord; report: CompensationReport; actor: Actor }): Promise<StepRecord>;
 }
 
 /**

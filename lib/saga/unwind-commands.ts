@@ -63,7 +63,7 @@ export async function nextCompensateAction(deps: EngineDeps, stepId: string, act
 }
 
 /** An action only a connector can do. */
-type ConnectorAction = Exclude<UnwindAction, { kind: "done" }>;
+export type ConnectorAction = Exclude<UnwindAction, { kind: "done" }>;
 
 /**
  * What `step` needs from a connector, if anything: a lookup while its outcome is unsettled (unless a

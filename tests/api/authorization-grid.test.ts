@@ -55,7 +55,6 @@ const GRID: Record<string, Cell> = {
   "POST /api/v1/runs/:runId/unwind/next": { access: OWN, body: () => ({ reason: "grid" }) },
   "POST /api/v1/steps/:stepId/compensate/next": { access: OWN, body: () => ({ draftedBy: "grid" }) },
   "GET /api/v1/steps/:stepId": { access: OWN },
-  "PATCH /api/v1/steps/:stepId": { access: OWN, body: () => ({ fence: { status: ["FAILED"] }, patch: { attempts: 9 }, event }) },
   "GET /api/v1/runs/:runId/pivots": { access: OWN },
   "POST /api/v1/runs/:runId/pivots": { access: OWN, body: () => ({ summary: "grid pivot", plan: [{ tool: "send_email", args: { to: "x@example.com", subject: "s", body: "b" } }] }) },
   "GET /api/v1/pivots/:pivotId": { access: OWN, query: () => "?waitMs=0" },

@@ -13,8 +13,6 @@ import {
   PivotWire,
   RunStatusSchema,
   RunWire,
-  StepFenceBody,
-  StepPatchBody,
   StepWire,
   ToolClassSchema,
 } from "../schemas/saga";
@@ -116,21 +114,6 @@ export const getStep = defineEndpoint({
   auth: "agent",
   params: StepParams,
   response: z.object({ step: StepWire }),
-});
-
-export const updateStep = defineEndpoint({
-  method: "PATCH",
-  path: "/api/v1/steps/:stepId",
-  operationId: "updateStep",
-  summary: "An unwind's writes: a reconcile result, or a compensation requested/confirmed/failed",
-  description:
-    "Only those moves of the saga state machine are accepted (422 INVALID_TRANSITION otherwise); outcomes and retries are the call commands' (POST /runs/{runId}/calls, /steps/{stepId}/outcome). `step: null` means the fence no longer matched: read the row again.",
-  tags: tags("steps"),
-  auth: "agent",
-  params: StepParams,
-  body: z.object({ fence: StepFenceBody, patch: StepPatchBody, event: AuditBody }),
-  example: { fence: { status: ["CONFIRMED"], compensationState: ["NONE"] }, patch: { compensationState: "REQUESTED", compensationRequestedAt: "2026-12-01T09:30:00.000Z" }, event: { type: "compensation.requested" } },
-  response: z.object({ step: StepWire.nullable() }),
 });
 
 export const requestPivot = defineEndpoint({

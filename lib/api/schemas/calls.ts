@@ -171,6 +171,8 @@ export const UnwindActionWire = z
       compensated: z.array(z.number().int()),
       compensationFailed: z.array(z.number().int()),
       corrections: z.array(z.number().int()),
+      unresolved: z.array(z.number().int()).describe("Steps whose outcome is still unknown (a person was asked)."),
+      skipped: z.array(z.number().int()).describe("Steps with nothing to undo, answered by hand, or left as they are (skipStepIds)."),
     }),
   ])
   .meta({ id: "UnwindAction" });
@@ -212,8 +214,8 @@ function connectorActionWire(action: Exclude<UnwindAction, { kind: "done" }>): z
 /** An unwind action on the wire. */
 export function unwindActionWire(action: UnwindAction): z.input<typeof UnwindActionWire> {
   if (action.kind !== "done") return connectorActionWire(action);
-  const { status, compensated, compensationFailed, corrections } = action.report;
-  return { action: "done", status, compensated, compensationFailed, corrections };
+  const { status, compensated, compensationFailed, corrections, unresolved, skipped } = action.report;
+  return { action: "done", status, compensated, compensationFailed, corrections, unresolved, skipped };
 }
 
 /** A step's compensate action on the wire. */

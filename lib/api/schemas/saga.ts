@@ -10,7 +10,6 @@ import type {
   PivotRecord,
   PlanItem,
   RunRecord,
-  StepPatch,
   StepRecord,
 } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -77,7 +76,6 @@ export const PivotEditWire = z.object({
 
 export const CompensationPlanSchema = z.object({ tool: z.string().min(1), args: JsonSchema });
 export const CorrectionDraftSchema = z.object({ audience: z.array(z.string()), subject: z.string(), body: z.string() });
-const Audience = z.array(z.string().min(1).max(64)).max(20);
 
 export const RunWire = z.object({
   id: z.string(),
@@ -192,36 +190,6 @@ export const AuditEventWire = z.object({
   hash: z.string(),
 });
 
-/** A transition of a step; the server allows only the moves of the state machine. */
-export const StepPatchBody = z
-  .object({
-    status: StepStatusSchema,
-    args: JsonSchema,
-    argsHash: z.string(),
-    phase: PhaseSchema,
-    policyVersion: z.number().int().positive(),
-    approvalId: z.string().nullable(),
-    planItemIdx: z.number().int().nullable(),
-    externalRef: z.string().max(256).nullable(),
-    result: JsonSchema.nullable(),
-    error: JsonSchema.nullable(),
-    compensation: CompensationPlanSchema.nullable(),
-    correction: CorrectionDraftSchema.nullable(),
-    audience: Audience,
-    compensationState: CompensationStateSchema,
-    compensationRef: z.string().max(256).nullable(),
-    compensationRequestedAt: IsoDate.nullable(),
-    compensationConfirmedAt: IsoDate.nullable(),
-    compensationError: JsonSchema.nullable(),
-    attempts: z.number().int().nonnegative(),
-  })
-  .partial()
-  .strict();
-
-export const StepFenceBody = z
-  .object({ status: z.array(StepStatusSchema).optional(), compensationState: z.array(CompensationStateSchema).optional() })
-  .strict();
-
 export const AuditBody = z.object({ type: z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/).max(64), data: JsonSchema.optional() });
 
 type Wire<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
@@ -235,8 +203,7 @@ const _checks: [
   SameKeys<z.infer<typeof EscalationWire>, Wire<EscalationRecord>>,
   SameKeys<z.infer<typeof CorrectionWire>, Wire<CorrectionRecord>>,
   SameKeys<z.infer<typeof AuditEventWire>, Wire<AuditEventRecord>>,
-  SameKeys<Required<z.infer<typeof StepPatchBody>>, Required<StepPatch>>,
-] = [true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true];
 void _checks;
 
 /** Dates of a record to ISO strings, for the wire. */
