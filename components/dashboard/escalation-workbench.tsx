@@ -135,7 +135,8 @@ function CheckProgress({ state }: { state: TRealSystemCheckState }) {
     return (
       <p className="check asked" role="status">
         No connector for <code>{state.tool}</code> runs on this server, so a worker that holds it was asked to look the key up in {systemLabel(state.system)} at <Time at={state.askedAt} /> UTC.{" "}
-        {state.claimedBy ? `${state.claimedBy} is looking it up now.` : "No worker holding it has picked it up yet."} The answer shows here when it comes.
+        {state.claimedBy ? `${state.claimedBy} is looking it up now.` : "No worker holding it has picked it up yet."} The answer shows here when it comes; if no such worker runs, check{" "}
+        {systemLabel(state.system)} by hand and record what you found below.
       </p>
     );
   }
