@@ -18,7 +18,8 @@
  */
 import { tool, type FunctionTool, type RunContext as AgentRunContext, type RunState, type RunToolApprovalItem } from "@openai/agents";
 import type { z } from "zod";
-import type { PivotRequest, SagaEngine } from "@/lib/saga/engine";
+import type { SagaEngine } from "@/lib/saga/engine";
+import type { PivotRequest } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import type { ToolDefinition } from "@/lib/saga/tools";

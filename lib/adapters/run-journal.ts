@@ -14,7 +14,8 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
-import type { CallOutcome, PivotRequest, RunContext, SagaEngine } from "@/lib/saga/engine";
+import type { SagaEngine } from "@/lib/saga/engine";
+import type { CallOutcome, PivotRequest, RunContext } from "@/lib/saga/run-context";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import type { CompensationSpec, CorrectionDraft, Json, ToolCallContext, ToolDefinition } from "@/lib/saga/tools";

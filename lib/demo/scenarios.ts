@@ -6,7 +6,8 @@
  */
 import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { SimulatedCrash } from "@/lib/saga/crash-points";
-import type { CallOutcome, RunContext, SagaEngine } from "@/lib/saga/engine";
+import type { SagaEngine } from "@/lib/saga/engine";
+import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import type { Fault } from "@/lib/sim/faults";
 import type { WorldLike } from "@/lib/sim/remote";

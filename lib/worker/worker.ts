@@ -23,7 +23,7 @@ import { SagaError, type SagaErrorCode } from "@/lib/saga/errors";
 import type { Actor, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import type { UnwindOptions, UnwindReport } from "@/lib/saga/unwind";
-import type { RunContext } from "@/lib/saga/engine";
+import type { RunContext } from "@/lib/saga/run-context";
 import type { ReconcileReport } from "@/lib/saga/calls";
 import { reconcileBody } from "@/lib/api/schemas/calls";
 import type { TLookupResultInput } from "./lookup-task";

@@ -14,7 +14,7 @@ import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { syncToolPolicies } from "@/lib/agent-api/policy";
-import type { RunContext } from "@/lib/saga/engine";
+import type { RunContext } from "@/lib/saga/run-context";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { ToolRegistry } from "@/lib/saga/tools";
 import type { LedgerEntry, LedgerFilter } from "@/lib/sim/ledger";

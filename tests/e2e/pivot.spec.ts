@@ -8,7 +8,7 @@
  * simulated systems, which records what really happened outside Sagaboard.
  */
 import type { Page } from "@playwright/test";
-import type { CallOutcome, RunContext } from "@/lib/saga/engine";
+import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import { customerFor, effects, expect, gate, sentTo, stageReship, test, uniqueTag, type StagedReship, type TestAgent } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";

@@ -17,7 +17,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { SagaEngine, RunContext } from "@/lib/saga/engine";
+import type { SagaEngine } from "@/lib/saga/engine";
+import type { RunContext } from "@/lib/saga/run-context";
 import type { StepRecord, EscalationRecord } from "@/lib/saga/store";
 import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
 import type { Fault } from "@/lib/sim/faults";

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { SagaError } from "@/lib/saga/errors";
-import type { RunContext } from "@/lib/saga/engine";
+import type { RunContext } from "@/lib/saga/run-context";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";
 
 const reviewer = { type: "user" as const, id: "rita@example.com" };

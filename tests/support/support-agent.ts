@@ -3,7 +3,7 @@
  * and retries eagerly when told an outcome is unknown. It knows nothing of the log; the harness does.
  */
 import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { CallOutcome, RunContext } from "@/lib/saga/engine";
+import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
 
 /** How a model rewords the same ticket summary on each retry (seed 003). */
 export const TICKET_PHRASINGS = ["Refund for order 1182", "Order #1182 refund", "Refund: order no. 1182", "1182 - refund request"];

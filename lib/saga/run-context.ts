@@ -1,0 +1,329 @@
+/**
+ * One run as an agent drives it (`engine.startRun` / `engine.resume`): calls, the pivot, finishing
+ * and unwinding. The decisions are calls.ts's, here on the store or on the server (`store.calls`).
+ */
+import { CrashPoint, SimulatedCrash } from "./crash-points";
+import { backoffDelay, type EngineDeps } from "./deps";
+import { beginCall, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal } from "./calls";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
+import { currentPolicyVersion, type ApprovalReason } from "./gate";
+import { argsHash, planHash } from "./keys";
+import { lookUpStep, toJson } from "./reconcile";
+import type { Actor, CallPort, PivotRecord, PlanItem, RunRecord, StepRecord } from "./store";
+import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
+import { type UnwindReport } from "./unwind";
+import { unwindHere } from "./unwind-here";
+import { Phase, PivotStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+
+/** What a call returns when it did not throw. */
+export type CallOutcome =
+  | {
+      /** The call ran (or was replayed from the log). */
+      status: "ok";
+      /** The step's index (null for PURE calls, which are not logged). */
+      stepIdx: number | null;
+      /** The step's key (null for PURE calls). */
+      stepKey: string | null;
+      /** The external system's id for the effect. */
+      externalRef: string | null;
+      /** The tool's result. */
+      result: Json;
+      /** True when the result came from the log (replay or reconcile), not from a new call. */
+      replayed: boolean;
+    }
+  | {
+      /** The call was not made: a person must approve first. */
+      status: "approval_required";
+      /** Why. */
+      reason: ApprovalReason;
+      /** What to do, in words. */
+      message: string;
+      /** The escalation holding the call, if one was raised. */
+      escalationId: string | null;
+      /** The pivot concerned, if any. */
+      pivotId: string | null;
+    };
+
+/** One item of a commit plan, as the agent proposes it. */
+export interface ProposedPlanItem {
+  /** Tool name. */
+  tool: string;
+  /** Exact arguments. */
+  args: unknown;
+}
+
+/** A pivot request. */
+export interface PivotRequest {
+  /** One paragraph for the reviewer. */
+  summary: string;
+  /** The commit calls to approve. */
+  plan: ProposedPlanItem[];
+  /** When the staged effects stop being releasable (an authorisation hold expires). */
+  deadline?: Date | null;
+}
+
+/**
+ * One run as an agent drives it. The context owns the step cursor: it starts at 0 on every resume,
+ * so replay walks the recorded log, and it never advances past a step whose outcome is unknown.
+ * Every decision (the gate, replay, retry under the same key, closed runs) is made by the call
+ * commands of calls.ts: here on the store, or on the server when the store is remote (`store.calls`).
+ */
+export class RunContext {
+  private cursor = 0;
+  /** The log has rows at the cursor (a resume, until a call goes past them): decide on a read, not an unread insert. */
+  private replaying: boolean;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly actor: Actor;
+  private readonly port: CallPort;
+  /** Tool policy versions read since the last pivot or error (the store's tool table, when it has one). */
+  private readonly policyVersions = new Map<string, number>();
+
+  constructor(
+    private readonly deps: EngineDeps,
+    /** The run as it was when the context was made. */
+    readonly run: RunRecord,
+    /** True for a run just started: nothing is recorded yet. */
+    fresh = false,
+  ) {
+    this.actor = { type: "agent", id: run.agent };
+    this.port = deps.store.calls ?? localCallPort(deps, (name) => this.policyVersion(name));
+    this.replaying = !fresh;
+  }
+
+  /** The run's id. */
+  get runId(): string {
+    return this.run.id;
+  }
+
+  /** Calls a tool through the saga log. Calls are serialised so step indexes follow call order. */
+  call(tool: string, args: unknown): Promise<CallOutcome> {
+    const next = this.queue.then(() =>
+      this.dispatch(tool, args).catch((e: unknown) => {
+        this.policyVersions.clear(); // whatever went wrong, the next call reads the table afresh
+        throw e;
+      }),
+    );
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Proposes the pivot: everything staged so far plus the commit plan. Re-proposing the same plan returns the same pivot. */
+  async requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    try {
+      return await this.proposePivot(request);
+    } finally {
+      this.policyVersions.clear(); // a pivot changes what calls are decided on: read the table afresh
+    }
+  }
+
+  private async proposePivot(request: PivotRequest): Promise<PivotRecord> {
+    const { store, registry } = this.deps;
+    if (!request.summary?.trim()) throw new SagaError("INVALID_ARGS", "A pivot needs a summary for the reviewer.", [{ path: "summary", message: "required" }]);
+    if (!Array.isArray(request.plan) || request.plan.length === 0) {
+      throw new SagaError("INVALID_ARGS", "A pivot needs a commit plan with at least one call.", [{ path: "plan", message: "must be a non-empty list" }]);
+    }
+    const plan: PlanItem[] = [];
+    for (const [i, item] of request.plan.entries()) {
+      const def = registry.tool(item.tool);
+      if (def.class === ToolClass.PURE) {
+        throw new SagaError("INVALID_ARGS", `Plan item ${i} (${def.name}) is PURE: pure calls need no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
+      }
+      const parsed = toJson(parseArgsAt(registry, def, item.args, `plan.${i}.args`));
+      plan.push({ tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: await this.policyVersion(def.name), toolClass: def.class });
+    }
+    const hash = planHash(plan);
+    const pivots = await store.listPivots(this.runId);
+    const latest = pivots.at(-1);
+    if (latest && latest.planHash === hash && latest.status !== PivotStatus.REJECTED) return latest;
+    const run = await store.getRun(this.runId);
+    if (run && CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
+    const steps = await store.listSteps(this.runId);
+    const staged = steps.filter((s) => s.phase === Phase.STAGING && s.status !== StepStatus.NOT_EXECUTED && s.status !== StepStatus.FAILED);
+    if (latest?.status === PivotStatus.PENDING) {
+      // A revised proposal replaces the pending one; a reviewer holding the old plan hash is refused.
+      const revised = await store.revisePivot(
+        latest.id,
+        { summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
+        { type: "pivot.revised", actor: this.actor, data: { previousPlanHash: latest.planHash, planHash: hash, items: plan.length } },
+      );
+      if (revised) return revised;
+      throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} was decided while it was being revised; read its decision first.`);
+    }
+    return store.createPivot(
+      { id: this.deps.ids.next("piv"), runId: this.runId, summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
+      { type: "pivot.requested", actor: this.actor, data: { planHash: hash, items: plan.length, staged: staged.length } },
+    );
+  }
+
+  /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling on the clock). */
+  async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    this.policyVersions.clear();
+    const { store, clock } = this.deps;
+    const deadline = clock.now().getTime() + options.timeoutMs;
+    for (;;) {
+      const remaining = Math.max(0, deadline - clock.now().getTime());
+      const pivot = store.waitForPivot ? await store.waitForPivot(pivotId, Math.min(remaining, 25_000)) : await store.getPivot(pivotId);
+      if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
+      if (pivot.status !== PivotStatus.PENDING || clock.now().getTime() >= deadline) return pivot;
+      if (!store.waitForPivot) await clock.sleep(options.pollMs ?? 200);
+    }
+  }
+
+  /** Unwinds this run. */
+  unwind(reason: string): Promise<UnwindReport> {
+    return unwindHere(this.deps, this.runId, this.actor, reason);
+  }
+
+  /** Marks the run finished; refused while a step is unsettled. */
+  complete(): Promise<RunRecord> {
+    return this.port.complete({ runId: this.runId, actor: this.actor });
+  }
+
+  /** The tool's policy version: the store's tool table when it has one, else the registry's. */
+  private async policyVersion(name: string): Promise<number> {
+    const known = this.policyVersions.get(name);
+    if (known !== undefined) return known;
+    const fromTable = this.deps.store.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(name) : null;
+    const version = fromTable ?? currentPolicyVersion(this.deps.registry.tool(name));
+    this.policyVersions.set(name, version);
+    return version;
+  }
+
+  /** The compensation, correction and audience this process proposes for a call. */
+  private propose(def: ToolDefinition, args: Json): CallProposal {
+    let compensation: CompensationPlan | null = null;
+    if (def.compensation) {
+      try {
+        const built = def.compensation.build(args);
+        if (built !== null && built !== undefined && this.deps.registry.compensator(def.compensation.with).args.safeParse(built).success) {
+          compensation = { tool: def.compensation.with, args: toJson(built) };
+        }
+      } catch {
+        compensation = null; // unbuildable: the gate holds the call for approval
+      }
+    }
+    const correction: CorrectionDraft | null = def.correction ? def.correction(args) : null;
+    const audience = def.audience ? def.audience(args) : def.class === ToolClass.REVERSIBLE ? ["agent"] : [];
+    return { compensation, correction: correction ? (toJson(correction) as unknown as CorrectionDraft) : null, audience };
+  }
+
+  /** One call: begin it; then call the tool, replay, reconcile first, or report the hold. */
+  private async dispatch(toolName: string, rawArgs: unknown): Promise<CallOutcome> {
+    const { registry } = this.deps;
+    const def = registry.tool(toolName);
+    const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
+    if (def.class === ToolClass.PURE) {
+      const effect = await def.call(args, { stepKey: "", runId: this.runId, stepIdx: -1 });
+      return { status: "ok", stepIdx: null, stepKey: null, externalRef: effect.externalRef, result: toJson(effect.result), replayed: false };
+    }
+    const proposal = this.propose(def, args);
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 5) throw new SagaError("CONFLICT", `Step ${this.cursor} of run ${this.runId} kept changing while ${def.name} was being called; call it again.`);
+      const answer = await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: !this.replaying, actor: this.actor });
+      if (answer.kind !== "held") this.replaying = answer.kind !== "call";
+      this.cursor = answer.cursor;
+      switch (answer.kind) {
+        case "held":
+          return { status: "approval_required", reason: answer.reason, message: answer.message, escalationId: answer.escalationId, pivotId: answer.pivotId };
+        case "replay":
+          return { status: "ok", stepIdx: answer.step.stepIdx, stepKey: answer.step.stepKey, externalRef: answer.step.externalRef, result: answer.step.result, replayed: true };
+        case "failed": {
+          const error = (answer.step.error ?? {}) as { reason?: string; message?: string };
+          throw new ToolCallFailed(def.name, answer.step.stepIdx, error.reason ?? "rejected", error.message ?? "refused");
+        }
+        case "reconcile": {
+          const settled = await this.reconcile(def, answer.step);
+          if (UNSETTLED_STATUSES.includes(settled.status)) throw new ToolOutcomeUnknown(def.name, settled.stepIdx, settled.stepKey);
+          continue; // the log now says CONFIRMED (replay) or NOT_EXECUTED (retry under the same key)
+        }
+        case "call": {
+          this.deps.crashPoints.hit(CrashPoint.AFTER_INTENT);
+          const outcome = await this.execute(def, args, answer.step);
+          if (outcome === LOG_MOVED) continue;
+          return outcome;
+        }
+      }
+    }
+  }
+
+  private async reconcile(def: ToolDefinition, step: StepRecord): Promise<StepRecord> {
+    const report = await lookUpStep(this.deps, def, step);
+    if (report.kind === "found") this.deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
+    return this.port.reconciled({ step, report, actor: this.actor });
+  }
+
+  /** Calls the tool for a committed INTENDED row and records the outcome. LOG_MOVED: someone settled it first. */
+  private async execute(def: ToolDefinition, args: Json, step: StepRecord): Promise<CallOutcome | typeof LOG_MOVED> {
+    const { clock, crashPoints } = this.deps;
+    for (let attempt = 1; ; attempt++) {
+      let effect;
+      try {
+        effect = await def.call(args, { stepKey: step.stepKey, runId: this.runId, stepIdx: step.stepIdx });
+      } catch (e) {
+        if (e instanceof SimulatedCrash) throw e;
+        if (e instanceof ToolRejected) {
+          if (e.retryable && attempt < this.deps.maxAttempts) {
+            await clock.sleep(backoffDelay(this.deps, attempt));
+            continue;
+          }
+          if ((await this.report(step, { kind: "failed", reason: e.reason, message: e.message, retryable: e.retryable }, attempt)) === LOG_MOVED) return LOG_MOVED;
+          this.cursor = step.stepIdx + 1;
+          throw new ToolCallFailed(def.name, step.stepIdx, e.reason, e.message);
+        }
+        const message = e instanceof Error ? e.message : String(e);
+        await this.report(step, { kind: "unknown", message }, attempt);
+        throw new ToolOutcomeUnknown(def.name, step.stepIdx, step.stepKey, e);
+      }
+      crashPoints.hit(CrashPoint.AFTER_EFFECT);
+      const result = toJson(effect.result);
+      if ((await this.report(step, { kind: "confirmed", externalRef: effect.externalRef, result }, attempt)) === LOG_MOVED) return LOG_MOVED;
+      this.cursor = step.stepIdx + 1;
+      return { status: "ok", stepIdx: step.stepIdx, stepKey: step.stepKey, externalRef: effect.externalRef, result, replayed: false };
+    }
+  }
+
+  private async report(step: StepRecord, outcome: CallOutcomeReport, attempts: number): Promise<StepRecord | typeof LOG_MOVED> {
+    try {
+      return await this.port.outcome({ step, outcome, attempts, actor: this.actor });
+    } catch (e) {
+      if (e instanceof SagaError && e.code === "STEP_NOT_IN_FLIGHT") return LOG_MOVED;
+      throw e;
+    }
+  }
+}
+
+/** The call commands on this process's store: the engine decides in process. */
+function localCallPort(deps: EngineDeps, policyVersion: (tool: string) => Promise<number>): CallPort {
+  return {
+    async begin(input) {
+      const def = deps.registry.tool(input.tool);
+      const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await policyVersion(def.name), compensator: def.compensation?.with ?? null };
+      return beginCall(deps, { runId: input.runId, cursor: input.cursor, tool, args: input.args, proposal: input.proposal, actor: input.actor, tryAppend: input.tryAppend });
+    },
+    outcome: (input) =>
+      recordOutcome(deps, {
+        stepId: input.step.id,
+        stepIdx: input.step.stepIdx,
+        outcome: input.outcome,
+        attempts: input.step.attempts + input.attempts,
+        actor: input.actor,
+        owner: (tool) => deps.registry.tool(tool).owner ?? null,
+      }),
+    reconciled: (input) => recordReconcile(deps, { ...input, owner: deps.registry.tool(input.step.tool).owner ?? null }),
+    complete: (input) => completeRun(deps, input.runId, input.actor),
+  };
+}
+
+function parseArgsAt(registry: ToolRegistry, def: ToolDefinition, args: unknown, prefix: string): unknown {
+  try {
+    return registry.parseArgs(def, args);
+  } catch (e) {
+    if (e instanceof SagaError && prefix !== "args") {
+      throw new SagaError(e.code, e.message, e.issues.map((i) => ({ ...i, path: i.path.replace(/^args/, prefix) })));
+    }
+    throw e;
+  }
+}
+
+/** The log moved under a call (someone settled its row first): begin it again and do what the log says. */
+const LOG_MOVED: unique symbol = Symbol("log moved");
