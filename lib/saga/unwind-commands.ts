@@ -8,7 +8,7 @@ import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
 import type { Actor, StepRecord } from "./store";
 import type { CompensationPlan, Json } from "./tools";
-import { compensateOneStep, confirmCompensation, failCompensation, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
+import { compensateOneStep, confirmCompensation, failCompensation, markCompensationRequested, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
 import { CompensationState, EscalationStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What the worker is asked to do next. */
@@ -84,12 +84,7 @@ async function nextStepAction(deps: EngineDeps, step: StepRecord, actor: Actor):
   if (step.compensationState === CompensationState.REQUESTED) {
     return { kind: "compensate", step, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: true };
   }
-  const requested = await deps.store.updateStep(
-    step.id,
-    { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
-    { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
-    { type: "compensation.requested", actor, data: { compensation: step.compensation as unknown as Json, compensationKey: step.compensationKey } },
-  );
+  const requested = await markCompensationRequested(deps, step, step.compensation, step.compensationKey, actor);
   const current = requested ?? (await deps.store.getStep(step.id));
   if (current?.compensationState === CompensationState.REQUESTED && current.status === StepStatus.CONFIRMED) {
     return { kind: "compensate", step: current, compensation: step.compensation, compensationKey: step.compensationKey, verifyFirst: !requested };

@@ -4,7 +4,7 @@ import type { EngineDeps } from "./deps";
 import { SagaError, ToolRejected } from "./errors";
 import { reconcileStep } from "./reconcile";
 import type { Actor, StepRecord } from "./store";
-import type { CompensationContext, CompensatorDefinition, Json } from "./tools";
+import type { CompensationContext, CompensationPlan, CompensatorDefinition, Json } from "./tools";
 import type { CompensationReport } from "./unwind-commands";
 import {
   audienceRank,
@@ -53,17 +53,26 @@ async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Pro
   let current = step;
   const requestedBefore = current.compensationState !== CompensationState.NONE;
   if (!requestedBefore) {
-    const requested = await deps.store.updateStep(
-      step.id,
-      { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
-      { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
-      { type: "compensation.requested", actor, data: { compensation: plan as unknown as Json, compensationKey: step.compensationKey } },
-    );
+    const requested = await markCompensationRequested(deps, step, plan, step.compensationKey, actor);
     if (!requested) return (await deps.store.getStep(step.id)) ?? step;
     current = requested;
   }
   const report = await sendCompensation(deps, compensator, parsed.data, compensationContext(current, step.compensationKey), requestedBefore);
   return report.done ? confirmCompensation(deps, current, actor, report.compensationRef, report.how) : failCompensation(deps, current, actor, report.reason, report.message, report.remaining);
+}
+
+/**
+ * Records that a confirmed step's compensation is about to be sent (REQUESTED), fenced on CONFIRMED
+ * with nothing requested yet: written before the connector is called, so a crash after the send is
+ * found REQUESTED and read back first. Null when the fence did not match (someone else got there).
+ */
+export function markCompensationRequested(deps: Pick<EngineDeps, "store" | "clock">, step: StepRecord, plan: CompensationPlan, compensationKey: string, actor: Actor): Promise<StepRecord | null> {
+  return deps.store.updateStep(
+    step.id,
+    { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE] },
+    { compensationState: CompensationState.REQUESTED, compensationRequestedAt: deps.clock.now() },
+    { type: "compensation.requested", actor, data: { compensation: plan as unknown as Json, compensationKey } },
+  );
 }
 
 /** What a compensator is told about the step it answers. */
