@@ -9,7 +9,7 @@ import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
 import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";

@@ -11,7 +11,7 @@ import { dataDirectory } from "@/lib/db/url";
 import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
 import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";

@@ -7,7 +7,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { openPrisma } from "@/lib/db/prisma";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { needsBuild } from "@/scripts/lib/build";

@@ -8,7 +8,7 @@ import { Annotation, Command, MemorySaver, START, StateGraph } from "@langchain/
 import { beforeAll, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";

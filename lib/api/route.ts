@@ -67,7 +67,7 @@ export interface PublicHandlerContext<TParams, TQuery, TBody> {
 
 /** What an agent endpoint's handler receives. */
 export interface AgentHandlerContext<TParams, TQuery, TBody> extends PublicHandlerContext<TParams, TQuery, TBody> {
-  /** The authenticated agent; authorize tools with `assertToolInScope` (lib/agent-api/access.ts). */
+  /** The authenticated agent; authorize tools with `assertToolInScope` (lib/agent-api/agent-access.ts). */
   principal: AgentPrincipal;
   /**
    * Only on `{ guardedWrite: true }` routes: set when the token was not read for this request, so a

@@ -1,6 +1,6 @@
 /**
  * The call commands over HTTP: the engine's `CallPort` when the server decides. The agent sends the
- * tool, its arguments and its cursor; the server answers what it may do (lib/agent-api/call-commands.ts).
+ * tool, its arguments and its cursor; the server answers what it may do (lib/agent-api/begin-call.ts).
  */
 import * as api from "@/lib/api/contracts/calls";
 import type * as z from "zod";

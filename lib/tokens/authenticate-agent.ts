@@ -98,11 +98,6 @@ export function verifiedAgent(principal: AgentPrincipal): GuardedAgent {
   return { principal, verified: async () => principal };
 }
 
-/** A principal, or a GuardedAgent as it is: what the harness's write paths accept. */
-export function asGuardedAgent(principalOrAuth: AgentPrincipal | GuardedAgent): GuardedAgent {
-  return "kind" in principalOrAuth ? verifiedAgent(principalOrAuth) : principalOrAuth;
-}
-
 /** Authenticates without a read when this process read the token recently; see GuardedAgent. */
 export async function authenticateAgentForGuardedWrite(prisma: PrismaClient, authorizationHeader: string | null | undefined): Promise<GuardedAgent> {
   const secret = bearerSecret(authorizationHeader);

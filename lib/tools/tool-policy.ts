@@ -3,7 +3,7 @@
  * windows, owner, audience, who may revoke, approval, correction template, review status), the rules
  * an edit must pass against what the connectors can do, and the diff one version makes.
  *
- * The harness reads the same rows (lib/agent-api/policy.ts) to decide every intent; this module is the
+ * The harness reads the same rows (lib/agent-api/tool-policy-view.ts) to decide every intent; this module is the
  * admin's side. Pure: no database access, so the rules are unit-tested on their own.
  */
 import * as z from "zod";

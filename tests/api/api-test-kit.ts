@@ -11,7 +11,7 @@ import { afterAll, beforeAll } from "vitest";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import type { RouteHandler } from "@/lib/api/route";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { World } from "@/lib/sim";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { reserveTestDatabase } from "../support/test-database";

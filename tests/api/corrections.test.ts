@@ -19,7 +19,7 @@ import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { sendRunId } from "@/lib/corrections/correction-view";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
 import { resetHostedWorld } from "@/lib/sim/host";

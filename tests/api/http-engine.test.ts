@@ -8,7 +8,7 @@ import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";

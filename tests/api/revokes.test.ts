@@ -17,7 +17,7 @@ import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";

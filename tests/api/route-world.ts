@@ -11,7 +11,7 @@ import type { Role } from "@/lib/auth/roles";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { resetHostedWorld } from "@/lib/sim/host";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";

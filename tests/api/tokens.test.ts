@@ -10,7 +10,7 @@ import { defineEndpoint } from "@/lib/api/endpoint";
 import { ApiError } from "@/lib/api/errors";
 import { agentRoute } from "@/lib/api/route";
 import { hashTokenSecret } from "@/lib/tokens/agent-token";
-import { assertToolInScope } from "@/lib/agent-api/access";
+import { assertToolInScope } from "@/lib/agent-api/agent-access";
 import { authenticateAgent } from "@/lib/tokens/authenticate-agent";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";

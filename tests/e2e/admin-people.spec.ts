@@ -12,7 +12,7 @@
 import type { Page } from "@playwright/test";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { hashTokenSecret, tokenScope } from "@/lib/tokens/agent-token";
 import { userScope } from "@/lib/users/user";

@@ -11,7 +11,7 @@
 import type { Page } from "@playwright/test";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
 import { World } from "@/lib/sim";

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import type { PrismaClient } from "@/lib/db/prisma";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import type { RunContext } from "@/lib/saga/run-context";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { ToolRegistry } from "@/lib/saga/tools";

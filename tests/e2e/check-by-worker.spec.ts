@@ -8,7 +8,7 @@
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { WorldLike } from "@/lib/sim/remote";

@@ -18,7 +18,7 @@ import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import type { PrismaClient } from "@/generated/prisma";
 import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { type CallOutcome } from "@/lib/saga/run-context";

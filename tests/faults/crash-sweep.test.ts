@@ -31,7 +31,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { CrashPoint, type CrashPointName } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { EscalationRecord, StepRecord } from "@/lib/saga/store";

@@ -8,7 +8,7 @@ import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { databaseKind } from "@/lib/db/dialect";
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
 import { prismaTaskQueue } from "@/lib/worker/queue";

@@ -13,7 +13,7 @@ import { claimEscalation } from "@/lib/escalations/claim-escalation";
 import { findEscalations } from "@/lib/escalations/find-escalations";
 import { getEscalation } from "@/lib/escalations/get-escalation";
 import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { findRuns } from "@/lib/runs/find-runs";
 import { getRunTimeline } from "@/lib/runs/get-run-timeline";
 import { SagaEngine } from "@/lib/saga/engine";

@@ -5,7 +5,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { CrashPoint } from "@/lib/saga/crash-points";
 import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runWithSessionReader } from "@/lib/auth/current-user";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { pullStepRevoke } from "@/lib/revokes/pull-revoke";
 import { CrashPoint } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";

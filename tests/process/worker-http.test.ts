@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/agent-api/policy";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ToolCallFailed } from "@/lib/saga/errors";
 import { SagaEngine } from "@/lib/saga/engine";
 import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";

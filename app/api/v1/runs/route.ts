@@ -1,13 +1,14 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { createRunForAgent, findAgentRuns } from "@/lib/agent-api/runs";
+import { createRunForAgent } from "@/lib/agent-api/create-run";
+import { findRunsForAgent } from "@/lib/agent-api/find-runs";
 
 export const POST = agentRoute(api.createRun, async ({ prisma, principal, body }) =>
-  withStatus(201, { run: toWire(await createRunForAgent(prisma, principal, body)) }),
+  withStatus(201, { run: toWire(await createRunForAgent({ prisma, principal, run: body })) }),
 );
 
 export const GET = agentRoute(api.listRuns, async ({ prisma, principal, query }) => {
-  const page = await findAgentRuns(prisma, principal, query);
+  const page = await findRunsForAgent({ prisma, principal, page: query });
   return { runs: page.runs.map(toWire), nextCursor: page.nextCursor };
 });

@@ -1,10 +1,10 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { getRunLog } from "@/lib/agent-api/runs";
+import { getRunLogForAgent } from "@/lib/agent-api/get-run-log";
 
 export const GET = agentRoute(api.getRun, async ({ prisma, principal, params }) => {
-  const log = await getRunLog(prisma, principal, params.runId);
+  const log = await getRunLogForAgent({ prisma, principal, runId: params.runId });
   return {
     run: toWire(log.run),
     steps: log.steps.map(toWire),

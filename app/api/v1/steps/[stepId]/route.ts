@@ -1,8 +1,8 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { getAgentStep, harnessStore } from "@/lib/agent-api/access";
+import { getAgentStep, agentApiStore } from "@/lib/agent-api/agent-access";
 
 export const GET = agentRoute(api.getStep, async ({ prisma, principal, params }) => ({
-  step: toWire((await getAgentStep(harnessStore(prisma), principal, params.stepId)).step),
+  step: toWire((await getAgentStep(agentApiStore(prisma), principal, params.stepId)).step),
 }));

@@ -1,6 +1,6 @@
 import * as api from "@/lib/api/contracts/tools";
 import { agentRoute } from "@/lib/api/route";
-import { agentActor } from "@/lib/agent-api/access";
+import { agentActor } from "@/lib/agent-api/agent-access";
 import { declareTools } from "@/lib/tools/declare-tools";
 
 export const POST = agentRoute(api.declareTools, async ({ prisma, principal, body }) =>

@@ -1,12 +1,13 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { draftCorrectionForAgent, listCorrectionsForAgent } from "@/lib/agent-api/escalations";
+import { draftCorrectionForAgent } from "@/lib/agent-api/draft-correction";
+import { listCorrectionsForAgent } from "@/lib/agent-api/list-corrections";
 
 export const GET = agentRoute(api.listCorrections, async ({ prisma, principal, params }) => ({
-  corrections: (await listCorrectionsForAgent(prisma, principal, params.runId)).map(toWire),
+  corrections: (await listCorrectionsForAgent({ prisma, principal, runId: params.runId })).map(toWire),
 }));
 
 export const POST = agentRoute(api.draftCorrection, async ({ prisma, principal, params, body }) =>
-  withStatus(201, { correction: toWire(await draftCorrectionForAgent(prisma, principal, params.runId, body.correction, body.event)) }),
+  withStatus(201, { correction: toWire(await draftCorrectionForAgent({ prisma, principal, runId: params.runId, correction: body.correction, event: body.event })) }),
 );

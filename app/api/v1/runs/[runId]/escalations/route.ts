@@ -1,14 +1,15 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { listEscalationsForAgent, raiseEscalationForAgent } from "@/lib/agent-api/escalations";
+import { listEscalationsForAgent } from "@/lib/agent-api/list-escalations";
+import { raiseEscalationForAgent } from "@/lib/agent-api/raise-escalation";
 
 export const GET = agentRoute(api.listEscalations, async ({ prisma, principal, params, query }) => {
   const status = query.status === undefined ? undefined : Array.isArray(query.status) ? query.status : [query.status];
-  return { escalations: (await listEscalationsForAgent(prisma, principal, params.runId, status)).map(toWire) };
+  return { escalations: (await listEscalationsForAgent({ prisma, principal, runId: params.runId, status })).map(toWire) };
 });
 
 export const POST = agentRoute(api.raiseEscalation, async ({ prisma, principal, params, body }) => {
-  const { created, escalation } = await raiseEscalationForAgent(prisma, principal, params.runId, body.escalation, body.event);
+  const { created, escalation } = await raiseEscalationForAgent({ prisma, principal, runId: params.runId, escalation: body.escalation, event: body.event });
   return withStatus(created ? 201 : 200, { created, escalation: toWire(escalation) });
 });

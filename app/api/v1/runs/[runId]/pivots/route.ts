@@ -1,17 +1,19 @@
 import * as api from "@/lib/api/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { listPivotsForAgent, requestPivotForAgent } from "@/lib/agent-api/pivots";
+import { listPivotsForAgent } from "@/lib/agent-api/list-pivots";
+import { requestPivotForAgent } from "@/lib/agent-api/request-pivot";
 
 export const GET = agentRoute(api.listPivots, async ({ prisma, principal, params }) => ({
-  pivots: (await listPivotsForAgent(prisma, principal, params.runId)).map(toWire),
+  pivots: (await listPivotsForAgent({ prisma, principal, runId: params.runId })).map(toWire),
 }));
 
 export const POST = agentRoute(api.requestPivot, async ({ prisma, principal, params, body }) => {
-  const pivot = await requestPivotForAgent(prisma, principal, params.runId, {
-    summary: body.summary,
-    plan: body.plan,
-    deadline: body.deadline ? new Date(body.deadline) : null,
+  const pivot = await requestPivotForAgent({
+    prisma,
+    principal,
+    runId: params.runId,
+    pivot: { summary: body.summary, plan: body.plan, deadline: body.deadline ? new Date(body.deadline) : null },
   });
   return withStatus(201, { pivot: toWire(pivot) });
 });

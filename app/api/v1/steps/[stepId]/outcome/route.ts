@@ -2,12 +2,12 @@ import * as api from "@/lib/api/contracts/calls";
 import { agentRoute } from "@/lib/api/route";
 import { outcomeReport } from "@/lib/api/schemas/calls";
 import { toWire } from "@/lib/api/schemas/saga";
-import { reportOutcomeForAgent } from "@/lib/agent-api/call-commands";
+import { reportOutcomeForAgent } from "@/lib/agent-api/report-outcome";
 
 export const POST = agentRoute(
   api.reportOutcome,
   async ({ prisma, principal, activeToken, verified, params, body }) => ({
-    step: toWire(await reportOutcomeForAgent(prisma, { principal, activeToken, verified }, params.stepId, outcomeReport(body))),
+    step: toWire(await reportOutcomeForAgent({ prisma, principal, activeToken, verified, stepId: params.stepId, outcome: outcomeReport(body) })),
   }),
   { guardedWrite: true },
 );

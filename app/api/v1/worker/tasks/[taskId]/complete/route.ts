@@ -1,9 +1,9 @@
 import * as api from "@/lib/api/contracts/worker";
 import { agentRoute } from "@/lib/api/route";
 import { toWire } from "@/lib/api/schemas/saga";
-import { completeForWorker } from "@/lib/agent-api/worker-tasks";
+import { completeTaskForWorker } from "@/lib/agent-api/settle-task";
 
 export const POST = agentRoute(api.completeWorkerTask, async ({ prisma, principal, params, body }) => {
-  const settled = await completeForWorker(prisma, principal, { taskId: params.taskId, ...body });
+  const settled = await completeTaskForWorker({ prisma, principal, task: { taskId: params.taskId, ...body } });
   return { settled: settled.settled, task: settled.task ? toWire(settled.task) : null };
 });

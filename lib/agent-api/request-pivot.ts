@@ -1,14 +1,12 @@
-/** Pivots for agents: request one (the server recomputes the plan hash), read it with long-polling. */
-import type { PrismaClient } from "@/generated/prisma";
+/** An agent asks for its pivot: the plan's versions and classes from the tool table, the hash recomputed here; asking again with the same plan returns the same pivot, a new plan revises a pending one. */
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import { argsHash, planHash } from "@/lib/saga/keys";
 import type { PivotRecord, PlanItem } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { PivotStatus, StepStatus, ToolClass, Phase } from "@/lib/saga/vocabulary";
-import { agentActor, assertNotWorker, assertRunOpen, assertToolInScope, getAgentRun, harnessStore } from "./access";
-import { getToolPolicy } from "./policy";
-import type { AgentPrincipal } from "./principal";
+import { agentActor, assertNotWorker, assertRunOpen, assertToolInScope, getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
+import { getToolPolicy } from "./tool-policy-view";
 
 /** A pivot request as the client sends it. */
 export interface PivotInput {
@@ -20,9 +18,9 @@ export interface PivotInput {
   deadline: Date | null;
 }
 
-export async function requestPivotForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string, input: PivotInput): Promise<PivotRecord> {
+export async function requestPivotForAgent({ prisma, principal, runId, pivot: input }: AgentCaller & { runId: string; pivot: PivotInput }): Promise<PivotRecord> {
   assertNotWorker(principal, "request a pivot");
-  const store = harnessStore(prisma);
+  const store = agentApiStore(prisma);
   const run = await getAgentRun(store, principal, runId);
   const plan: PlanItem[] = [];
   for (const [i, item] of input.plan.entries()) {
@@ -53,39 +51,4 @@ export async function requestPivotForAgent(prisma: PrismaClient, principal: Agen
     { id: randomIds.next("piv"), runId, summary: input.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: input.deadline },
     { type: "pivot.requested", actor: agentActor(principal), data: { planHash: hash, items: plan.length, staged: staged.length, via: "api" } },
   );
-}
-
-/** The longest a request may wait for a decision. */
-export const MAX_WAIT_MS = 30_000;
-const POLL_MS = 250;
-
-/**
- * The pivot, waiting up to `waitMs` while it is PENDING. The wait polls the database, so a decision
- * taken in any app instance reaches the agent within a poll interval, and a restart of either side
- * loses nothing: the agent simply asks again.
- */
-export async function getPivotForAgent(
-  prisma: PrismaClient,
-  principal: AgentPrincipal,
-  pivotId: string,
-  waitMs = 0,
-  signal?: AbortSignal,
-): Promise<PivotRecord> {
-  const store = harnessStore(prisma);
-  const deadline = Date.now() + Math.min(Math.max(waitMs, 0), MAX_WAIT_MS);
-  for (;;) {
-    const pivot = await store.getPivot(pivotId);
-    if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist for this agent token.`);
-    await getAgentRun(store, principal, pivot.runId).catch(() => {
-      throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist for this agent token.`);
-    });
-    if (pivot.status !== PivotStatus.PENDING || Date.now() >= deadline || signal?.aborted) return pivot;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
-
-export async function listPivotsForAgent(prisma: PrismaClient, principal: AgentPrincipal, runId: string): Promise<PivotRecord[]> {
-  const store = harnessStore(prisma);
-  await getAgentRun(store, principal, runId);
-  return store.listPivots(runId);
 }

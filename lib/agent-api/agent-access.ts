@@ -1,16 +1,49 @@
+/**
+ * Who calls the agent API and what they may touch: every use case in this folder takes an
+ * `AgentCaller` with its own fields in one options object, and checks access through these helpers.
+ */
 import type { PrismaClient } from "@/generated/prisma";
+import { ApiError } from "@/lib/api/errors";
 import { sharedSagaStore, type PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { Actor, RunRecord, StepRecord } from "@/lib/saga/store";
 import { RunStatus } from "@/lib/saga/vocabulary";
-import { ApiError, runNotFound } from "./errors";
-import type { AgentPrincipal } from "./principal";
+import type { AgentPrincipal, GuardedAgent } from "@/lib/tokens/authenticate-agent";
+import { getTask } from "@/lib/worker/find-tasks";
 
-// The client behind each harness store, so the worker-claim check can read the task table.
+/** The caller of a use case, as the route hands it over (lib/api/route.ts's agentRoute). */
+export interface AgentCaller {
+  /** The database the route reads and writes. */
+  prisma: PrismaClient;
+  /** The token's principal: its name, role and tools. */
+  principal: AgentPrincipal;
+  /** Set on a guarded write whose token row was not read for this request (see GuardedAgent). */
+  activeToken?: string | undefined;
+  /** Reads the token row; absent when the row was read for this request. */
+  verified?: (() => Promise<AgentPrincipal>) | undefined;
+}
+
+/** The caller as a GuardedAgent: what the write paths that skip the token read need. */
+export function guardOf(caller: AgentCaller): GuardedAgent {
+  const { principal } = caller;
+  return { principal, activeToken: caller.activeToken, verified: caller.verified ?? (async () => principal) };
+}
+
+/** The principal as the token row says it now: read when this request has not read it yet. */
+export async function verifiedPrincipal(caller: AgentCaller): Promise<AgentPrincipal> {
+  return caller.activeToken !== undefined && caller.verified ? caller.verified() : caller.principal;
+}
+
+/** The run was not found, or belongs to another agent (indistinguishable on purpose). */
+export function runNotFound(runId: string): SagaError {
+  return new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist for this agent token.`);
+}
+
+// The client behind each agent-API store, so the worker-claim check can read the task table.
 const clientOf = new WeakMap<PrismaSagaStore, PrismaClient>();
 
-/** The store the harness API writes through: the process's one store over the client. */
-export function harnessStore(prisma: PrismaClient): PrismaSagaStore {
+/** The store the agent API writes through: the process's one store over the client. */
+export function agentApiStore(prisma: PrismaClient): PrismaSagaStore {
   const store = sharedSagaStore(prisma);
   clientOf.set(store, prisma);
   return store;
@@ -37,6 +70,9 @@ export function assertNotWorker(principal: AgentPrincipal, what: string): void {
     throw new ApiError("FORBIDDEN", `The token "${principal.name}" is a worker token: it cannot ${what}. Only the agent that runs the work may; a worker does what its claimed tasks need.`);
   }
 }
+
+/** The audit data every write through the agent API carries. */
+export const VIA_API = { via: "api" } as const;
 
 /** The audit actor of an agent token. */
 export function agentActor(principal: AgentPrincipal): Actor {
@@ -85,4 +121,21 @@ export function assertRunOpen(run: RunRecord): void {
   if (CLOSED.includes(run.status)) {
     throw new SagaError("RUN_CLOSED", `Run ${run.id} is ${run.status} and takes no more tool calls; start a new run.`);
   }
+}
+
+/** Refuses an agent token where a worker token is needed (claiming and settling tasks). */
+export function assertWorker(principal: AgentPrincipal): void {
+  if (principal.role !== "worker") {
+    throw new ApiError("FORBIDDEN", `The token "${principal.name}" is an agent token; claiming and settling tasks takes a worker token (npm run token -- create --role worker ...).`);
+  }
+}
+
+/** The task, if it is within the worker token's scope (otherwise it does not exist for it). */
+export async function getScopedTask(prisma: PrismaClient, principal: AgentPrincipal, taskId: string) {
+  assertWorker(principal);
+  const task = await getTask(prisma, taskId);
+  if (!task || !task.tools.every((t) => principal.tools.includes(t))) {
+    throw new ApiError("NOT_FOUND", `Task ${taskId} does not exist for this worker token.`);
+  }
+  return task;
 }

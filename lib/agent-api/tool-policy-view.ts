@@ -1,19 +1,16 @@
 /**
- * The per-tool reversibility table (ToolPolicy): the server's authority on what a tool is. Whatever
- * a client claims about a tool, the server decides with this table.
+ * The per-tool reversibility table (ToolPolicy) as the agent API reads it: the server's authority on
+ * what a tool is. Whatever a client claims about a tool, the server decides with this table.
  */
 import * as z from "zod";
 import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
-import { databaseNow } from "@/lib/db/dialect";
 import { SagaError } from "@/lib/saga/errors";
 import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
-import type { CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
+import type { CorrectionDraft, Json } from "@/lib/saga/tools";
 import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
-import { audiencesOf, DEFAULT_WINDOW_SEC, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
-import { TX_OPTIONS } from "@/lib/db/transactions";
-import { recordToolVersion, ToolChange } from "@/lib/tools/tool-versions";
+import { audiencesOf, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
 
-/** A tool-table row as the harness uses it. */
+/** A tool-table row as a call is decided with it. */
 export interface ToolPolicyView extends GateTool {
   /** The compensator the tool's compensation must name. */
   compensator: string | null;
@@ -29,82 +26,6 @@ export interface ToolPolicyView extends GateTool {
   correctionTemplate: { subject: string; body: string } | null;
   /** The arguments' schema its team declared (JSON Schema, compiled), or null when none was declared. */
   argsSchema: z.ZodType | null;
-}
-
-/**
- * A connector's correction as a template: its function called with arguments whose every field
- * reads `{{field}}`, so `Correction: ${args.subject}` becomes `Correction: {{subject}}`. Kept only
- * when every placeholder names an argument and nothing was computed from one (`NaN`, a changed
- * case): a function that does arithmetic on its arguments has no template, and the row says so.
- */
-function correctionTemplateOf(def: ToolDefinition): { subject: string; body: string } | null {
-  if (!def.correction) return null;
-  const placeholders = new Proxy({}, { get: (_target, field) => (typeof field === "string" ? `{{${field}}}` : undefined) });
-  let draft: CorrectionDraft | null;
-  try {
-    draft = def.correction(placeholders as never);
-  } catch {
-    return null;
-  }
-  if (!draft) return null;
-  const shape = (def.args as { shape?: Record<string, unknown> }).shape ?? {};
-  const text = `${draft.subject}\n${draft.body}`;
-  const named = [...text.matchAll(/\{\{([^}]*)\}\}/g)].map((m) => m[1] ?? "");
-  if (/NaN|undefined|\[object /.test(text) || named.some((field) => !(field in shape))) return null;
-  return { subject: draft.subject, body: draft.body };
-}
-
-/**
- * Registers the tools and compensators of connectors this server runs: each missing tool enters the
- * table as REVIEWED (the operator deployed its code) with version 1 in its history, each missing
- * compensator enters the list edits are checked against. Existing rows (admins' edits) are kept.
- */
-export async function syncToolPolicies(prisma: PrismaClient, registry: ToolRegistry, updatedBy = "system:seed"): Promise<number> {
-  const actor = { type: "system" as const, id: updatedBy.replace(/^system:/, "") };
-  const compensators = registry.listCompensators();
-  const knownCompensators = new Set((await prisma.compensator.findMany({ where: { name: { in: compensators.map((c) => c.name) } }, select: { name: true } })).map((c) => c.name));
-  for (const comp of compensators) {
-    if (knownCompensators.has(comp.name)) continue;
-    await prisma.compensator.createMany({ data: [{ name: comp.name, description: null, declaredBy: updatedBy }] }).catch(ignoreTaken);
-  }
-  let added = 0;
-  for (const def of registry.list()) {
-    const existing = await prisma.toolPolicy.findUnique({ where: { name: def.name }, select: { name: true } });
-    if (existing) continue;
-    const template = correctionTemplateOf(def);
-    const created = await prisma
-      .$transaction(async (tx) => {
-        const now = await databaseNow(tx);
-        const row = await tx.toolPolicy.create({
-          data: {
-            name: def.name,
-            toolClass: def.class,
-            compensator: def.compensation?.with ?? null,
-            lookupAvailable: def.lookup !== undefined,
-            owner: def.owner ?? null,
-            policyVersion: def.policyVersion ?? 1,
-            revocationWindowSec: DEFAULT_WINDOW_SEC[def.class],
-            correctionSubject: template?.subject ?? null,
-            correctionBody: template?.body ?? null,
-            description: def.description ?? null,
-            status: ToolStatus.REVIEWED,
-            updatedBy,
-            createdAt: now,
-          },
-        });
-        await recordToolVersion(tx, now, row, ToolChange.created, actor, null);
-        return true;
-      }, TX_OPTIONS)
-      .catch(ignoreTaken);
-    if (created) added++;
-  }
-  return added;
-}
-
-/** Another process registered the same row first: nothing to do. */
-function ignoreTaken(e: unknown): false {
-  if (typeof e === "object" && e !== null && (e as { code?: unknown }).code === "P2002") return false;
-  throw e;
 }
 
 const recentPolicies = new WeakMap<PrismaClient, Map<string, ToolPolicyView>>();
@@ -139,7 +60,7 @@ async function readToolPolicy(prisma: PrismaClient, name: string): Promise<ToolP
   return toolPolicyView(row);
 }
 
-/** The harness's view of a stored row. */
+/** A stored row as a call is decided with it. */
 export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
   if (!TOOL_CLASSES.includes(row.toolClass as ToolClass)) {
     throw new SagaError("INVALID_TOOL_DEFINITION", `The tool table gives "${row.name}" an unknown class "${row.toolClass}"; an admin must fix the row.`);
@@ -196,19 +117,4 @@ export function assertToolEnabled(policy: ToolPolicyView): void {
 export function tableCorrection(policy: ToolPolicyView, args: Json, audience: string[]): CorrectionDraft | null {
   if (policy.class !== ToolClass.IRREVERSIBLE || !policy.correctionTemplate) return null;
   return { audience, subject: fillTemplate(policy.correctionTemplate.subject, args), body: fillTemplate(policy.correctionTemplate.body, args) };
-}
-
-/** The tool-table rows of the tools a token may use. */
-export async function listToolsForAgent(prisma: PrismaClient, principal: { tools: string[] }) {
-  const rows = await prisma.toolPolicy.findMany({ where: { name: { in: principal.tools } }, orderBy: { name: "asc" } });
-  return rows
-    .filter((r) => TOOL_CLASSES.includes(r.toolClass as ToolClass))
-    .map((r) => ({
-      name: r.name,
-      toolClass: r.toolClass as ToolClass,
-      compensator: r.compensator,
-      owner: r.owner,
-      policyVersion: r.policyVersion,
-      revocationWindowSec: r.revocationWindowSec,
-    }));
 }

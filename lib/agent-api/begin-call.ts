@@ -1,0 +1,91 @@
+/**
+ * An agent begins a tool call (POST /runs/{id}/calls): the server side of lib/saga/calls.ts. The
+ * agent names the tool and its arguments; everything else (the step, its key, the argument hash, the
+ * class, compensator, audience and version from the tool table, the gate's decision) is the server's.
+ */
+import { appendCall, beginCall, type BeginCallAnswer, type BeginCallInput } from "@/lib/saga/calls";
+import { SagaError } from "@/lib/saga/errors";
+import { randomIds } from "@/lib/saga/ids";
+import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
+import { ToolClass } from "@/lib/saga/vocabulary";
+import type { AgentPrincipal } from "@/lib/tokens/authenticate-agent";
+import { ToolStatus } from "@/lib/tools/tool-policy";
+import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
+import { assertArgsMatchDeclared, assertToolEnabled, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
+
+/** A call as the agent begins it. */
+export interface BeginCallRequest {
+  /** The tool's name in the tool table. */
+  tool: string;
+  /** Its arguments. */
+  args: Json;
+  /** Where the agent stands: 0 after a (re)start, then the cursor of the previous answer. */
+  cursor: number;
+  /** The compensator's call the agent pre-wrote, if the tool is REVERSIBLE or COMPENSATABLE. */
+  compensation?: CompensationPlan | null;
+  /** The correction it drafted, if irreversible (default: the table's template). */
+  correction?: CorrectionDraft | null;
+  /** Who sees the effect (default: the table's audience). */
+  audience?: string[];
+}
+
+function callInput(principal: AgentPrincipal, runId: string, policy: ToolPolicyView, request: BeginCallRequest): BeginCallInput {
+  const audience = request.audience && request.audience.length > 0 ? request.audience : policy.audiences;
+  return {
+    runId,
+    cursor: request.cursor,
+    tool: policy,
+    args: request.args,
+    proposal: { compensation: request.compensation ?? null, correction: request.correction ?? tableCorrection(policy, request.args, audience), audience },
+    actor: agentActor(principal),
+    auditData: VIA_API,
+  };
+}
+
+function checkPolicy(policy: ToolPolicyView, args: Json): void {
+  assertToolEnabled(policy);
+  if (policy.class === ToolClass.PURE) {
+    throw new SagaError("INVALID_ARGS", `tool: ${policy.name} is PURE in the tool table: pure calls are not logged; call it directly.`, [{ path: "tool", message: "pure tool" }]);
+  }
+  assertArgsMatchDeclared(policy, args);
+}
+
+/**
+ * Begins a call. The common call (plain staging on the row this process read last) is one insert
+ * and no read: its guard proves the run is the agent's and RUNNING with no pivot, the step next, the
+ * tool row unchanged and the token live. Anything else reads the token, the tool row and the run,
+ * and decides there.
+ */
+export async function beginCallForAgent({ runId, call: request, ...caller }: AgentCaller & { runId: string; call: BeginCallRequest }): Promise<BeginCallAnswer> {
+  const { prisma } = caller;
+  const auth = guardOf(caller);
+  let principal = auth.principal;
+  // A principal remembered from an earlier request may predate a scope change: read the token before refusing.
+  if (!principal.tools.includes(request.tool) && auth.activeToken !== undefined) principal = await auth.verified();
+  assertToolInScope(principal, request.tool);
+  const deps = { store: agentApiStore(prisma), ids: randomIds };
+
+  const known = recentToolPolicy(prisma, request.tool);
+  // Workers take the careful path: it checks that they hold a claimed task of this run.
+  if (known && known.status === ToolStatus.REVIEWED && principal.role !== "worker") {
+    const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
+    try {
+      checkPolicy(known, request.args);
+      const appended = await appendCall(deps, { ...callInput(principal, runId, known, request), guard: { runAgent: principal.name, toolPolicy, activeToken: auth.activeToken } });
+      if (appended) return appended;
+    } catch (e) {
+      // The remembered row may be stale: a refusal is only ever given on the row read below.
+      if (!(e instanceof SagaError)) throw e;
+    }
+  }
+
+  if (auth.activeToken !== undefined) {
+    principal = await auth.verified();
+    assertToolInScope(principal, request.tool);
+  }
+  await getAgentRun(deps.store, principal, runId);
+  const policy = await getToolPolicy(prisma, request.tool);
+  checkPolicy(policy, request.args);
+  const guard = principal.role === "worker" ? {} : { runAgent: principal.name };
+  return beginCall(deps, { ...callInput(principal, runId, policy, request), guard, tryAppend: false });
+}
