@@ -38,4 +38,16 @@ export default defineConfig(
       ],
     },
   },
+  {
+    // The screens take the dashboard API's URLs from lib/api/dashboard-paths.ts, the table the
+    // endpoint contracts use too, so a route and the screen calling it can never disagree.
+    files: ["components/**/*.tsx", "app/**/*.tsx"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "Literal[value=/^\\/api\\/dashboard/]", message: "Take the URL from DashboardPath (lib/api/dashboard-paths.ts): dashboardUrl(DashboardPath.x, { id })." },
+        { selector: "TemplateElement[value.raw=/^\\/api\\/dashboard/]", message: "Take the URL from DashboardPath (lib/api/dashboard-paths.ts): dashboardUrl(DashboardPath.x, { id })." },
+      ],
+    },
+  },
 );

@@ -8,6 +8,7 @@ import { ZCreatedAdminToken, ZRevokedAdminToken, ZAdminTokenPage, type TAdminTok
 import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** What each token role may do (lib/tokens/agent-token.ts TokenRoleSchema). */
 const TOKEN_ROLE_HINTS = {
@@ -23,15 +24,14 @@ function pageHref(cursor: string | undefined): string {
 
 /** The agent-token desk: every token, a form to create one (its secret shown once), revoke with a confirmation. */
 export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cursor?: string | undefined }) {
-  const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
-  const { data, error, refetch } = useLive<TAdminTokenPage>(["admin-tokens", cursor ?? ""], `/api/dashboard/admin/tokens${qs}`, initial, ZAdminTokenPage);
+  const { data, error, refetch } = useLive<TAdminTokenPage>(["admin-tokens", cursor ?? ""], dashboardUrl(DashboardPath.findTokens, {}, cursor ? new URLSearchParams({ cursor }).toString() : ""), initial, ZAdminTokenPage);
   const [created, setCreated] = useState<TCreatedAdminToken | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const { busy, message, setMessage, act } = useDeskActions(refetch, () => setConfirming(null));
 
   function revoke(token: TAdminToken) {
     return act(token.name, async () => {
-      const result = await postParsed("/api/dashboard/admin/tokens/revoke", ZRevokedAdminToken, { name: token.name });
+      const result = await postParsed(DashboardPath.revokeToken, ZRevokedAdminToken, { name: token.name });
       return result.changed ? `Revoked “${token.name}”: its next request gets 401.` : `“${token.name}” was already revoked.`;
     });
   }
@@ -167,7 +167,7 @@ function CreateTokenForm({ tools, onCreated }: { tools: string[]; onCreated: (cr
     setSending(true);
     setFailure(null);
     try {
-      const result = await postParsed("/api/dashboard/admin/tokens", ZCreatedAdminToken, { name, role, tools: picked });
+      const result = await postParsed(DashboardPath.createToken, ZCreatedAdminToken, { name, role, tools: picked });
       setName("");
       setRole("agent");
       setPicked([]);

@@ -8,6 +8,7 @@ import { DashboardRequestError, errorMessage, postParsed } from "@/components/da
 import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/tools/views";
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 const CLASSES = ["PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE"] as const;
 /** Roles that can pull revoke triggers at all (lib/auth/roles.ts); the row narrows them. */
@@ -263,7 +264,7 @@ function useToolSave(tool: TToolRow, onSaved: (text: string) => void) {
     setBusy(true);
     setOutcome(null);
     try {
-      const result = await postParsed(`/api/dashboard/admin/tools/${encodeURIComponent(tool.name)}`, ZToolEditResult, { expectedVersion: tool.policyVersion, ...body });
+      const result = await postParsed(dashboardUrl(DashboardPath.updateTool, { name: tool.name }), ZToolEditResult, { expectedVersion: tool.policyVersion, ...body });
       if (result.ok) {
         onSaved(result.changed.length > 0 ? `${done} Version ${result.tool.policyVersion}: ${result.changed.join(", ")} changed.` : `${done} Version ${result.tool.policyVersion}.`);
         return true;

@@ -8,6 +8,7 @@ import { ZChangedAdminUser, ZCreatedAdminUser, ZAdminUserPage, type TAdminUser, 
 import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** What each role may do, in the words of lib/auth/roles.ts, for the role pickers. */
 const ROLE_HINTS = {
@@ -27,8 +28,7 @@ function pageHref(cursor: string | undefined): string {
 
 /** The people desk: every account, a form to add one (its initial password shown once), role changes, disable and enable. */
 export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; cursor?: string | undefined }) {
-  const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
-  const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], `/api/dashboard/admin/users${qs}`, initial, ZAdminUserPage);
+  const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], dashboardUrl(DashboardPath.findUsers, {}, cursor ? new URLSearchParams({ cursor }).toString() : ""), initial, ZAdminUserPage);
   const [created, setCreated] = useState<TCreatedAdminUser | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [roles, setRoles] = useState<Record<string, Role>>({});
@@ -36,7 +36,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
 
   function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
     return act(user.email, async () => {
-      const url = `/api/dashboard/admin/users/${what}`;
+      const url = { role: DashboardPath.setUserRole, disable: DashboardPath.disableUser, enable: DashboardPath.enableUser }[what];
       const result = await postParsed(url, ZChangedAdminUser, what === "role" ? { email: user.email, role } : { email: user.email });
       setRoles((r) => without(r, user.email));
       return changedText(result, what);
@@ -234,7 +234,7 @@ function CreateUserForm({ onCreated }: { onCreated: (created: TCreatedAdminUser)
     setSending(true);
     setFailure(null);
     try {
-      const result = await postParsed("/api/dashboard/admin/users", ZCreatedAdminUser, { email, name, role });
+      const result = await postParsed(DashboardPath.createUser, ZCreatedAdminUser, { email, name, role });
       setEmail("");
       setName("");
       setRole("viewer");

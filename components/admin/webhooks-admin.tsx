@@ -9,6 +9,7 @@ import { ZCreatedWebhook, ZNotificationSettings, type TDeliveryView, type TNotif
 import styles from "./people.module.css";
 import own from "./webhooks.module.css";
 import { SecretOnce } from "./secret-once";
+import { DashboardPath } from "@/lib/api/dashboard-paths";
 
 type Message = { tone: "good" | "bad"; text: string };
 
@@ -85,7 +86,7 @@ function DeliveryLog({ hook, onReplay, busy }: { hook: TWebhookView; onReplay: (
 
 /** The notifications desk: webhooks (create, delivery log, replay), teams' addresses, SLA rules. */
 export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
-  const { data, error, refetch } = useLive<TNotificationSettings>(["admin-webhooks"], "/api/dashboard/admin/webhooks", initial, ZNotificationSettings);
+  const { data, error, refetch } = useLive<TNotificationSettings>(["admin-webhooks"], DashboardPath.findNotificationSettings, initial, ZNotificationSettings);
   const [message, setMessage] = useState<Message | null>(null);
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -109,7 +110,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
     const form = new FormData(e.currentTarget);
     const target = e.currentTarget;
     void act("create", async () => {
-      const result = await postParsed("/api/dashboard/admin/webhooks", ZCreatedWebhook, { name: String(form.get("name") ?? ""), url: String(form.get("url") ?? ""), topics });
+      const result = await postParsed(DashboardPath.createWebhook, ZCreatedWebhook, { name: String(form.get("name") ?? ""), url: String(form.get("url") ?? ""), topics });
       setCreated({ name: result.webhook.name, secret: result.secret });
       target.reset();
       return `Webhook “${result.webhook.name}” created.`;
@@ -123,7 +124,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
       .split(/[\s,;]+/)
       .filter(Boolean);
     void act("team", async () => {
-      await postJson("/api/dashboard/admin/webhooks/teams", { name: String(form.get("team") ?? ""), emails });
+      await postJson(DashboardPath.saveNotificationTeam, { name: String(form.get("team") ?? ""), emails });
       return emails.length ? `Saved the addresses of ${String(form.get("team"))}.` : `Removed ${String(form.get("team"))}.`;
     });
   }
@@ -133,7 +134,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
     const form = new FormData(e.currentTarget);
     const minutes = (name: string) => (String(form.get(name) ?? "").trim() === "" ? null : Math.round(Number(form.get(name)) * 60));
     void act("rule", async () => {
-      await postJson("/api/dashboard/admin/webhooks/sla-rules", {
+      await postJson(DashboardPath.saveSlaRule, {
         target: String(form.get("target") ?? ""),
         slaSec: minutes("sla"),
         reminderAt: Number(form.get("reminder") ?? 50) / 100,
@@ -235,7 +236,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
                 busy={busy}
                 onReplay={(d) =>
                   void act(d.id, async () => {
-                    await postJson("/api/dashboard/admin/webhooks/replay", { deliveryId: d.id });
+                    await postJson(DashboardPath.replayDelivery, { deliveryId: d.id });
                     return `Delivery ${d.id} will be sent again with the same delivery id.`;
                   })
                 }

@@ -11,6 +11,7 @@ import type { AuditVerification } from "@/lib/audit/views";
 import styles from "./audit.module.css";
 import { FilterForm } from "./filter-form";
 import { BreakText, IntegrityPanel } from "./integrity-panel";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** The filters as the address carries them (each optional). */
 export interface AuditFilters {
@@ -195,7 +196,7 @@ export function AuditLog({
   const base: AuditFilters = { ...filters, cursor: undefined };
   const filtered = Boolean(filters.run || filters.scope || filters.actor || filters.type || filters.from || filters.to);
   const exportQuery = auditQuery(base);
-  const exportHref = (format: string) => `/api/dashboard/audit/export?${new URLSearchParams({ format, ...Object.fromEntries(new URLSearchParams(exportQuery)) }).toString()}`;
+  const exportHref = (format: string) => dashboardUrl(DashboardPath.exportAuditEvents, {}, new URLSearchParams({ format, ...Object.fromEntries(new URLSearchParams(exportQuery)) }).toString());
 
   return (
     <>

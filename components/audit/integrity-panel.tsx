@@ -11,6 +11,7 @@ import { Time } from "@/components/saga-display";
 import { scopeInWords } from "@/lib/audit/event-words";
 import { ZAuditVerification, ZChainHeadsCheck, type AuditVerification, type ChainHeadsCheck } from "@/lib/audit/views";
 import styles from "./audit.module.css";
+import { DashboardPath } from "@/lib/api/dashboard-paths";
 
 type Break = AuditVerification["breaks"][number];
 
@@ -144,7 +145,7 @@ export function IntegrityPanel() {
     setVerifying(true);
     setVerifyError(null);
     try {
-      setVerification(await getParsed("/api/dashboard/audit/verify", ZAuditVerification));
+      setVerification(await getParsed(DashboardPath.verifyAuditChains, ZAuditVerification));
     } catch (e) {
       setVerification(null);
       setVerifyError(errorMessage(e));
@@ -172,7 +173,7 @@ export function IntegrityPanel() {
       } catch {
         throw new Error(`${file.name} is not JSON. Choose a file saved with “Download chain heads”.`);
       }
-      setCheck(await postParsed("/api/dashboard/audit/heads/check", ZChainHeadsCheck, parsed));
+      setCheck(await postParsed(DashboardPath.checkChainHeads, ZChainHeadsCheck, parsed));
     } catch (e) {
       setCheckError(errorMessage(e));
     } finally {
@@ -195,7 +196,7 @@ export function IntegrityPanel() {
         <h2>Saved chain heads</h2>
         <p className={styles.lead}>A chain rewritten end to end still links. Keep each chain&apos;s last link in a file elsewhere; checked later, a rewritten, cut or deleted chain no longer matches.</p>
         <div className={styles.headsActions}>
-          <a className="button small" href="/api/dashboard/audit/heads" download="sagaboard-chain-heads.json" onClick={nameDownload}>
+          <a className="button small" href={DashboardPath.exportChainHeads} download="sagaboard-chain-heads.json" onClick={nameDownload}>
             Download chain heads
           </a>
           <label className={`button small ${styles.fileButton}`}>

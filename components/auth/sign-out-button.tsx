@@ -3,6 +3,7 @@
 import { signOut } from "next-auth/react";
 import { useState } from "react";
 import styles from "./auth.module.css";
+import { DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** Ends the session, then goes to the sign-in page (a full load, so no signed-in page stays on screen). */
 export function SignOutButton() {
@@ -40,7 +41,7 @@ export function SignOutEverywhereButton() {
       onClick={async () => {
         setPending(true);
         try {
-          await fetch("/api/dashboard/me/sign-out-everywhere", { method: "POST", headers: { accept: "application/json" } });
+          await fetch(DashboardPath.signOutEverywhere, { method: "POST", headers: { accept: "application/json" } });
           await signOut({ redirect: false });
         } finally {
           window.location.assign("/signin");

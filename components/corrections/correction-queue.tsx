@@ -8,6 +8,7 @@ import { errorMessage, LiveMarker, postParsed, useLive } from "@/components/dash
 import { ZCorrectionClaimResult, ZCorrectionQueue, type TCorrectionClaimResult, type TCorrectionQueue, type TCorrectionQueueItem } from "@/lib/corrections/views";
 import { drafterLabel, rankLabel, SEND_LABELS, STATE_LABELS } from "./labels";
 import styles from "./corrections.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** The queue's filters, as the address carries them. */
 export interface CorrectionFilters {
@@ -80,7 +81,7 @@ const FILTERS = [
 export function CorrectionQueue({ filters, initial, notice }: { filters: CorrectionFilters; initial: TCorrectionQueue; notice: string | null }) {
   const router = useRouter();
   const qs = apiQuery(filters);
-  const { data, error, refetch } = useLive<TCorrectionQueue>(["corrections", qs], `/api/dashboard/corrections?${qs}`, initial, ZCorrectionQueue);
+  const { data, error, refetch } = useLive<TCorrectionQueue>(["corrections", qs], dashboardUrl(DashboardPath.findCorrections, {}, qs), initial, ZCorrectionQueue);
   const [notes, setNotes] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState<string | null>(null);
   const c = data.counts;
@@ -89,7 +90,7 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
   async function claim(item: TCorrectionQueueItem) {
     setBusy(item.id);
     try {
-      const result = await postParsed(`/api/dashboard/corrections/${encodeURIComponent(item.id)}/claim`, ZCorrectionClaimResult);
+      const result = await postParsed(dashboardUrl(DashboardPath.claimCorrection, { correctionId: item.id }), ZCorrectionClaimResult);
       const note = claimNote(result);
       if (result.ok) {
         router.push(`/corrections/${encodeURIComponent(item.id)}`);

@@ -8,6 +8,7 @@ import { ZCorrectionClaimResult, ZSendCorrectionResult, ZCorrectionDetail, type 
 import { StateBadge } from "./correction-queue";
 import { drafterLabel, rankLabel } from "./labels";
 import styles from "./corrections.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -129,7 +130,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
   const [message, setMessage] = useState<string | null>(null);
   const list = splitRecipients(recipients);
   const dirty = subject !== c.subject || body !== c.body || list.join(",") !== c.recipients.join(",");
-  const base = `/api/dashboard/corrections/${encodeURIComponent(c.id)}`;
+  const at = (path: (typeof DashboardPath)["editCorrection" | "sendCorrection" | "releaseCorrection" | "dismissCorrection"]) => dashboardUrl(path, { correctionId: c.id });
 
   async function run(fn: () => Promise<unknown>) {
     setBusy(true);
@@ -150,7 +151,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
 
   function save(e: FormEvent) {
     e.preventDefault();
-    void run(() => postJson(`${base}/edit`, { expectedVersion: c.version, subject, body, recipients: list }));
+    void run(() => postJson(at(DashboardPath.editCorrection), { expectedVersion: c.version, subject, body, recipients: list }));
   }
 
   return (
@@ -202,7 +203,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           </p>
           <p>An email cannot be taken back: once sent, only another message can answer it. It goes out once, through the worker, under its own key.</p>
           <div className={styles.actions}>
-            <button type="button" className="button primary" disabled={busy} onClick={() => void run(() => postParsed(`${base}/send`, ZSendCorrectionResult, { expectedVersion: c.version }))}>
+            <button type="button" className="button primary" disabled={busy} onClick={() => void run(() => postParsed(at(DashboardPath.sendCorrection), ZSendCorrectionResult, { expectedVersion: c.version }))}>
               Yes, send it
             </button>
             <button type="button" className="button" disabled={busy} onClick={() => setConfirming(false)}>
@@ -218,7 +219,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           <button type="button" className="button" disabled={busy} onClick={() => setDismissing((d) => !d)} aria-expanded={dismissing}>
             Dismiss…
           </button>
-          <button type="button" className="link-button" disabled={busy} onClick={() => void run(() => postParsed(`${base}/release`, ZCorrectionClaimResult))}>
+          <button type="button" className="link-button" disabled={busy} onClick={() => void run(() => postParsed(at(DashboardPath.releaseCorrection), ZCorrectionClaimResult))}>
             Give it back to the queue
           </button>
         </div>
@@ -230,7 +231,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           aria-label="Dismiss the correction"
           onSubmit={(e) => {
             e.preventDefault();
-            void run(() => postJson(`${base}/dismiss`, { reason }));
+            void run(() => postJson(at(DashboardPath.dismissCorrection), { reason }));
           }}
         >
           <label>
@@ -252,7 +253,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
 /** One correction: what it answers, the draft to edit and send (or dismiss), and its history. Live. */
 export function CorrectionWorkbench({ initial }: { initial: TCorrectionDetail & { me: string; canHandle: boolean } }) {
   const { me, canHandle } = initial;
-  const { data, error, refetch } = useLive<TCorrectionDetail>(["correction", initial.id], `/api/dashboard/corrections/${encodeURIComponent(initial.id)}`, initial, ZCorrectionDetail);
+  const { data, error, refetch } = useLive<TCorrectionDetail>(["correction", initial.id], dashboardUrl(DashboardPath.getCorrection, { correctionId: initial.id }), initial, ZCorrectionDetail);
   const c = data;
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState<string | null>(null);
@@ -262,7 +263,7 @@ export function CorrectionWorkbench({ initial }: { initial: TCorrectionDetail & 
     setBusy(true);
     setNote(null);
     try {
-      const result = await postParsed(`/api/dashboard/corrections/${encodeURIComponent(c.id)}/claim`, ZCorrectionClaimResult);
+      const result = await postParsed(dashboardUrl(DashboardPath.claimCorrection, { correctionId: c.id }), ZCorrectionClaimResult);
       if (!result.ok && result.reason === "held") setNote(`${result.heldByName ?? result.heldBy} holds it.`);
       await refetch();
     } catch (e) {

@@ -9,6 +9,7 @@ import { EscalationKind, PIVOT_REJECTION_CODES, type PivotRejectionCode } from "
 import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** The queue's filters, as the address carries them. */
 export interface QueueFilters {
@@ -87,7 +88,7 @@ function BulkBar({ tool, ids, onDone }: { tool: string; ids: string[]; onDone: (
     setFailure(null);
     try {
       const body = { escalationIds: ids, approve, ...(note.trim() ? { note: note.trim() } : {}), ...(approve ? {} : { reasonCode: code }) };
-      onDone(await postParsed("/api/dashboard/escalations/decide", ZBulkDecisionResult, body));
+      onDone(await postParsed(DashboardPath.decideHeldCalls, ZBulkDecisionResult, body));
       setConfirming(false);
     } catch (e) {
       setFailure(errorMessage(e));
@@ -148,7 +149,7 @@ function BulkBar({ tool, ids, onDone }: { tool: string; ids: string[]; onDone: (
 export function EscalationQueue({ filters, initial, notice }: { filters: QueueFilters; initial: TEscalationQueue; notice: string | null }) {
   const router = useRouter();
   const qs = queryOf(filters);
-  const { data, error, refetch } = useLive<TEscalationQueue>(["escalations", qs], `/api/dashboard/escalations${qs ? `?${qs}` : ""}`, initial, ZEscalationQueue);
+  const { data, error, refetch } = useLive<TEscalationQueue>(["escalations", qs], dashboardUrl(DashboardPath.findEscalations, {}, qs), initial, ZEscalationQueue);
   const [notes, setNotes] = useState<Record<string, RowNote>>({});
   const [busy, setBusy] = useState<string | null>(null);
   const [search, setSearch] = useState("");
@@ -171,7 +172,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
   async function act(item: TEscalationQueueItem, action: "claim" | "release") {
     setBusy(item.id);
     try {
-      const result: TClaimResult = await postParsed(`/api/dashboard/escalations/${encodeURIComponent(item.id)}/${action}`, ZClaimResult);
+      const result: TClaimResult = await postParsed(dashboardUrl(action === "claim" ? DashboardPath.claimEscalation : DashboardPath.releaseEscalation, { escalationId: item.id }), ZClaimResult);
       const note = claimNote(result);
       setNotes((n) => {
         const next = { ...n };

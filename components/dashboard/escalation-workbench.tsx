@@ -9,6 +9,7 @@ import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocab
 import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live";
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 type Detail = TEscalationDetail;
 
@@ -255,7 +256,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
     setBusy(true);
     setFailure(null);
     try {
-      const result: TResolveResult = await postParsed(`/api/dashboard/escalations/${encodeURIComponent(detail.escalation.id)}/resolve`, ZResolveResult, body);
+      const result: TResolveResult = await postParsed(dashboardUrl(DashboardPath.resolveEscalation, { escalationId: detail.escalation.id }), ZResolveResult, body);
       const message = resolveMessage(result);
       if (message) setFailure(message);
       onDone(message);
@@ -373,14 +374,14 @@ function Resolution({ value }: { value: TEscalationDetail["escalation"]["resolut
 /** One escalation: what happened, and (for the person holding it) the resolution form of its kind. Live. */
 export function EscalationWorkbench({ initial }: { initial: Detail }) {
   const id = initial.escalation.id;
-  const { data, error, refetch } = useLive<Detail>(["escalation", id], `/api/dashboard/escalations/${encodeURIComponent(id)}`, initial, ZEscalationDetail);
+  const { data, error, refetch } = useLive<Detail>(["escalation", id], dashboardUrl(DashboardPath.getEscalation, { escalationId: id }), initial, ZEscalationDetail);
   const { escalation, run, step, abilities } = data;
   const [claimNote, setClaimNote] = useState<string | null>(null);
   const [busy, setBusy] = useState<"claim" | "release" | "check" | null>(null);
   // The latest check: answered here at once, or by a worker (polled while it is waiting).
   const queryClient = useQueryClient();
   const checkKey = ["escalation-check", id];
-  const checkUrl = `/api/dashboard/escalations/${encodeURIComponent(id)}/check`;
+  const checkUrl = dashboardUrl(DashboardPath.checkRealSystem, { escalationId: id });
   const { data: checkState } = useQuery({
     queryKey: checkKey,
     queryFn: () => getParsed(checkUrl, ZRealSystemCheckState),
@@ -400,7 +401,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
     setBusy(action);
     setClaimNote(null);
     try {
-      const result: TClaimResult = await postParsed(`/api/dashboard/escalations/${encodeURIComponent(id)}/${action}`, ZClaimResult);
+      const result: TClaimResult = await postParsed(dashboardUrl(action === "claim" ? DashboardPath.claimEscalation : DashboardPath.releaseEscalation, { escalationId: id }), ZClaimResult);
       if (!result.ok) {
         setClaimNote(
           result.reason === "held"

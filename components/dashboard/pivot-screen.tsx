@@ -11,6 +11,7 @@ import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { audienceInWords, RANK_LABELS, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
 import styles from "./reviewer.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 const HASH_PREFIX = 12;
 
@@ -244,7 +245,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
   const router = useRouter();
   const pivotId = initial.pivot.id;
   const [loaded, setLoaded] = useState(initial);
-  const { data: live, error, refetch } = useLive<TPivotScreen>(["pivot", pivotId], `/api/dashboard/pivots/${encodeURIComponent(pivotId)}`, initial, ZPivotScreen);
+  const { data: live, error, refetch } = useLive<TPivotScreen>(["pivot", pivotId], dashboardUrl(DashboardPath.getPivotScreen, { pivotId }), initial, ZPivotScreen);
   const [reason, setReason] = useState("");
   const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
   const [busy, setBusy] = useState<"approve" | "reject" | null>(null);
@@ -272,7 +273,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
       setBusy(approve ? "approve" : "reject");
       setFailure(null);
       try {
-        const url = `/api/dashboard/pivots/${encodeURIComponent(pivotId)}/${approve ? "approve" : "reject"}`;
+        const url = dashboardUrl(approve ? DashboardPath.approvePivot : DashboardPath.rejectPivot, { pivotId });
         const body = approve ? { planHash: loaded.pivot.planHash } : { planHash: loaded.pivot.planHash, reason, reasonCode };
         setResult(await postParsed(url, ZPivotDecisionResult, body));
         await refetch();
@@ -309,7 +310,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
 
   async function saveEdit(idx: number, args: unknown, note: string): Promise<string | null> {
     try {
-      const outcome = await postParsed(`/api/dashboard/pivots/${encodeURIComponent(pivotId)}/edit`, ZEditPlanItemResult, { planHash: loaded.pivot.planHash, itemIdx: idx, args, note: note.trim() || null });
+      const outcome = await postParsed(dashboardUrl(DashboardPath.editPlanItem, { pivotId }), ZEditPlanItemResult, { planHash: loaded.pivot.planHash, itemIdx: idx, args, note: note.trim() || null });
       if (!outcome.ok) {
         return outcome.reason === "unchanged"
           ? "Nothing changed: these are the arguments the plan already has."

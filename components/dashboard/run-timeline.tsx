@@ -7,6 +7,7 @@ import { actorInWords, eventInWords } from "@/lib/audit/event-words";
 import { ZRunTimelineWire, type RunTimelineView } from "@/lib/runs/run-views";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** How many hex characters of a hash identify it to a person. */
 const HASH_PREFIX = 12;
@@ -14,7 +15,7 @@ const HASH_PREFIX = 12;
 /** One run's timeline: steps, pivots, escalations, corrections and the audit log; live. */
 export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineView; /** Shown right under the steps (the revoke trigger). */ afterSteps?: ReactNode }) {
   const runId = initial.run.id;
-  const { data, error } = useLive(["run", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}`, initial, ZRunTimelineWire);
+  const { data, error } = useLive(["run", runId], dashboardUrl(DashboardPath.getRunTimeline, { runId }), initial, ZRunTimelineWire);
   const { run, steps, pivots, escalations, corrections, auditEvents, irreversibleBeforePivot, irreversibleSteps, progress } = data;
   const stepIdxById = new Map(steps.map((s) => [s.id, s.stepIdx]));
   const stepLabel = (stepId: string | null) => {

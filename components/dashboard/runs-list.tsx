@@ -6,6 +6,7 @@ import { ZRunsPage, type RunsPage, type WaitingCounts } from "@/lib/runs/run-vie
 import { RUN_STATUSES } from "@/lib/saga/vocabulary";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** The runs list's filters, as the address carries them. */
 export interface RunsFilters {
@@ -85,7 +86,7 @@ function nobodyWaitsWords(status: string): string {
 /** The runs list: filter chips, search, what waits for people, and the runs; live. */
 export function RunsList({ filters, initial, notice }: { filters: RunsFilters; initial: RunsPage; notice: string | null }) {
   const apiQuery = queryOf(filters);
-  const { data, error } = useLive(["runs", apiQuery], `/api/dashboard/runs${apiQuery ? `?${apiQuery}` : ""}`, initial, ZRunsPage);
+  const { data, error } = useLive(["runs", apiQuery], dashboardUrl(DashboardPath.findRuns, {}, apiQuery), initial, ZRunsPage);
   const { runs, nextCursor, waiting } = data;
   const base = { status: filters.status, agent: filters.agent, q: filters.q, needsAttention: filters.needsAttention };
   const filtered = Boolean(filters.status || filters.agent || filters.q || filters.needsAttention);

@@ -6,6 +6,7 @@ import { ClassBadge, Countdown, StatusBadge, Time } from "@/components/saga-disp
 import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
 import { ZPullResult, ZRevokeOptions, type TRevokeOption, type TRevokeOptions, type TRevokeSummary } from "@/lib/revokes/views";
 import styles from "./revokes.module.css";
+import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 
 /** How a pulled revoke stands, in a badge people read. */
 export function OutcomeBadge({ revoke }: { revoke: TRevokeSummary }) {
@@ -122,7 +123,7 @@ function StepRow({ option, now, canPull, open, setOpen, pull }: { option: TRevok
 /** The revoke trigger on a run: every confirmed step with its window left, and the whole run. Live. */
 export function RevokePanel({ initial }: { initial: TRevokeOptions }) {
   const runId = initial.runId;
-  const { data, refetch } = useLive<TRevokeOptions>(["revokes", runId], `/api/dashboard/runs/${encodeURIComponent(runId)}/revokes`, initial, ZRevokeOptions);
+  const { data, refetch } = useLive<TRevokeOptions>(["revokes", runId], dashboardUrl(DashboardPath.getRevokeOptions, { runId }), initial, ZRevokeOptions);
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const pullable = data.steps.filter((s) => s.state === "pullable" || s.state === "out_of_window").length;
@@ -162,7 +163,7 @@ export function RevokePanel({ initial }: { initial: TRevokeOptions }) {
             .map((s) => `#${s.stepIdx} ${s.tool} ${s.state === "out_of_window" ? "(past its window: escalated instead)" : s.toolClass === "IRREVERSIBLE" ? "(a correction is drafted)" : "(compensated)"}`)
             .join(", ")}.`}
           button="Pull back the whole run"
-          onPull={(reason) => pull(`/api/dashboard/runs/${encodeURIComponent(runId)}/revoke`, reason)}
+          onPull={(reason) => pull(dashboardUrl(DashboardPath.pullRunRevoke, { runId }), reason)}
           onCancel={() => setOpen(null)}
         />
       )}
@@ -178,7 +179,7 @@ export function RevokePanel({ initial }: { initial: TRevokeOptions }) {
               canPull={data.canPull}
               open={open === option.stepId}
               setOpen={(o) => setOpen(o ? option.stepId : null)}
-              pull={(reason) => pull(`/api/dashboard/steps/${encodeURIComponent(option.stepId)}/revoke`, reason)}
+              pull={(reason) => pull(dashboardUrl(DashboardPath.pullStepRevoke, { stepId: option.stepId }), reason)}
             />
           ))}
         </ol>

@@ -6,6 +6,7 @@
  * enabled admin stays, a token's tools must be in the tool table).
  */
 import * as z from "zod";
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { RoleSchema } from "@/lib/auth/roles";
 import { AgentTokenNameSchema, ToolScopeSchema, TokenRoleSchema } from "@/lib/tokens/agent-token";
@@ -22,7 +23,7 @@ const UserRef = z.object({ email: UserEmailSchema });
 
 export const adminFindUsers = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/admin/users",
+  path: DashboardPath.findUsers,
   operationId: "adminFindUsers",
   summary: "Every account, by email (never a password hash)",
   tags,
@@ -33,7 +34,7 @@ export const adminFindUsers = defineEndpoint({
 
 export const adminCreateUser = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/users",
+  path: DashboardPath.createUser,
   operationId: "adminCreateUser",
   summary: "Create an account; the server makes up its initial password and returns it this once",
   description: "Only the password's bcrypt hash is stored. A taken email is answered 409 naming `email`.",
@@ -46,7 +47,7 @@ export const adminCreateUser = defineEndpoint({
 
 export const adminSetUserRole = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/users/role",
+  path: DashboardPath.setUserRole,
   operationId: "adminSetUserRole",
   summary: "Change an account's role, from the person's next request",
   description: "Demoting the last enabled admin is answered 422 INVALID_TRANSITION, and nothing changes.",
@@ -58,7 +59,7 @@ export const adminSetUserRole = defineEndpoint({
 
 export const adminDisableUser = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/users/disable",
+  path: DashboardPath.disableUser,
   operationId: "adminDisableUser",
   summary: "Disable an account: its next request is refused and it cannot sign in",
   description: "Disabling the last enabled admin is answered 422 INVALID_TRANSITION, and nothing changes.",
@@ -70,7 +71,7 @@ export const adminDisableUser = defineEndpoint({
 
 export const adminEnableUser = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/users/enable",
+  path: DashboardPath.enableUser,
   operationId: "adminEnableUser",
   summary: "Enable a disabled account again, with the role and password it had",
   tags,
@@ -81,7 +82,7 @@ export const adminEnableUser = defineEndpoint({
 
 export const adminFindTokens = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/admin/tokens",
+  path: DashboardPath.findTokens,
   operationId: "adminFindTokens",
   summary: "Every agent token, newest first (never a secret or hash), and the tools a new one may use",
   tags,
@@ -92,7 +93,7 @@ export const adminFindTokens = defineEndpoint({
 
 export const adminCreateToken = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/tokens",
+  path: DashboardPath.createToken,
   operationId: "adminCreateToken",
   summary: "Create an agent token scoped to tools of the tool table; its secret is returned this once",
   description: "A tool the tool table does not have is answered 400 VALIDATION_FAILED naming `tools` and each unknown name.",
@@ -105,7 +106,7 @@ export const adminCreateToken = defineEndpoint({
 
 export const adminRevokeToken = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/tokens/revoke",
+  path: DashboardPath.revokeToken,
   operationId: "adminRevokeToken",
   summary: "Revoke an agent token: its next request gets 401",
   tags,
@@ -116,7 +117,7 @@ export const adminRevokeToken = defineEndpoint({
 
 export const dashboardSignOutEverywhere = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/me/sign-out-everywhere",
+  path: DashboardPath.signOutEverywhere,
   operationId: "dashboardSignOutEverywhere",
   summary: "End every session of the signed-in person (this one included)",
   tags: ["users"],

@@ -4,6 +4,7 @@
  * case checks the caller may read the log. The exports (CSV, JSON lines) are files, not JSON, and
  * are served by app/api/dashboard/audit/export/route.ts (see lib/audit/audit-route.ts).
  */
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { MAX_HEADS_FILE_BYTES } from "@/lib/audit/check-chain-heads";
 import { ZAuditVerification, ZChainHeadsCheck } from "@/lib/audit/views";
@@ -15,7 +16,7 @@ const tags = ["audit"];
 
 export const dashboardFindAuditEvents = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/audit",
+  path: DashboardPath.findAuditEvents,
   operationId: "dashboardFindAuditEvents",
   summary: "The audit log, newest first, filtered by run, chain, actor, event type and time",
   description:
@@ -29,7 +30,7 @@ export const dashboardFindAuditEvents = defineEndpoint({
 
 export const dashboardVerifyAuditChains = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/audit/verify",
+  path: DashboardPath.verifyAuditChains,
   operationId: "dashboardVerifyAuditChains",
   summary: "Verify every audit hash chain (or one, by `scope`) link by link",
   description: "Reads the whole log: seconds at a million events. The first broken link of each broken chain is named, with what is wrong.",
@@ -41,7 +42,7 @@ export const dashboardVerifyAuditChains = defineEndpoint({
 
 export const dashboardExportChainHeads = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/audit/heads",
+  path: DashboardPath.exportChainHeads,
   operationId: "dashboardExportChainHeads",
   summary: "The head (last seq and hash) of every audit chain, with a digest: a file to keep elsewhere",
   tags,
@@ -51,7 +52,7 @@ export const dashboardExportChainHeads = defineEndpoint({
 
 export const dashboardCheckChainHeads = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/audit/heads/check",
+  path: DashboardPath.checkChainHeads,
   operationId: "dashboardCheckChainHeads",
   summary: "Check a saved heads file: which chains no longer match (rewritten, cut short, deleted)",
   description: `The body is the file as downloaded, up to ${MAX_HEADS_FILE_BYTES / 1024 / 1024} MiB (a heads file grows with the number of chains).`,

@@ -4,6 +4,7 @@
  * needs `read`, changing needs `correction.handle`, and each lib use case authorises again.
  */
 import * as z from "zod";
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { ZDismissCorrection } from "@/lib/corrections/dismiss-correction";
 import { ZEditCorrection } from "@/lib/corrections/edit-correction";
@@ -16,7 +17,7 @@ const CorrectionParams = z.object({ correctionId: z.string().trim().min(1).max(8
 
 export const dashboardFindCorrections = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/corrections",
+  path: DashboardPath.findCorrections,
   operationId: "dashboardFindCorrections",
   summary: "The correction queue, internal first and customer last, oldest first within a rank",
   tags,
@@ -27,7 +28,7 @@ export const dashboardFindCorrections = defineEndpoint({
 
 export const dashboardGetCorrection = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/corrections/:correctionId",
+  path: DashboardPath.getCorrection,
   operationId: "dashboardGetCorrection",
   summary: "One correction: what it answers, the draft, where its send stands, its history",
   tags,
@@ -38,7 +39,7 @@ export const dashboardGetCorrection = defineEndpoint({
 
 export const dashboardClaimCorrection = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/corrections/:correctionId/claim",
+  path: DashboardPath.claimCorrection,
   operationId: "dashboardClaimCorrection",
   summary: "Claim a correction draft (once: a second person is told who holds it)",
   tags,
@@ -49,7 +50,7 @@ export const dashboardClaimCorrection = defineEndpoint({
 
 export const dashboardReleaseCorrection = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/corrections/:correctionId/release",
+  path: DashboardPath.releaseCorrection,
   operationId: "dashboardReleaseCorrection",
   summary: "Give a claimed correction back to the queue",
   tags,
@@ -60,7 +61,7 @@ export const dashboardReleaseCorrection = defineEndpoint({
 
 export const dashboardEditCorrection = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/corrections/:correctionId/edit",
+  path: DashboardPath.editCorrection,
   operationId: "dashboardEditCorrection",
   summary: "Edit the subject, body or recipients of a draft you hold (fenced on its version)",
   tags,
@@ -72,7 +73,7 @@ export const dashboardEditCorrection = defineEndpoint({
 
 export const dashboardDismissCorrection = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/corrections/:correctionId/dismiss",
+  path: DashboardPath.dismissCorrection,
   operationId: "dashboardDismissCorrection",
   summary: "Dismiss a draft you hold, with the reason nothing is sent",
   tags,
@@ -84,7 +85,7 @@ export const dashboardDismissCorrection = defineEndpoint({
 
 export const dashboardSendCorrection = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/corrections/:correctionId/send",
+  path: DashboardPath.sendCorrection,
   operationId: "dashboardSendCorrection",
   summary: "Approve and send a draft you hold: a logged irreversible step, sent once by the worker",
   tags,

@@ -3,6 +3,7 @@
  * mutations it sends. Session-authenticated (auth "user"); each lib use case authorises again.
  */
 import * as z from "zod";
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { EscalationKindSchema, PivotRejectionCodeSchema, RunStatusSchema } from "../schemas/saga";
 import { ZDecideHeldCallsRequest } from "@/lib/escalations/decide-held-calls";
@@ -31,7 +32,7 @@ const PlanHash = z.string().trim().min(1).max(128);
 
 export const dashboardFindRuns = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/runs",
+  path: DashboardPath.findRuns,
   operationId: "dashboardFindRuns",
   summary: "Runs (filters, search) and the counts of what waits for people",
   tags,
@@ -49,7 +50,7 @@ export const dashboardFindRuns = defineEndpoint({
 
 export const dashboardGetRunTimeline = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/runs/:runId",
+  path: DashboardPath.getRunTimeline,
   operationId: "dashboardGetRunTimeline",
   summary: "One run's timeline: steps, pivots, escalations, corrections, audit events",
   tags,
@@ -62,7 +63,7 @@ const PivotParams = z.object({ pivotId: Id });
 
 export const dashboardGetPivotScreen = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/pivots/:pivotId",
+  path: DashboardPath.getPivotScreen,
   operationId: "dashboardGetPivotScreen",
   summary: "Everything a reviewer needs to decide one pivot",
   tags,
@@ -73,7 +74,7 @@ export const dashboardGetPivotScreen = defineEndpoint({
 
 export const dashboardApprovePivot = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/pivots/:pivotId/approve",
+  path: DashboardPath.approvePivot,
   operationId: "dashboardApprovePivot",
   summary: "Approve a pivot, bound to the plan hash the page loaded",
   description: "A changed plan (or tool policy) is answered 200 with `{ ok: false, reason: \"plan_changed\", current }`.",
@@ -86,7 +87,7 @@ export const dashboardApprovePivot = defineEndpoint({
 
 export const dashboardRejectPivot = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/pivots/:pivotId/reject",
+  path: DashboardPath.rejectPivot,
   operationId: "dashboardRejectPivot",
   summary: "Reject a pivot with a reason for the agent, bound to the plan hash the page loaded",
   tags,
@@ -98,7 +99,7 @@ export const dashboardRejectPivot = defineEndpoint({
 
 export const dashboardEditPlanItem = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/pivots/:pivotId/edit",
+  path: DashboardPath.editPlanItem,
   operationId: "dashboardEditPlanItem",
   summary: "Edit one plan item's arguments before deciding, bound to the plan hash the page loaded",
   description: "The pivot's plan (and hash) become the edited ones; the diff is recorded. A changed plan is answered 200 with `{ ok: false, reason }`.",
@@ -111,7 +112,7 @@ export const dashboardEditPlanItem = defineEndpoint({
 
 export const dashboardFindEscalations = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/escalations",
+  path: DashboardPath.findEscalations,
   operationId: "dashboardFindEscalations",
   summary: "The escalation queue",
   tags,
@@ -130,7 +131,7 @@ const EscalationParams = z.object({ escalationId: Id });
 
 export const dashboardGetEscalation = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/escalations/:escalationId",
+  path: DashboardPath.getEscalation,
   operationId: "dashboardGetEscalation",
   summary: "One escalation with what its resolution form needs",
   tags,
@@ -141,7 +142,7 @@ export const dashboardGetEscalation = defineEndpoint({
 
 export const dashboardClaimEscalation = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/escalations/:escalationId/claim",
+  path: DashboardPath.claimEscalation,
   operationId: "dashboardClaimEscalation",
   summary: "Claim an escalation (once: a second claimer is told who holds it)",
   tags,
@@ -152,7 +153,7 @@ export const dashboardClaimEscalation = defineEndpoint({
 
 export const dashboardReleaseEscalation = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/escalations/:escalationId/release",
+  path: DashboardPath.releaseEscalation,
   operationId: "dashboardReleaseEscalation",
   summary: "Give a claimed escalation back to the queue",
   tags,
@@ -163,7 +164,7 @@ export const dashboardReleaseEscalation = defineEndpoint({
 
 export const dashboardCheckRealSystem = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/escalations/:escalationId/check",
+  path: DashboardPath.checkRealSystem,
   operationId: "dashboardCheckRealSystem",
   summary: "Look the step's key up in the real system (changes nothing): here when this server holds the tool's connector, else on a worker that does",
   tags,
@@ -174,7 +175,7 @@ export const dashboardCheckRealSystem = defineEndpoint({
 
 export const dashboardGetRealSystemCheck = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/escalations/:escalationId/check",
+  path: DashboardPath.getRealSystemCheck,
   operationId: "dashboardGetRealSystemCheck",
   summary: "Where the latest check of the real system stands (a worker's answer, or still waiting)",
   tags,
@@ -185,7 +186,7 @@ export const dashboardGetRealSystemCheck = defineEndpoint({
 
 export const dashboardDecideHeldCalls = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/escalations/decide",
+  path: DashboardPath.decideHeldCalls,
   operationId: "dashboardDecideHeldCalls",
   summary: "Approve or reject several held calls of one tool with one reason, each recorded on its own",
   description: "An item already decided or held by someone else is skipped and reported; nothing is decided twice.",
@@ -197,7 +198,7 @@ export const dashboardDecideHeldCalls = defineEndpoint({
 
 export const dashboardResolveEscalation = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/escalations/:escalationId/resolve",
+  path: DashboardPath.resolveEscalation,
   operationId: "dashboardResolveEscalation",
   summary: "Resolve a claimed escalation with the form of its kind",
   tags,

@@ -4,6 +4,7 @@
  * needs `tokens.manage` (a webhook's signing secret is a credential, like a token's).
  */
 import * as z from "zod";
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { ZSaveSlaRuleRequest } from "@/lib/sla/sla-rules";
 import { ZTeamInput } from "@/lib/sla/save-sla-settings";
@@ -13,7 +14,7 @@ const tags = ["admin"];
 
 export const adminFindNotificationSettings = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/admin/webhooks",
+  path: DashboardPath.findNotificationSettings,
   operationId: "adminFindNotificationSettings",
   summary: "Webhooks with their latest deliveries (status, attempts, last error), the teams' addresses and the SLA rules",
   tags,
@@ -23,7 +24,7 @@ export const adminFindNotificationSettings = defineEndpoint({
 
 export const adminCreateWebhook = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/webhooks",
+  path: DashboardPath.createWebhook,
   operationId: "adminCreateWebhook",
   summary: "Register a webhook for some topics; its signing secret is returned this once",
   tags,
@@ -35,7 +36,7 @@ export const adminCreateWebhook = defineEndpoint({
 
 export const adminReplayDelivery = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/webhooks/replay",
+  path: DashboardPath.replayDelivery,
   operationId: "adminReplayDelivery",
   summary: "Send a delivery again, under the same delivery id (receivers dedupe on it)",
   description: "A delivery a notifier is sending right now is answered 409 INVALID_TRANSITION.",
@@ -47,7 +48,7 @@ export const adminReplayDelivery = defineEndpoint({
 
 export const adminSaveSlaRule = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/webhooks/sla-rules",
+  path: DashboardPath.saveSlaRule,
   operationId: "adminSaveSlaRule",
   summary: "Set (or with remove: true, delete) the SLA rule of pivots, an escalation kind or a tool",
   tags,
@@ -58,7 +59,7 @@ export const adminSaveSlaRule = defineEndpoint({
 
 export const adminSaveNotificationTeam = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/webhooks/teams",
+  path: DashboardPath.saveNotificationTeam,
   operationId: "adminSaveNotificationTeam",
   summary: "Set a team's email addresses (an empty list removes the team)",
   tags,

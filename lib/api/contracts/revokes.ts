@@ -3,6 +3,7 @@
  * tool table names), and the records of who pulled what.
  */
 import * as z from "zod";
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { ZRevokePage } from "@/lib/revokes/find-revokes";
 import { ZPullResult, ZRevokeOptions, RevokeOutcome } from "@/lib/revokes/views";
@@ -13,7 +14,7 @@ const Reason = z.object({ reason: z.string().max(2000) });
 
 export const dashboardGetRevokeOptions = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/runs/:runId/revokes",
+  path: DashboardPath.getRevokeOptions,
   operationId: "dashboardGetRevokeOptions",
   summary: "What the revoke trigger offers on a run: each confirmed step, its window left and what pulling it does",
   tags,
@@ -24,7 +25,7 @@ export const dashboardGetRevokeOptions = defineEndpoint({
 
 export const dashboardPullRunRevoke = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/runs/:runId/revoke",
+  path: DashboardPath.pullRunRevoke,
   operationId: "dashboardPullRunRevoke",
   summary: "Pull back a whole run, last step first, each step by its own window",
   description: "A repeat (or a second person at once) is answered 200 with the first revoke and `created: false`.",
@@ -37,7 +38,7 @@ export const dashboardPullRunRevoke = defineEndpoint({
 
 export const dashboardPullStepRevoke = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/steps/:stepId/revoke",
+  path: DashboardPath.pullStepRevoke,
   operationId: "dashboardPullStepRevoke",
   summary: "Pull back one confirmed step (past its window: open an escalation instead)",
   description: "A repeat (or a second person at once) is answered 200 with the first revoke and `created: false`.",
@@ -50,7 +51,7 @@ export const dashboardPullStepRevoke = defineEndpoint({
 
 export const dashboardFindRevokes = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/revokes",
+  path: DashboardPath.findRevokes,
   operationId: "dashboardFindRevokes",
   summary: "Revoke records: who pulled what, when, why, and how it ended",
   tags,

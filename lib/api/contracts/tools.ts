@@ -3,6 +3,7 @@
  * agent token declares its own tools (Bearer). Declared tools land unreviewed: every call held.
  */
 import * as z from "zod";
+import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { ZDeclarationResult, ZToolManifest } from "@/lib/tools/declare-tools";
 import { ZToolPolicyFields } from "@/lib/tools/tool-policy";
@@ -13,7 +14,7 @@ const ToolParams = z.object({ name: z.string().trim().min(1).max(80) });
 
 export const dashboardFindTools = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/admin/tools",
+  path: DashboardPath.findTools,
   operationId: "dashboardFindTools",
   summary: "The per-tool reversibility table (every signed-in person may read it)",
   tags,
@@ -23,7 +24,7 @@ export const dashboardFindTools = defineEndpoint({
 
 export const dashboardGetTool = defineEndpoint({
   method: "GET",
-  path: "/api/dashboard/admin/tools/:name",
+  path: DashboardPath.getTool,
   operationId: "dashboardGetTool",
   summary: "One tool's row, its declaration and its history",
   tags,
@@ -34,7 +35,7 @@ export const dashboardGetTool = defineEndpoint({
 
 export const dashboardUpdateTool = defineEndpoint({
   method: "POST",
-  path: "/api/dashboard/admin/tools/:name",
+  path: DashboardPath.updateTool,
   operationId: "dashboardUpdateTool",
   summary: "Edit a tool's row (admins), bound to the version the page loaded",
   description:
