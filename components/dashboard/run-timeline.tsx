@@ -5,6 +5,7 @@ import Link from "next/link";
 import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/audit/event-words";
 import { ZRunTimelineWire, type RunTimelineView } from "@/lib/runs/run-views";
+import { CountedSection, StackTable } from "@/components/section";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
@@ -92,341 +93,253 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
         </div>
       )}
 
-      <section className="section" aria-labelledby="steps">
-        <h2 id="steps">
-          Steps<span className="count">{steps.length}</span>
-        </h2>
-        {steps.length === 0 ? (
-          <p className="empty-inline">No steps logged yet.</p>
-        ) : (
-          <div className="table-wrap">
-            <table className="stack-on-phone">
-              <thead>
-                <tr>
-                  <th className="num">#</th>
-                  <th>Tool / class</th>
-                  <th>Status</th>
-                  <th>Key</th>
-                  <th>External ref / audience</th>
-                  <th>Arguments</th>
-                  <th>Undo</th>
-                  <th>Undo state</th>
-                  <th>Created / updated (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                {steps.map((step) => (
-                  <tr key={step.id} className={step.toolClass === "IRREVERSIBLE" ? "row-irreversible" : undefined}>
-                    <td className="num" data-label="Step">
-                      {step.stepIdx}
-                    </td>
-                    <td className="nowrap" data-label="Tool">
-                      <div className="cell-stack">
-                        <code>{step.tool}</code>
-                        <ClassBadge toolClass={step.toolClass} />
-                        <span className="cell-label">{step.phase.replaceAll("_", " ").toLowerCase()}</span>
-                      </div>
-                    </td>
-                    <td data-label="Status">
-                      <div className="cell-stack">
-                        <StatusBadge status={step.status} />
-                        {step.attempts > 1 && <span className="cell-label">{step.attempts} attempts</span>}
-                        {step.error !== null && <LabelledValues value={step.error} label="error" rawLabel="Raw error" />}
-                      </div>
-                    </td>
-                    <td data-label="Key">
-                      {/* The full key is in the title (and on the escalation screen); all 32 characters pushed the table past the page. */}
-                      <Mono text={`${step.stepKey.slice(0, HASH_PREFIX)}…`} title={step.stepKey} />
-                    </td>
-                    <td data-label="External ref">
-                      <div className="cell-stack">
-                        <Mono text={step.externalRef} />
-                        <span className="cell-label">{step.audience.length > 0 ? `seen by ${step.audience.join(", ")}` : "no audience"}</span>
-                      </div>
-                    </td>
-                    <td data-label="Arguments">
-                      <LabelledValues value={step.args} rawLabel="Raw arguments" />
-                    </td>
-                    <td data-label="Undo">
-                      {step.compensation ? (
-                        <div className="cell-stack">
-                          <code>{step.compensation.tool}</code>
-                          <LabelledValues value={step.compensation.args} rawLabel="Raw arguments" />
-                        </div>
-                      ) : (
-                        <span className="muted">{step.toolClass === "IRREVERSIBLE" ? "none: only a correction message" : "—"}</span>
-                      )}
-                    </td>
-                    <td data-label="Undo state">
-                      <div className="cell-stack">
-                        <span>{compensationStateWords(step.compensationState)}</span>
-                        {step.compensationRequestedAt && (
-                          <span className="cell-label nowrap">
-                            requested <Time at={step.compensationRequestedAt} />
-                          </span>
-                        )}
-                        {step.compensationConfirmedAt && (
-                          <span className="cell-label nowrap">
-                            confirmed <Time at={step.compensationConfirmedAt} />
-                          </span>
-                        )}
-                        {step.compensationRef && (
-                          <span className="cell-label">
-                            undo ref <Mono text={step.compensationRef} />
-                          </span>
-                        )}
-                        {step.compensationError !== null && <LabelledValues value={step.compensationError} label="error" rawLabel="Raw error" />}
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Created / updated">
-                      <div className="cell-stack">
-                        <Time at={step.createdAt} />
-                        <span className="cell-label">
-                          <Time at={step.updatedAt} />
-                        </span>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <CountedSection id="steps" title="Steps" count={steps.length} empty="No steps logged yet.">
+        <StackTable headers={[{ label: "#", num: true }, "Tool / class", "Status", "Key", "External ref / audience", "Arguments", "Undo", "Undo state", "Created / updated (UTC)"]}>
+          {steps.map((step) => (
+            <tr key={step.id} className={step.toolClass === "IRREVERSIBLE" ? "row-irreversible" : undefined}>
+              <td className="num" data-label="Step">
+                {step.stepIdx}
+              </td>
+              <td className="nowrap" data-label="Tool">
+                <div className="cell-stack">
+                  <code>{step.tool}</code>
+                  <ClassBadge toolClass={step.toolClass} />
+                  <span className="cell-label">{step.phase.replaceAll("_", " ").toLowerCase()}</span>
+                </div>
+              </td>
+              <td data-label="Status">
+                <div className="cell-stack">
+                  <StatusBadge status={step.status} />
+                  {step.attempts > 1 && <span className="cell-label">{step.attempts} attempts</span>}
+                  {step.error !== null && <LabelledValues value={step.error} label="error" rawLabel="Raw error" />}
+                </div>
+              </td>
+              <td data-label="Key">
+                {/* The full key is in the title (and on the escalation screen); all 32 characters pushed the table past the page. */}
+                <Mono text={`${step.stepKey.slice(0, HASH_PREFIX)}…`} title={step.stepKey} />
+              </td>
+              <td data-label="External ref">
+                <div className="cell-stack">
+                  <Mono text={step.externalRef} />
+                  <span className="cell-label">{step.audience.length > 0 ? `seen by ${step.audience.join(", ")}` : "no audience"}</span>
+                </div>
+              </td>
+              <td data-label="Arguments">
+                <LabelledValues value={step.args} rawLabel="Raw arguments" />
+              </td>
+              <td data-label="Undo">
+                {step.compensation ? (
+                  <div className="cell-stack">
+                    <code>{step.compensation.tool}</code>
+                    <LabelledValues value={step.compensation.args} rawLabel="Raw arguments" />
+                  </div>
+                ) : (
+                  <span className="muted">{step.toolClass === "IRREVERSIBLE" ? "none: only a correction message" : "—"}</span>
+                )}
+              </td>
+              <td data-label="Undo state">
+                <div className="cell-stack">
+                  <span>{compensationStateWords(step.compensationState)}</span>
+                  {step.compensationRequestedAt && (
+                    <span className="cell-label nowrap">
+                      requested <Time at={step.compensationRequestedAt} />
+                    </span>
+                  )}
+                  {step.compensationConfirmedAt && (
+                    <span className="cell-label nowrap">
+                      confirmed <Time at={step.compensationConfirmedAt} />
+                    </span>
+                  )}
+                  {step.compensationRef && (
+                    <span className="cell-label">
+                      undo ref <Mono text={step.compensationRef} />
+                    </span>
+                  )}
+                  {step.compensationError !== null && <LabelledValues value={step.compensationError} label="error" rawLabel="Raw error" />}
+                </div>
+              </td>
+              <td className="nowrap" data-label="Created / updated">
+                <div className="cell-stack">
+                  <Time at={step.createdAt} />
+                  <span className="cell-label">
+                    <Time at={step.updatedAt} />
+                  </span>
+                </div>
+              </td>
+            </tr>
+          ))}
+        </StackTable>
+      </CountedSection>
       {afterSteps}
 
-      <section className="section" aria-labelledby="pivots">
-        <h2 id="pivots">
-          Pivots<span className="count">{pivots.length}</span>
-        </h2>
-        {pivots.length === 0 ? (
-          <p className="empty-inline">No pivot requested yet.</p>
-        ) : (
-          <div className="card-list">
-            {pivots.map((pivot) => (
-              <article key={pivot.id} className="card">
-                <div className="card-head">
-                  <StatusBadge status={pivot.status} />
-                  <strong>{pivot.summary}</strong>
-                  <Link className={pivot.status === "PENDING" ? "button primary small push-right" : "push-right small"} href={`/pivots/${encodeURIComponent(pivot.id)}`}>
-                    {pivot.status === "PENDING" ? "Decide →" : "Open pivot screen"}
-                  </Link>
-                </div>
-                {pivot.plan.length === 0 ? (
-                  <p className="empty-inline small">The commit plan is empty.</p>
-                ) : (
-                  <ol className="plan" aria-label="Commit plan">
-                    {pivot.plan.map((item, i) => (
-                      <li key={i} className={item.toolClass === "IRREVERSIBLE" ? "irreversible" : undefined}>
-                        <span className="muted">{i + 1}.</span>
-                        <code>{item.tool}</code>
-                        <span>
-                          <ClassBadge toolClass={item.toolClass} />
-                        </span>
-                        <LabelledValues value={item.args} rawLabel="Raw arguments" />
-                      </li>
-                    ))}
-                  </ol>
+      <CountedSection id="pivots" title="Pivots" count={pivots.length} empty="No pivot requested yet.">
+        <div className="card-list">
+          {pivots.map((pivot) => (
+            <article key={pivot.id} className="card">
+              <div className="card-head">
+                <StatusBadge status={pivot.status} />
+                <strong>{pivot.summary}</strong>
+                <Link className={pivot.status === "PENDING" ? "button primary small push-right" : "push-right small"} href={`/pivots/${encodeURIComponent(pivot.id)}`}>
+                  {pivot.status === "PENDING" ? "Decide →" : "Open pivot screen"}
+                </Link>
+              </div>
+              {pivot.plan.length === 0 ? (
+                <p className="empty-inline small">The commit plan is empty.</p>
+              ) : (
+                <ol className="plan" aria-label="Commit plan">
+                  {pivot.plan.map((item, i) => (
+                    <li key={i} className={item.toolClass === "IRREVERSIBLE" ? "irreversible" : undefined}>
+                      <span className="muted">{i + 1}.</span>
+                      <code>{item.tool}</code>
+                      <span>
+                        <ClassBadge toolClass={item.toolClass} />
+                      </span>
+                      <LabelledValues value={item.args} rawLabel="Raw arguments" />
+                    </li>
+                  ))}
+                </ol>
+              )}
+              <div className="card-facts">
+                <span>
+                  Plan hash <Mono text={pivot.planHash.slice(0, HASH_PREFIX)} title={pivot.planHash} />
+                </span>
+                <span>
+                  Requested <Time at={pivot.createdAt} />
+                </span>
+                {pivot.deadline && (
+                  <span>
+                    Deadline <Time at={pivot.deadline} />
+                  </span>
                 )}
-                <div className="card-facts">
+                {pivot.decidedBy && (
                   <span>
-                    Plan hash <Mono text={pivot.planHash.slice(0, HASH_PREFIX)} title={pivot.planHash} />
+                    {pivot.status === "REJECTED" ? "Rejected" : "Approved"} by <strong>{pivot.decidedBy}</strong> at <Time at={pivot.decidedAt} />
                   </span>
+                )}
+                {pivot.reason && (
                   <span>
-                    Requested <Time at={pivot.createdAt} />
+                    Reason <strong>{pivot.reason}</strong>
                   </span>
-                  {pivot.deadline && (
-                    <span>
-                      Deadline <Time at={pivot.deadline} />
-                    </span>
-                  )}
-                  {pivot.decidedBy && (
-                    <span>
-                      {pivot.status === "REJECTED" ? "Rejected" : "Approved"} by <strong>{pivot.decidedBy}</strong> at <Time at={pivot.decidedAt} />
-                    </span>
-                  )}
-                  {pivot.reason && (
-                    <span>
-                      Reason <strong>{pivot.reason}</strong>
-                    </span>
-                  )}
+                )}
+              </div>
+            </article>
+          ))}
+        </div>
+      </CountedSection>
+
+      <CountedSection id="escalations" title="Escalations" count={escalations.length} empty="Nothing was escalated to a person.">
+        <StackTable headers={["Kind", "Status", "Title", "Step", "Owner", "Detail", "Raised (UTC)"]}>
+          {escalations.map((esc) => (
+            <tr key={esc.id}>
+              <td className="nowrap" data-label="Kind">
+                {kindLabel(esc.kind)}
+              </td>
+              <td data-label="Status">
+                <div className="cell-stack">
+                  <StatusBadge status={esc.status} />
+                  {esc.status === "CLAIMED" && esc.claimedBy && <span className="cell-label">held by {esc.claimedBy}</span>}
+                  {esc.resolvedBy && <span className="cell-label">resolved by {esc.resolvedBy}</span>}
                 </div>
-              </article>
-            ))}
-          </div>
-        )}
-      </section>
+              </td>
+              <td data-label="Title">
+                <Link href={`/escalations/${encodeURIComponent(esc.id)}`}>{esc.title}</Link>
+              </td>
+              <td data-label="Step">{stepLabel(esc.stepId)}</td>
+              <td data-label="Owner">{esc.owner ?? <span className="muted">—</span>}</td>
+              <td data-label="Detail">
+                <LabelledValues value={esc.detail} rawLabel="Raw detail" />
+              </td>
+              <td className="nowrap" data-label="Raised">
+                <Time at={esc.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </StackTable>
+      </CountedSection>
 
-      <section className="section" aria-labelledby="escalations">
-        <h2 id="escalations">
-          Escalations<span className="count">{escalations.length}</span>
-        </h2>
-        {escalations.length === 0 ? (
-          <p className="empty-inline">Nothing was escalated to a person.</p>
-        ) : (
-          <div className="table-wrap">
-            <table className="stack-on-phone">
-              <thead>
-                <tr>
-                  <th>Kind</th>
-                  <th>Status</th>
-                  <th>Title</th>
-                  <th>Step</th>
-                  <th>Owner</th>
-                  <th>Detail</th>
-                  <th>Raised (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                {escalations.map((esc) => (
-                  <tr key={esc.id}>
-                    <td className="nowrap" data-label="Kind">
-                      {kindLabel(esc.kind)}
-                    </td>
-                    <td data-label="Status">
-                      <div className="cell-stack">
-                        <StatusBadge status={esc.status} />
-                        {esc.status === "CLAIMED" && esc.claimedBy && <span className="cell-label">held by {esc.claimedBy}</span>}
-                        {esc.resolvedBy && <span className="cell-label">resolved by {esc.resolvedBy}</span>}
-                      </div>
-                    </td>
-                    <td data-label="Title">
-                      <Link href={`/escalations/${encodeURIComponent(esc.id)}`}>{esc.title}</Link>
-                    </td>
-                    <td data-label="Step">{stepLabel(esc.stepId)}</td>
-                    <td data-label="Owner">{esc.owner ?? <span className="muted">—</span>}</td>
-                    <td data-label="Detail">
-                      <LabelledValues value={esc.detail} rawLabel="Raw detail" />
-                    </td>
-                    <td className="nowrap" data-label="Raised">
-                      <Time at={esc.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <CountedSection id="corrections" title="Corrections" count={corrections.length} empty="No correction messages drafted.">
+        <StackTable headers={[{ label: "Rank", num: true }, "Audience", "Status", "Step", "Subject", "Body"]}>
+          {corrections.map((cor) => (
+            <tr key={cor.id}>
+              <td className="num" data-label="Rank">
+                {cor.rank}
+              </td>
+              <td className="nowrap" data-label="Audience">
+                {cor.audience.join(", ")}
+              </td>
+              <td data-label="Status">
+                <StatusBadge status={cor.status} />
+              </td>
+              <td data-label="Step">{stepLabel(cor.stepId)}</td>
+              <td data-label="Subject">
+                <Link href={`/corrections/${encodeURIComponent(cor.id)}`}>{cor.subject}</Link>
+              </td>
+              <td data-label="Body">
+                <p className="body-text">{cor.body}</p>
+              </td>
+            </tr>
+          ))}
+        </StackTable>
+      </CountedSection>
 
-      <section className="section" aria-labelledby="corrections">
-        <h2 id="corrections">
-          Corrections<span className="count">{corrections.length}</span>
-        </h2>
-        {corrections.length === 0 ? (
-          <p className="empty-inline">No correction messages drafted.</p>
-        ) : (
-          <div className="table-wrap">
-            <table className="stack-on-phone">
-              <thead>
-                <tr>
-                  <th className="num">Rank</th>
-                  <th>Audience</th>
-                  <th>Status</th>
-                  <th>Step</th>
-                  <th>Subject</th>
-                  <th>Body</th>
-                </tr>
-              </thead>
-              <tbody>
-                {corrections.map((cor) => (
-                  <tr key={cor.id}>
-                    <td className="num" data-label="Rank">
-                      {cor.rank}
-                    </td>
-                    <td className="nowrap" data-label="Audience">
-                      {cor.audience.join(", ")}
-                    </td>
-                    <td data-label="Status">
-                      <StatusBadge status={cor.status} />
-                    </td>
-                    <td data-label="Step">{stepLabel(cor.stepId)}</td>
-                    <td data-label="Subject">
-                      <Link href={`/corrections/${encodeURIComponent(cor.id)}`}>{cor.subject}</Link>
-                    </td>
-                    <td data-label="Body">
-                      <p className="body-text">{cor.body}</p>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
-
-      <section className="section" aria-labelledby="audit">
-        <h2 id="audit">
-          Audit events<span className="count">{auditEvents.length}</span>
-        </h2>
-        <p className="muted small">
-          <Link href={`/audit?run=${encodeURIComponent(run.id)}`}>Check this run&apos;s chain in the audit log, or export it →</Link>
-        </p>
-        {auditEvents.length === 0 ? (
-          <p className="empty-inline">No audit events recorded for this run.</p>
-        ) : (
-          <div className="table-wrap">
-            <table className="stack-on-phone audit-events">
-              <thead>
-                <tr>
-                  <th className="num">Seq</th>
-                  <th>At (UTC)</th>
-                  <th>Who</th>
-                  <th>What happened</th>
-                  <th>Step</th>
-                  <th>Hash</th>
-                </tr>
-              </thead>
-              <tbody>
-                {auditEvents.map((ev) => {
-                  const who = actorInWords(ev.actor);
-                  const words = eventInWords({ ...ev, stepIdx: ev.stepId ? stepIdxById.get(ev.stepId) : null });
-                  return (
-                    <tr key={ev.id}>
-                      <td className="num" data-label="Seq">
-                        {ev.seq}
-                      </td>
-                      <td className="nowrap" data-label="At">
-                        <Time at={ev.at} />
-                      </td>
-                      <td data-label="Who">
-                        <div className="cell-stack">
-                          {who.kind && <span className="cell-label">{who.kind}</span>}
-                          <span>{who.name}</span>
-                        </div>
-                      </td>
-                      <td data-label="What happened">
-                        <div className="cell-stack">
-                          <strong>{words.title}</strong>
-                          {words.sentence && <span>{words.sentence}</span>}
-                          {words.facts.length > 0 && (
-                            <dl className="values">
-                              {words.facts.map((fact, i) => (
-                                <div key={`${fact.label}-${i}`}>
-                                  <dt>{fact.label}</dt>
-                                  <dd>{fact.value}</dd>
-                                </div>
-                              ))}
-                            </dl>
-                          )}
-                          <details className="raw-inline">
-                            <summary>Raw event</summary>
-                            <code className="json">{JSON.stringify({ type: ev.type, actor: ev.actor, data: ev.data })}</code>
-                          </details>
-                        </div>
-                      </td>
-                      <td data-label="Step">{stepLabel(ev.stepId)}</td>
-                      <td data-label="Hash">
-                        <Mono text={ev.hash.slice(0, HASH_PREFIX)} title={`${ev.hash} (previous ${ev.prevHash})`} />
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <CountedSection
+        id="audit"
+        title="Audit events"
+        count={auditEvents.length}
+        empty="No audit events recorded for this run."
+        before={
+          <p className="muted small">
+            <Link href={`/audit?run=${encodeURIComponent(run.id)}`}>Check this run&apos;s chain in the audit log, or export it →</Link>
+          </p>
+        }
+      >
+        <StackTable className="audit-events" headers={[{ label: "Seq", num: true }, "At (UTC)", "Who", "What happened", "Step", "Hash"]}>
+          {auditEvents.map((ev) => {
+            const who = actorInWords(ev.actor);
+            const words = eventInWords({ ...ev, stepIdx: ev.stepId ? stepIdxById.get(ev.stepId) : null });
+            return (
+              <tr key={ev.id}>
+                <td className="num" data-label="Seq">
+                  {ev.seq}
+                </td>
+                <td className="nowrap" data-label="At">
+                  <Time at={ev.at} />
+                </td>
+                <td data-label="Who">
+                  <div className="cell-stack">
+                    {who.kind && <span className="cell-label">{who.kind}</span>}
+                    <span>{who.name}</span>
+                  </div>
+                </td>
+                <td data-label="What happened">
+                  <div className="cell-stack">
+                    <strong>{words.title}</strong>
+                    {words.sentence && <span>{words.sentence}</span>}
+                    {words.facts.length > 0 && (
+                      <dl className="values">
+                        {words.facts.map((fact, i) => (
+                          <div key={`${fact.label}-${i}`}>
+                            <dt>{fact.label}</dt>
+                            <dd>{fact.value}</dd>
+                          </div>
+                        ))}
+                      </dl>
+                    )}
+                    <details className="raw-inline">
+                      <summary>Raw event</summary>
+                      <code className="json">{JSON.stringify({ type: ev.type, actor: ev.actor, data: ev.data })}</code>
+                    </details>
+                  </div>
+                </td>
+                <td data-label="Step">{stepLabel(ev.stepId)}</td>
+                <td data-label="Hash">
+                  <Mono text={ev.hash.slice(0, HASH_PREFIX)} title={`${ev.hash} (previous ${ev.prevHash})`} />
+                </td>
+              </tr>
+            );
+          })}
+        </StackTable>
+      </CountedSection>
     </>
   );
 }

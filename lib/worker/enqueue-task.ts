@@ -18,22 +18,25 @@ import {
 } from "./task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "./vocabulary";
 
+/** What asked a task's work (`revoke:<rvk_...>`): recorded on the corrections it drafts. */
+export const DraftedBySchema = z.string().trim().min(1).max(80);
+
 /** The payload of an UNWIND task: the reason goes into the run's audit log. */
 export const ZUnwindPayloadSchema = z.object({
   /** Why the run is unwound, in words. */
   reason: z.string().trim().min(1),
   /** Steps to leave as they are (a whole-run revoke: steps past their window, escalated instead). */
   skipStepIds: z.array(z.string().min(1)).max(10_000).optional(),
-  /** What asked for the unwind (`revoke:<rvk_...>`), recorded on the corrections it drafts. */
-  draftedBy: z.string().trim().min(1).max(80).optional(),
+  /** What asked for the unwind, recorded on the corrections it drafts. */
+  draftedBy: DraftedBySchema.optional(),
 });
 
 /** The payload of a COMPENSATE task (one step pulled back by a revoke trigger). */
 export const ZCompensatePayloadSchema = z.object({
   /** Why, in words (the revoke's reason). */
   reason: z.string().trim().min(1),
-  /** What asked for it (`revoke:<rvk_...>`): recorded on a correction the compensation drafts. */
-  draftedBy: z.string().trim().min(1).max(80).optional(),
+  /** What asked for it: recorded on a correction the compensation drafts. */
+  draftedBy: DraftedBySchema.optional(),
 });
 
 const actorSchema = z.object({ type: z.enum(["agent", "user", "system"]), id: z.string().trim().min(1) });

@@ -7,6 +7,7 @@ import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
 import { BeginCallBody, CallAnswerWire, CompensationReportBody, OutcomeBody, ReconcileBody, StepCompensateActionWire, UnwindActionWire } from "../schemas/calls";
 import { RunWire, StepWire } from "../schemas/saga";
+import { DraftedBySchema } from "@/lib/worker/enqueue-task";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
 const StepParams = z.object({ stepId: z.string().min(1).max(80) });
@@ -79,7 +80,7 @@ export const nextUnwindAction = defineEndpoint({
   body: z.object({
     reason: z.string().trim().min(1).max(1000),
     skipStepIds: z.array(z.string().min(1)).max(10_000).optional().describe("Steps to leave as they are (an UNWIND task's payload.skipStepIds: a whole-run revoke's steps past their window)."),
-    draftedBy: z.string().trim().min(1).max(80).nullish().describe("An UNWIND task's payload.draftedBy, recorded on the corrections the unwind drafts."),
+    draftedBy: DraftedBySchema.nullish().describe("An UNWIND task's payload.draftedBy, recorded on the corrections the unwind drafts."),
   }),
   response: UnwindActionWire,
   example: { reason: "the customer cancelled the trip" },
@@ -96,7 +97,7 @@ export const nextCompensateAction = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: StepParams,
-  body: z.object({ draftedBy: z.string().trim().min(1).max(80).nullish() }),
+  body: z.object({ draftedBy: DraftedBySchema.nullish() }),
   response: StepCompensateActionWire,
   example: { draftedBy: "revoke:rvk_0mx4v1igxd71987" },
 });
