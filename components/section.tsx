@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import Link from "next/link";
 
 /**
  * A titled section of a page with how many things it holds, and a sentence in their place when it
@@ -38,5 +39,14 @@ export function StackTable({ headers, className, children }: { headers: readonly
         <tbody>{children}</tbody>
       </table>
     </div>
+  );
+}
+
+/** The way back from a page, above its title (`← All runs`). */
+export function BackLink({ href, children }: { href: string; children: ReactNode }) {
+  return (
+    <Link href={href} className="back-link">
+      ← {children}
+    </Link>
   );
 }

@@ -8,6 +8,7 @@ import Link from "next/link";
 import { useState, type ReactNode } from "react";
 import { errorMessage, LiveMarker } from "@/components/dashboard/live";
 import styles from "./people.module.css";
+import { BackLink } from "@/components/section";
 
 /** A sentence about the last change, or why it was refused. */
 export type DeskMessage = { tone: "good" | "bad"; text: string };
@@ -16,9 +17,7 @@ export type DeskMessage = { tone: "good" | "bad"; text: string };
 export function DeskHead({ title, lead, error }: { title: string; lead: ReactNode; error: unknown }) {
   return (
     <>
-      <Link href="/" className="back-link">
-        ← Runs
-      </Link>
+      <BackLink href="/">Runs</BackLink>
       <div className="page-head">
         <div>
           <h1>{title}</h1>

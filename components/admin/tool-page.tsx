@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { ClassBadge, StatusBadge, Time } from "@/components/saga-display";
@@ -9,6 +8,7 @@ import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } f
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { BackLink } from "@/components/section";
 
 const CLASSES = ["PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE"] as const;
 /** Roles that can pull revoke triggers at all (lib/auth/roles.ts); the row narrows them. */
@@ -478,9 +478,7 @@ export function ToolPage({ detail }: { detail: TToolDetail }) {
   };
   return (
     <>
-      <Link href="/admin/tools" className="back-link">
-        ← Tool table
-      </Link>
+      <BackLink href="/admin/tools">Tool table</BackLink>
       <div className="page-head">
         <div>
           <h1 className={styles.title}>

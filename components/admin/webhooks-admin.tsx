@@ -10,6 +10,7 @@ import styles from "./people.module.css";
 import own from "./webhooks.module.css";
 import { SecretOnce } from "./secret-once";
 import { DashboardPath } from "@/lib/api/dashboard-paths";
+import { BackLink } from "@/components/section";
 
 type Message = { tone: "good" | "bad"; text: string };
 
@@ -147,9 +148,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
 
   return (
     <>
-      <Link href="/" className="back-link">
-        ← Runs
-      </Link>
+      <BackLink href="/">Runs</BackLink>
       <div className="page-head">
         <div>
           <h1>Notifications and SLAs</h1>

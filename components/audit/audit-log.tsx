@@ -12,6 +12,7 @@ import styles from "./audit.module.css";
 import { FilterForm } from "./filter-form";
 import { BreakText, IntegrityPanel } from "./integrity-panel";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { BackLink } from "@/components/section";
 
 /** The filters as the address carries them (each optional). */
 export interface AuditFilters {
@@ -201,13 +202,9 @@ export function AuditLog({
   return (
     <>
       {filters.run ? (
-        <Link href={`/runs/${encodeURIComponent(filters.run)}`} className="back-link">
-          ← Back to run {filters.run}
-        </Link>
+        <BackLink href={`/runs/${encodeURIComponent(filters.run)}`}>Back to run {filters.run}</BackLink>
       ) : (
-        <Link href="/" className="back-link">
-          ← Runs
-        </Link>
+        <BackLink href="/">Runs</BackLink>
       )}
       <div className="page-head">
         <div>

@@ -9,6 +9,7 @@ import { StateBadge } from "./correction-queue";
 import { drafterLabel, rankLabel } from "./labels";
 import styles from "./corrections.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { BackLink } from "@/components/section";
 
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -275,9 +276,7 @@ export function CorrectionWorkbench({ initial }: { initial: TCorrectionDetail & 
 
   return (
     <>
-      <Link href="/corrections" className="back-link">
-        ← Corrections
-      </Link>
+      <BackLink href="/corrections">Corrections</BackLink>
       <div className="page-head">
         <div>
           <div className="title-line">

@@ -10,6 +10,7 @@ import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { BackLink } from "@/components/section";
 
 type Detail = TEscalationDetail;
 
@@ -455,9 +456,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
 
   return (
     <>
-      <Link href="/escalations" className="back-link">
-        ← Escalation queue
-      </Link>
+      <BackLink href="/escalations">Escalation queue</BackLink>
       <div className="page-head">
         <div>
           <div className="title-line">

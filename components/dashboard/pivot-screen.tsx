@@ -12,6 +12,7 @@ import { audienceInWords, RANK_LABELS, REJECTION_CODE_LABELS, systemLabel } from
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
 import styles from "./reviewer.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { BackLink } from "@/components/section";
 
 const HASH_PREFIX = 12;
 
@@ -339,9 +340,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
 
   return (
     <>
-      <Link href={`/runs/${encodeURIComponent(live.run.id)}`} className="back-link">
-        ← Run: {live.run.title}
-      </Link>
+      <BackLink href={`/runs/${encodeURIComponent(live.run.id)}`}>Run: {live.run.title}</BackLink>
       <div className="page-head">
         <div>
           <div className="title-line">

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/audit/event-words";
 import { ZRunTimelineWire, type RunTimelineView } from "@/lib/runs/run-views";
-import { CountedSection, StackTable } from "@/components/section";
+import { BackLink, CountedSection, StackTable } from "@/components/section";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
@@ -28,9 +28,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
 
   return (
     <>
-      <Link href="/" className="back-link">
-        ← All runs
-      </Link>
+      <BackLink href="/">All runs</BackLink>
       <div className="page-head">
         <div>
           <div className="title-line">

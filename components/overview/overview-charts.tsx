@@ -5,6 +5,7 @@ import type { ReactNode } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { Overview, OverviewBucket, WaitingKind } from "@/lib/overview/get-overview";
 import styles from "./overview.module.css";
+import { BackLink } from "@/components/section";
 
 const RANGES = [
   ["24h", "Last 24 hours"],
@@ -184,9 +185,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
 
   return (
     <div>
-      <Link href="/" className="back-link">
-        ← Runs
-      </Link>
+      <BackLink href="/">Runs</BackLink>
       <div className="page-head">
         <div>
           <h1>Overview</h1>

@@ -4,6 +4,7 @@ import type { TRevokePage } from "@/lib/revokes/find-revokes";
 import { RevokeOutcome } from "@/lib/revokes/views";
 import { OutcomeBadge } from "./revoke-panel";
 import styles from "./revokes.module.css";
+import { BackLink } from "@/components/section";
 
 /** The filters as the address carries them. */
 export interface RevokeFilters {
@@ -25,9 +26,7 @@ export function RevokeRecords({ page, filters, notice }: { page: TRevokePage; fi
   const filtered = Object.values(filters).some(Boolean);
   return (
     <>
-      <Link href="/" className="back-link">
-        ← All runs
-      </Link>
+      <BackLink href="/">All runs</BackLink>
       <div className="page-head">
         <div>
           <h1>Revoke records</h1>

@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { OverviewCharts } from "@/components/overview/overview-charts";
 import { requirePageUser } from "@/lib/auth/current-user";
 import { getPrisma } from "@/lib/db/prisma";
 import { getOverview, ZOverviewRange } from "@/lib/overview/get-overview";
+import { BackLink } from "@/components/section";
 
 export const dynamic = "force-dynamic";
 
@@ -26,9 +26,7 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
     console.error("overview failed", e);
     return (
       <div>
-        <Link href="/" className="back-link">
-          ← Runs
-        </Link>
+        <BackLink href="/">Runs</BackLink>
         <div className="empty" role="alert">
           <strong>The overview could not be read.</strong>
           The database did not answer in time. Reload the page in a moment; the runs list and the queues may still work.
