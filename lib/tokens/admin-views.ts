@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { IsoDate } from "@/lib/api/schemas/saga";
-import { TokenRoleSchema, type AgentTokenView } from "./agent-token";
+import { TokenRoleSchema, type AgentTokenView } from "./token-fields";
 import type { CreatedAgentToken } from "./create-agent-token";
 import type { AgentTokenPage } from "./find-agent-tokens";
 import type { RevokedAgentToken } from "./revoke-agent-token";

@@ -1,6 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/api/errors";
-import { hashTokenSecret, storedRole, storedTools, TOKEN_SECRET_PREFIX, type TokenRole } from "./agent-token";
+import { hashTokenSecret, storedTools } from "./agent-token";
+import { storedRole, TOKEN_SECRET_PREFIX, type TokenRole } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** An authenticated agent harness. */

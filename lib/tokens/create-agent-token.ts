@@ -3,18 +3,8 @@ import * as z from "zod";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { randomIds } from "@/lib/saga/ids";
-import {
-  AgentTokenNameSchema,
-  appendTokenAudit,
-  databaseNow,
-  hashTokenSecret,
-  toAgentTokenView,
-  TOKEN_PREFIX_LENGTH,
-  TOKEN_SECRET_PREFIX,
-  ToolScopeSchema,
-  TokenRoleSchema,
-  type AgentTokenView,
-} from "./agent-token";
+import { appendTokenAudit, databaseNow, hashTokenSecret, toAgentTokenView } from "./agent-token";
+import { AgentTokenNameSchema, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, type AgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** What an admin supplies to create an agent token. */

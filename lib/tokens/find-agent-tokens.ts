@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/api/errors";
-import { toAgentTokenView, type AgentTokenView } from "./agent-token";
+import { toAgentTokenView } from "./agent-token";
+import { type AgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which tokens to list. */

@@ -1,13 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
-import {
-  AgentTokenNameSchema,
-  appendTokenAudit,
-  databaseNow,
-  toAgentTokenView,
-  type AgentTokenView,
-} from "./agent-token";
+import { appendTokenAudit, databaseNow, toAgentTokenView } from "./agent-token";
+import { AgentTokenNameSchema, type AgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** Which token to revoke, and who does it. */

@@ -8,7 +8,7 @@ import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { onConnection } from "@/lib/db/transactions";
 import { actorLabel, type Actor } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
-import { ToolNameSchema } from "@/lib/tokens/agent-token";
+import { ToolNameSchema } from "@/lib/tokens/token-fields";
 import { registeredCompensators } from "./find-tools";
 import { toolNotFound } from "./get-tool";
 import { checkToolPolicy, diffFields, fieldsOf, FIELD_LABELS, ToolStatus, ZToolPolicyFields, type ToolPolicyField, type TToolPolicyFields } from "./tool-policy";

@@ -9,7 +9,7 @@ import * as z from "zod";
 import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { RoleSchema } from "@/lib/auth/roles";
-import { AgentTokenNameSchema, ToolScopeSchema, TokenRoleSchema } from "@/lib/tokens/agent-token";
+import { AgentTokenNameSchema, ToolScopeSchema, TokenRoleSchema } from "@/lib/tokens/token-fields";
 import { ZAdminTokenPage, ZCreatedAdminToken, ZRevokedAdminToken } from "@/lib/tokens/admin-views";
 import { ZAdminUserPage, ZChangedAdminUser, ZCreatedAdminUser } from "@/lib/users/admin-views";
 import { UserEmailSchema, UserNameSchema } from "@/lib/users/user";
