@@ -9,8 +9,9 @@ import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } fro
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { FormError, StackTable } from "@/components/section";
 
-/** What each token role may do (lib/tokens/agent-token.ts TokenRoleSchema). */
+/** What each token role may do (lib/tokens/token-fields.ts TokenRoleSchema). */
 const TOKEN_ROLE_HINTS = {
   agent: "Records its own runs, for the tools below.",
   worker: "Unwinds and reconciles any agent's runs, for the tools below.",
@@ -70,80 +71,65 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
       {data.items.length === 0 ? (
         <DeskEmpty what="agent tokens" cursor={cursor} firstPage={pageHref(undefined)} hint="Create one above for each agent or worker; give each its own, so its runs stay attributable." />
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Agent tokens" className={styles.stacked}>
-            <thead>
-              <tr>
-                <th>Token</th>
-                <th>Role</th>
-                <th>Tools</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th>Status</th>
-                <th aria-label="Actions" />
-              </tr>
-            </thead>
-            <tbody>
-              {data.items.map((token) => {
-                const rowBusy = busy === token.name;
-                return (
-                  <tr key={token.id} className={token.revokedAt ? styles.off : undefined} data-token={token.name}>
-                    <td className={styles.person}>
-                      <strong className={styles.tokenName}>{token.name}</strong>
-                      <code className="muted" title="The first characters of the secret">
-                        {token.prefix}…
-                      </code>
-                    </td>
-                    <td className="nowrap" data-label="Role">
-                      {token.role}
-                    </td>
-                    <td data-label="Tools">
-                      <div className={styles.chips}>
-                        {token.tools.map((tool) => (
-                          <span key={tool} className={styles.chip}>
-                            {tool}
-                          </span>
-                        ))}
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Created">
+        <StackTable stack={false} className={styles.stacked} label="Agent tokens" headers={["Token", "Role", "Tools", "Created", "Last used", "Status", { label: "Actions", hidden: true }]}>
+          {data.items.map((token) => {
+            const rowBusy = busy === token.name;
+            return (
+              <tr key={token.id} className={token.revokedAt ? styles.off : undefined} data-token={token.name}>
+                <td className={styles.person}>
+                  <strong className={styles.tokenName}>{token.name}</strong>
+                  <code className="muted" title="The first characters of the secret">
+                    {token.prefix}…
+                  </code>
+                </td>
+                <td className="nowrap" data-label="Role">
+                  {token.role}
+                </td>
+                <td data-label="Tools">
+                  <div className={styles.chips}>
+                    {token.tools.map((tool) => (
+                      <span key={tool} className={styles.chip}>
+                        {tool}
+                      </span>
+                    ))}
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Created">
+                  <div>
+                    <Time at={token.createdAt} />
+                    <div className="cell-label">by {token.createdBy}</div>
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Last used">{token.lastUsedAt ? <Time at={token.lastUsedAt} /> : <span className="muted">never</span>}</td>
+                <td className="nowrap" data-label="Status">
+                  <div className="cell-stack">
+                    <span className={`badge ${token.revokedAt ? "status-bad" : "status-good"}`}>{token.revokedAt ? "REVOKED" : "ACTIVE"}</span>
+                    {token.revokedAt && <Time at={token.revokedAt} />}
+                  </div>
+                </td>
+                <td className={styles.actions}>
+                  {token.revokedAt ? null : confirming === token.name ? (
+                    <div className={styles.confirm} role="group" aria-label={`Confirm revoking ${token.name}`}>
+                      <span>Revoke “{token.name}”? Its next request gets 401; this cannot be undone.</span>
                       <div>
-                        <Time at={token.createdAt} />
-                        <div className="cell-label">by {token.createdBy}</div>
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Last used">{token.lastUsedAt ? <Time at={token.lastUsedAt} /> : <span className="muted">never</span>}</td>
-                    <td className="nowrap" data-label="Status">
-                      <div className="cell-stack">
-                        <span className={`badge ${token.revokedAt ? "status-bad" : "status-good"}`}>{token.revokedAt ? "REVOKED" : "ACTIVE"}</span>
-                        {token.revokedAt && <Time at={token.revokedAt} />}
-                      </div>
-                    </td>
-                    <td className={styles.actions}>
-                      {token.revokedAt ? null : confirming === token.name ? (
-                        <div className={styles.confirm} role="group" aria-label={`Confirm revoking ${token.name}`}>
-                          <span>Revoke “{token.name}”? Its next request gets 401; this cannot be undone.</span>
-                          <div>
-                            <button type="button" className={`button small ${styles.dangerSolid}`} disabled={rowBusy} onClick={() => void revoke(token)}>
-                              {rowBusy ? "Revoking…" : "Yes, revoke"}
-                            </button>
-                            <button type="button" className="button small" disabled={rowBusy} onClick={() => setConfirming(null)}>
-                              Cancel
-                            </button>
-                          </div>
-                        </div>
-                      ) : (
-                        <button type="button" className={`button small ${styles.danger}`} onClick={() => setConfirming(token.name)}>
-                          Revoke
+                        <button type="button" className={`button small ${styles.dangerSolid}`} disabled={rowBusy} onClick={() => void revoke(token)}>
+                          {rowBusy ? "Revoking…" : "Yes, revoke"}
                         </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+                        <button type="button" className="button small" disabled={rowBusy} onClick={() => setConfirming(null)}>
+                          Cancel
+                        </button>
+                      </div>
+                    </div>
+                  ) : (
+                    <button type="button" className={`button small ${styles.danger}`} onClick={() => setConfirming(token.name)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </StackTable>
       )}
       <DeskPager cursor={cursor} nextCursor={data.nextCursor} href={pageHref} />
     </>
@@ -251,11 +237,7 @@ function CreateTokenForm({ tools, onCreated }: { tools: string[]; onCreated: (cr
               {sending ? "Creating…" : "Create token"}
             </button>
           </div>
-          {failure && (
-            <p className="form-error" role="alert">
-              {failure}
-            </p>
-          )}
+          <FormError message={failure} />
         </form>
       )}
     </section>

@@ -8,7 +8,7 @@ import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } f
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
-import { BackLink } from "@/components/section";
+import { BackLink, FormError } from "@/components/section";
 
 const CLASSES = ["PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE"] as const;
 /** Roles that can pull revoke triggers at all (lib/auth/roles.ts); the row narrows them. */
@@ -314,11 +314,7 @@ function StatusActions({ tool, onSaved }: { tool: TToolRow; onSaved: (text: stri
         )}
       </div>
       {tool.status === "UNREVIEWED" && <p className="muted small">Accepting takes the row as it stands; to change a field first, edit it below and save, then accept.</p>}
-      {outcome && (
-        <div className="form-error" role="alert">
-          {outcome.text}
-        </div>
-      )}
+      <FormError message={outcome?.text} />
     </section>
   );
 }
@@ -457,11 +453,7 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
             </button>
           )}
         </div>
-        {outcome && (
-          <div className="form-error" role="alert">
-            {outcome.text}
-          </div>
-        )}
+        <FormError message={outcome?.text} />
       </form>
     </>
   );

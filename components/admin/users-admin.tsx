@@ -9,6 +9,7 @@ import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } fro
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { FormError, StackTable } from "@/components/section";
 
 /** What each role may do, in the words of lib/auth/roles.ts, for the role pickers. */
 const ROLE_HINTS = {
@@ -84,119 +85,105 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
       {data.items.length === 0 ? (
         <DeskEmpty what="accounts" cursor={cursor} firstPage={pageHref(undefined)} hint="Add the first person with the form above." />
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Accounts" className={styles.stacked}>
-            <thead>
-              <tr>
-                <th>Person</th>
-                <th>Role</th>
-                <th>Status</th>
-                <th>Sign-in</th>
-                <th>Created</th>
-                <th aria-label="Actions" />
-              </tr>
-            </thead>
-            <tbody>
-              {data.items.map((user) => {
-                const me = user.email === data.me;
-                const chosen = roles[user.email] ?? user.role;
-                const rowBusy = busy === user.email;
-                const asking = pending?.email === user.email ? pending : null;
-                return (
-                  <tr key={user.id} className={user.disabledAt ? styles.off : undefined} data-email={user.email}>
-                    <td className={styles.person}>
-                      <strong>
-                        {user.name}
-                        {me && <span className={styles.you}>you</span>}
-                      </strong>
-                      <span className="muted small">{user.email}</span>
-                    </td>
-                    <td className="nowrap" data-label="Role">
-                      <div className={styles.roleCell}>
-                        <select
-                          className={styles.roleSelect}
-                          aria-label={`Role of ${user.email}`}
-                          value={chosen}
-                          disabled={rowBusy}
-                          onChange={(e) => setRoles((r) => ({ ...r, [user.email]: e.target.value as Role }))}
-                        >
-                          {!user.roleKnown && (
-                            <option value={user.role} disabled>
-                              {`“${user.role}” (unknown: grants nothing; pick a role)`}
-                            </option>
-                          )}
-                          {ROLES.map((role) => (
-                            <option key={role} value={role}>
-                              {role}
-                            </option>
-                          ))}
-                        </select>
-                        {chosen !== user.role && (
-                          <button type="button" className="button small primary" disabled={rowBusy} onClick={() => askRole(user)}>
-                            Save
-                          </button>
-                        )}
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Status">
-                      <div className="cell-stack">
-                        <span className={`badge ${user.disabledAt ? "status-bad" : "status-good"}`}>{user.disabledAt ? "DISABLED" : "ENABLED"}</span>
-                        {user.disabledAt && (
-                          <span className="cell-label">
-                            since <Time at={user.disabledAt} />
-                          </span>
-                        )}
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Sign-in">{user.hasPassword ? "password" : <span className="muted">SSO only</span>}</td>
-                    <td className="nowrap" data-label="Created">
-                      <Time at={user.createdAt} />
-                    </td>
-                    <td className={styles.actions}>
-                      {asking ? (
-                        <div className={styles.confirm} role="group" aria-label={`Confirm the change to ${user.email}`}>
-                          <span>
-                            {asking.kind === "disable"
-                              ? me
-                                ? "Disable your own account? You are signed out on your next request."
-                                : `Disable ${user.email}? Their next request is refused.`
-                              : `Make yourself ${asking.role}? You lose this page on your next request.`}
-                          </span>
-                          <div>
-                            <button
-                              type="button"
-                              className={`button small ${styles.dangerSolid}`}
-                              disabled={rowBusy}
-                              onClick={() => void (asking.kind === "disable" ? change(user, "disable") : change(user, "role", asking.role))}
-                            >
-                              {asking.kind === "disable" ? "Yes, disable" : "Yes, change"}
-                            </button>
-                            <button type="button" className="button small" disabled={rowBusy} onClick={() => setPending(null)}>
-                              Cancel
-                            </button>
-                          </div>
-                        </div>
-                      ) : user.disabledAt ? (
-                        <button type="button" className="button small" disabled={rowBusy} onClick={() => void change(user, "enable")}>
-                          {rowBusy ? "Enabling…" : "Enable"}
-                        </button>
-                      ) : (
+        <StackTable stack={false} className={styles.stacked} label="Accounts" headers={["Person", "Role", "Status", "Sign-in", "Created", { label: "Actions", hidden: true }]}>
+          {data.items.map((user) => {
+            const me = user.email === data.me;
+            const chosen = roles[user.email] ?? user.role;
+            const rowBusy = busy === user.email;
+            const asking = pending?.email === user.email ? pending : null;
+            return (
+              <tr key={user.id} className={user.disabledAt ? styles.off : undefined} data-email={user.email}>
+                <td className={styles.person}>
+                  <strong>
+                    {user.name}
+                    {me && <span className={styles.you}>you</span>}
+                  </strong>
+                  <span className="muted small">{user.email}</span>
+                </td>
+                <td className="nowrap" data-label="Role">
+                  <div className={styles.roleCell}>
+                    <select
+                      className={styles.roleSelect}
+                      aria-label={`Role of ${user.email}`}
+                      value={chosen}
+                      disabled={rowBusy}
+                      onChange={(e) => setRoles((r) => ({ ...r, [user.email]: e.target.value as Role }))}
+                    >
+                      {!user.roleKnown && (
+                        <option value={user.role} disabled>
+                          {`“${user.role}” (unknown: grants nothing; pick a role)`}
+                        </option>
+                      )}
+                      {ROLES.map((role) => (
+                        <option key={role} value={role}>
+                          {role}
+                        </option>
+                      ))}
+                    </select>
+                    {chosen !== user.role && (
+                      <button type="button" className="button small primary" disabled={rowBusy} onClick={() => askRole(user)}>
+                        Save
+                      </button>
+                    )}
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Status">
+                  <div className="cell-stack">
+                    <span className={`badge ${user.disabledAt ? "status-bad" : "status-good"}`}>{user.disabledAt ? "DISABLED" : "ENABLED"}</span>
+                    {user.disabledAt && (
+                      <span className="cell-label">
+                        since <Time at={user.disabledAt} />
+                      </span>
+                    )}
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Sign-in">{user.hasPassword ? "password" : <span className="muted">SSO only</span>}</td>
+                <td className="nowrap" data-label="Created">
+                  <Time at={user.createdAt} />
+                </td>
+                <td className={styles.actions}>
+                  {asking ? (
+                    <div className={styles.confirm} role="group" aria-label={`Confirm the change to ${user.email}`}>
+                      <span>
+                        {asking.kind === "disable"
+                          ? me
+                            ? "Disable your own account? You are signed out on your next request."
+                            : `Disable ${user.email}? Their next request is refused.`
+                          : `Make yourself ${asking.role}? You lose this page on your next request.`}
+                      </span>
+                      <div>
                         <button
                           type="button"
-                          className={`button small ${styles.danger}`}
+                          className={`button small ${styles.dangerSolid}`}
                           disabled={rowBusy}
-                          onClick={() => setPending({ email: user.email, kind: "disable" })}
+                          onClick={() => void (asking.kind === "disable" ? change(user, "disable") : change(user, "role", asking.role))}
                         >
-                          {rowBusy ? "Disabling…" : "Disable"}
+                          {asking.kind === "disable" ? "Yes, disable" : "Yes, change"}
                         </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+                        <button type="button" className="button small" disabled={rowBusy} onClick={() => setPending(null)}>
+                          Cancel
+                        </button>
+                      </div>
+                    </div>
+                  ) : user.disabledAt ? (
+                    <button type="button" className="button small" disabled={rowBusy} onClick={() => void change(user, "enable")}>
+                      {rowBusy ? "Enabling…" : "Enable"}
+                    </button>
+                  ) : (
+                    <button
+                      type="button"
+                      className={`button small ${styles.danger}`}
+                      disabled={rowBusy}
+                      onClick={() => setPending({ email: user.email, kind: "disable" })}
+                    >
+                      {rowBusy ? "Disabling…" : "Disable"}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </StackTable>
       )}
       <DeskPager cursor={cursor} nextCursor={data.nextCursor} href={pageHref} />
     </>
@@ -279,11 +266,7 @@ function CreateUserForm({ onCreated }: { onCreated: (created: TCreatedAdminUser)
             {sending ? "Creating…" : "Create account"}
           </button>
         </div>
-        {failure && (
-          <p className="form-error" role="alert">
-            {failure}
-          </p>
-        )}
+        <FormError message={failure} />
       </form>
     </section>
   );

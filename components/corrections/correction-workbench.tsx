@@ -9,7 +9,7 @@ import { StateBadge } from "./correction-queue";
 import { drafterLabel, rankLabel } from "./labels";
 import styles from "./corrections.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
-import { BackLink } from "@/components/section";
+import { BackLink, FormError } from "@/components/section";
 
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -191,11 +191,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
         <p className={styles.previewBody}>{body || "(empty message)"}</p>
       </div>
 
-      {message && (
-        <p className="form-error" role="alert">
-          {message}
-        </p>
-      )}
+      <FormError message={message} />
 
       {confirming ? (
         <div className={styles.confirm} role="alertdialog" aria-label="Confirm sending">

@@ -10,6 +10,7 @@ import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { FormError, StackTable } from "@/components/section";
 
 /** The queue's filters, as the address carries them. */
 export interface QueueFilters {
@@ -136,11 +137,7 @@ function BulkBar({ tool, ids, onDone }: { tool: string; ids: string[]; onDone: (
       <button type="button" className="button reject" disabled={busy || !note.trim()} onClick={() => void send(false)}>
         {busy ? "Rejecting…" : `Reject ${ids.length}`}
       </button>
-      {failure && (
-        <p className="form-error" role="alert">
-          {failure}
-        </p>
-      )}
+      <FormError message={failure} />
     </section>
   );
 }
@@ -366,106 +363,90 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
           </button>
         </div>
       ) : (
-        <div className="table-wrap">
-          <table className="queue stack-on-phone">
-            <thead>
-              <tr>
-                {canBulk && <th aria-label="Select held calls" />}
-                <th>Kind</th>
-                <th>What</th>
-                <th>Tool / system</th>
-                <th>Owner</th>
-                <th className="num">Age</th>
-                <th>Status</th>
-                <th aria-label="Actions" />
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((item, idx) => {
-                const mineNow = item.status === "CLAIMED" && item.claimedBy === data.me;
-                const note = notes[item.id];
-                const selectable = canBulk && bulkable(item, data.me);
-                const otherTool = bulkTool !== null && item.tool !== bulkTool;
-                return (
-                  <tr
-                    key={item.id}
-                    ref={(el) => {
-                      rowRefs.current[idx] = el;
-                    }}
-                    tabIndex={-1}
-                    className={[mineNow ? "row-mine" : "", idx === cursor ? styles.selectedRow : ""].join(" ").trim() || undefined}
-                    data-testid="queue-row"
-                    onFocus={() => setCursor(idx)}
-                  >
-                    {canBulk && (
-                      <td data-label="Select">
-                        {selectable && (
-                          <input
-                            type="checkbox"
-                            checked={selected.includes(item.id)}
-                            disabled={!interactive || (otherTool && !selected.includes(item.id))}
-                            onChange={() => toggle(item)}
-                            aria-label={`Select the held call “${item.title}”`}
-                            title={otherTool ? `Only calls of one tool (${bulkTool}) are decided together` : undefined}
-                          />
-                        )}
-                      </td>
+        <StackTable className="queue" headers={[canBulk && { label: "Select held calls", hidden: true }, "Kind", "What", "Tool / system", "Owner", { label: "Age", num: true }, "Status", { label: "Actions", hidden: true }]}>
+          {items.map((item, idx) => {
+            const mineNow = item.status === "CLAIMED" && item.claimedBy === data.me;
+            const note = notes[item.id];
+            const selectable = canBulk && bulkable(item, data.me);
+            const otherTool = bulkTool !== null && item.tool !== bulkTool;
+            return (
+              <tr
+                key={item.id}
+                ref={(el) => {
+                  rowRefs.current[idx] = el;
+                }}
+                tabIndex={-1}
+                className={[mineNow ? "row-mine" : "", idx === cursor ? styles.selectedRow : ""].join(" ").trim() || undefined}
+                data-testid="queue-row"
+                onFocus={() => setCursor(idx)}
+              >
+                {canBulk && (
+                  <td data-label="Select">
+                    {selectable && (
+                      <input
+                        type="checkbox"
+                        checked={selected.includes(item.id)}
+                        disabled={!interactive || (otherTool && !selected.includes(item.id))}
+                        onChange={() => toggle(item)}
+                        aria-label={`Select the held call “${item.title}”`}
+                        title={otherTool ? `Only calls of one tool (${bulkTool}) are decided together` : undefined}
+                      />
                     )}
-                    <td className="nowrap" data-label="Kind">
-                      <span className={`kind kind-${item.kind.toLowerCase()}`}>{kindLabel(item.kind)}</span>
-                    </td>
-                    <td data-label="What">
-                      <Link href={`/escalations/${encodeURIComponent(item.id)}`}>{item.title}</Link>
-                      <div className="muted small">
-                        Run <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link>
-                        {item.step && ` · step #${item.step.stepIdx}`}
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Tool">
-                      {item.tool ? <code>{item.tool}</code> : <span className="muted">—</span>}
-                      {item.system && <div className="cell-label">{systemLabel(item.system)}</div>}
-                    </td>
-                    <td className="nowrap" data-label="Owner">
-                      {item.owner ?? <span className="muted">unrouted</span>}
-                    </td>
-                    <td className={item.status !== "RESOLVED" && item.ageSeconds > 3600 ? "num attention" : "num"} title={item.createdAt} data-label="Age">
-                      {formatDuration(item.ageSeconds)}
-                    </td>
-                    <td data-label="Status">
-                      <div className="cell-stack">
-                        <StatusBadge status={item.status} />
-                        {item.status === "CLAIMED" && item.claimedBy && <span className="cell-label">{mineNow ? "by you" : `by ${item.claimedBy}`}</span>}
-                        {item.status === "RESOLVED" && item.resolvedBy && <span className="cell-label">by {item.resolvedBy === data.me ? "you" : item.resolvedBy}</span>}
-                      </div>
-                    </td>
-                    <td className="nowrap actions" data-label="Actions">
-                      {item.status === "OPEN" && (item.canWork ?? data.abilities.canClaim) && (
-                        <button type="button" className="button small primary" disabled={!interactive || busy === item.id} onClick={() => void act(item, "claim")}>
-                          {busy === item.id ? "Claiming…" : "Claim"}
-                        </button>
-                      )}
-                      {mineNow && (
-                        <>
-                          <Link className="button small primary" href={`/escalations/${encodeURIComponent(item.id)}`}>
-                            Resolve →
-                          </Link>
-                          <button type="button" className="button small" disabled={!interactive || busy === item.id} onClick={() => void act(item, "release")}>
-                            Release
-                          </button>
-                        </>
-                      )}
-                      {note && (
-                        <div className={note.tone === "bad" ? "row-note bad" : "row-note"} role="status">
-                          {note.text}
-                        </div>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+                  </td>
+                )}
+                <td className="nowrap" data-label="Kind">
+                  <span className={`kind kind-${item.kind.toLowerCase()}`}>{kindLabel(item.kind)}</span>
+                </td>
+                <td data-label="What">
+                  <Link href={`/escalations/${encodeURIComponent(item.id)}`}>{item.title}</Link>
+                  <div className="muted small">
+                    Run <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link>
+                    {item.step && ` · step #${item.step.stepIdx}`}
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Tool">
+                  {item.tool ? <code>{item.tool}</code> : <span className="muted">—</span>}
+                  {item.system && <div className="cell-label">{systemLabel(item.system)}</div>}
+                </td>
+                <td className="nowrap" data-label="Owner">
+                  {item.owner ?? <span className="muted">unrouted</span>}
+                </td>
+                <td className={item.status !== "RESOLVED" && item.ageSeconds > 3600 ? "num attention" : "num"} title={item.createdAt} data-label="Age">
+                  {formatDuration(item.ageSeconds)}
+                </td>
+                <td data-label="Status">
+                  <div className="cell-stack">
+                    <StatusBadge status={item.status} />
+                    {item.status === "CLAIMED" && item.claimedBy && <span className="cell-label">{mineNow ? "by you" : `by ${item.claimedBy}`}</span>}
+                    {item.status === "RESOLVED" && item.resolvedBy && <span className="cell-label">by {item.resolvedBy === data.me ? "you" : item.resolvedBy}</span>}
+                  </div>
+                </td>
+                <td className="nowrap actions" data-label="Actions">
+                  {item.status === "OPEN" && (item.canWork ?? data.abilities.canClaim) && (
+                    <button type="button" className="button small primary" disabled={!interactive || busy === item.id} onClick={() => void act(item, "claim")}>
+                      {busy === item.id ? "Claiming…" : "Claim"}
+                    </button>
+                  )}
+                  {mineNow && (
+                    <>
+                      <Link className="button small primary" href={`/escalations/${encodeURIComponent(item.id)}`}>
+                        Resolve →
+                      </Link>
+                      <button type="button" className="button small" disabled={!interactive || busy === item.id} onClick={() => void act(item, "release")}>
+                        Release
+                      </button>
+                    </>
+                  )}
+                  {note && (
+                    <div className={note.tone === "bad" ? "row-note bad" : "row-note"} role="status">
+                      {note.text}
+                    </div>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </StackTable>
       )}
       <div className="pager">
         {filters.cursor && <Link href={queueHref(base)}>First page</Link>}

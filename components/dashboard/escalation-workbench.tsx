@@ -10,7 +10,7 @@ import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
-import { BackLink } from "@/components/section";
+import { BackLink, FormError } from "@/components/section";
 
 type Detail = TEscalationDetail;
 
@@ -347,11 +347,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
         {busy ? "Recording…" : kind === "OUTCOME_UNKNOWN" ? "Record outcome" : kind === "COMPENSATION_FAILED" ? "Record repair" : "Resolve"}
       </button>
       <p className="muted small">Recorded in the saga log and the audit log under your name.</p>
-      {failure && (
-        <p className="form-error" role="alert">
-          {failure}
-        </p>
-      )}
+      <FormError message={failure} />
     </form>
   );
 }
@@ -444,11 +440,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
       <button type="button" className="button" disabled={busy !== null || waiting} onClick={() => void runCheck()}>
         {busy === "check" ? "Checking…" : waiting ? "Waiting for a worker…" : check ? "Check again" : "Check the real system"}
       </button>
-      {checkError && (
-        <p className="form-error" role="alert">
-          {checkError}
-        </p>
-      )}
+      <FormError message={checkError} />
       {checkState && <CheckProgress state={checkState} />}
       {check && <CheckResult check={check} />}
     </div>
@@ -547,11 +539,7 @@ export function EscalationWorkbench({ initial }: { initial: Detail }) {
               <ResolutionForm detail={data} check={check} onDone={() => void refetch()} />
             </>
           )}
-          {claimNote && (
-            <p className="form-error" role="alert">
-              {claimNote}
-            </p>
-          )}
+          <FormError message={claimNote} />
           {!abilities.isClaimer && checkBox}
 
         </section>

@@ -9,6 +9,7 @@ import { fieldInWords, moneyInWords } from "@/lib/audit/event-words";
 import type { TPivotSummary, TPlanItemView } from "@/lib/dashboard/views";
 import { audienceInWords } from "./labels";
 import styles from "./reviewer.module.css";
+import { FormError } from "@/components/section";
 
 /** Plan items nobody can take back once they ran: irreversible calls, and calls with no undo. */
 export function mustConfirm(plan: readonly TPlanItemView[]): TPlanItemView[] {
@@ -174,11 +175,7 @@ export function PlanItemEditor({ item, onCancel, onSave }: { item: TPlanItemView
           Cancel
         </button>
       </div>
-      {failure && (
-        <p className="form-error" role="alert">
-          {failure}
-        </p>
-      )}
+      <FormError message={failure} />
     </form>
   );
 }

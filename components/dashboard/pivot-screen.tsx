@@ -12,7 +12,7 @@ import { audienceInWords, RANK_LABELS, REJECTION_CODE_LABELS, systemLabel } from
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
 import styles from "./reviewer.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
-import { BackLink } from "@/components/section";
+import { BackLink, FormError } from "@/components/section";
 
 const HASH_PREFIX = 12;
 
@@ -583,11 +583,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
               </p>
             </>
           )}
-          {failure && (
-            <p className="form-error" role="alert">
-              {failure}
-            </p>
-          )}
+          <FormError message={failure} />
         </section>
       </div>
 

@@ -7,6 +7,7 @@ import { RUN_STATUSES } from "@/lib/saga/vocabulary";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { StackTable } from "@/components/section";
 
 /** The runs list's filters, as the address carries them. */
 export interface RunsFilters {
@@ -169,66 +170,51 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
         )
       ) : (
         <>
-          <div className="table-wrap">
-            <table className="stack-on-phone">
-              <thead>
-                <tr>
-                  <th>Run</th>
-                  <th>Agent</th>
-                  <th>On behalf of</th>
-                  <th>Status</th>
-                  <th className="num">Steps</th>
-                  <th>Waiting for people</th>
-                  <th>Created (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.map((run) => (
-                  <tr key={run.id}>
-                    <td data-label="Run">
-                      <Link href={`/runs/${encodeURIComponent(run.id)}`}>{run.title}</Link>
-                      <div className="muted small">
-                        <code>{run.id}</code>
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Agent">
-                      <Link href={runsHref({ ...base, agent: run.agent })}>{run.agent}</Link>
-                    </td>
-                    <td data-label="On behalf of">{run.onBehalfOf ?? <span className="muted">—</span>}</td>
-                    <td data-label="Status">
-                      <StatusBadge status={run.status} />
-                    </td>
-                    <td className="num" data-label="Steps">
-                      {run.stepCount}
-                    </td>
-                    <td data-label="Waiting for">
-                      <div className="waits">
-                        {run.pendingPivotId && (
-                          <Link className="wait-chip pivot" href={`/pivots/${encodeURIComponent(run.pendingPivotId)}`}>
-                            Pivot to decide →
-                          </Link>
-                        )}
-                        {run.openEscalationCount > 0 && (
-                          <Link className="wait-chip" href={`/runs/${encodeURIComponent(run.id)}#escalations`}>
-                            {run.openEscalationCount} {run.openEscalationCount === 1 ? "escalation" : "escalations"}
-                          </Link>
-                        )}
-                        {run.correctionDraftCount > 0 && (
-                          <Link className="wait-chip" href={`/runs/${encodeURIComponent(run.id)}#corrections`}>
-                            {run.correctionDraftCount} correction {run.correctionDraftCount === 1 ? "draft" : "drafts"}
-                          </Link>
-                        )}
-                        {!run.pendingPivotId && run.openEscalationCount === 0 && run.correctionDraftCount === 0 && <span className="muted">{nobodyWaitsWords(run.status)}</span>}
-                      </div>
-                    </td>
-                    <td className="nowrap" data-label="Created">
-                      <Time at={run.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StackTable  headers={["Run", "Agent", "On behalf of", "Status", { label: "Steps", num: true }, "Waiting for people", "Created (UTC)"]}>
+            {runs.map((run) => (
+              <tr key={run.id}>
+                <td data-label="Run">
+                  <Link href={`/runs/${encodeURIComponent(run.id)}`}>{run.title}</Link>
+                  <div className="muted small">
+                    <code>{run.id}</code>
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Agent">
+                  <Link href={runsHref({ ...base, agent: run.agent })}>{run.agent}</Link>
+                </td>
+                <td data-label="On behalf of">{run.onBehalfOf ?? <span className="muted">—</span>}</td>
+                <td data-label="Status">
+                  <StatusBadge status={run.status} />
+                </td>
+                <td className="num" data-label="Steps">
+                  {run.stepCount}
+                </td>
+                <td data-label="Waiting for">
+                  <div className="waits">
+                    {run.pendingPivotId && (
+                      <Link className="wait-chip pivot" href={`/pivots/${encodeURIComponent(run.pendingPivotId)}`}>
+                        Pivot to decide →
+                      </Link>
+                    )}
+                    {run.openEscalationCount > 0 && (
+                      <Link className="wait-chip" href={`/runs/${encodeURIComponent(run.id)}#escalations`}>
+                        {run.openEscalationCount} {run.openEscalationCount === 1 ? "escalation" : "escalations"}
+                      </Link>
+                    )}
+                    {run.correctionDraftCount > 0 && (
+                      <Link className="wait-chip" href={`/runs/${encodeURIComponent(run.id)}#corrections`}>
+                        {run.correctionDraftCount} correction {run.correctionDraftCount === 1 ? "draft" : "drafts"}
+                      </Link>
+                    )}
+                    {!run.pendingPivotId && run.openEscalationCount === 0 && run.correctionDraftCount === 0 && <span className="muted">{nobodyWaitsWords(run.status)}</span>}
+                  </div>
+                </td>
+                <td className="nowrap" data-label="Created">
+                  <Time at={run.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </StackTable>
           <div className="pager">
             {filters.cursor && <Link href={runsHref(base)}>Newest</Link>}
             {nextCursor && <Link href={runsHref({ ...base, cursor: nextCursor })}>Older runs →</Link>}

@@ -7,6 +7,7 @@ import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
 import { ZPullResult, ZRevokeOptions, type TRevokeOption, type TRevokeOptions, type TRevokeSummary } from "@/lib/revokes/views";
 import styles from "./revokes.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { FormError } from "@/components/section";
 
 /** How a pulled revoke stands, in a badge people read. */
 export function OutcomeBadge({ revoke }: { revoke: TRevokeSummary }) {
@@ -59,11 +60,7 @@ function ConfirmPull({ title, sentence, button, onPull, onCancel }: { title: str
       <p>{sentence}</p>
       <label htmlFor="revoke-reason">Why (required)</label>
       <textarea id="revoke-reason" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="e.g. the agent charged the wrong customer" />
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError message={error} />
       <div className={styles.actions}>
         <button type="submit" className="button reject" disabled={busy}>
           {busy ? "Pulling back…" : button}

@@ -4,7 +4,7 @@ import type { TRevokePage } from "@/lib/revokes/find-revokes";
 import { RevokeOutcome } from "@/lib/revokes/views";
 import { OutcomeBadge } from "./revoke-panel";
 import styles from "./revokes.module.css";
-import { BackLink } from "@/components/section";
+import { BackLink, StackTable } from "@/components/section";
 
 /** The filters as the address carries them. */
 export interface RevokeFilters {
@@ -80,40 +80,27 @@ export function RevokeRecords({ page, filters, notice }: { page: TRevokePage; fi
           {filtered ? <Link href="/revokes">Show every revoke</Link> : <span>Open a run and use “Pull back” on a confirmed step to pull one.</span>}
         </div>
       ) : (
-        <div className="table-wrap">
-          <table className={styles.records}>
-            <thead>
-              <tr>
-                <th>Pulled</th>
-                <th>Who</th>
-                <th>What</th>
-                <th>Why</th>
-                <th>How it ended</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.revokes.map((r) => (
-                <tr key={r.id}>
-                  <td className="nowrap" data-label="Pulled">
-                    <Time at={r.requestedAt} />
-                  </td>
-                  <td data-label="Who">
-                    {r.requestedBy} <span className="muted small">({r.role})</span>
-                  </td>
-                  <td data-label="What">
-                    {r.kind === "RUN" ? "The whole run" : <code>{r.tool}</code>} of <Link href={`/runs/${encodeURIComponent(r.runId)}`}>{r.runTitle}</Link>
-                    {r.parentId && <div className="cell-label">as part of the whole run</div>}
-                  </td>
-                  <td data-label="Why">{r.reason}</td>
-                  <td data-label="How it ended">
-                    <OutcomeBadge revoke={r} />
-                    <div className="muted small">{r.outcomeText}</div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable stack={false} className={styles.records} headers={["Pulled", "Who", "What", "Why", "How it ended"]}>
+          {page.revokes.map((r) => (
+            <tr key={r.id}>
+              <td className="nowrap" data-label="Pulled">
+                <Time at={r.requestedAt} />
+              </td>
+              <td data-label="Who">
+                {r.requestedBy} <span className="muted small">({r.role})</span>
+              </td>
+              <td data-label="What">
+                {r.kind === "RUN" ? "The whole run" : <code>{r.tool}</code>} of <Link href={`/runs/${encodeURIComponent(r.runId)}`}>{r.runTitle}</Link>
+                {r.parentId && <div className="cell-label">as part of the whole run</div>}
+              </td>
+              <td data-label="Why">{r.reason}</td>
+              <td data-label="How it ended">
+                <OutcomeBadge revoke={r} />
+                <div className="muted small">{r.outcomeText}</div>
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       <div className="pager">
         {page.nextCursor && <Link href={href(filters, page.nextCursor)}>Next page →</Link>}
