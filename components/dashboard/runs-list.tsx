@@ -170,7 +170,7 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
         )
       ) : (
         <>
-          <StackTable  headers={["Run", "Agent", "On behalf of", "Status", { label: "Steps", num: true }, "Waiting for people", "Created (UTC)"]}>
+          <StackTable headers={["Run", "Agent", "On behalf of", "Status", { label: "Steps", num: true }, "Waiting for people", "Created (UTC)"]}>
             {runs.map((run) => (
               <tr key={run.id}>
                 <td data-label="Run">
