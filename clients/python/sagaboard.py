@@ -236,7 +236,12 @@ class Run:
             raise KeyError(f"tool {tool!r} is not registered in this process; known: {', '.join(self.sb.tools) or 'none'}")
         if t.cls == "PURE":
             return t.fn(Call("", {}, self.id), **args)
-        body: dict = {"tool": self.sb.qualified(tool), "args": args, "cursor": self.cursor}
+        return self._call(self.sb.qualified(tool), t, args)
+
+    def _call(self, server_name: str, t: Tool, args: dict) -> Any:
+        """The logged call of `t` under the name the server knows it by."""
+        tool = t.name
+        body: dict = {"tool": server_name, "args": args, "cursor": self.cursor}
         if t.compensate:
             try:
                 body["compensation"] = {"tool": self.sb.qualified(t.compensate[0]), "args": t.compensate[1](args)}
@@ -359,11 +364,12 @@ class Worker:
     It claims UNWIND tasks and asks the server what to do next: reconcile a step (look its key up) or
     compensate one (send it under its key, read it back). The server decides the order, what is
     skipped, the escalations, the corrections and the final status. It also answers COMPENSATE tasks
-    (a person pulled one step back: the same walk for that step) and LOOKUP tasks (a person's "check
+    (a person pulled one step back: the same walk for that step), LOOKUP tasks (a person's "check
     the real system" for a tool whose connector only this process holds: the lookup runs here and
-    changes nothing).
+    changes nothing) and, when this process registers a `send_email` tool, SEND_CORRECTION tasks
+    (a correction support staff approved: sent here, where the email provider's credentials are).
     """
-    KINDS = ("UNWIND", "COMPENSATE", "LOOKUP")
+    KINDS = ("UNWIND", "COMPENSATE", "LOOKUP", "SEND_CORRECTION")
 
     def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000):
         self.sb, self.worker_id, self.lease_ms = sb, worker_id, lease_ms
@@ -375,9 +381,14 @@ class Worker:
         for task in tasks:
             fence = {"attempt": task["attempt"], "workerId": self.worker_id}
             if task["kind"] not in self.KINDS:
-                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {' and '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
+                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {', '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
                 continue
-            if task["kind"] == "COMPENSATE":
+            if task["kind"] == "SEND_CORRECTION" and "send_email" not in self.sb.tools:
+                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": "this worker registers no send_email tool, so it cannot send a correction; another worker may"}, "retry": True})
+                continue
+            if task["kind"] == "SEND_CORRECTION":
+                result = self.send_correction(task["runId"], task.get("payload") or {})
+            elif task["kind"] == "COMPENSATE":
                 result = self.compensate_step(task["stepId"], (task.get("payload") or {}).get("draftedBy"))
             elif task["kind"] == "LOOKUP":
                 step = self.sb.request("GET", f"/api/v1/steps/{task['stepId']}")["step"]
@@ -414,6 +425,23 @@ class Worker:
                 reconcile(self.sb, self._tool(action["step"]["tool"]), action["step"])
             else:
                 self._compensate(action)
+
+    def send_correction(self, run_id: str, payload: dict) -> dict:
+        """Sends a correction a person approved: the `send_email` calls of its run's pivot, exactly as approved, in plan order.
+
+        The server lets each approved call through once: one already sent replays from the log, and one
+        a timeout left unknown is looked up by its key before anything is sent again (it raises
+        ToolOutcomeUnknown, and the task goes to another attempt, rather than sending blindly).
+        """
+        if self.sb.request("GET", f"/api/v1/runs/{run_id}")["run"]["status"] == "COMPLETED":
+            return {"correctionId": payload.get("correctionId"), "alreadySent": True}
+        run, email = Run(self.sb, run_id), self.sb.tools["send_email"]
+        sent = []
+        for message in payload.get("messages") or []:
+            result = run._call("send_email", email, {"to": message["to"], "subject": message["subject"], "body": message["body"]})
+            sent.append({"to": message["to"], "messageId": _ref(result)})
+        run.complete()
+        return {"correctionId": payload.get("correctionId"), "sent": sent}
 
     def _tool(self, name: str) -> Tool:
         local = name.split(".", 1)[1] if self.sb.namespace and name.startswith(self.sb.namespace + ".") else name

@@ -218,7 +218,14 @@ if __name__ == "__main__":
         from sagaboard import Worker
 
         worker_sb = Sagaboard(sb.url, os.environ["SAGABOARD_WORKER_TOKEN"], recheck_after=sb.recheck_after)
-        worker_sb.tools, worker_sb.compensators, worker_sb.namespace = sb.tools, sb.compensators, os.environ["SAGABOARD_NAMESPACE"]
+        worker_sb.tools, worker_sb.compensators, worker_sb.namespace = dict(sb.tools), sb.compensators, os.environ["SAGABOARD_NAMESPACE"]
+
+        # The email provider the correction desk sends through lives with the worker, not the agent:
+        # the server's send_email, answered here (SEND_CORRECTION tasks), counted in the "mail" ledger.
+        @worker_sb.tool("IRREVERSIBLE", lookup=lambda key, a: find("mail", key), correction={"subject": "Correction: {{subject}}", "body": "Please disregard our earlier email."})
+        def send_email(call, to, subject, body):
+            return effect("mail", call.key, {"to": to, "subject": subject}, FAULTS.pop("send_email", None))
+
         print(json.dumps(Worker(worker_sb, sys.argv[2]).run_once()))
     elif sys.argv[1] == "crash-child":
         sb.namespace = os.environ["SAGABOARD_NAMESPACE"]

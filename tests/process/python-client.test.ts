@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { World } from "@/lib/sim";
 import { editTool } from "@/lib/tools/update-tool";
 import { addSupportTools, makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
@@ -61,7 +63,8 @@ describe("the Python client", () => {
     }
 
     const { createAgentToken } = await import("@/lib/tokens/create-agent-token");
-    const worker = await createAgentToken(prisma, { name: "trip-worker", tools: result.tools.map((t) => t.name), role: "worker", createdBy: "admin@example.com" });
+    // The worker also holds the email provider the correction desk sends through (send_email).
+    const worker = await createAgentToken(prisma, { name: "trip-worker", tools: [...result.tools.map((t) => t.name), "send_email"], role: "worker", createdBy: "admin@example.com" });
     Object.assign(env, { SAGABOARD_WORKER_TOKEN: worker.secret });
 
     // The reviewer: approves each pivot the agent hands over for review (after it has seen the pivot
@@ -135,5 +138,34 @@ describe("the Python client", () => {
     const releases = (JSON.parse(readFileSync(LEDGER, "utf8")) as { released: { target: string; key: string }[] }).released.filter((r) => r.target === car.stepKey);
     expect(releases).toEqual([{ system: "car", target: car.stepKey, key: car.compensationKey }]);
     expect(JSON.parse(revoked.out)).toEqual([expect.objectContaining({ stepId: car.id, status: "COMPENSATED" })]);
+
+    // Support staff approved a correction to two people (what lib/corrections/send-correction.ts
+    // records: the send run, its pivot of send_email calls, approved, and the task). The
+    // SEND_CORRECTION task goes to the Python worker, the one holding the email provider: each
+    // approved message is sent once, under its step's key, and a repeated task sends nothing.
+    const sendRun = "run_cor_python";
+    const messages = ["ada@example.com", "bob@example.com"].map((to) => ({ to, subject: "Correction: your trip to Faro", body: "Please disregard our earlier email." }));
+    const store = sharedSagaStore(prisma);
+    const sam = { type: "user" as const, id: "sam@example.com" };
+    await store.createRun({ id: sendRun, title: "Correction: your trip to Faro", agent: "correction-desk", onBehalfOf: sam.id, metadata: {} }, { type: "run.started", actor: sam, data: {} });
+    const desk = new SagaEngine({ store, registry: createSupportToolRegistry(new World()) });
+    const sendPivot = await (await desk.resume(sendRun)).requestPivot({ summary: "Send the correction to both customers", plan: messages.map((args) => ({ tool: "send_email", args })) });
+    await desk.decidePivot(sendPivot.id, { approve: true, actor: sam, planHash: sendPivot.planHash });
+    const sendTask = (payload: { correctionId: string; messages: typeof messages }, dedupeKey: string) => enqueueTask(prisma, { kind: "SEND_CORRECTION", runId: sendRun, tools: ["send_email"], payload, dedupeKey });
+    const send = await sendTask({ correctionId: "cor_python", messages }, "send-correction:cor_python");
+    const sentOut = await python(["test_trip.py", "worker", "python-mail-worker"], env);
+    expect(sentOut.code, sentOut.out).toBe(0);
+    expect((await prisma.workerTask.findUniqueOrThrow({ where: { id: send.task.id } })).status).toBe("DONE");
+    const mailSteps = await prisma.step.findMany({ where: { runId: sendRun }, orderBy: { stepIdx: "asc" } });
+    expect(mailSteps.map((s) => `${s.tool}:${s.phase}:${s.status}`)).toEqual(["send_email:COMMIT:CONFIRMED", "send_email:COMMIT:CONFIRMED"]);
+    const mail = () => (JSON.parse(readFileSync(LEDGER, "utf8")) as { mail?: Record<string, { to: string }> }).mail ?? {};
+    expect(Object.keys(mail()).sort()).toEqual(mailSteps.map((s) => s.stepKey).sort()); // one message per approved call, under its step's key
+    expect(Object.values(mail()).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com"]);
+    expect((await store.getRun(sendRun))?.status).toBe("COMPLETED");
+    await sendTask({ correctionId: "cor_python", messages }, "send-correction:cor_python:again");
+    const repeated = await python(["test_trip.py", "worker", "python-mail-worker-2"], env);
+    expect(repeated.code, repeated.out).toBe(0);
+    expect(JSON.parse(repeated.out)).toEqual([{ correctionId: "cor_python", alreadySent: true }]);
+    expect(Object.keys(mail())).toHaveLength(2);
   });
 });
