@@ -142,6 +142,8 @@ interface Tally {
   commands: number;
   kills: number;
   notReached: number;
+  /** The cells whose first kill point the run never reached, by class, point and seed (printed). */
+  notReachedCells: string[];
   notAtRest: string[];
   errors: string[];
 }
@@ -154,10 +156,12 @@ function hitsOf(point: CrashPointName, seed: number, cls: LoggedClass, forceUnwi
     case CrashPoint.AFTER_INTENT:
     case CrashPoint.AFTER_EFFECT:
       return calls;
+    // The agent unwinds over HTTP: the server drafts the corrections of irreversible steps on its own,
+    // and this process stops between the compensations it sends itself, one per staged step (after
+    // each, before asking for the next), so both points are hit once per staged step.
     case CrashPoint.MID_COMPENSATION:
-      return Math.max(1, s.staging.length);
     case CrashPoint.MID_UNWIND:
-      return Math.max(1, calls - 1);
+      return Math.max(1, s.staging.length);
     default:
       return 1;
   }
@@ -192,7 +196,10 @@ async function runCell(lane: Lane, cls: LoggedClass, point: CrashPointName, seed
       t.errors.push(`${cls} ${point} seed ${seed}: ${answer.error}`);
       return runId;
     }
-    if (i === 0 && step.killAt) t.notReached++;
+    if (i === 0 && step.killAt) {
+      t.notReached++;
+      t.notReachedCells.push(`${cls} ${step.killAt} #${step.nth ?? 1} seed ${seed}`);
+    }
     if (AT_REST.includes(answer.done as RunStatus)) break;
   }
   t.cells++;
@@ -233,7 +240,7 @@ describe("crash-point sweep with real processes", () => {
 
     const cells: { cls: LoggedClass; point: CrashPointName; seed: number }[] = [];
     for (const cls of CLASSES) for (const point of POINTS) for (let seed = 1; seed <= SEEDS; seed++) cells.push({ cls, point, seed });
-    const tally: Tally = { cells: 0, commands: 0, kills: 0, notReached: 0, notAtRest: [], errors: [] };
+    const tally: Tally = { cells: 0, commands: 0, kills: 0, notReached: 0, notReachedCells: [], notAtRest: [], errors: [] };
     const runIds: string[] = [];
     const ids = { next: 1 };
     const lanes = Array.from({ length: LANES }, () => new Lane());
@@ -272,11 +279,13 @@ describe("crash-point sweep with real processes", () => {
       seconds: ((Date.now() - started) / 1000).toFixed(1),
     });
     console.log(line);
+    if (tally.notReachedCells.length > 0) console.log(`crash-sweep: first kill point not reached in ${tally.notReachedCells.join("; ")}`);
     expect(tally.errors, line).toEqual([]);
     expect(tally.notAtRest, line).toEqual([]);
     expect(figures.violations, line).toEqual([]);
     expect(goalsMet(figures), line).toBe(true);
     expect(tally.cells).toBe(CLASSES.length * POINTS.length * SEEDS);
+    expect(tally.notReachedCells, "every cell's first process dies at the point it was armed for").toEqual([]);
     expect(tally.kills).toBeGreaterThanOrEqual(tally.cells * 0.8);
   }, 1_800_000);
 });
