@@ -1,6 +1,7 @@
 // Small presentational pieces shared by the dashboard's pages (server and client): badges, times,
 // durations and JSON. No hooks, so both server and client components can use them.
 
+import type { ReactNode } from "react";
 import { factsOf } from "@/lib/audit/event-words";
 
 /** Colour families of a status badge. */
@@ -128,6 +129,30 @@ export function Mono({ text, title }: { text: string | null | undefined; title?:
   );
 }
 
+/** One labelled fact of a facts list (`<dl className="facts-list">`). */
+export function Fact({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="fact-row">
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+/** Labelled values, one line each (`amount  €120.00`). */
+export function FactList({ facts }: { facts: readonly { label: string; value: ReactNode }[] }) {
+  return (
+    <dl className="values">
+      {facts.map((fact, i) => (
+        <div key={`${fact.label}-${i}`}>
+          <dt>{fact.label}</dt>
+          <dd>{fact.value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 /**
  * A JSON value as labelled values a person reads (a tool call's arguments, an error, an escalation's
  * detail: amounts as money), with the raw JSON one click away in a <details>.
@@ -141,14 +166,7 @@ export function LabelledValues({ value, label, rawLabel = "Raw JSON" }: { value:
       {facts.length === 0 ? (
         <span className="muted">none</span>
       ) : (
-        <dl className="values">
-          {facts.map((fact, i) => (
-            <div key={`${fact.label}-${i}`}>
-              <dt>{fact.label}</dt>
-              <dd>{fact.value}</dd>
-            </div>
-          ))}
-        </dl>
+        <FactList facts={facts} />
       )}
       <details className="raw-inline">
         <summary>{rawLabel}</summary>

@@ -1,8 +1,8 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent, type ReactNode } from "react";
-import { ClassBadge, StatusBadge, Time } from "@/components/saga-display";
+import { useState, type FormEvent } from "react";
+import { ClassBadge, Fact, StatusBadge, Time } from "@/components/saga-display";
 import { DashboardRequestError, errorMessage, postParsed } from "@/components/dashboard/live";
 import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/tools/views";
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
@@ -40,15 +40,6 @@ function say(field: string, value: unknown): string {
   if (Array.isArray(value)) return value.length === 0 ? "nobody" : value.join(", ");
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
-}
-
-function Fact({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="fact-row">
-      <dt>{label}</dt>
-      <dd>{children}</dd>
-    </div>
-  );
 }
 
 /** The row as everyone reads it. */

@@ -9,25 +9,13 @@ import { actorInWords, eventInWords, scopeInWords } from "@/lib/audit/event-word
 import type { AuditEventsPage } from "@/lib/audit/find-audit-events";
 import type { AuditVerification } from "@/lib/audit/views";
 import styles from "./audit.module.css";
-import { FilterForm } from "./filter-form";
+import { FilterForm, type FilterFormValues } from "./filter-form";
 import { BreakText, IntegrityPanel } from "./integrity-panel";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 import { BackLink } from "@/components/section";
 
-/** The filters as the address carries them (each optional). */
-export interface AuditFilters {
-  /** Run id. */
-  run?: string | undefined;
-  /** Chain scope. */
-  scope?: string | undefined;
-  /** Actor prefix. */
-  actor?: string | undefined;
-  /** Event type prefix. */
-  type?: string | undefined;
-  /** UTC time the events start at. */
-  from?: string | undefined;
-  /** UTC time the events end at (its whole day, minute...). */
-  to?: string | undefined;
+/** The filters as the address carries them (each optional): the form's, and the page. */
+export interface AuditFilters extends FilterFormValues {
   /** Paging cursor. */
   cursor?: string | undefined;
 }

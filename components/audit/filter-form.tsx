@@ -11,13 +11,19 @@ import styles from "./audit.module.css";
 /** Event types to suggest in the type filter: the families, then the common ones. */
 const TYPE_SUGGESTIONS = ["run.", "step.", "compensation.", "pivot.", "escalation.", "correction.", "task.", "user.", "agent_token.", "tool.", "step.confirmed", "step.unknown", "pivot.approved", "escalation.resolved"];
 
-/** The filters the form shows (the address's). */
+/** The filters the form shows (the address's, each optional). */
 export interface FilterFormValues {
+  /** Run id. */
   run?: string | undefined;
+  /** Chain scope. */
   scope?: string | undefined;
+  /** Actor prefix. */
   actor?: string | undefined;
+  /** Event type prefix. */
   type?: string | undefined;
+  /** UTC time the events start at. */
   from?: string | undefined;
+  /** UTC time the events end at (its whole day, minute...). */
   to?: string | undefined;
 }
 

@@ -2,8 +2,8 @@
 
 import Link from "next/link";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState, type FormEvent, type ReactNode } from "react";
-import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { useEffect, useState, type FormEvent } from "react";
+import { ClassBadge, Fact, LabelledValues, Mono, StatusBadge, Time, formatDuration } from "@/components/saga-display";
 import { ZClaimResult, ZEscalationDetail, ZRealSystemCheckState, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState, type TResolveResult } from "@/lib/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live";
@@ -13,15 +13,6 @@ import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
 type Detail = TEscalationDetail;
-
-function Fact({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="fact-row">
-      <dt>{label}</dt>
-      <dd>{children}</dd>
-    </div>
-  );
-}
 
 /** What happened: the held call, or the step with its external ref and what is still out there. */
 function Context({ detail }: { detail: Detail }) {

@@ -2,7 +2,7 @@
 
 import type { ReactNode } from "react";
 import Link from "next/link";
-import { ClassBadge, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { ClassBadge, FactList, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/audit/event-words";
 import { ZRunTimelineWire, type RunTimelineView } from "@/lib/runs/run-views";
 import { BackLink, CountedSection, StackTable } from "@/components/section";
@@ -313,16 +313,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                   <div className="cell-stack">
                     <strong>{words.title}</strong>
                     {words.sentence && <span>{words.sentence}</span>}
-                    {words.facts.length > 0 && (
-                      <dl className="values">
-                        {words.facts.map((fact, i) => (
-                          <div key={`${fact.label}-${i}`}>
-                            <dt>{fact.label}</dt>
-                            <dd>{fact.value}</dd>
-                          </div>
-                        ))}
-                      </dl>
-                    )}
+                    {words.facts.length > 0 && <FactList facts={words.facts} />}
                     <details className="raw-inline">
                       <summary>Raw event</summary>
                       <code className="json">{JSON.stringify({ type: ev.type, actor: ev.actor, data: ev.data })}</code>

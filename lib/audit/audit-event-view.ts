@@ -5,33 +5,14 @@
  */
 import { z } from "zod";
 import type { AuditEvent } from "@/generated/prisma";
-import { IsoDate, JsonSchema } from "@/lib/api/schemas/saga";
+import { AuditEventWire } from "@/lib/api/schemas/saga";
 import type { Json } from "@/lib/saga/tools";
 
-/** An audit event, as JSON. */
+/** An audit event, as JSON: the agent API's event (AuditEventWire) and the row's id. */
 export const ZAuditEventView = z.object({
   /** The row's id: grows with time, so it orders the whole log and pages it. */
   id: z.number().int(),
-  /** The hash chain it belongs to (`run:<id>`, `user:<id>`, `agent-token:<id>`, `tool:<name>`). */
-  scope: z.string(),
-  /** Its position in that chain, from 1. */
-  seq: z.number().int(),
-  /** The run, for events of a run. */
-  runId: z.string().nullable(),
-  /** The step, when the event is about one. */
-  stepId: z.string().nullable(),
-  /** What happened (`step.confirmed`). */
-  type: z.string(),
-  /** Who caused it (`user:ada@example.com`, `agent:support-agent`, `system:worker`). */
-  actor: z.string(),
-  /** What changed, as recorded. */
-  data: JsonSchema,
-  /** When, by the database clock (UTC). */
-  at: IsoDate,
-  /** The hash of the previous link of its chain (64 zeros for the first link). */
-  prevHash: z.string(),
-  /** sha256 over prevHash and this event's content. */
-  hash: z.string(),
+  ...AuditEventWire.shape,
 });
 /** An audit event, as JSON. */
 export type AuditEventView = z.infer<typeof ZAuditEventView>;

@@ -178,15 +178,25 @@ export const CorrectionWire = z.object({
 });
 
 export const AuditEventWire = z.object({
+  /** Its position in its chain, from 1. */
   seq: z.number().int(),
+  /** The hash chain it belongs to (`run:<id>`, `user:<id>`, `agent-token:<id>`, `tool:<name>`). */
   scope: z.string(),
+  /** The run, for events of a run. */
   runId: z.string().nullable(),
+  /** The step, when the event is about one. */
   stepId: z.string().nullable(),
+  /** What happened (`step.confirmed`). */
   type: z.string(),
+  /** Who caused it (`user:ada@example.com`, `agent:support-agent`, `system:worker`). */
   actor: z.string(),
+  /** What changed, as recorded (the JSON it was hashed as). */
   data: JsonSchema,
+  /** When, by the database clock (UTC). */
   at: IsoDate,
+  /** The hash of the previous link of its chain (64 zeros for the first link). */
   prevHash: z.string(),
+  /** sha256 over prevHash and this event's content. */
   hash: z.string(),
 });
 
