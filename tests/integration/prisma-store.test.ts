@@ -4,7 +4,7 @@
  * show: visibility to other connections and processes, writers in several processes racing, and
  * per store: SQLite's durability settings and migrations, PostgreSQL's migration bookkeeping.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -15,9 +15,11 @@ import { DEFAULT_POSTGRES_MIGRATIONS_DIR, migrationChecksum, migratePostgres } f
 import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { sqliteFilePath } from "@/lib/db/url";
-import { auditHash, stepKey } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type AuditInput, type NewIntent } from "@/lib/saga/store";
+import { stepKey } from "@/lib/saga/keys";
+import type { AuditInput, NewIntent } from "@/lib/saga/store";
 import { describeSagaStoreContract } from "@/tests/contract/saga-store-contract";
+import { expectChainIntact } from "../support/audit-chain";
+import { releasedTogether } from "../support/released-together";
 import { reserveTestDatabase } from "../support/test-database";
 
 const database = reserveTestDatabase("store");
@@ -90,37 +92,7 @@ process.stdout.write(JSON.stringify(results) + "\\n");
 async function inWorkers(count: number, args: string[]): Promise<unknown[]> {
   const script = path.join(dir, "store-worker.mts");
   writeFileSync(script, WORKER_SOURCE);
-  const workers = Array.from({ length: count }, (_, i) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script, url, String(i), ...args], { cwd: process.cwd() });
-    let out = "";
-    let err = "";
-    let markReady: () => void = () => {};
-    const ready = new Promise<void>((resolve) => (markReady = resolve));
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.startsWith("ready\n")) markReady();
-    });
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    const done = new Promise<unknown>((resolve, reject) => {
-      child.on("error", reject);
-      child.on("exit", (code) => {
-        if (code !== 0) return reject(new Error(`store worker ${i} exited with ${code}: ${err}`));
-        resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "null"));
-      });
-    });
-    return { child, ready, done };
-  });
-  try {
-    await Promise.race([
-      Promise.all(workers.map((w) => w.ready)),
-      Promise.all(workers.map((w) => w.done)), // a worker that dies before "ready" fails here
-    ]);
-    for (const w of workers) w.child.stdin.write("go\n");
-    return await Promise.all(workers.map((w) => w.done));
-  } catch (e) {
-    for (const w of workers) if (w.child.exitCode === null) w.child.kill();
-    throw e;
-  }
+  return releasedTogether<unknown>("store worker", script, (i) => [url, String(i), ...args], count);
 }
 
 const system: AuditInput = { type: "test", actor: { type: "system", id: "integration" } };
@@ -202,12 +174,8 @@ describe(`PrismaSagaStore on ${label}: other connections and processes`, () => {
     const store = new PrismaSagaStore(await open());
     const runId = await newRun(store);
     await inWorkers(4, ["status", runId, "10"]);
-    const events = await store.listAuditEvents(runId);
+    const events = await expectChainIntact(store, runId);
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
-    events.forEach((e, i) => {
-      expect(e.prevHash).toBe(i === 0 ? GENESIS_HASH : events[i - 1]?.hash);
-      expect(auditHash(e.prevHash, auditHashedContent(e))).toBe(e.hash);
-    });
   });
 });
 

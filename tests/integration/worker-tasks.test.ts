@@ -8,7 +8,6 @@
  * process can deadlock); the cross-connection race runs in two child processes. On PostgreSQL the
  * same tests exercise the claim's `FOR UPDATE SKIP LOCKED` and concurrent transactions on a pool.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,8 +17,7 @@ import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { CrashPoint, SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaError } from "@/lib/saga/errors";
-import { auditHash } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type Actor, type StepRecord } from "@/lib/saga/store";
+import type { Actor, StepRecord } from "@/lib/saga/store";
 import type { UnwindReport } from "@/lib/saga/unwind";
 import { claimTasks } from "@/lib/worker/claim-tasks";
 import { completeTask } from "@/lib/worker/complete-task";
@@ -30,7 +28,9 @@ import { findTasks, getTask } from "@/lib/worker/find-tasks";
 import { prismaTaskQueue } from "@/lib/worker/queue";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/worker/vocabulary";
 import { Worker, type TaskOutcome, type WorkerEngine } from "@/lib/worker/worker";
+import { expectChainIntact } from "../support/audit-chain";
 import { makeScenario, type Scenario } from "../support/harness";
+import { releasedTogether } from "../support/released-together";
 import { refundAndReship } from "../support/support-agent";
 import { reserveTestDatabase } from "../support/test-database";
 
@@ -86,18 +86,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Sleeps until just past `until` (a lease end by the database clock, which is this machine's). */
 const sleepPast = (until: Date) => sleep(Math.max(0, until.getTime() - Date.now()) + 30);
 
-async function expectChainIntact(runId: string) {
-  const events = await store.listAuditEvents(runId);
-  let prev = GENESIS_HASH;
-  events.forEach((e, i) => {
-    expect(e.seq).toBe(i + 1);
-    expect(e.prevHash).toBe(prev);
-    expect(auditHash(e.prevHash, auditHashedContent(e))).toBe(e.hash);
-    prev = e.hash;
-  });
-  return events;
-}
-
 describe("worker task use cases", () => {
   it("enqueue dedupes on the dedupe key: ten concurrent enqueues make one task and one audit event", async () => {
     const runId = await newRun();
@@ -111,7 +99,7 @@ describe("worker task use cases", () => {
     const [task] = await findTasks(prisma, { runId });
     expect(task).toMatchObject({ kind: "UNWIND", status: "PENDING", attempt: 0, claimedBy: null, tools: ["dd-a", "dd-b"], payload: { reason: "warehouse rejected" } });
     expect(await findTasks(prisma, { runId })).toHaveLength(1);
-    const events = await expectChainIntact(runId);
+    const events = await expectChainIntact(store, runId);
     expect(events.filter((e) => e.type === "task.enqueued")).toHaveLength(1);
 
     // A settled task still holds its key: enqueueing the same purpose again returns it.
@@ -157,7 +145,7 @@ describe("worker task use cases", () => {
     expect(new Set(all)).toEqual(new Set(ids));
     const tasks = await findTasks(prisma, { runId });
     expect(tasks.every((t) => t.status === "CLAIMED" && t.attempt === 1)).toBe(true);
-    await expectChainIntact(runId);
+    await expectChainIntact(store, runId);
   }, 60_000);
 
   it("claims only tasks whose tools are all among the worker's", async () => {
@@ -202,7 +190,7 @@ describe("worker task use cases", () => {
     // Settled once: the same token cannot settle it again.
     expect(await completeTask(prisma, { taskId: id!, attempt: 2, workerId: "holder-b", result: { by: "b2" } })).toMatchObject({ settled: false });
 
-    const events = (await expectChainIntact(runId)).filter((e) => e.type.startsWith("task."));
+    const events = (await expectChainIntact(store, runId)).filter((e) => e.type.startsWith("task."));
     expect(events.map((e) => [e.type, e.actor])).toEqual([
       ["task.enqueued", "system:task-queue"],
       ["task.claimed", "system:holder-a"],
@@ -307,7 +295,7 @@ describe("Worker", () => {
     expect(task).toMatchObject({ status: WorkerTaskStatus.DONE, attempt: 1, result: { status: "UNWOUND", compensated: [1, 0], skipped: [2] } });
     expect((await store.getRun(runId))?.status).toBe("UNWOUND");
     expect((await store.listSteps(runId)).map((r) => r.status)).toEqual(["COMPENSATED", "COMPENSATED", "FAILED"]);
-    const events = await expectChainIntact(runId);
+    const events = await expectChainIntact(store, runId);
     const holder = task!.claimedBy!;
     expect(events.filter((e) => e.type.startsWith("task.") || e.type.startsWith("run.unw")).map((e) => [e.type, e.actor])).toEqual([
       ["task.enqueued", "user:reviewer@example.com"],
@@ -338,7 +326,7 @@ describe("Worker", () => {
     expectOneRefundOneClose(s);
     expect(await getTask(prisma, taskId)).toMatchObject({ status: "DONE", attempt: 2, claimedBy: "worker-heir", result: { status: "UNWOUND" } });
     expect((await store.listSteps(runId)).every((r) => r.compensationState !== "REQUESTED")).toBe(true);
-    await expectChainIntact(runId);
+    await expectChainIntact(store, runId);
   });
 
   it("COMPENSATE pulls back one step, once, confirmed by reading back; RECONCILE settles a step; a bad payload fails for good", async () => {
@@ -366,7 +354,7 @@ describe("Worker", () => {
     const { task: again } = await enqueue("COMPENSATE", `compensate-again:${ticket!.id}`, { reason: "pulled twice" });
     expect((await worker(s, "worker-kinds").runOnce()).map((o) => [o.taskId, o.outcome])).toEqual([[again.id, "done"]]);
     expect(closes()).toBe(1);
-    await expectChainIntact(runId);
+    await expectChainIntact(store, runId);
   });
 
   it("transient errors hand the task back until maxAttempts, then fail it", async () => {
@@ -459,7 +447,7 @@ describe("Worker", () => {
     expect(new Set(tasks.map((t) => t.id))).toEqual(new Set(ids));
 
     // The saga of each task in the audit chain: exactly one completion per task.
-    const events = await expectChainIntact(runId);
+    const events = await expectChainIntact(store, runId);
     const completions = new Map<string, number>();
     for (const e of events.filter((e) => e.type === "task.completed")) {
       const taskId = (e.data as { taskId: string }).taskId;
@@ -545,32 +533,5 @@ process.stdout.write(JSON.stringify(got) + "\\n");
 async function claimInProcesses(count: number, tools: string[], max: number): Promise<string[][]> {
   const script = path.join(dir, "claimer.mts");
   writeFileSync(script, CLAIMER_SOURCE);
-  const children = Array.from({ length: count }, (_, i) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script, url, `proc-${i}`, tools.join(","), String(max)], { cwd: process.cwd() });
-    let out = "";
-    let err = "";
-    let markReady: () => void = () => {};
-    const ready = new Promise<void>((resolve) => (markReady = resolve));
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.startsWith("ready\n")) markReady();
-    });
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    const done = new Promise<string[]>((resolve, reject) => {
-      child.on("error", reject);
-      child.on("exit", (code) => {
-        if (code !== 0) return reject(new Error(`claimer ${i} exited with ${code}: ${err}`));
-        resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "[]") as string[]);
-      });
-    });
-    return { child, ready, done };
-  });
-  try {
-    await Promise.race([Promise.all(children.map((c) => c.ready)), Promise.all(children.map((c) => c.done))]);
-    for (const c of children) c.child.stdin.write("go\n");
-    return await Promise.all(children.map((c) => c.done));
-  } catch (e) {
-    for (const c of children) if (c.child.exitCode === null) c.child.kill();
-    throw e;
-  }
+  return releasedTogether<string[]>("claimer", script, (i) => [url, `proc-${i}`, tools.join(","), String(max)], count);
 }
