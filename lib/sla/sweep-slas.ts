@@ -8,16 +8,12 @@
  * approves.
  */
 import { Prisma, type PrismaClient, type SlaRule } from "@/generated/prisma";
-import { appendAuditLink } from "@/lib/db/audit-chain";
 import { databaseNow } from "@/lib/db/dialect";
-import { onConnection } from "@/lib/db/prisma-saga-store";
-import { runScope, type Actor, type SagaStore } from "@/lib/saga/store";
+import { appendRunAudit, onConnection, writeTransaction } from "@/lib/db/transactions";
+import type { Actor, SagaStore } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints, type SlaPolicy } from "./sla-rules";
-
-/** The saga store's transaction limits (adapter mutex wait, busy_timeout wait). */
-const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
 
 /** The actor of everything the SLA sweep does (`system:sla` in the audit log). */
 export const SLA_ACTOR: Actor = { type: "system", id: "sla" };
@@ -103,24 +99,21 @@ async function waitingItems(prisma: PrismaClient, rules: ReadonlyMap<string, Sla
 /** Writes the item's mark for `stage` with its audit event; false when another notifier wrote it first. */
 async function mark(prisma: PrismaClient, item: WaitingItem, stage: "reminder" | "breach", dueAt: Date): Promise<boolean> {
   try {
-    await onConnection(prisma, () =>
-      prisma.$transaction(async (tx) => {
-        const now = await databaseNow(tx);
-        await tx.slaMark.create({ data: { id: `${item.id}:${stage}`, itemId: item.id, stage, at: now, dueAt } });
-        const data: Json = {
-          itemId: item.id,
-          item: item.what,
-          stage,
-          rule: item.policy.source,
-          slaSec: item.policy.slaSec,
-          ageSec: Math.round((now.getTime() - item.createdAt.getTime()) / 1000),
-          backupTeam: item.policy.backupTeam,
-          dueAt: dueAt.toISOString(),
-          expiresAt: item.points.expireAt?.toISOString() ?? null,
-        };
-        await appendAuditLink(tx, now, { scope: runScope(item.runId), runId: item.runId, stepId: item.stepId, type: stage === "reminder" ? "sla.reminder" : "sla.breached", actor: SLA_ACTOR, data });
-      }, TX_OPTIONS),
-    );
+    await writeTransaction(prisma, async (tx, now) => {
+      await tx.slaMark.create({ data: { id: `${item.id}:${stage}`, itemId: item.id, stage, at: now, dueAt } });
+      const data: Json = {
+        itemId: item.id,
+        item: item.what,
+        stage,
+        rule: item.policy.source,
+        slaSec: item.policy.slaSec,
+        ageSec: Math.round((now.getTime() - item.createdAt.getTime()) / 1000),
+        backupTeam: item.policy.backupTeam,
+        dueAt: dueAt.toISOString(),
+        expiresAt: item.points.expireAt?.toISOString() ?? null,
+      };
+      await appendRunAudit(tx, now, item.runId, item.stepId, { type: stage === "reminder" ? "sla.reminder" : "sla.breached", actor: SLA_ACTOR, data });
+    });
     return true;
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") return false;
