@@ -131,7 +131,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
   const [message, setMessage] = useState<string | null>(null);
   const list = splitRecipients(recipients);
   const dirty = subject !== c.subject || body !== c.body || list.join(",") !== c.recipients.join(",");
-  const at = (path: (typeof DashboardPath)["editCorrection" | "sendCorrection" | "releaseCorrection" | "dismissCorrection"]) => dashboardUrl(path, { correctionId: c.id });
+  const ids = { correctionId: c.id };
 
   async function run(fn: () => Promise<unknown>) {
     setBusy(true);
@@ -152,7 +152,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
 
   function save(e: FormEvent) {
     e.preventDefault();
-    void run(() => postJson(at(DashboardPath.editCorrection), { expectedVersion: c.version, subject, body, recipients: list }));
+    void run(() => postJson(dashboardUrl(DashboardPath.editCorrection, ids), { expectedVersion: c.version, subject, body, recipients: list }));
   }
 
   return (
@@ -200,7 +200,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           </p>
           <p>An email cannot be taken back: once sent, only another message can answer it. It goes out once, through the worker, under its own key.</p>
           <div className={styles.actions}>
-            <button type="button" className="button primary" disabled={busy} onClick={() => void run(() => postParsed(at(DashboardPath.sendCorrection), ZSendCorrectionResult, { expectedVersion: c.version }))}>
+            <button type="button" className="button primary" disabled={busy} onClick={() => void run(() => postParsed(dashboardUrl(DashboardPath.sendCorrection, ids), ZSendCorrectionResult, { expectedVersion: c.version }))}>
               Yes, send it
             </button>
             <button type="button" className="button" disabled={busy} onClick={() => setConfirming(false)}>
@@ -216,7 +216,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           <button type="button" className="button" disabled={busy} onClick={() => setDismissing((d) => !d)} aria-expanded={dismissing}>
             Dismiss…
           </button>
-          <button type="button" className="link-button" disabled={busy} onClick={() => void run(() => postParsed(at(DashboardPath.releaseCorrection), ZCorrectionClaimResult))}>
+          <button type="button" className="link-button" disabled={busy} onClick={() => void run(() => postParsed(dashboardUrl(DashboardPath.releaseCorrection, ids), ZCorrectionClaimResult))}>
             Give it back to the queue
           </button>
         </div>
@@ -228,7 +228,7 @@ function WorkForm({ c, onChange }: { c: TCorrectionDetail; onChange: () => Promi
           aria-label="Dismiss the correction"
           onSubmit={(e) => {
             e.preventDefault();
-            void run(() => postJson(at(DashboardPath.dismissCorrection), { reason }));
+            void run(() => postJson(dashboardUrl(DashboardPath.dismissCorrection, ids), { reason }));
           }}
         >
           <label>

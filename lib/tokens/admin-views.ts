@@ -5,25 +5,13 @@
  */
 import * as z from "zod";
 import { IsoDate } from "@/lib/api/schemas/saga";
-import { TokenRoleSchema, type AgentTokenView } from "./token-fields";
+import { AgentTokenViewSchema, type AgentTokenView } from "./token-fields";
 import type { CreatedAgentToken } from "./create-agent-token";
 import type { AgentTokenPage } from "./find-agent-tokens";
 import type { RevokedAgentToken } from "./revoke-agent-token";
 
-/** One token (never its secret or hash). */
-export const ZAdminToken = z.object({
-  /** `tok_...` */
-  id: z.string(),
-  /** The agent's name, on its runs and in the audit log. */
-  name: z.string(),
-  /** First characters of the secret (`sgb_AbCd`), to recognise it. */
-  prefix: z.string(),
-  /** Tools it may record steps for. */
-  tools: z.array(z.string()),
-  /** agent: its own runs; worker: unwinds and reconciles of any run, for its tools. */
-  role: TokenRoleSchema,
-  /** Who created it. */
-  createdBy: z.string(),
+/** One token (never its secret or hash): the token's public view, its times as ISO 8601 UTC. */
+export const ZAdminToken = AgentTokenViewSchema.extend({
   /** When it was created. */
   createdAt: IsoDate,
   /** When it was revoked; null while it works. */
