@@ -14,7 +14,7 @@ import { runScope, type Actor } from "@/lib/saga/store";
 import { audienceRank, EscalationKind, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { enqueueTask } from "@/lib/worker/enqueue-task";
 import { WorkerTaskKind } from "@/lib/worker/vocabulary";
-import { revokeRolesOf, revokeWindow, summarizeRevokes } from "./revoke-rules";
+import { revokeRolesOf, revokeWindow, stepsBeyondRole, summarizeRevokes } from "./revoke-rules";
 import { RevokeKind, type TPullResult } from "./views";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 
@@ -260,9 +260,10 @@ export async function pullRunRevoke(request: z.input<typeof ZPullRunRevokeReques
   const policies = await onConnection(prisma, () => prisma.toolPolicy.findMany({ where: { name: { in: [...new Set(steps.map((s) => s.tool))] } } }));
   const policyOf = (tool: string) => policies.find((p) => p.name === tool) ?? null;
   const confirmed = steps.filter((s) => s.status === StepStatus.CONFIRMED);
-  const refused = [...new Set(confirmed.filter((s) => !revokeRolesOf(policyOf(s.tool)).includes(user.role)).map((s) => s.tool))];
+  const refused = stepsBeyondRole(user.role, steps, policyOf);
   if (refused.length > 0) {
-    throw new ApiError("FORBIDDEN", `The tool table does not let the ${user.role} role pull back ${refused.join(", ")}, so the run cannot be pulled back whole by you. Pull back the other steps one by one, or ask someone the table names.`);
+    const named = refused.map((s) => `step ${s.stepIdx} (${s.tool}, ${s.status}, ${s.id})`).join(", ");
+    throw new ApiError("FORBIDDEN", `The tool table does not let the ${user.role} role pull back ${named}, so the run cannot be pulled back whole by you. Pull back the other steps one by one, or ask someone the table names.`);
   }
 
   let existing = await onConnection(prisma, () => prisma.revoke.findUnique({ where: { dedupeKey: runKeyOf(runId) } }));

@@ -6,7 +6,7 @@ import type { Correction, Escalation, PrismaClient, Revoke, Step, ToolPolicy } f
 import { systemOfTool } from "@/lib/tools/tool-systems";
 import { onConnection } from "@/lib/db/transactions";
 import type { Role } from "@/lib/auth/roles";
-import { EscalationKind, ToolClass } from "@/lib/saga/vocabulary";
+import { EscalationKind, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
 import { DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, storedRevokeRoles } from "@/lib/tools/tool-policy";
 import { toRevokeSummary, type TRevokeSummary } from "./views";
 
@@ -29,6 +29,19 @@ export function revokeWindow(step: Pick<Step, "createdAt" | "toolClass">, policy
 /** Roles the tool's row lets pull it back. */
 export function revokeRolesOf(policy: Pick<ToolPolicy, "revokeRoles"> | null): Role[] {
   return policy ? storedRevokeRoles(policy.revokeRoles) : [...DEFAULT_REVOKE_ROLES];
+}
+
+/** Step states a whole-run revoke leaves alone: nothing exists (failed, not executed) or it is already undone. */
+const UNTOUCHED_BY_RUN_REVOKE: readonly string[] = [StepStatus.FAILED, StepStatus.NOT_EXECUTED, StepStatus.COMPENSATED];
+
+/**
+ * The one rule for who may pull back what: a step by the roles its tool's row names; a whole run
+ * only when the person may pull back every step its unwind would touch, whatever that step's state
+ * (an UNKNOWN or INTENDED step is reconciled and, when it happened, compensated like a confirmed
+ * one). Returns the steps the person may not pull, so the refusal can name them; empty: allowed.
+ */
+export function stepsBeyondRole<S extends Pick<Step, "id" | "tool" | "status">>(role: Role, steps: readonly S[], policyOf: (tool: string) => Pick<ToolPolicy, "revokeRoles"> | null): S[] {
+  return steps.filter((s) => !UNTOUCHED_BY_RUN_REVOKE.includes(s.status) && !revokeRolesOf(policyOf(s.tool)).includes(role));
 }
 
 /** What pulling `step` back will do, which system it touches and who will see it: one sentence. */

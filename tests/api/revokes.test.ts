@@ -161,6 +161,28 @@ describe("pulling back one step", () => {
       await prisma.toolPolicy.update({ where: { name: "charge_card" }, data: { revokeRoles: ["admin", "reviewer"], policyVersion: { increment: 1 } } });
     }
   });
+
+  it("a whole-run pull checks every step it would touch, UNKNOWN and INTENDED included: a reviewer is refused 403 naming the admin-only step, and nothing is queued", async () => {
+    const { engine, prisma } = await setup();
+    for (const status of ["UNKNOWN", "INTENDED"] as const) {
+      const run = await engine.startRun({ title: `admin-only step left ${status}`, agent: "x" });
+      await run.call("charge_card", CHARGE);
+      const step = await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
+      // As after a timeout: the effect may or may not exist, and an unwind would reconcile and refund it.
+      await prisma.step.update({ where: { id: step.id }, data: { status } });
+      await prisma.toolPolicy.update({ where: { name: "charge_card" }, data: { revokeRoles: ["admin"], policyVersion: { increment: 1 } } });
+      try {
+        const reviewer = await pullRun("rita", run.runId, "reviewer pulls the whole run");
+        expect(reviewer.status).toBe(403);
+        expect(reviewer.json.error.message).toContain(`charge_card, ${status}, ${step.id}`);
+        expect(await prisma.revoke.count({ where: { runId: run.runId } })).toBe(0);
+        expect(await prisma.workerTask.count({ where: { runId: run.runId, kind: "UNWIND" } })).toBe(0);
+        expect((await prisma.run.findUniqueOrThrow({ where: { id: run.runId } })).status).not.toBe("UNWINDING");
+      } finally {
+        await prisma.toolPolicy.update({ where: { name: "charge_card" }, data: { revokeRoles: ["admin", "reviewer"], policyVersion: { increment: 1 } } });
+      }
+    }
+  });
 });
 
 describe("a worker over the API", () => {
