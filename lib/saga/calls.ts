@@ -19,7 +19,7 @@
 import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
-import { checkGate, needsApprovalBeforePivot, type ApprovalReason, type GateTool } from "./gate";
+import { checkGate, checkPlanItem, needsApprovalBeforePivot, type ApprovalReason, type GateTool } from "./gate";
 import { argsHash, compensationKey, stepKey } from "./keys";
 import {
   actorLabel,
@@ -106,7 +106,7 @@ function intentFields(input: BeginCallInput, idx: number) {
 }
 
 /** Refuses a compensation that names another compensator than the tool's: the caller's definition is out of date. */
-function checkProposal(input: BeginCallInput): void {
+function checkProposal(input: Pick<BeginCallInput, "tool" | "proposal">): void {
   const { tool, proposal } = input;
   if (needsCompensation(tool) && proposal.compensation && proposal.compensation.tool !== tool.compensator) {
     throw new SagaError("INVALID_ARGS", `compensation.tool: ${tool.name} is answered by "${tool.compensator ?? "nothing"}", not "${proposal.compensation.tool}".`, [
@@ -198,6 +198,123 @@ async function beginOnRead(deps: CallDeps, input: BeginCallInput, hash: string):
       );
     }
     return existingStep(deps, input, hash, row, steps);
+  }
+}
+
+/** A plan item of an approved pivot: how a commit addresses a call instead of a cursor. */
+export interface PlanItemAddress {
+  /** The approved pivot. */
+  pivotId: string;
+  /** The item's place in the pivot's plan (0-based). */
+  index: number;
+}
+
+/** One `beginPlanItem`: a call of an approved plan's item, wherever the caller thinks its cursor is. */
+export interface BeginPlanItemInput extends Omit<BeginCallInput, "cursor" | "tryAppend"> {
+  /** The item this call commits. */
+  planItem: PlanItemAddress;
+}
+
+/**
+ * Begins the call of one item of an approved plan. The item's identity is the pivot and its place in
+ * the plan, not a cursor: its step is the one the log holds for (pivot, index), so whoever commits
+ * second (the agent again, a fresh process that never replayed the earlier steps, a worker) is
+ * answered from that row (replay, failed, reconcile, or a retry under the same key after a confirmed
+ * absence) and only an item with no step yet gets a new intent, appended after the last step. A step
+ * left unsettled anywhere in the run is answered first (`reconcile`, with that step), so the plan
+ * never runs past an effect nobody knows about. Refusals: PIVOT_NOT_APPROVED, PLAN_ALREADY_COMMITTED,
+ * PLAN_ITEM_MISMATCH, PLAN_ORDER (an earlier item is not done), RUN_CLOSED.
+ */
+export async function beginPlanItem(deps: CallDeps, input: BeginPlanItemInput): Promise<BeginCallAnswer> {
+  checkProposal(input);
+  const hash = argsHash(input.args);
+  for (let attempt = 1; ; attempt++) {
+    const answer = await planItemOnRead(deps, input, hash);
+    if (answer) return answer;
+    if (attempt >= 5) throw new SagaError("CONFLICT", `Run ${input.runId} kept changing while plan item ${input.planItem.index} was being recorded; call it again.`);
+  }
+}
+
+/** The approved pivot a commit names, or the refusal that says why it cannot be committed. */
+function approvedPivot(run: RunRecord, pivots: readonly PivotRecord[], pivotId: string): PivotRecord {
+  const pivot = pivots.find((p) => p.id === pivotId);
+  if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} is not a pivot of run ${run.id}; commit the run's own approved pivot.`);
+  if (pivot.status === PivotStatus.PENDING) {
+    throw new SagaError("PIVOT_NOT_APPROVED", `Pivot ${pivotId} still waits for a reviewer; wait for its decision (GET /api/v1/pivots/${pivotId}?waitMs=25000), then commit it.`);
+  }
+  if (pivot.status !== PivotStatus.APPROVED) {
+    throw new SagaError("PIVOT_NOT_APPROVED", `Pivot ${pivotId} was ${pivot.status.toLowerCase()}${pivot.reason ? `: ${pivot.reason}` : ""}; nothing of its plan may run. Propose a revised plan or unwind the run.`);
+  }
+  if (pivots.at(-1)?.id !== pivot.id) {
+    throw new SagaError("PIVOT_NOT_APPROVED", `Pivot ${pivotId} was superseded by pivot ${pivots.at(-1)!.id}; commit that one.`);
+  }
+  return pivot;
+}
+
+async function planItemOnRead(deps: CallDeps, input: BeginPlanItemInput, hash: string): Promise<BeginCallAnswer | null> {
+  const { store } = deps;
+  const { pivotId, index } = input.planItem;
+  const run = await store.getRun(input.runId);
+  if (!run || (input.guard?.runAgent !== undefined && run.agent !== input.guard.runAgent)) {
+    throw new SagaError("RUN_NOT_FOUND", `Run ${input.runId} does not exist${run ? " for this agent" : ""}; check the id.`);
+  }
+  const pivots = await store.listPivots(input.runId);
+  const pivot = approvedPivot(run, pivots, pivotId);
+  const item = pivot.plan[index];
+  if (!item) {
+    throw new SagaError("INVALID_ARGS", `planItem.index: pivot ${pivotId}'s plan has ${pivot.plan.length} items (0 to ${pivot.plan.length - 1}), not ${index}.`, [
+      { path: "planItem.index", message: `must be between 0 and ${pivot.plan.length - 1}` },
+    ]);
+  }
+  if (item.tool !== input.tool.name || item.argsHash !== hash) {
+    throw new SagaError(
+      "PLAN_ITEM_MISMATCH",
+      `Plan item ${index} of pivot ${pivotId} is ${item.tool} with the arguments the reviewer approved; ` +
+        (item.tool !== input.tool.name ? `${input.tool.name} was sent.` : "other arguments were sent. Send the plan's arguments exactly (GET the pivot)."),
+      [{ path: item.tool !== input.tool.name ? "tool" : "args", message: `must be plan item ${index} as approved` }],
+    );
+  }
+  if (run.status === RunStatus.COMPLETED) {
+    throw new SagaError("PLAN_ALREADY_COMMITTED", `Pivot ${pivotId}'s plan was committed and run ${run.id} is COMPLETED; there is nothing left to do.`);
+  }
+  if (CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
+  const steps = await store.listSteps(input.runId);
+  const own = steps.filter((s) => s.approvalId === pivot.id && s.planItemIdx === index).at(-1);
+  if (own) return existingStep(deps, { ...input, cursor: own.stepIdx }, hash, own, steps);
+  // Nothing runs past an effect nobody knows about: whoever commits settles it first, by its key.
+  const unsettled = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+  if (unsettled) return { kind: "reconcile", step: unsettled, cursor: unsettled.stepIdx };
+  for (let earlier = 0; earlier < index; earlier++) {
+    const done = steps.some((s) => s.approvalId === pivot.id && s.planItemIdx === earlier && (s.status === StepStatus.CONFIRMED || s.status === StepStatus.COMPENSATED));
+    if (!done) {
+      throw new SagaError("PLAN_ORDER", `Plan item ${earlier} of pivot ${pivotId} is not done, so item ${index} may not run yet; commit the plan in order (a failed item waits for a person).`, [
+        { path: "planItem.index", message: `item ${earlier} first` },
+      ]);
+    }
+  }
+  const idx = (steps.at(-1)?.stepIdx ?? -1) + 1;
+  const fields = intentFields({ ...input, cursor: idx }, idx);
+  const decision = await checkPlanItem(deps, {
+    runId: input.runId,
+    def: input.tool,
+    args: input.args,
+    argsHash: hash,
+    compensationBuildable: fields.buildable,
+    pivots,
+    steps,
+    actor: input.actor,
+    pivot,
+    planItemIdx: index,
+  });
+  if (!decision.allowed) return { kind: "held", reason: decision.reason, message: decision.message, escalationId: decision.escalationId, pivotId: decision.pivotId, cursor: idx };
+  const guard: IntentGuard = { runStatus: [run.status], runUpdatedAt: run.updatedAt, appendOnly: true, ...input.guard };
+  try {
+    const { created, step } = await insert(deps, { ...input, cursor: idx }, idx, hash, decision, guard);
+    // Another writer took this index first (perhaps for this very item): decide again on a fresh read.
+    return created ? { kind: "call", step, cursor: idx } : null;
+  } catch (e) {
+    if (e instanceof IntentGuardFailed) return null;
+    throw e;
   }
 }
 
@@ -386,6 +503,15 @@ export async function recordOutcome(deps: CallDeps, input: RecordOutcomeInput): 
   // The fence's other checks (the agent's run, the tool in scope) did not hold.
   if (current.status === StepStatus.INTENDED) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist for this agent.`);
   if (sameOutcome(current, outcome)) return current; // a repeated report (its first answer was lost)
+  if (contradicts(current, outcome)) {
+    // The provider said one thing and this report says another: the recorded outcome stands, loudly.
+    throw new SagaError(
+      "OUTCOME_CONFLICT",
+      `Step ${current.stepIdx} (${current.tool}) is recorded ${current.status}${current.externalRef ? ` as ${current.externalRef}` : ""}; ` +
+        `this report says ${describeReport(outcome)}. The recorded outcome stands: check the provider under key ${current.stepKey} and raise it with a person if the record is wrong.`,
+      [{ path: outcome.kind === "confirmed" ? "externalRef" : "outcome", message: `contradicts the recorded ${current.status}` }],
+    );
+  }
   // Someone settled the row meanwhile (reconcile in another process), or it was never in flight: the
   // log wins. The caller begins the call again at the same cursor and is told what the log says.
   throw new SagaError(
@@ -395,10 +521,29 @@ export async function recordOutcome(deps: CallDeps, input: RecordOutcomeInput): 
   );
 }
 
+/** A repeat of the report that settled the step: same status, and for a confirmation the same effect. */
 function sameOutcome(step: StepRecord, outcome: CallOutcomeReport): boolean {
-  if (outcome.kind === "confirmed") return step.status === StepStatus.CONFIRMED;
+  if (outcome.kind === "confirmed") return step.status === StepStatus.CONFIRMED && (step.externalRef ?? null) === (outcome.externalRef ?? null);
   if (outcome.kind === "failed") return step.status === StepStatus.FAILED;
   return step.status === StepStatus.UNKNOWN;
+}
+
+/**
+ * A report that says something else happened than the log records: a confirmation of another effect
+ * (another externalRef), a confirmation of a step recorded as refused, or a refusal of one recorded as
+ * confirmed. A late report after someone else settled an unknown step is not a contradiction (the
+ * reconcile knew more), so those keep STEP_NOT_IN_FLIGHT.
+ */
+function contradicts(step: StepRecord, outcome: CallOutcomeReport): boolean {
+  if (outcome.kind === "confirmed") return step.status === StepStatus.FAILED || (step.status === StepStatus.CONFIRMED && (step.externalRef ?? null) !== (outcome.externalRef ?? null));
+  if (outcome.kind === "failed") return step.status === StepStatus.CONFIRMED;
+  return false;
+}
+
+function describeReport(outcome: CallOutcomeReport): string {
+  if (outcome.kind === "confirmed") return `confirmed${outcome.externalRef ? ` as ${outcome.externalRef}` : " with no external ref"}`;
+  if (outcome.kind === "failed") return `failed (${outcome.reason})`;
+  return "unknown";
 }
 
 /** What looking a step's key up found. */

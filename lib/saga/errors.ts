@@ -37,6 +37,16 @@ export const SagaErrorCode = {
   STEP_NOT_IN_FLIGHT: "STEP_NOT_IN_FLIGHT",
   /** The run cannot be finished yet: a step is unsettled, or a confirmed effect is neither compensated nor escalated. */
   RUN_NOT_SETTLED: "RUN_NOT_SETTLED",
+  /** The pivot named for a commit is not approved (pending, rejected, or superseded by a newer proposal). */
+  PIVOT_NOT_APPROVED: "PIVOT_NOT_APPROVED",
+  /** The approved plan was committed already: the run is COMPLETED. */
+  PLAN_ALREADY_COMMITTED: "PLAN_ALREADY_COMMITTED",
+  /** A call addressed to a plan item is not that item (another tool, or other arguments than approved). */
+  PLAN_ITEM_MISMATCH: "PLAN_ITEM_MISMATCH",
+  /** A plan item was called before an earlier item of the plan was done. */
+  PLAN_ORDER: "PLAN_ORDER",
+  /** An outcome report contradicts the outcome already recorded for the step (another externalRef, another status). */
+  OUTCOME_CONFLICT: "OUTCOME_CONFLICT",
 } as const;
 export type SagaErrorCode = (typeof SagaErrorCode)[keyof typeof SagaErrorCode];
 
@@ -58,6 +68,11 @@ export const SAGA_ERROR_HTTP_STATUS = {
   TOOL_DISABLED: 403,
   STEP_NOT_IN_FLIGHT: 409,
   RUN_NOT_SETTLED: 409,
+  PIVOT_NOT_APPROVED: 409,
+  PLAN_ALREADY_COMMITTED: 409,
+  PLAN_ITEM_MISMATCH: 409,
+  PLAN_ORDER: 409,
+  OUTCOME_CONFLICT: 409,
 } as const satisfies Record<SagaErrorCode, number>;
 
 /** One problem with one field of an input. */

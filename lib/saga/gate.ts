@@ -115,6 +115,22 @@ export async function checkGate(deps: Pick<EngineDeps, "store" | "ids">, input: 
   return hold(deps, input, reason, message);
 }
 
+/**
+ * The gate for a call addressed by its place in an approved plan (`beginPlanItem`): the item is the
+ * approval, so only its policy version is checked. A tool whose policy changed since the approval is
+ * held (POLICY_CHANGED) for a fresh approval, exactly as a matching free-form call would be.
+ */
+export async function checkPlanItem(
+  deps: Pick<EngineDeps, "store" | "ids">,
+  input: GateInput & { pivot: PivotRecord; planItemIdx: number },
+): Promise<GateDecision> {
+  const item = input.pivot.plan[input.planItemIdx];
+  const version = currentPolicyVersion(input.def);
+  if (item && item.policyVersion === version) return { allowed: true, phase: Phase.COMMIT, approvalId: input.pivot.id, planItemIdx: input.planItemIdx };
+  return hold(deps, input, ApprovalReason.POLICY_CHANGED,
+    `The policy of ${input.def.name} changed (now version ${version}) since pivot ${input.pivot.id} was approved; a fresh approval is needed.`);
+}
+
 /** Why a call that needs a person is held, and the sentence that says so. */
 function holdReason(def: GateTool): [ApprovalReason, string] {
   if (def.holdEveryCall === ApprovalReason.UNREVIEWED) {

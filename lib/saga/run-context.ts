@@ -4,7 +4,7 @@
  */
 import { CrashPoint, SimulatedCrash } from "./crash-points";
 import { backoffDelay, type EngineDeps } from "./deps";
-import { beginCall, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal } from "./calls";
+import { beginCall, beginPlanItem, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal, type PlanItemAddress } from "./calls";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
 import { currentPolicyVersion, type ApprovalReason } from "./gate";
 import { argsHash, planHash } from "./keys";
@@ -62,6 +62,37 @@ export interface PivotRequest {
   deadline?: Date | null;
 }
 
+/** What committing an approved plan did (`RunContext.commitPlan`). */
+export type CommitPlanResult =
+  | {
+      /** Every item ran once (or was replayed from the log) and the run is COMPLETED. */
+      status: "committed";
+      /** The pivot. */
+      pivotId: string;
+      /** Each item's outcome, in plan order. */
+      items: Array<{ index: number; tool: string; outcome: Extract<CallOutcome, { status: "ok" }> }>;
+      /** The finished run. */
+      run: RunRecord;
+    }
+  | {
+      /** The plan was committed already (by another process) and the run is COMPLETED: nothing ran. */
+      status: "already_committed";
+      /** The pivot. */
+      pivotId: string;
+      /** What the server said. */
+      message: string;
+    }
+  | {
+      /** An item was held for a person (its tool's policy changed since the approval): nothing after it ran. */
+      status: "held";
+      /** The pivot. */
+      pivotId: string;
+      /** The held item. */
+      index: number;
+      /** Why, and the escalation that holds it. */
+      outcome: Extract<CallOutcome, { status: "approval_required" }>;
+    };
+
 /**
  * One run as an agent drives it. The context owns the step cursor: it starts at 0 on every resume,
  * so replay walks the recorded log, and it never advances past a step whose outcome is unknown.
@@ -97,14 +128,47 @@ export class RunContext {
 
   /** Calls a tool through the saga log. Calls are serialised so step indexes follow call order. */
   call(tool: string, args: unknown): Promise<CallOutcome> {
+    return this.enqueue(() => this.dispatch(tool, args));
+  }
+
+  /** Runs `work` after every call queued before it. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(() =>
-      this.dispatch(tool, args).catch((e: unknown) => {
+      work().catch((e: unknown) => {
         this.policyVersions.clear(); // whatever went wrong, the next call reads the table afresh
         throw e;
       }),
     );
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Commits an approved plan: runs its items in plan order, then completes the run. Each item's step
+   * is found by the pivot and its place in the plan (`beginPlanItem`), not by this context's cursor,
+   * so this works in the process that waited, in a fresh process that never replayed the earlier
+   * steps, and in a worker; whoever commits second is answered from the log (replayed, reconciled by
+   * key, or retried under the same key after a confirmed absence) and runs only what is not done.
+   * A step left unsettled anywhere in the run is reconciled first, with its own tool's lookup.
+   * Throws `ToolCallFailed` / `ToolOutcomeUnknown` as `call` does (a failed item raises
+   * STUCK_AFTER_PIVOT for a person; an unknown one is reconciled by committing again), and
+   * PIVOT_NOT_APPROVED, PLAN_ITEM_MISMATCH, PLAN_ORDER, RUN_CLOSED as SagaErrors.
+   */
+  async commitPlan(pivotId: string): Promise<CommitPlanResult> {
+    const pivot = await this.deps.store.getPivot(pivotId);
+    if (!pivot || pivot.runId !== this.runId) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} is not a pivot of run ${this.runId}; commit the run's own approved pivot.`);
+    const items: Array<{ index: number; tool: string; outcome: Extract<CallOutcome, { status: "ok" }> }> = [];
+    try {
+      for (const [index, item] of pivot.plan.entries()) {
+        const outcome = await this.enqueue(() => this.dispatch(item.tool, item.args, { pivotId, index }));
+        if (outcome.status === "approval_required") return { status: "held", pivotId, index, outcome };
+        items.push({ index, tool: item.tool, outcome });
+      }
+      return { status: "committed", pivotId, items, run: await this.complete() };
+    } catch (e) {
+      if (e instanceof SagaError && e.code === "PLAN_ALREADY_COMMITTED") return { status: "already_committed", pivotId, message: e.message };
+      throw e;
+    }
   }
 
   /** Proposes the pivot: everything staged so far plus the commit plan. Re-proposing the same plan returns the same pivot. */
@@ -207,8 +271,11 @@ export class RunContext {
     return { compensation, correction: correction ? (toJson(correction) as unknown as CorrectionDraft) : null, audience };
   }
 
-  /** One call: begin it; then call the tool, replay, reconcile first, or report the hold. */
-  private async dispatch(toolName: string, rawArgs: unknown): Promise<CallOutcome> {
+  /**
+   * One call: begin it; then call the tool, replay, reconcile first, or report the hold. With
+   * `planItem` the call commits that item of an approved plan and the cursor is not consulted.
+   */
+  private async dispatch(toolName: string, rawArgs: unknown, planItem?: PlanItemAddress): Promise<CallOutcome> {
     const { registry } = this.deps;
     const def = registry.tool(toolName);
     const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
@@ -219,9 +286,13 @@ export class RunContext {
     const proposal = this.propose(def, args);
     for (let attempt = 1; ; attempt++) {
       if (attempt > 5) throw new SagaError("CONFLICT", `Step ${this.cursor} of run ${this.runId} kept changing while ${def.name} was being called; call it again.`);
-      const answer = await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: !this.replaying, actor: this.actor });
-      if (answer.kind !== "held") this.replaying = answer.kind !== "call";
-      this.cursor = answer.cursor;
+      const answer = planItem
+        ? await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: false, actor: this.actor, planItem })
+        : await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: !this.replaying, actor: this.actor });
+      if (!planItem) {
+        if (answer.kind !== "held") this.replaying = answer.kind !== "call";
+        this.cursor = answer.cursor;
+      }
       switch (answer.kind) {
         case "held":
           return { status: "approval_required", reason: answer.reason, message: answer.message, escalationId: answer.escalationId, pivotId: answer.pivotId };
@@ -232,8 +303,10 @@ export class RunContext {
           throw new ToolCallFailed(def.name, answer.step.stepIdx, error.reason ?? "rejected", error.message ?? "refused");
         }
         case "reconcile": {
-          const settled = await this.reconcile(def, answer.step);
-          if (UNSETTLED_STATUSES.includes(settled.status)) throw new ToolOutcomeUnknown(def.name, settled.stepIdx, settled.stepKey);
+          // A commit is answered with whichever step is unsettled first: look it up with its own tool.
+          const stepDef = answer.step.tool === def.name ? def : registry.tool(answer.step.tool);
+          const settled = await this.reconcile(stepDef, answer.step);
+          if (UNSETTLED_STATUSES.includes(settled.status)) throw new ToolOutcomeUnknown(stepDef.name, settled.stepIdx, settled.stepKey);
           continue; // the log now says CONFIRMED (replay) or NOT_EXECUTED (retry under the same key)
         }
         case "call": {
@@ -298,7 +371,9 @@ function localCallPort(deps: EngineDeps, policyVersion: (tool: string) => Promis
     async begin(input) {
       const def = deps.registry.tool(input.tool);
       const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await policyVersion(def.name), compensator: def.compensation?.with ?? null };
-      return beginCall(deps, { runId: input.runId, cursor: input.cursor, tool, args: input.args, proposal: input.proposal, actor: input.actor, tryAppend: input.tryAppend });
+      const call = { runId: input.runId, tool, args: input.args, proposal: input.proposal, actor: input.actor };
+      if (input.planItem) return beginPlanItem(deps, { ...call, planItem: input.planItem });
+      return beginCall(deps, { ...call, cursor: input.cursor, tryAppend: input.tryAppend });
     },
     outcome: (input) =>
       recordOutcome(deps, {

@@ -9,7 +9,7 @@
  * - unique constraints, not application checks, carry the invariants: one row per step key,
  *   one row per (run, stepIdx), one escalation per dedupe key, one correction per step.
  */
-import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "./calls";
+import type { BeginCallAnswer, CallOutcomeReport, PlanItemAddress, ReconcileReport } from "./calls";
 import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
 import type { CompensationReport, StepCompensateAction, UnwindAction } from "./unwind-commands";
 import type {
@@ -596,6 +596,8 @@ export interface CallPort {
     proposal: { compensation: CompensationPlan | null; correction: CorrectionDraft | null; audience: string[] };
     tryAppend: boolean;
     actor: Actor;
+    /** Set when the call commits an item of an approved plan: the step is found by (pivot, index), not by the cursor. */
+    planItem?: PlanItemAddress;
   }): Promise<BeginCallAnswer>;
   /** Records what the provider answered for a step in flight. */
   outcome(input: { step: StepRecord; outcome: CallOutcomeReport; attempts: number; actor: Actor }): Promise<StepRecord>;
