@@ -1,18 +1,26 @@
 /**
- * Throttling of password sign-in, per account (the normalized email) and per client (an IP address),
- * on rate-limiter-flexible. Framework-free: the HTTP wrapper is lib/auth/throttled-sign-in.ts.
+ * Throttling of password sign-in, on rate-limiter-flexible. Framework-free: the HTTP wrapper is
+ * lib/auth/throttled-sign-in.ts. Built so that no stranger can turn it into a lockout of a real
+ * person: anyone can type an email, so what a wrong guess blocks is the guesser's own way in.
  *
- * - Per account: `accountFailures` wrong passwords within `accountWindowSeconds` block the account
- *   for a short time that doubles with each lockout (`blockSeconds`, 2x, 4x, ... up to
- *   `maxBlockSeconds`). The block is short on purpose: anyone can type an email, so a stranger must
- *   not be able to lock a real person out for long. A successful sign-in clears the account's counts.
+ * - Per account and client (a pair): `accountFailures` wrong passwords for one account from one
+ *   client within `accountWindowSeconds` block that pair for a short time that doubles with each
+ *   lockout (`blockSeconds`, 2x, 4x, ... up to `maxBlockSeconds`). The account's owner on another
+ *   address, or holding proof of an earlier good sign-in, is not blocked. A success clears the pair.
+ * - Per account, all clients together: past `accountSlowAfter` wrong passwords within the window the
+ *   account is slowed, never blocked: attempts without proof are let through one per `slowSeconds`
+ *   (the others are told to retry within that time), so guessing from many addresses stays slow.
+ * - Proof of a previous good sign-in (a signed cookie the wrapper sets, naming the account and a
+ *   device): its attempts count under the device instead of the address and skip the slowing and
+ *   the per-client limit, so the owner's own browser signs in during an attack.
  * - Per client: `clientFailures` wrong passwords within `clientWindowSeconds` from one address refuse
  *   that address until the window ends. Only failures count (a success gives its point back), so many
  *   people signing in behind one address (an office, the e2e suites on 127.0.0.1) are never refused.
+ *   An unknown address (the socket's peer could not be read) is not limited per client, since every
+ *   such request would share one bucket that a stranger could fill.
  * - A point is taken BEFORE the password is checked (an atomic increment in the store) and given back
  *   afterwards when it should not count; so fifty parallel guesses get `accountFailures` answers, not
- *   fifty. (Such a burst can be told a Retry-After up to the window's end: the block replaces that once
- *   the last allowed guess has failed.)
+ *   fifty.
  * - Stores: on PostgreSQL, RateLimiterPostgres on its own `pg` pool, so every app instance shares the
  *   counts; it creates its table (SIGN_IN_THROTTLE_TABLE) if missing, outside the Prisma schema,
  *   since the rows are disposable counters that expire. On SQLite (one machine, one server process)
@@ -31,16 +39,20 @@ const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400)
 
 /** The limits; each can be set from the environment (SAGABOARD_SIGN_IN_<NAME in capitals>). */
 export const SignInLimitsSchema = z.object({
-  /** Wrong passwords for one account within the window that block it (5). */
+  /** Wrong passwords for one account from one client (or device) within the window that block that pair (5). */
   accountFailures: z.coerce.number().int().min(1).max(1000).default(5),
   /** The account's counting window, in seconds (15 minutes). */
   accountWindowSeconds: seconds(15 * 60),
-  /** The first block of an account, in seconds (1 minute); each further lockout doubles it. */
+  /** The first block of an account-and-client pair, in seconds (1 minute); each further lockout doubles it. */
   blockSeconds: seconds(60),
-  /** The longest block of an account, in seconds (15 minutes). */
+  /** The longest block of a pair, in seconds (15 minutes). */
   maxBlockSeconds: seconds(15 * 60),
   /** How long lockouts keep counting toward a longer block, in seconds (1 day). */
   lockoutMemorySeconds: seconds(24 * 60 * 60),
+  /** Wrong passwords for one account from all clients within the window after which it is slowed (20). */
+  accountSlowAfter: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** While slowed, attempts without proof of a previous sign-in are let through one per this many seconds (2). */
+  slowSeconds: seconds(2),
   /** Wrong passwords from one client address within its window that refuse it (100). */
   clientFailures: z.coerce.number().int().min(1).max(100_000).default(100),
   /** The client's counting window, in seconds (15 minutes). */
@@ -55,6 +67,8 @@ const ENV_NAMES: Record<keyof SignInLimits, string> = {
   blockSeconds: "SAGABOARD_SIGN_IN_BLOCK_SECONDS",
   maxBlockSeconds: "SAGABOARD_SIGN_IN_MAX_BLOCK_SECONDS",
   lockoutMemorySeconds: "SAGABOARD_SIGN_IN_LOCKOUT_MEMORY_SECONDS",
+  accountSlowAfter: "SAGABOARD_SIGN_IN_ACCOUNT_SLOW_AFTER",
+  slowSeconds: "SAGABOARD_SIGN_IN_SLOW_SECONDS",
   clientFailures: "SAGABOARD_SIGN_IN_CLIENT_FAILURES",
   clientWindowSeconds: "SAGABOARD_SIGN_IN_CLIENT_WINDOW_SECONDS",
 };
@@ -76,9 +90,9 @@ export interface SignInLockout {
   failures: number;
   /** The window they fell in, in seconds. */
   windowSeconds: number;
-  /** How long the account is blocked, in seconds. */
+  /** How long the account is blocked for the client that guessed, in seconds. */
   blockSeconds: number;
-  /** Which lockout of the account this is within the lockout memory (1, 2, ...). */
+  /** Which lockout of this account-and-client pair this is within the lockout memory (1, 2, ...). */
   lockout: number;
 }
 
@@ -92,12 +106,20 @@ export interface SignInThrottleOptions {
   onLockout?: (email: string, lockout: SignInLockout) => Promise<void>;
 }
 
-/** Why an attempt is refused before its password is checked. */
-export type SignInRefusal = "account" | "client";
+/** Why an attempt is refused before its password is checked: the pair is blocked, the account slowed, the client refused. */
+export type SignInRefusal = "account" | "slowed" | "client";
+
+/** Who is signing in, as far as the throttle can tell. */
+export interface SignInClient {
+  /** The client's address (lib/auth/client-address.ts), or "unknown". */
+  address: string;
+  /** A device id from verified proof of an earlier good sign-in to this account; null: none. */
+  device: string | null;
+}
 
 /** How an attempt the throttle let through ended. */
 export const SignInOutcome = {
-  /** The password was right: the account's counts are cleared and the client's point given back. */
+  /** The password was right: the pair's counts are cleared and the other points given back. */
   succeeded: "succeeded",
   /** The password was wrong (or the account unknown): both points stay; the account may be blocked. */
   failed: "failed",
@@ -124,6 +146,11 @@ function digest(value: string): string {
   return createHash("sha256").update(value).digest("hex").slice(0, 40);
 }
 
+/** The key one email's counts live under (and that proof of a previous sign-in names): never the email itself. */
+export function signInAccountKey(email: string): string {
+  return digest(`account:${normalizeSignInEmail(email)}`);
+}
+
 /** Rejections with a RateLimiterRes are "over the limit"; anything else is a store failure and is thrown. */
 async function take(limiter: RateLimiterAbstract, key: string): Promise<RateLimiterRes | { refusedForMs: number }> {
   try {
@@ -140,8 +167,10 @@ const toSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 export class SignInThrottle {
   /** The limits in force. */
   readonly limits: SignInLimits;
+  private readonly pairFailures: RateLimiterAbstract;
+  private readonly pairLockouts: RateLimiterAbstract;
   private readonly accountFailures: RateLimiterAbstract;
-  private readonly accountLockouts: RateLimiterAbstract;
+  private readonly slowedSlots: RateLimiterAbstract;
   private readonly clientFailures: RateLimiterAbstract;
   private readonly ready: Promise<void>;
   private readonly onLockout: SignInThrottleOptions["onLockout"];
@@ -152,54 +181,78 @@ export class SignInThrottle {
     this.limits = limits;
     this.onLockout = options.onLockout;
     const specs = {
-      accountFailures: { keyPrefix: "acct", points: limits.accountFailures, duration: limits.accountWindowSeconds },
-      // Only counted, never refused: its count is which lockout this is.
-      accountLockouts: { keyPrefix: "lockouts", points: 1_000_000, duration: limits.lockoutMemorySeconds },
+      pairFailures: { keyPrefix: "pair", points: limits.accountFailures, duration: limits.accountWindowSeconds },
+      // Only counted, never refused: its count is which lockout of the pair this is.
+      pairLockouts: { keyPrefix: "pairlockouts", points: 1_000_000, duration: limits.lockoutMemorySeconds },
+      // Only counted here; begin() compares the count with accountSlowAfter.
+      accountFailures: { keyPrefix: "acctall", points: 1_000_000, duration: limits.accountWindowSeconds },
+      slowedSlots: { keyPrefix: "slowed", points: 1, duration: limits.slowSeconds },
       clientFailures: { keyPrefix: "client", points: limits.clientFailures, duration: limits.clientWindowSeconds },
     };
     const pool = options.postgresPool;
-    if (pool) {
-      const made: Promise<void>[] = [];
-      const postgres = (spec: (typeof specs)[keyof typeof specs]) => {
-        let limiter!: RateLimiterPostgres;
-        made.push(
-          new Promise<void>((resolve, reject) => {
-            limiter = new RateLimiterPostgres({ ...spec, storeClient: pool, storeType: "pool", tableName: SIGN_IN_THROTTLE_TABLE }, (err?: Error) => (err ? reject(err) : resolve()));
-          }),
-        );
-        return limiter;
-      };
-      this.accountFailures = postgres(specs.accountFailures);
-      this.accountLockouts = postgres(specs.accountLockouts);
-      this.clientFailures = postgres(specs.clientFailures);
-      this.ready = Promise.all(made).then(() => undefined);
-    } else {
-      this.accountFailures = new RateLimiterMemory(specs.accountFailures);
-      this.accountLockouts = new RateLimiterMemory(specs.accountLockouts);
-      this.clientFailures = new RateLimiterMemory(specs.clientFailures);
-      this.ready = Promise.resolve();
-    }
+    const made: Promise<void>[] = [];
+    const limiter = (spec: (typeof specs)[keyof typeof specs]): RateLimiterAbstract => {
+      if (!pool) return new RateLimiterMemory(spec);
+      let created!: RateLimiterPostgres;
+      made.push(
+        new Promise<void>((resolve, reject) => {
+          created = new RateLimiterPostgres({ ...spec, storeClient: pool, storeType: "pool", tableName: SIGN_IN_THROTTLE_TABLE }, (err?: Error) => (err ? reject(err) : resolve()));
+        }),
+      );
+      return created;
+    };
+    this.pairFailures = limiter(specs.pairFailures);
+    this.pairLockouts = limiter(specs.pairLockouts);
+    this.accountFailures = limiter(specs.accountFailures);
+    this.slowedSlots = limiter(specs.slowedSlots);
+    this.clientFailures = limiter(specs.clientFailures);
+    this.ready = Promise.all(made).then(() => undefined);
     // Unhandled until someone awaits it; begin() does.
     this.ready.catch(() => undefined);
   }
 
   /**
-   * Takes a point from the client and from the account (when an email is given) before the password
-   * is checked. Refused: nothing was taken. `client` is an address, or any stable label for the caller.
+   * Takes points from the client, the account-and-client pair and the account before the password
+   * is checked. Refused: nothing was taken. `client` is an address (or any stable label for the
+   * caller), or the address and verified proof of an earlier sign-in.
    */
-  async begin(email: string, client: string): Promise<SignInGate> {
+  async begin(email: string, client: string | SignInClient): Promise<SignInGate> {
     await this.ready;
-    const clientKey = digest(`client:${client}`);
-    const clientTaken = await take(this.clientFailures, clientKey);
-    if ("refusedForMs" in clientTaken) return { allowed: false, reason: "client", retryAfterSeconds: toSeconds(clientTaken.refusedForMs) };
+    const { address, device } = typeof client === "string" ? { address: client, device: null } : client;
+    const taken: { limiter: RateLimiterAbstract; key: string }[] = [];
+    const giveBack = () => Promise.all(taken.map(({ limiter, key }) => limiter.reward(key, 1)));
+
+    // Proof holders are limited by their device; an unknown address would be one bucket for everyone.
+    const clientKey = device === null && address !== "unknown" ? digest(`client:${address}`) : null;
+    if (clientKey) {
+      const clientTaken = await take(this.clientFailures, clientKey);
+      if ("refusedForMs" in clientTaken) return { allowed: false, reason: "client", retryAfterSeconds: toSeconds(clientTaken.refusedForMs) };
+      taken.push({ limiter: this.clientFailures, key: clientKey });
+    }
 
     const normalized = normalizeSignInEmail(email);
-    const accountKey = normalized ? digest(`account:${normalized}`) : null;
-    const accountTaken = accountKey ? await take(this.accountFailures, accountKey) : null;
-    if (accountTaken && "refusedForMs" in accountTaken) {
-      // The password is not checked, so this does not count against the client.
-      await this.clientFailures.reward(clientKey, 1);
-      return { allowed: false, reason: "account", retryAfterSeconds: toSeconds(accountTaken.refusedForMs) };
+    const accountKey = normalized ? signInAccountKey(normalized) : null;
+    const pairKey = accountKey ? digest(`pair:${accountKey}:${device === null ? `address:${address}` : `device:${device}`}`) : null;
+    let pairTaken: RateLimiterRes | null = null;
+    if (accountKey && pairKey) {
+      const pair = await take(this.pairFailures, pairKey);
+      if ("refusedForMs" in pair) {
+        // The password is not checked, so this does not count against the client.
+        await giveBack();
+        return { allowed: false, reason: "account", retryAfterSeconds: toSeconds(pair.refusedForMs) };
+      }
+      pairTaken = pair;
+      taken.push({ limiter: this.pairFailures, key: pairKey });
+      const account = await take(this.accountFailures, accountKey);
+      if ("refusedForMs" in account) throw new Error("unreachable: the account-wide count never refuses");
+      taken.push({ limiter: this.accountFailures, key: accountKey });
+      if (device === null && account.consumedPoints > this.limits.accountSlowAfter) {
+        const slot = await take(this.slowedSlots, accountKey);
+        if ("refusedForMs" in slot) {
+          await giveBack();
+          return { allowed: false, reason: "slowed", retryAfterSeconds: toSeconds(slot.refusedForMs) };
+        }
+      }
     }
 
     let finished = false;
@@ -207,17 +260,17 @@ export class SignInThrottle {
       if (finished) throw new Error("A sign-in attempt's outcome was reported twice; report it once, after next-auth answers.");
       finished = true;
       if (outcome === SignInOutcome.failed) {
-        // Exactly one attempt reaches the last allowed point, so one lockout per window.
-        if (accountKey && accountTaken && accountTaken.consumedPoints >= this.limits.accountFailures) await this.lockOut(accountKey, normalized);
+        // Exactly one attempt reaches the last allowed point, so one lockout per pair and window.
+        if (pairKey && pairTaken && pairTaken.consumedPoints >= this.limits.accountFailures) await this.lockOut(pairKey, normalized);
         return;
       }
-      await this.clientFailures.reward(clientKey, 1);
-      if (!accountKey) return;
-      if (outcome === SignInOutcome.succeeded) {
-        await Promise.all([this.accountFailures.delete(accountKey), this.accountLockouts.delete(accountKey)]);
-      } else {
-        await this.accountFailures.reward(accountKey, 1);
+      if (outcome === SignInOutcome.succeeded && pairKey) {
+        // The account-wide count stays: an attack elsewhere goes on whoever signs in.
+        await Promise.all([this.pairFailures.delete(pairKey), this.pairLockouts.delete(pairKey)]);
+        await Promise.all(taken.filter((t) => t.limiter !== this.pairFailures).map(({ limiter, key }) => limiter.reward(key, 1)));
+        return;
       }
+      await giveBack();
     };
     return { allowed: true, attempt: { finish } };
   }
@@ -227,11 +280,11 @@ export class SignInThrottle {
     while (this.pendingHooks.size > 0) await Promise.all([...this.pendingHooks]);
   }
 
-  private async lockOut(accountKey: string, email: string): Promise<void> {
-    const counted = await take(this.accountLockouts, accountKey);
+  private async lockOut(pairKey: string, email: string): Promise<void> {
+    const counted = await take(this.pairLockouts, pairKey);
     const lockout = "refusedForMs" in counted ? 1 : counted.consumedPoints;
     const blockSeconds = Math.min(this.limits.blockSeconds * 2 ** Math.min(lockout - 1, 30), this.limits.maxBlockSeconds);
-    await this.accountFailures.block(accountKey, blockSeconds);
+    await this.pairFailures.block(pairKey, blockSeconds);
     if (!this.onLockout) return;
     // Not awaited: the answer must take as long whether or not the account exists (the hook looks it up).
     const hook = this.onLockout(email, { failures: this.limits.accountFailures, windowSeconds: this.limits.accountWindowSeconds, blockSeconds, lockout })

@@ -6,19 +6,23 @@
  * (`url` with `error=RateLimited:<seconds>`) beside our error body (`error.code` RATE_LIMITED).
  * The answer is the same whether or not the email names an account.
  *
- * Trust assumption about the client address: it is the FIRST hop of X-Forwarded-For. `next start`
- * fills that header from the socket when the request has none, so without a proxy it is the peer's
- * address, but a client can send its own header and pick its bucket. Deploy behind a proxy that
- * REPLACES X-Forwarded-For with the address it saw (e.g. nginx `proxy_set_header X-Forwarded-For
- * $remote_addr`), not one that appends to it. The per-account limit does not depend on the address.
+ * The client address is the socket's peer, or, behind proxies listed in SAGABOARD_TRUSTED_PROXIES,
+ * the address the nearest untrusted hop of X-Forwarded-For names (lib/auth/client-address.ts): a
+ * client's own X-Forwarded-For is never believed. A successful sign-in sets proof of it for that
+ * browser (lib/auth/sign-in-device.ts), which keeps the owner's way in during an attack.
+ * The 429's url is built on NEXTAUTH_URL's origin, never on the request's Host or X-Forwarded-*.
  */
 import pg from "pg";
 import { ApiError, toErrorPayload } from "@/lib/api/errors";
 import { getPrisma } from "@/lib/db/prisma";
 import { isPostgresUrl } from "@/lib/db/url";
+import { clientAddress, trustedProxiesFromEnv, type TrustedProxies } from "./client-address";
+import { resolveAuthSecret } from "./options";
 import { rateLimitedSentence, rateLimitedSignInError } from "./rate-limited-code";
 import { recordSignInLockout } from "./record-sign-in-lockout";
+import { signInDeviceCookie, verifiedSignInDevice } from "./sign-in-device";
 import { SignInOutcome, SignInThrottle } from "./sign-in-throttle";
+import { socketAddressOf } from "./socket-address";
 
 /** A fetch-style handler: next-auth's route handler with its route context bound. */
 export type FetchHandler = (request: Request) => Promise<Response>;
@@ -26,12 +30,22 @@ export type FetchHandler = (request: Request) => Promise<Response>;
 /** next-auth's code for a refused `authorize` (a wrong password or an unknown email). */
 const CREDENTIALS_SIGN_IN_ERROR = "CredentialsSignin";
 
-/** The client address the per-client limit counts (see the trust assumption above). */
-export function signInClientAddress(headers: Headers): string {
-  const first = headers.get("x-forwarded-for")?.split(",")[0]?.trim() || headers.get("x-real-ip")?.trim() || "";
-  // One machine's IPv4 address has two spellings on a dual-stack socket.
-  const address = first.startsWith("::ffff:") && first.includes(".") ? first.slice("::ffff:".length) : first;
-  return address.toLowerCase().slice(0, 100) || "unknown";
+let envProxies: TrustedProxies | undefined;
+
+/** The client address the per-client limit counts: the socket's peer, through trusted proxies only. */
+export function signInClientAddress(request: Request, trustedProxies: TrustedProxies = (envProxies ??= trustedProxiesFromEnv())): string {
+  return clientAddress({ socketAddress: socketAddressOf(request.headers), forwardedFor: request.headers.get("x-forwarded-for"), trustedProxies });
+}
+
+/** The origin next-auth is configured to answer on (NEXTAUTH_URL), else this machine's default port. */
+function publicOrigin(): string {
+  const configured = process.env.NEXTAUTH_URL?.trim();
+  try {
+    if (configured) return new URL(configured).origin;
+  } catch {
+    // An unusable NEXTAUTH_URL: next-auth itself refuses to start with it; answer on the default.
+  }
+  return `http://localhost:${process.env.PORT ?? "3000"}`;
 }
 
 /** Whether `request` is a password sign-in (next-auth's credentials callback). */
@@ -72,21 +86,26 @@ async function outcomeOf(response: Response): Promise<SignInOutcome> {
 }
 
 /** The 429 answer: Retry-After, our error body, and the `url` next-auth's client reads its error from. */
-function refusal(request: Request, retryAfterSeconds: number): Response {
+function refusal(retryAfterSeconds: number): Response {
   const message = `${rateLimitedSentence(retryAfterSeconds)} Sign-in is paused after repeated wrong passwords; wait, then sign in again.`;
   const { status, body } = toErrorPayload(new ApiError("RATE_LIMITED", message, { extra: { retryAfterSeconds } }));
-  const url = new URL(`/signin?error=${encodeURIComponent(rateLimitedSignInError(retryAfterSeconds))}`, request.url).toString();
+  const url = new URL(`/signin?error=${encodeURIComponent(rateLimitedSignInError(retryAfterSeconds))}`, publicOrigin()).toString();
   return Response.json({ url, ...body }, { status, headers: { "retry-after": String(retryAfterSeconds), "cache-control": "no-store" } });
 }
 
 /**
  * Answers `request` with `nextAuth`, throttled when it is a password sign-in: refused with 429 while
- * the account or the client is blocked, and counted as a failure or a success after next-auth answers.
+ * the pair is blocked, the account slowed or the client refused, and counted as a failure or a
+ * success after next-auth answers; a success also gets proof of it for this browser.
  */
-export async function throttleCredentialsSignIn(request: Request, nextAuth: FetchHandler, throttle: SignInThrottle): Promise<Response> {
+export async function throttleCredentialsSignIn(request: Request, nextAuth: FetchHandler, throttle: SignInThrottle, options: ThrottleOptions = {}): Promise<Response> {
   if (!isCredentialsSignIn(request)) return nextAuth(request);
-  const gate = await throttle.begin(await emailOf(request), signInClientAddress(request.headers));
-  if (!gate.allowed) return refusal(request, gate.retryAfterSeconds);
+  const email = await emailOf(request);
+  const secret = options.secret ?? resolveAuthSecret();
+  const device = email ? verifiedSignInDevice({ cookieHeader: request.headers.get("cookie"), email, secret }) : null;
+  const address = (options.clientOf ?? signInClientAddress)(request);
+  const gate = await throttle.begin(email, { address, device });
+  if (!gate.allowed) return refusal(gate.retryAfterSeconds);
   let response: Response;
   try {
     response = await nextAuth(request);
@@ -94,8 +113,20 @@ export async function throttleCredentialsSignIn(request: Request, nextAuth: Fetc
     await gate.attempt.finish(SignInOutcome.neutral);
     throw e;
   }
-  await gate.attempt.finish(await outcomeOf(response));
-  return response;
+  const outcome = await outcomeOf(response);
+  await gate.attempt.finish(outcome);
+  if (outcome !== SignInOutcome.succeeded) return response;
+  const proved = new Response(response.body, response);
+  proved.headers.append("set-cookie", signInDeviceCookie({ email, secret, secure: publicOrigin().startsWith("https:") }));
+  return proved;
+}
+
+/** How the wrapper learns who is signing in (tests and other servers inject them). */
+export interface ThrottleOptions {
+  /** The client address of a request (default: signInClientAddress). */
+  clientOf?: (request: Request) => string;
+  /** The secret proof of a previous sign-in is signed with (default: the auth secret). */
+  secret?: string;
 }
 
 let appThrottle: SignInThrottle | undefined;
