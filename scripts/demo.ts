@@ -2,7 +2,9 @@
  * `npm run demo`: the scripted support agent, in its own process, through the HTTP API against a
  * running Sagaboard (SAGABOARD_URL, default http://localhost:3000) and the simulated systems it
  * hosts. It imitates a model (rewords its retries) and says what it does in plain words. The happy
- * path stops at the pivot and waits for a reviewer; `--no-wait` skips the wait.
+ * path stops at the pivot and waits for a reviewer; `--no-wait` skips the wait. `--commit-approved`
+ * plays a fresh agent process after a crash: it records nothing new and commits every approved plan
+ * of its runs that nobody committed yet (the items are found by the pivot, so nothing is replayed).
  */
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
@@ -41,6 +43,26 @@ if (!health?.ok) {
 
 const store = new HttpSagaStore({ baseUrl: url, token });
 const engine = () => new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
+
+if (process.argv.includes("--commit-approved")) {
+  // A fresh process after the agent died: it knows no cursor and replays nothing; the log says what is done.
+  const waiting = await prisma.run.findMany({ where: { status: "COMMITTING" }, select: { id: true, title: true }, orderBy: { createdAt: "asc" } });
+  let committed = 0;
+  for (const run of waiting) {
+    const pivot = (await store.listPivots(run.id).catch(() => [])).at(-1);
+    if (pivot?.status !== "APPROVED") continue; // not this agent's run, or not approved
+    say(`Committing the approved plan of “${run.title}” (pivot ${pivot.id}) from a fresh process.`);
+    const result = await (await engine().resume(run.id)).commitPlan(pivot.id);
+    if (result.status === "committed") {
+      for (const item of result.items) say(`  ${item.tool}: ${item.outcome.replayed ? "already done (read from the log)" : "done"}`);
+      say("  Run completed.");
+      committed++;
+    } else say(`  ${result.status === "held" ? `Item ${result.index + 1} is held for a person: ${result.outcome.message}` : "Already committed."}`);
+  }
+  say(committed > 0 ? `Committed ${committed} approved plan(s).` : "No approved plan was waiting to be committed.");
+  await prisma.$disconnect();
+  process.exit(0);
+}
 say(`Demo agent working against ${url}.`);
 const runIds = await runDemoScenarios(engine, world, reviewer, say);
 
@@ -59,13 +81,16 @@ if (pending && !process.argv.includes("--no-wait")) {
   const context = await engine().resume(pendingRunId!);
   const decided = await context.awaitPivot(pending.id, { timeoutMs: 60 * 60 * 1000 });
   if (decided.status === "APPROVED") {
-    say(`  ${decided.decidedBy} approved. Committing the approved calls only.`);
-    for (const item of decided.plan) {
-      const outcome = await context.call(item.tool, item.args);
-      say(`  ${item.tool}: ${outcome.status}`);
+    say(`  ${decided.decidedBy} approved. Committing the approved plan, item by item.`);
+    const committed = await context.commitPlan(decided.id);
+    if (committed.status === "committed") {
+      for (const item of committed.items) say(`  ${item.tool}: ${item.outcome.replayed ? "already done (read from the log)" : "done"}`);
+      say("  Run completed.");
+    } else if (committed.status === "already_committed") {
+      say("  Someone else (a worker) committed it already; nothing to do.");
+    } else {
+      say(`  Item ${committed.index + 1} is held for a person: ${committed.outcome.message}`);
     }
-    await context.complete();
-    say("  Run completed.");
   } else if (decided.status === "REJECTED") {
     say(`  ${decided.decidedBy} rejected it: ${decided.reason}. Unwinding what was staged.`);
     const report = await context.unwind(`pivot rejected: ${decided.reason ?? ""}`);

@@ -180,6 +180,10 @@ class Sagaboard:
         self.namespace = result["namespace"]
         return result
 
+    def local(self, name: str) -> str:
+        """The name this process registered a tool under (the server's name without the namespace)."""
+        return name.split(".", 1)[1] if self.namespace and name.startswith(self.namespace + ".") else name
+
     def qualified(self, name: str) -> str:
         """The name the server knows a tool or compensator by (`<namespace>.<name>` once declared)."""
         ours = name in self.tools or any(t.compensate and t.compensate[0] == name for t in self.tools.values())
@@ -238,10 +242,11 @@ class Run:
             return t.fn(Call("", {}, self.id), **args)
         return self._call(self.sb.qualified(tool), t, args)
 
-    def _call(self, server_name: str, t: Tool, args: dict) -> Any:
-        """The logged call of `t` under the name the server knows it by."""
+    def _call(self, server_name: str, t: Tool, args: dict, plan_item: Optional[dict] = None) -> Any:
+        """The logged call of `t` under the name the server knows it by (or of an approved plan's item)."""
         tool = t.name
-        body: dict = {"tool": server_name, "args": args, "cursor": self.cursor}
+        address = {"planItem": plan_item} if plan_item else {"cursor": self.cursor}
+        body: dict = {"tool": server_name, "args": args, **address}
         if t.compensate:
             try:
                 body["compensation"] = {"tool": self.sb.qualified(t.compensate[0]), "args": t.compensate[1](args)}
@@ -251,7 +256,8 @@ class Run:
             body["audience"] = t.audience
         for _ in range(5):
             answer = self.sb.request("POST", f"/api/v1/runs/{self.id}/calls", body, idempotent=True)
-            self.cursor = body["cursor"] = answer["cursor"]
+            if not plan_item:  # a plan item is found by its pivot; the cursor is for free-form calls
+                self.cursor = body["cursor"] = answer["cursor"]
             kind, step = answer["answer"], answer.get("step")
             if kind == "replay":
                 return step["result"]
@@ -261,9 +267,11 @@ class Run:
             if kind == "held":
                 raise ApprovalRequired(tool, answer)
             if kind == "reconcile":
-                settled = self._reconcile(t, step)
+                # A commit is answered with whichever step is unsettled first: look it up with its own tool.
+                owner = t if step["tool"] == server_name else self.sb.tools[self.sb.local(step["tool"])]
+                settled = self._reconcile(owner, step)
                 if settled["status"] in ("INTENDED", "UNKNOWN"):
-                    raise ToolOutcomeUnknown(tool, step["stepIdx"], step["stepKey"])
+                    raise ToolOutcomeUnknown(owner.name, step["stepIdx"], step["stepKey"])
                 continue  # CONFIRMED now replays; NOT_EXECUTED retries under the same key
             result = self._execute(t, args, step, answer["send"])
             if result is not _MOVED:
@@ -317,6 +325,35 @@ class Run:
             if pivot["status"] != "PENDING" or time.monotonic() >= deadline:
                 return pivot
 
+    def commit_plan(self, pivot_id: str) -> dict:
+        """Commits an approved plan: its items in plan order, each once whoever else tries, then completes the run.
+
+        Each item's step is found by the pivot and its place in the plan, not by this process's cursor,
+        so a fresh process commits without replaying the earlier steps, and whoever commits second gets
+        what is done from the log. Returns {"status": "committed", "items": [...], "run": ...},
+        {"status": "already_committed"} when the run is COMPLETED, or {"status": "held", "index": i, ...}
+        when an item waits for a person (its tool's policy changed since the approval). Raises
+        ToolCallFailed (a person decides on the stuck item), ToolOutcomeUnknown (commit again to
+        reconcile), SagaboardError PIVOT_NOT_APPROVED / PLAN_ORDER / RUN_CLOSED.
+        """
+        pivot = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}")["pivot"]
+        items = []
+        try:
+            for index, item in enumerate(pivot["plan"]):
+                t = self.sb.tools.get(self.sb.local(item["tool"]))
+                if t is None:
+                    raise KeyError(f"plan item {index} calls {item['tool']!r}, which this process does not register; register it to commit the plan")
+                try:
+                    result = self._call(item["tool"], t, item["args"], {"pivotId": pivot_id, "index": index})
+                except ApprovalRequired as held:
+                    return {"status": "held", "pivotId": pivot_id, "index": index, "answer": held.answer}
+                items.append({"index": index, "tool": item["tool"], "result": result})
+            return {"status": "committed", "pivotId": pivot_id, "items": items, "run": self.complete()}
+        except SagaboardError as e:
+            if e.code == "PLAN_ALREADY_COMMITTED":
+                return {"status": "already_committed", "pivotId": pivot_id, "message": e.message}
+            raise
+
     def complete(self) -> dict:
         """Finishes the run; refused (STEP_UNRESOLVED) while a step's outcome is unknown."""
         return self.sb.request("POST", f"/api/v1/runs/{self.id}/complete")["run"]
@@ -367,9 +404,10 @@ class Worker:
     (a person pulled one step back: the same walk for that step), LOOKUP tasks (a person's "check
     the real system" for a tool whose connector only this process holds: the lookup runs here and
     changes nothing) and, when this process registers a `send_email` tool, SEND_CORRECTION tasks
-    (a correction support staff approved: sent here, where the email provider's credentials are).
+    (a correction support staff approved: sent here, where the email provider's credentials are),
+    and COMMIT_PLAN tasks (an approved plan whose agent went quiet, committed here once a person said so).
     """
-    KINDS = ("UNWIND", "COMPENSATE", "LOOKUP", "SEND_CORRECTION")
+    KINDS = ("UNWIND", "COMPENSATE", "LOOKUP", "SEND_CORRECTION", "COMMIT_PLAN")
 
     def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000):
         self.sb, self.worker_id, self.lease_ms = sb, worker_id, lease_ms
@@ -388,6 +426,8 @@ class Worker:
                 continue
             if task["kind"] == "SEND_CORRECTION":
                 result = self.send_correction(task["runId"], task.get("payload") or {})
+            elif task["kind"] == "COMMIT_PLAN":
+                result = self.commit_plan(task["runId"], (task.get("payload") or {}).get("pivotId"))
             elif task["kind"] == "COMPENSATE":
                 result = self.compensate_step(task["stepId"], (task.get("payload") or {}).get("draftedBy"))
             elif task["kind"] == "LOOKUP":
@@ -443,9 +483,17 @@ class Worker:
         run.complete()
         return {"correctionId": payload.get("correctionId"), "sent": sent}
 
+    def commit_plan(self, run_id: str, pivot_id: str) -> dict:
+        """Commits an approved plan whose agent went quiet (a COMMIT_PLAN task): the same commit an agent makes."""
+        result = Run(self.sb, run_id).commit_plan(pivot_id)
+        if result["status"] == "held":
+            raise SagaboardError(409, "APPROVAL_REQUIRED", f"plan item {result['index']} is held for a person: {result['answer'].get('message')}")
+        if result["status"] == "already_committed":
+            return {"pivotId": pivot_id, "alreadyCommitted": True}
+        return {"pivotId": pivot_id, "runStatus": result["run"]["status"], "items": [{"index": i["index"], "tool": i["tool"]} for i in result["items"]]}
+
     def _tool(self, name: str) -> Tool:
-        local = name.split(".", 1)[1] if self.sb.namespace and name.startswith(self.sb.namespace + ".") else name
-        return self.sb.tools[local]
+        return self.sb.tools[self.sb.local(name)]
 
     def _compensate(self, action: dict) -> None:
         name = action["compensation"]["tool"]

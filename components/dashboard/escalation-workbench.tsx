@@ -209,7 +209,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
   const [evidence, setEvidence] = useState("");
   const [externalRef, setExternalRef] = useState("");
   const [repairRef, setRepairRef] = useState("");
-  const [decision, setDecision] = useState<"completed_manually" | "abandoned" | null>(null);
+  const [decision, setDecision] = useState<"completed_manually" | "abandoned" | "commit_by_worker" | "unwind" | null>(null);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
   const [usedCheck, setUsedCheck] = useState<string | null>(null);
@@ -314,9 +314,32 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
           <input id="repair-ref" value={repairRef} onChange={(e) => setRepairRef(e.target.value)} placeholder="e.g. re_…" />
         </fieldset>
       )}
-      {kind === "STUCK_AFTER_PIVOT" && (
+      {kind === "STUCK_AFTER_PIVOT" && detail.escalation.step === null && (
         <fieldset>
           <legend>Decision</legend>
+          <p className="muted small">A reviewer approved this run&apos;s plan and its agent has not made a call since. Nothing of the plan runs until someone commits it.</p>
+          <label className="choice">
+            <input type="radio" name="decision" checked={decision === "commit_by_worker"} onChange={() => setDecision("commit_by_worker")} /> Let a worker commit the approved plan: each
+            approved call runs once (calls already made are read from the log), then the run completes
+          </label>
+          <label className="choice">
+            <input type="radio" name="decision" checked={decision === "unwind"} onChange={() => setDecision("unwind")} /> Unwind instead: a worker undoes what the run staged, newest
+            first, and nothing of the plan runs
+          </label>
+          <label className="choice">
+            <input type="radio" name="decision" checked={decision === "completed_manually"} onChange={() => setDecision("completed_manually")} /> Done by hand: I made the approved calls
+            myself
+          </label>
+          <label htmlFor="note">Why (required)</label>
+          <textarea id="note" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
+        </fieldset>
+      )}
+      {kind === "STUCK_AFTER_PIVOT" && detail.escalation.step !== null && (
+        <fieldset>
+          <legend>Decision</legend>
+          <label className="choice">
+            <input type="radio" name="decision" checked={decision === "unwind"} onChange={() => setDecision("unwind")} /> Unwind the run: a worker undoes what it did, newest first
+          </label>
           <label className="choice">
             <input type="radio" name="decision" checked={decision === "completed_manually"} onChange={() => setDecision("completed_manually")} /> Done by hand: I did what the step should have done
           </label>

@@ -10,7 +10,7 @@ export const KIND_HINTS: Record<string, string> = {
   APPROVAL_REQUIRED: "An irreversible call (or one with no possible undo) is held until someone approves or rejects it.",
   COMPENSATION_FAILED: "An undo could not be completed; something is still out there. Repair it by hand and record what you did.",
   OUTCOME_UNKNOWN: "Nobody knows whether this call happened. Check the real system, then record what you found.",
-  STUCK_AFTER_PIVOT: "An approved commit step cannot complete by safe retries. Decide what happens to it.",
+  STUCK_AFTER_PIVOT: "An approved run cannot finish by itself: its agent went quiet after the pivot, or a commit step failed. Decide what happens to it.",
   REVOKE_OUT_OF_WINDOW: "Someone wanted to undo an action after its revocation window closed. Record what was done instead.",
 };
 

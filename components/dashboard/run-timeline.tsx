@@ -389,7 +389,7 @@ function ProgressPanel({ progress, agent }: { progress: RunTimelineView["progres
           <div>
             <dt>If nothing happens</dt>
             <dd>
-              {stuckIn > 0 ? `In ${formatDuration(stuckIn)}` : "Now"} (<Time at={progress.stuckAt} />) the worker raises it as stuck after its pivot, for a person to decide.
+              {stuckIn > 0 ? `In ${formatDuration(stuckIn)}` : "Now"} (<Time at={progress.stuckAt} />) Sagaboard raises it as stuck after its pivot, and a person decides: let a worker commit the approved plan, or unwind.
             </dd>
           </div>
         )}

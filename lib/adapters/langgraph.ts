@@ -20,7 +20,7 @@ import { Annotation, interrupt } from "@langchain/langgraph";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
 import type { SagaEngine } from "@/lib/saga/engine";
-import type { PivotRequest } from "@/lib/saga/run-context";
+import type { CommitPlanResult, PivotRequest } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import { ApprovalReason } from "@/lib/saga/gate";
@@ -149,6 +149,11 @@ export class SagaGraphRun {
   /** Waits until the pivot is decided or `timeoutMs` passes. */
   awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
     return this.run.awaitPivot(pivotId, options);
+  }
+
+  /** Commits an approved plan (its items in order, each once whoever else tries), then completes the run. */
+  commitPlan(pivotId: string): Promise<CommitPlanResult> {
+    return this.run.commitPlan(pivotId);
   }
 
   /** Every wrapped tool (for a ToolNode or `model.bindTools`). */

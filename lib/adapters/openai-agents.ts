@@ -19,7 +19,7 @@
 import { tool, type FunctionTool, type RunContext as AgentRunContext, type RunState, type RunToolApprovalItem } from "@openai/agents";
 import type { z } from "zod";
 import type { SagaEngine } from "@/lib/saga/engine";
-import type { PivotRequest } from "@/lib/saga/run-context";
+import type { CommitPlanResult, PivotRequest } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import type { ToolDefinition } from "@/lib/saga/tools";
@@ -194,6 +194,11 @@ export class SagaAgentRun {
   /** Waits until the pivot is decided or `timeoutMs` passes. */
   awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
     return this.run.awaitPivot(pivotId, options);
+  }
+
+  /** Commits an approved plan (its items in order, each once whoever else tries), then completes the run. */
+  commitPlan(pivotId: string): Promise<CommitPlanResult> {
+    return this.run.commitPlan(pivotId);
   }
 
   /** The state's interruptions that Sagaboard holds, with the escalation to answer (read from the state; nothing is asked). */

@@ -15,7 +15,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
 import type { SagaEngine } from "@/lib/saga/engine";
-import type { CallOutcome, PivotRequest, RunContext } from "@/lib/saga/run-context";
+import type { CallOutcome, CommitPlanResult, PivotRequest, RunContext } from "@/lib/saga/run-context";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import type { CompensationSpec, CorrectionDraft, Json, ToolCallContext, ToolDefinition } from "@/lib/saga/tools";
@@ -126,6 +126,18 @@ export class JournaledRun {
    */
   requestPivot(request: PivotRequest): Promise<PivotRecord> {
     const next = this.queue.then(async () => (await this.engine.resume(this.runId)).requestPivot(request));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Commits an approved plan: its items in plan order, each once whoever else tries (the agent, a
+   * fresh process, a worker), then completes the run. The items are found by the pivot and their place
+   * in the plan, so no journal or replay of earlier calls is needed: a framework whose checkpoint was
+   * lost commits from the run id alone.
+   */
+  commitPlan(pivotId: string): Promise<CommitPlanResult> {
+    const next = this.queue.then(async () => (await this.engine.resume(this.runId)).commitPlan(pivotId));
     this.queue = next.catch(() => undefined);
     return next;
   }

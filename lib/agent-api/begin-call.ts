@@ -3,7 +3,7 @@
  * agent names the tool and its arguments; everything else (the step, its key, the argument hash, the
  * class, compensator, audience and version from the tool table, the gate's decision) is the server's.
  */
-import { appendCall, beginCall, type BeginCallAnswer, type BeginCallInput } from "@/lib/saga/calls";
+import { appendCall, beginCall, beginPlanItem, type BeginCallAnswer, type BeginCallInput, type PlanItemAddress } from "@/lib/saga/calls";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
@@ -19,8 +19,10 @@ export interface BeginCallRequest {
   tool: string;
   /** Its arguments. */
   args: Json;
-  /** Where the agent stands: 0 after a (re)start, then the cursor of the previous answer. */
-  cursor: number;
+  /** Where the agent stands: 0 after a (re)start, then the cursor of the previous answer (absent with `planItem`). */
+  cursor?: number;
+  /** The approved plan's item this call commits, instead of a cursor. */
+  planItem?: PlanItemAddress;
   /** The compensator's call the agent pre-wrote, if the tool is REVERSIBLE or COMPENSATABLE. */
   compensation?: CompensationPlan | null;
   /** The correction it drafted, if irreversible (default: the table's template). */
@@ -33,7 +35,7 @@ function callInput(principal: AgentPrincipal, runId: string, policy: ToolPolicyV
   const audience = request.audience && request.audience.length > 0 ? request.audience : policy.audiences;
   return {
     runId,
-    cursor: request.cursor,
+    cursor: request.cursor ?? 0,
     tool: policy,
     args: request.args,
     proposal: { compensation: request.compensation ?? null, correction: request.correction ?? tableCorrection(policy, request.args, audience), audience },
@@ -66,8 +68,9 @@ export async function beginCallForAgent({ runId, call: request, ...caller }: Age
   const deps = { store: agentApiStore(prisma), ids: randomIds };
 
   const known = recentToolPolicy(prisma, request.tool);
-  // Workers take the careful path: it checks that they hold a claimed task of this run.
-  if (known && known.status === ToolStatus.REVIEWED && principal.role !== "worker") {
+  // Workers take the careful path: it checks that they hold a claimed task of this run. A plan item
+  // is found by its pivot, never by an unread insert at a cursor.
+  if (known && known.status === ToolStatus.REVIEWED && principal.role !== "worker" && !request.planItem) {
     const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
     try {
       checkPolicy(known, request.args);
@@ -87,5 +90,6 @@ export async function beginCallForAgent({ runId, call: request, ...caller }: Age
   const policy = await getToolPolicy(prisma, request.tool);
   checkPolicy(policy, request.args);
   const guard = principal.role === "worker" ? {} : { runAgent: principal.name };
+  if (request.planItem) return beginPlanItem(deps, { ...callInput(principal, runId, policy, request), guard, planItem: request.planItem });
   return beginCall(deps, { ...callInput(principal, runId, policy, request), guard, tryAppend: false });
 }

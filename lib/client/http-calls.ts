@@ -21,7 +21,8 @@ const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
 export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) => Promise<T>): CallPort {
   return {
     async begin(input) {
-      const body = { tool: input.tool, args: input.args, cursor: input.cursor, compensation: input.proposal.compensation, correction: input.proposal.correction, audience: input.proposal.audience };
+      const address = input.planItem ? { planItem: input.planItem } : { cursor: input.cursor };
+      const body = { tool: input.tool, args: input.args, ...address, compensation: input.proposal.compensation, correction: input.proposal.correction, audience: input.proposal.audience };
       // No idempotency key: the log makes a begin idempotent by itself (a repeat at the same cursor is
       // answered from the row the first one wrote: reconcile, then replay or retry under the same key),
       // and a key would cost two more writes on every step.

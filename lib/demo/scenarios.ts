@@ -107,10 +107,8 @@ async function committedRun(engine: () => SagaEngine, approve: DemoReviewer, say
   const mail = { to: "cy@example.com", subject: "Your desk ships tomorrow", body: "We re-shipped order 3107." };
   const pivot = await run.requestPivot({ summary: "Capture the reship fee and tell Cy.", plan: [{ tool: "capture_payment", args: { paymentIntentId, amount: 2500 } }, { tool: "send_email", args: mail }] });
   const who = await approve(pivot);
-  say(`  ${who} approved pivot ${pivot.id}; the agent commits the approved calls only.`);
-  await run.call("capture_payment", { paymentIntentId, amount: 2500 });
-  await run.call("send_email", mail);
-  await run.complete();
+  say(`  ${who} approved pivot ${pivot.id}; the agent commits the approved plan, item by item.`);
+  await run.commitPlan(pivot.id);
   return run.runId;
 }
 

@@ -3,7 +3,8 @@ import { requireEscalationWorker } from "./escalation-access";
 import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
-import type { EscalationRecord } from "@/lib/saga/store";
+import type { Actor, EscalationRecord } from "@/lib/saga/store";
+import { enqueuePlanCommit, enqueueRunUnwind } from "@/lib/worker/enqueue-plan-commit";
 import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
 import { recordManualRepair } from "@/lib/saga/record-manual-repair";
 import { EscalationKind, EscalationStatus, PIVOT_REJECTION_CODES, StepStatus } from "@/lib/saga/vocabulary";
@@ -20,7 +21,12 @@ export const StuckDecision = {
   completed_manually: "completed_manually",
   /** The step will not be done; the agent's owner follows up (unwind, or answer the customer). */
   abandoned: "abandoned",
+  /** The agent is gone: a worker holding the plan's tools commits the approved plan (a COMMIT_PLAN task). */
+  commit_by_worker: "commit_by_worker",
+  /** Do not commit: a worker unwinds the run instead (an UNWIND task). */
+  unwind: "unwind",
 } as const;
+export type StuckDecision = (typeof StuckDecision)[keyof typeof StuckDecision];
 
 /** A resolution, one form per escalation kind. */
 export const ZEscalationResolution = z.discriminatedUnion("kind", [
@@ -93,10 +99,35 @@ async function decide(user: DashboardUser, escalationId: string, r: Resolution):
       // Written back to the step too (who, when, reference), so the saga log shows it was answered.
       return (await recordManualRepair(sharedSagaStore(await getPrisma()), { escalationId, note: r.note, repairRef: r.repairRef ?? null, actor })).escalation;
     case EscalationKind.STUCK_AFTER_PIVOT:
-      return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { decision: r.decision } });
+      return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { decision: r.decision, ...(await stuckTask(escalationId, r.decision, r.note, actor)) } });
     case EscalationKind.REVOKE_OUT_OF_WINDOW:
       return engine.resolveEscalation(escalationId, { actor, note: r.note, resolution: { revoke: "handled_outside_window" } });
   }
+}
+
+/**
+ * The worker task a stuck run's decision asks for, enqueued before the escalation is resolved (the
+ * task is deduplicated, so a resolution that loses a race leaves one task, not two). Committing is
+ * for a run whose agent went quiet (a run-level escalation); a failed step needs a person's decision.
+ */
+async function stuckTask(escalationId: string, decision: StuckDecision, note: string, actor: Actor): Promise<Record<string, string>> {
+  if (decision !== StuckDecision.commit_by_worker && decision !== StuckDecision.unwind) return {};
+  const prisma = await getPrisma();
+  const escalation = await sharedSagaStore(prisma).getEscalation(escalationId);
+  if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; reload the queue.`);
+  if (decision === StuckDecision.unwind) {
+    const { task } = await enqueueRunUnwind(prisma, { runId: escalation.runId, actor, reason: note });
+    return { taskId: task.id };
+  }
+  if (escalation.stepId !== null) {
+    throw new SagaError(
+      "INVALID_ARGS",
+      "A worker cannot commit past a step the provider refused: decide that step (done by hand, abandon, or unwind the run).",
+      [{ path: "decision", message: "commit_by_worker is for an approved run whose agent went quiet" }],
+    );
+  }
+  const { task, pivotId } = await enqueuePlanCommit(prisma, { runId: escalation.runId, actor, reason: note });
+  return { taskId: task.id, pivotId };
 }
 
 /**

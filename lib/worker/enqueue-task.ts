@@ -39,6 +39,14 @@ export const ZCompensatePayloadSchema = z.object({
   draftedBy: DraftedBySchema.optional(),
 });
 
+/** The payload of a COMMIT_PLAN task: the approved pivot whose plan a worker commits. */
+export const ZCommitPlanPayloadSchema = z.object({
+  /** The approved pivot (`piv_...`). */
+  pivotId: z.string().trim().min(1).max(80),
+  /** Why a worker commits it (who asked, in words). */
+  reason: z.string().trim().min(1).max(1000).optional(),
+});
+
 const actorSchema = z.object({ type: z.enum(["agent", "user", "system"]), id: z.string().trim().min(1) });
 
 /** What `enqueueTask` takes. */
@@ -64,6 +72,11 @@ export const ZEnqueueTaskSchema = z
       if (input.stepId) ctx.addIssue({ code: "custom", path: ["stepId"], message: "an UNWIND task is about a whole run: leave stepId out" });
       if (!ZUnwindPayloadSchema.safeParse(input.payload).success) {
         ctx.addIssue({ code: "custom", path: ["payload", "reason"], message: "an UNWIND task needs payload.reason (a non-empty string)" });
+      }
+    } else if (input.kind === WorkerTaskKind.COMMIT_PLAN) {
+      if (input.stepId) ctx.addIssue({ code: "custom", path: ["stepId"], message: "a COMMIT_PLAN task is about a whole run's plan: leave stepId out" });
+      if (!ZCommitPlanPayloadSchema.safeParse(input.payload).success) {
+        ctx.addIssue({ code: "custom", path: ["payload", "pivotId"], message: "a COMMIT_PLAN task needs payload.pivotId (the approved pivot)" });
       }
     } else if (input.kind === WorkerTaskKind.SEND_CORRECTION) {
       // The send step does not exist yet: the worker's call writes it.

@@ -12,6 +12,8 @@ export const WorkerTaskKind = {
   LOOKUP: "LOOKUP",
   /** Send a correction a person approved: its run's approved `send_email` calls, reconciled by key. */
   SEND_CORRECTION: "SEND_CORRECTION",
+  /** Commit an approved plan whose agent went quiet: its items in plan order, each once whoever else tries, then complete the run. */
+  COMMIT_PLAN: "COMMIT_PLAN",
 } as const;
 export type WorkerTaskKind = (typeof WorkerTaskKind)[keyof typeof WorkerTaskKind];
 export const WORKER_TASK_KINDS = Object.values(WorkerTaskKind);

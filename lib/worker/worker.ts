@@ -27,7 +27,7 @@ import type { RunContext } from "@/lib/saga/run-context";
 import type { ReconcileReport } from "@/lib/saga/calls";
 import { reconcileBody } from "@/lib/api/schemas/calls";
 import type { TLookupResultInput } from "./lookup-task";
-import { ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
+import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
 import type { TaskQueue } from "./queue";
 import { ZSendCorrectionPayloadSchema } from "./send-correction-payload";
 import type { StuckRunSweeper } from "./sweep-stuck-runs";
@@ -44,7 +44,7 @@ export interface WorkerEngine {
   /** Reconciles one step against the real system. */
   reconcile(stepId: string, actor?: Actor): Promise<StepRecord>;
   /** Continues a run from its log (correction sends: the approved calls run once, replays read the log). */
-  resume?(runId: string): Promise<Pick<RunContext, "run" | "call" | "complete">>;
+  resume?(runId: string): Promise<Pick<RunContext, "run" | "call" | "complete" | "commitPlan">>;
   /** Looks one step's key up for a person (a LOOKUP task); changes nothing. */
   lookUp?(stepId: string): Promise<{ step: StepRecord; report: ReconcileReport }>;
   /** Pulls back one step (a revoke): its compensation, confirmed by reading back, or its correction draft. */
@@ -134,6 +134,11 @@ const PERMANENT_CODES: ReadonlySet<SagaErrorCode> = new Set<SagaErrorCode>([
   "INVALID_ARGS",
   "UNKNOWN_TOOL",
   "INVALID_TOOL_DEFINITION",
+  "PIVOT_NOT_FOUND",
+  "PIVOT_NOT_APPROVED",
+  "PLAN_ITEM_MISMATCH",
+  "PLAN_ORDER",
+  "RUN_CLOSED",
 ]);
 
 /** A task this worker refuses for good (malformed payload, unsupported kind). */
@@ -167,6 +172,8 @@ function describeTask(task: ClaimedTask): string {
       return `send the approved correction of run ${task.runId}`;
     case WorkerTaskKind.LOOKUP:
       return `look step ${task.stepId ?? "(none)"} of run ${task.runId} up for a person`;
+    case WorkerTaskKind.COMMIT_PLAN:
+      return `commit the approved plan of run ${task.runId}`;
   }
 }
 
@@ -329,6 +336,8 @@ export class Worker {
       }
       case WorkerTaskKind.SEND_CORRECTION:
         return this.sendCorrection(task);
+      case WorkerTaskKind.COMMIT_PLAN:
+        return this.commitPlan(task);
       case WorkerTaskKind.LOOKUP: {
         if (!task.stepId) throw new TaskRefused("INVALID_PAYLOAD", "a LOOKUP task needs a stepId");
         if (!this.engine.lookUp) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot look steps up; run the worker with a SagaEngine");
@@ -367,7 +376,34 @@ export class Worker {
     return { correctionId: payload.data.correctionId, sent };
   }
 
+  /**
+   * Commits an approved plan whose agent went quiet: the same `commitPlan` an agent calls, so each
+   * item runs once whoever else tries (the agent coming back, another worker after a lost lease):
+   * done items are replayed from the log, an unsettled one is reconciled by its key first. A held
+   * item (its policy changed since the approval) or a failed one fails the task for a person.
+   */
+  private async commitPlan(task: ClaimedTask): Promise<Json> {
+    const payload = ZCommitPlanPayloadSchema.safeParse(task.payload);
+    if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMMIT_PLAN task needs payload.pivotId (the approved pivot)");
+    if (!this.engine.resume) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot resume runs; run the worker with a SagaEngine to commit plans");
+    const run = await this.engine.resume(task.runId);
+    const result = await run.commitPlan(payload.data.pivotId);
+    if (result.status === "held") throw new TaskRefused("APPROVAL_REQUIRED", `plan item ${result.index} was held for a person: ${result.outcome.message}`);
+    if (result.status === "already_committed") return { pivotId: result.pivotId, alreadyCommitted: true };
+    return {
+      pivotId: result.pivotId,
+      runStatus: result.run.status,
+      items: result.items.map((i) => ({ index: i.index, tool: i.tool, stepIdx: i.outcome.stepIdx, stepKey: i.outcome.stepKey, externalRef: i.outcome.externalRef, replayed: i.outcome.replayed })),
+    };
+  }
+
   private summary(task: ClaimedTask, result: Json): string {
+    if (task.kind === WorkerTaskKind.COMMIT_PLAN && result && typeof result === "object" && !Array.isArray(result)) {
+      if (result.alreadyCommitted === true) return `the plan of pivot ${String(result.pivotId)} was already committed; nothing ran`;
+      const items = Array.isArray(result.items) ? result.items : [];
+      const ran = items.filter((i) => i && typeof i === "object" && !Array.isArray(i) && i.replayed === false).length;
+      return `committed pivot ${String(result.pivotId)}: ${items.length} item(s), ${ran} run now, ${items.length - ran} already done; run ${task.runId} is ${String(result.runStatus)}`;
+    }
     if (task.kind === WorkerTaskKind.UNWIND && result && typeof result === "object" && !Array.isArray(result)) {
       const r = result;
       const steps = (key: keyof UnwindReport, words: string) => {

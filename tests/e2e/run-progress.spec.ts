@@ -24,7 +24,7 @@ test("an approved run names the agent's last contact and its next call, in words
   const progress = page.getByTestId("run-progress");
   await expect(progress).toContainText("The agent is expected to call send_email next (approved call 2 of 2), and then complete the run.");
   await expect(page.getByTestId("last-contact")).toContainText(`step confirmed, step #3) by ${agent.name}`);
-  await expect(progress).toContainText("the worker raises it as stuck after its pivot");
+  await expect(progress).toContainText("Sagaboard raises it as stuck after its pivot, and a person decides: let a worker commit the approved plan, or unwind.");
   await expect(page.getByTestId("irreversible-metric")).toContainText("irreversible calls made before anyone approved them");
   await expect(page.getByTestId("irreversible-metric")).not.toContainText("irreversible steps before pivot");
 

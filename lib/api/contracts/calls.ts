@@ -19,7 +19,9 @@ export const beginCall = defineEndpoint({
   summary: "Begin a tool call: the server assigns the step, derives its key, runs the gate and answers call, replay, failed, reconcile or held",
   description:
     "The server hashes the arguments itself, reads class, compensator, audience and policy version from the tool table, and commits the INTENDED row before answering `call`. " +
-    "Refusals are 4xx with the error shape: RUN_CLOSED, STEP_UNRESOLVED (another tool's step is unsettled), DETERMINISM (a different tool at a recorded step), TOOL_DISABLED, FORBIDDEN (outside the token's scope), VALIDATION_FAILED.",
+    "Refusals are 4xx with the error shape: RUN_CLOSED, STEP_UNRESOLVED (another tool's step is unsettled), DETERMINISM (a different tool at a recorded step), TOOL_DISABLED, FORBIDDEN (outside the token's scope), VALIDATION_FAILED. " +
+    "With `planItem` instead of `cursor` the call commits that item of an approved plan, whoever sends it: PIVOT_NOT_APPROVED (pending, rejected or superseded), PLAN_ALREADY_COMMITTED (the run is COMPLETED), " +
+    "PLAN_ITEM_MISMATCH (not the item's tool and approved arguments), PLAN_ORDER (an earlier item is not done). Keep `nextCursor` of each answer for the next free-form call.",
   tags: ["calls"],
   auth: "agent",
   params: RunParams,
@@ -33,12 +35,17 @@ export const reportOutcome = defineEndpoint({
   path: "/api/v1/steps/:stepId/outcome",
   operationId: "reportOutcome",
   summary: "Report what the provider answered for a step in flight: confirmed, failed or unknown",
-  description: "409 STEP_NOT_IN_FLIGHT when the step is not INTENDED any more (someone settled it first): begin the call again to see what the log says. A repeat of the same report gets the row back.",
+  description:
+    "409 STEP_NOT_IN_FLIGHT when the step is not INTENDED any more (someone settled it first): begin the call again to see what the log says. A repeat of the same report gets the row back; " +
+    "a report that contradicts the recorded outcome (`confirmed` with another externalRef, `confirmed` for a step recorded as refused) is 409 OUTCOME_CONFLICT and changes nothing.",
   tags: ["calls"],
   auth: "agent",
   params: StepParams,
   body: OutcomeBody,
-  response: z.object({ step: StepWire }),
+  response: z.object({
+    step: StepWire,
+    nextCursor: z.number().int().describe("The cursor of the run's next call: past the step once it is settled, at it after an `unknown` (call the same tool again to reconcile)."),
+  }),
   example: { outcome: "confirmed", externalRef: "TCK-1042", result: { id: "TCK-1042" }, attempts: 1 },
 });
 

@@ -16,33 +16,46 @@ export const SendWire = z
   })
   .meta({ id: "SendToProvider" });
 
+/** Where the caller's next call goes: the one number a client keeps. */
+const NextCursor = z
+  .number()
+  .int()
+  .describe(
+    "The cursor to send with the next call. After `call`, it holds once you report `confirmed` or `failed` (the outcome's answer repeats it); after an `unknown` outcome, call the same tool again at `cursor`.",
+  );
+
 export const CallAnswerWire = z
   .discriminatedUnion("answer", [
     z.object({
       answer: z.literal("call").describe("The intent is recorded: make the call now, with `send`, then report the outcome."),
-      cursor: z.number().int(),
+      cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
+      nextCursor: NextCursor,
       step: StepWire,
       send: SendWire,
     }),
     z.object({
       answer: z.literal("replay").describe("The step already happened: use the recorded result, do not call."),
-      cursor: z.number().int(),
+      cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
+      nextCursor: NextCursor,
       step: StepWire,
     }),
     z.object({
       answer: z.literal("failed").describe("The provider refused this step earlier: the recorded failure stands, do not call."),
-      cursor: z.number().int(),
+      cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
+      nextCursor: NextCursor,
       step: StepWire,
     }),
     z.object({
       answer: z.literal("reconcile").describe("An earlier attempt's outcome is unknown: look the key up in the provider, then report found/absent."),
-      cursor: z.number().int(),
+      cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
+      nextCursor: NextCursor,
       step: StepWire,
       lookup: z.object({ stepKey: z.string(), tool: z.string(), args: JsonSchema, recheckAfterMs: z.number().int() }),
     }),
     z.object({
       answer: z.literal("held").describe("A person decides first: wait for the pivot or the held call's escalation, then call again."),
-      cursor: z.number().int(),
+      cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
+      nextCursor: NextCursor,
       reason: ApprovalReasonSchema,
       message: z.string(),
       escalationId: z.string().nullable(),
@@ -55,10 +68,31 @@ export const BeginCallBody = z
   .object({
     tool: z.string().min(1).max(64),
     args: JsonSchema,
-    cursor: z.number().int().min(0).max(100_000).describe("0 after a (re)start, then the cursor of the previous answer."),
+    cursor: z
+      .number()
+      .int()
+      .min(0)
+      .max(100_000)
+      .optional()
+      .describe("0 after a (re)start, then the `nextCursor` of the previous answer. Required unless `planItem` names the call."),
+    planItem: z
+      .object({
+        pivotId: z.string().min(1).max(80).describe("The approved pivot."),
+        index: z.number().int().min(0).max(10_000).describe("The item's place in the pivot's plan, from 0."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Commit one item of an approved plan instead of calling at a cursor: the step is found by the pivot and the item's place, so a fresh process commits without replaying earlier steps. " +
+          "`tool` and `args` must be the item's as approved. Send items in plan order, then complete the run.",
+      ),
     compensation: CompensationPlanSchema.nullable().optional().describe("The compensator's call, pre-written (REVERSIBLE / COMPENSATABLE tools)."),
     correction: CorrectionDraftSchema.nullable().optional().describe("The correction an irreversible effect would need (default: the tool table's template)."),
     audience: z.array(z.string().min(1).max(40)).max(20).optional().describe("Who sees the effect (default: the tool table's audience)."),
+  })
+  .superRefine((body, ctx) => {
+    if (body.cursor === undefined && body.planItem === undefined) ctx.addIssue({ code: "custom", path: ["cursor"], message: "send the cursor (0 after a restart), or planItem to commit an approved plan's item" });
+    if (body.cursor !== undefined && body.planItem !== undefined) ctx.addIssue({ code: "custom", path: ["planItem"], message: "send either cursor or planItem, not both: a plan item is found by its pivot, not by the cursor" });
   })
   .meta({ id: "BeginCall" });
 
@@ -101,9 +135,9 @@ export const ReconcileBody = z
 export function callAnswerWire(answer: BeginCallAnswer): z.input<typeof CallAnswerWire> {
   if (answer.kind === "held") {
     const { kind, ...held } = answer;
-    return { answer: kind, ...held };
+    return { answer: kind, ...held, nextCursor: answer.cursor };
   }
-  const base = { cursor: answer.cursor, step: toWire(answer.step) };
+  const base = { cursor: answer.cursor, nextCursor: nextCursorOf(answer), step: toWire(answer.step) };
   if (answer.kind === "call") {
     const key = answer.step.stepKey;
     return { answer: "call", ...base, send: { idempotencyKey: key, header: "Idempotency-Key", metadata: { sagaboard_run: answer.step.runId, sagaboard_step_key: key } } };
@@ -112,6 +146,16 @@ export function callAnswerWire(answer: BeginCallAnswer): z.input<typeof CallAnsw
     return { answer: "reconcile", ...base, lookup: { stepKey: answer.step.stepKey, tool: answer.step.tool, args: answer.step.args, recheckAfterMs: RECHECK_AFTER_MS } };
   }
   return { answer: answer.kind, ...base };
+}
+
+/** The cursor after this answer: past a settled step (or one about to be settled by the caller's report), at an unsettled one. */
+function nextCursorOf(answer: Exclude<BeginCallAnswer, { kind: "held" }>): number {
+  return answer.kind === "reconcile" ? answer.step.stepIdx : answer.step.stepIdx + 1;
+}
+
+/** The cursor after an outcome report: past the step once it is settled, at it while its outcome is unknown. */
+export function nextCursorAfter(step: { stepIdx: number; status: string }): number {
+  return step.status === "INTENDED" || step.status === "UNKNOWN" ? step.stepIdx : step.stepIdx + 1;
 }
 
 /** How long an agent pauses between the two lookups of a reconcile (search indexes lag). */
