@@ -47,6 +47,11 @@ if (postgres) {
 /** Debian's Chromium when installed (CI, containers); otherwise the browser `npx playwright install` fetched. */
 const chromiumPath = process.env.PLAYWRIGHT_CHROMIUM_PATH ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
 
+// The suite's webhook receivers listen on 127.0.0.1, which the notifier refuses by default: this is
+// the documented development switch (lib/notifications/webhook-target.ts), for the server and for
+// the notifiers the tests run in their own processes.
+process.env.SAGABOARD_WEBHOOKS_ALLOW_PRIVATE = "1";
+
 const serverEnv: Record<string, string> = {};
 for (const [name, value] of Object.entries(process.env)) if (value !== undefined) serverEnv[name] = value;
 

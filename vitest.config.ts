@@ -7,7 +7,9 @@ export default defineConfig({
     include: ["lib/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts", "tests/faults/**/*.test.ts"],
     environment: "node",
     // The simulated systems are off unless turned on; the suites drive them (RemoteWorld, /api/sim).
-    env: { SAGABOARD_SIM: "1" },
+    // Webhook receivers in the suites listen on 127.0.0.1: the development switch lets the notifier
+    // reach them (tests/api/webhook-targets.test.ts passes a strict policy explicitly).
+    env: { SAGABOARD_SIM: "1", SAGABOARD_WEBHOOKS_ALLOW_PRIVATE: "1" },
     testTimeout: 30_000,
     // Integration suites share one SQLite file per worker; forks keep native handles apart.
     pool: "forks",

@@ -92,6 +92,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [topics, setTopics] = useState<string[]>([...NOTIFICATION_TOPICS]);
+  const [confirmDelete, setConfirmDelete] = useState<string | null>(null);
 
   async function act(key: string, fn: () => Promise<string>) {
     setBusy(key);
@@ -230,6 +231,47 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
                   .map(([s, n]) => `${n} ${STATUS_WORDS[s as TDeliveryView["status"]]?.[0] ?? s}`)
                   .join(", ") || "no deliveries"}
               </p>
+              <div className={styles.formActions}>
+                <button
+                  type="button"
+                  className="button small"
+                  disabled={busy === `state:${hook.id}`}
+                  onClick={() =>
+                    void act(`state:${hook.id}`, async () => {
+                      await postJson(DashboardPath.setWebhookEnabled, { webhookId: hook.id, enabled: !hook.enabled });
+                      return hook.enabled ? `Webhook “${hook.name}” disabled: its deliveries wait until it is enabled and replayed.` : `Webhook “${hook.name}” enabled.`;
+                    })
+                  }
+                >
+                  {hook.enabled ? "Disable" : "Enable"}
+                </button>
+                {confirmDelete === hook.id ? (
+                  <span role="group" aria-label={`Confirm deleting ${hook.name}`}>
+                    <span className="small">Delete “{hook.name}”? Its waiting deliveries are given up; the log stays. </span>
+                    <button
+                      type="button"
+                      className="button small reject"
+                      disabled={busy === `delete:${hook.id}`}
+                      onClick={() =>
+                        void act(`delete:${hook.id}`, async () => {
+                          await postJson(DashboardPath.deleteWebhook, { webhookId: hook.id });
+                          setConfirmDelete(null);
+                          return `Webhook “${hook.name}” deleted.`;
+                        })
+                      }
+                    >
+                      Yes, delete
+                    </button>{" "}
+                    <button type="button" className="button small" onClick={() => setConfirmDelete(null)}>
+                      Keep it
+                    </button>
+                  </span>
+                ) : (
+                  <button type="button" className="button small" onClick={() => setConfirmDelete(hook.id)}>
+                    Delete…
+                  </button>
+                )}
+              </div>
               <DeliveryLog
                 hook={hook}
                 busy={busy}

@@ -47,6 +47,8 @@ export const DashboardPath = {
   findNotificationSettings: "/api/dashboard/admin/webhooks",
   createWebhook: "/api/dashboard/admin/webhooks",
   replayDelivery: "/api/dashboard/admin/webhooks/replay",
+  setWebhookEnabled: "/api/dashboard/admin/webhooks/enabled",
+  deleteWebhook: "/api/dashboard/admin/webhooks/delete",
   saveSlaRule: "/api/dashboard/admin/webhooks/sla-rules",
   saveNotificationTeam: "/api/dashboard/admin/webhooks/teams",
   getRevokeOptions: "/api/dashboard/runs/:runId/revokes",

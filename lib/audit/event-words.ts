@@ -31,7 +31,7 @@ export function scopeInWords(scope: string): string {
   if (colon < 0) return scope;
   const kind = scope.slice(0, colon);
   const id = scope.slice(colon + 1);
-  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool" };
+  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool", webhook: "webhook" };
   return `${words[kind] ?? kind} ${id}`;
 }
 
@@ -74,6 +74,10 @@ const TYPE_WORDS: Record<string, string> = {
   "user.enabled": "Account enabled",
   "agent_token.created": "Agent token created",
   "agent_token.revoked": "Agent token revoked",
+  "webhook.created": "Webhook created",
+  "webhook.disabled": "Webhook disabled",
+  "webhook.enabled": "Webhook enabled",
+  "webhook.deleted": "Webhook deleted",
   "agent_token.scope_extended": "Agent token given more tools",
   "tool.created": "Tool added to the table",
   "tool.declared": "Tool declared by its team",

@@ -2,23 +2,32 @@ import { randomBytes } from "node:crypto";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/api/errors";
 import { databaseNow } from "@/lib/db/dialect";
-import { onConnection } from "@/lib/db/prisma-saga-store";
 import { randomIds } from "@/lib/saga/ids";
+import { appendAuditLink } from "@/lib/db/audit-chain";
+import { TX_OPTIONS } from "@/lib/db/transactions";
 import { toWebhookView } from "./find-webhooks";
+import { webhookScope } from "./set-webhook-enabled";
 import { ZCreateWebhookRequest, type TCreateWebhookRequest, type TWebhookView } from "./webhook-views";
+import { checkWebhookTarget, REFUSAL_WORDS, webhookTargetPolicy, type WebhookTargetPolicy } from "./webhook-target";
 
 /**
- * Registers a webhook. Its signing secret is returned this once (the admin gives it to the
- * receiver); the row keeps it because the notifier must sign with it.
+ * Registers a webhook. Its target is checked first (lib/notifications/webhook-target.ts: public
+ * addresses only, after DNS; again at every send). Its signing secret is returned this once (the
+ * admin gives it to the receiver); the row keeps it because the notifier must sign with it. The row
+ * and its `webhook.created` audit event commit together.
  */
-export async function createWebhook(prisma: PrismaClient, input: TCreateWebhookRequest & { createdBy: string }): Promise<{ webhook: TWebhookView; secret: string }> {
+export async function createWebhook(prisma: PrismaClient, input: TCreateWebhookRequest & { createdBy: string; targetPolicy?: WebhookTargetPolicy }): Promise<{ webhook: TWebhookView; secret: string }> {
   const { name, url, topics } = ZCreateWebhookRequest.parse(input);
+  const target = await checkWebhookTarget(url, input.targetPolicy ?? webhookTargetPolicy());
+  if (!target.ok) throw new ApiError("VALIDATION_FAILED", `The webhook's URL is refused: ${REFUSAL_WORDS[target.reason]}.`, { details: [{ path: "url", message: REFUSAL_WORDS[target.reason] }] });
   const secret = `whsec_${randomBytes(32).toString("base64url")}`;
   try {
-    const row = await onConnection(prisma, async () => {
-      const now = await databaseNow(prisma);
-      return prisma.webhook.create({ data: { id: randomIds.next("whk"), name, url, secret, topics: [...new Set(topics)], createdBy: input.createdBy, createdAt: now } });
-    });
+    const row = await prisma.$transaction(async (tx) => {
+      const now = await databaseNow(tx);
+      const created = await tx.webhook.create({ data: { id: randomIds.next("whk"), name, url, secret, topics: [...new Set(topics)], createdBy: input.createdBy, createdAt: now } });
+      await appendAuditLink(tx, now, { scope: webhookScope(created.id), runId: null, stepId: null, type: "webhook.created", actor: { type: "user", id: input.createdBy }, data: { name, url, topics: [...new Set(topics)] } });
+      return created;
+    }, TX_OPTIONS);
     return { webhook: await toWebhookView(prisma, row), secret };
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {

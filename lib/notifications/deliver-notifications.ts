@@ -11,7 +11,9 @@ import { databaseNow } from "@/lib/db/dialect";
 import { onConnection } from "@/lib/db/prisma-saga-store";
 import { composeNotification } from "./compose-notification";
 import { DeliveryChannel, DeliveryStatus } from "./vocabulary";
+import { postWebhook, UNREACHABLE_ERROR } from "./post-webhook";
 import { signWebhookBody, WEBHOOK_HEADERS } from "./webhook-signature";
+import { REFUSAL_WORDS, webhookTargetPolicy, type WebhookTargetPolicy } from "./webhook-target";
 
 /** Sends one email (nodemailer's Transporter fits). */
 export interface Mailer {
@@ -38,8 +40,8 @@ export interface DeliverOptions {
   maxAttempts?: number;
   /** A webhook call's timeout (default 10 s). */
   timeoutMs?: number;
-  /** The HTTP client (tests may wrap it). */
-  fetch?: typeof fetch;
+  /** Where webhooks may point, and the resolver (default: webhookTargetPolicy(), the system's DNS). */
+  targetPolicy?: WebhookTargetPolicy;
 }
 
 /** What one attempt did. */
@@ -104,8 +106,7 @@ async function send(prisma: PrismaClient, d: Claimed, options: DeliverOptions): 
         link: composed.link,
         event: { id: d.event.id, type: d.event.eventType, runId: d.event.runId, subjectId: d.event.subjectId, at: d.event.createdAt.toISOString(), data: d.event.data },
       });
-      const response = await (options.fetch ?? fetch)(d.webhook.url, {
-        method: "POST",
+      const sent = await postWebhook(d.webhook.url, {
         headers: {
           "content-type": "application/json",
           "user-agent": "Sagaboard-Webhooks/1",
@@ -114,12 +115,16 @@ async function send(prisma: PrismaClient, d: Claimed, options: DeliverOptions): 
           [WEBHOOK_HEADERS.topic]: d.event.topic,
         },
         body,
-        redirect: "manual",
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        timeoutMs: options.timeoutMs ?? 10_000,
+        policy: options.targetPolicy ?? webhookTargetPolicy(),
       });
-      if (response.status >= 200 && response.status < 300) return { ok: true, statusCode: response.status, error: null };
-      const snippet = (await response.text().catch(() => "")).slice(0, 200);
-      return { ok: false, statusCode: response.status, error: `the receiver answered HTTP ${response.status}${snippet ? `: ${snippet}` : ""}` };
+      // The log keeps a status and a fixed line: never what the receiver wrote back.
+      // A name that stopped resolving is one more way of not reaching the receiver: the same words.
+      if (sent.kind === "unreachable" || (sent.kind === "refused" && sent.reason === "unresolvable")) return { ok: false, statusCode: null, error: UNREACHABLE_ERROR };
+      if (sent.kind === "refused") return { ok: false, statusCode: null, error: `the target was refused: ${REFUSAL_WORDS[sent.reason]}` };
+      if (sent.status >= 200 && sent.status < 300) return { ok: true, statusCode: sent.status, error: null };
+      const redirect = sent.status >= 300 && sent.status < 400 ? " (redirects are not followed)" : "";
+      return { ok: false, statusCode: sent.status, error: `the receiver answered HTTP ${sent.status}${redirect}` };
     }
     if (!options.mailer) return { ok: false, statusCode: null, error: "no SMTP server is configured (SAGABOARD_SMTP_URL)" };
     await options.mailer.sendMail({ from: options.from, to: d.target, subject: composed.subject, text: composed.text, headers: { "X-Sagaboard-Delivery": d.id } });

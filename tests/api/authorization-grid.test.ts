@@ -127,6 +127,8 @@ const GRID: Record<string, Cell> = {
   "GET /api/dashboard/admin/webhooks": { access: { roles: ADMIN } },
   "POST /api/dashboard/admin/webhooks": { access: { roles: ADMIN }, body: (_w, n) => ({ name: `grid-hook-${n}`, url: "http://127.0.0.1:9/hook", topics: ["pivot_waiting"] }) },
   "POST /api/dashboard/admin/webhooks/replay": { access: { roles: ADMIN }, body: () => ({ deliveryId: "dlv_missing" }) },
+  "POST /api/dashboard/admin/webhooks/enabled": { access: { roles: ADMIN }, body: () => ({ webhookId: "whk_missing", enabled: false }) },
+  "POST /api/dashboard/admin/webhooks/delete": { access: { roles: ADMIN }, body: () => ({ webhookId: "whk_missing" }) },
   "POST /api/dashboard/admin/webhooks/sla-rules": { access: { roles: ADMIN }, body: () => ({ target: "kind:OUTCOME_UNKNOWN", slaSec: 3600, reminderAt: 0.5, backupTeam: null, expireSec: null }) },
   "POST /api/dashboard/admin/webhooks/teams": { access: { roles: ADMIN }, body: (_w, n) => ({ name: `grid-team-${n}`, emails: ["ops@example.com"] }) },
 };

@@ -1,7 +1,8 @@
 /**
  * The notifications desk in the browser: an admin creates a webhook (its secret shown once), a
  * notifier in the test process delivers a waiting pivot to a receiver that answers 500 first, and
- * the admin reads the delivery log (attempts, last answer) and replays a delivery.
+ * the admin reads the delivery log (attempts, last answer: its status, never its body) and replays a
+ * delivery, then disables and deletes the hook (both on the hook's audit chain).
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -55,7 +56,8 @@ test("an admin creates a webhook, reads its delivery log after a refused first a
 
     const hook = page.locator(`[data-webhook="${name}"]`);
     await expect(hook.getByText("waiting to retry", { exact: true })).toBeVisible({ timeout: 10_000 });
-    await expect(hook).toContainText("the receiver answered HTTP 500: down for maintenance");
+    await expect(hook).toContainText("the receiver answered HTTP 500");
+    await expect(hook).not.toContainText("down for maintenance");
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.screenshot({ path: screenshotPath("webhooks-desktop"), fullPage: true });
 
@@ -71,6 +73,24 @@ test("an admin creates a webhook, reads its delivery log after a refused first a
     await page.reload();
     await expect(page.getByRole("heading", { name: "Notifications and SLAs", level: 1 })).toBeVisible();
     await page.screenshot({ path: screenshotPath("webhooks-phone"), fullPage: true });
+
+    // Disable, then delete (after a confirmation); each change is audited on the hook's chain.
+    await page.setViewportSize({ width: 1366, height: 900 });
+    await hook.getByRole("button", { name: "Disable" }).click();
+    await expect(hook.getByText("off", { exact: true })).toBeVisible();
+    await expect.poll(async () => (await db.webhook.findUniqueOrThrow({ where: { name } })).enabled).toBe(false);
+    await hook.getByRole("button", { name: "Delete…" }).click();
+    await page.screenshot({ path: screenshotPath("webhooks-delete-confirm"), fullPage: true });
+    await hook.getByRole("button", { name: "Yes, delete" }).click();
+    await expect(page.getByRole("status").filter({ hasText: `Webhook “${name}” deleted.` })).toBeVisible();
+    await expect(page.locator(`[data-webhook="${name}"]`)).toHaveCount(0);
+    expect(await db.webhook.findUnique({ where: { name } })).toBeNull();
+    const audit = (await db.auditEvent.findMany({ where: { scope: { startsWith: "webhook:" } }, orderBy: { seq: "asc" } })).filter((e) => (e.data as { name?: unknown }).name === name);
+    expect(audit.map((e) => [e.type, e.actor])).toEqual([
+      ["webhook.created", `user:${admin.email}`],
+      ["webhook.disabled", `user:${admin.email}`],
+      ["webhook.deleted", `user:${admin.email}`],
+    ]);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

@@ -8,7 +8,9 @@ import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { ZSaveSlaRuleRequest } from "@/lib/sla/sla-rules";
 import { ZTeamInput } from "@/lib/sla/save-sla-settings";
-import { ZCreateWebhookRequest, ZCreatedWebhook, ZDeliveryView, ZNotificationSettings } from "@/lib/notifications/webhook-views";
+import { ZCreateWebhookRequest, ZCreatedWebhook, ZDeliveryView, ZNotificationSettings, ZWebhookView } from "@/lib/notifications/webhook-views";
+import { ZSetWebhookEnabledRequest } from "@/lib/notifications/set-webhook-enabled";
+import { ZDeletedWebhook, ZDeleteWebhookRequest } from "@/lib/notifications/delete-webhook";
 
 const tags = ["admin"];
 
@@ -44,6 +46,29 @@ export const adminReplayDelivery = defineEndpoint({
   auth: "user",
   body: z.object({ deliveryId: z.string().trim().min(1).max(80) }),
   response: ZDeliveryView,
+});
+
+export const adminSetWebhookEnabled = defineEndpoint({
+  method: "POST",
+  path: DashboardPath.setWebhookEnabled,
+  operationId: "adminSetWebhookEnabled",
+  summary: "Disable (or enable again) a webhook; audited on the webhook's chain",
+  description: "While disabled, its deliveries fail with a fixed reason; enable it and replay them to send them.",
+  tags,
+  auth: "user",
+  body: ZSetWebhookEnabledRequest,
+  response: ZWebhookView,
+});
+
+export const adminDeleteWebhook = defineEndpoint({
+  method: "POST",
+  path: DashboardPath.deleteWebhook,
+  operationId: "adminDeleteWebhook",
+  summary: "Delete a webhook: its waiting deliveries are given up, its log stays; audited on the webhook's chain",
+  tags,
+  auth: "user",
+  body: ZDeleteWebhookRequest,
+  response: ZDeletedWebhook,
 });
 
 export const adminSaveSlaRule = defineEndpoint({
