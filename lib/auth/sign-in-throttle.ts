@@ -10,6 +10,8 @@
  * - Per account, all clients together: past `accountSlowAfter` wrong passwords within the window the
  *   account is slowed, never blocked: attempts without proof are let through one per `slowSeconds`
  *   (the others are told to retry within that time), so guessing from many addresses stays slow.
+ *   Clients on their first attempt at the account in the window take turns apart from the ones
+ *   guessing again, so a new browser of the owner does not queue behind the attack.
  * - Proof of a previous good sign-in (a signed cookie the wrapper sets, naming the account and a
  *   device): its attempts count under the device instead of the address and skip the slowing and
  *   the per-client limit, so the owner's own browser signs in during an attack.
@@ -247,7 +249,9 @@ export class SignInThrottle {
       if ("refusedForMs" in account) throw new Error("unreachable: the account-wide count never refuses");
       taken.push({ limiter: this.accountFailures, key: accountKey });
       if (device === null && account.consumedPoints > this.limits.accountSlowAfter) {
-        const slot = await take(this.slowedSlots, accountKey);
+        // Turns are shared apart: clients trying this account for the first time in the window (the
+        // owner on a new browser) do not queue behind the addresses that keep guessing.
+        const slot = await take(this.slowedSlots, `${pair.consumedPoints === 1 ? "first" : "again"}:${accountKey}`);
         if ("refusedForMs" in slot) {
           await giveBack();
           return { allowed: false, reason: "slowed", retryAfterSeconds: toSeconds(slot.refusedForMs) };
