@@ -8,7 +8,7 @@ import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { tokenScope } from "@/lib/tokens/agent-token";
-import { AgentTokenNameSchema } from "@/lib/tokens/token-fields";
+import { AgentTokenNameSchema, type TokenRole } from "@/lib/tokens/token-fields";
 import { checkToolPolicy, DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, fieldsOf, ToolStatus, type TToolPolicyFields } from "./tool-policy";
 import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
 import { TX_OPTIONS } from "@/lib/db/transactions";
@@ -90,11 +90,23 @@ export const ZDeclarationResult = z.object({
 /** What a declaration did. */
 export type TDeclarationResult = z.infer<typeof ZDeclarationResult>;
 
-/** `name` in `namespace`: bare names get the prefix; a name in another namespace is an error. */
+/**
+ * `name` in `namespace`, exactly: a bare name gets the prefix, a prefixed one must carry exactly this
+ * namespace, and what follows it has no dot. A deeper name (`x.ops.open_case` declared by `x`) would
+ * sit in the namespace of another token (`x.ops`) and block it from its own tools, so it is an error,
+ * like a name in another namespace.
+ */
 function inNamespace(namespace: string, name: string, path: string, issues: ErrorDetail[]): string {
-  if (!name.includes(".")) return `${namespace}.${name}`;
-  if (!name.startsWith(`${namespace}.`)) issues.push({ path, message: `must be in the namespace "${namespace}" (write it as ${namespace}.${name.split(".").pop()} or without a prefix).` });
-  return name;
+  const local = name.startsWith(`${namespace}.`) ? name.slice(namespace.length + 1) : name;
+  if (local === name && name.includes(".")) {
+    issues.push({ path, message: `must be in the namespace "${namespace}" (write it as ${namespace}.${name.split(".").pop()} or without a prefix).` });
+    return name;
+  }
+  if (local.includes(".")) {
+    const nested = `${namespace}.${local.slice(0, local.lastIndexOf("."))}`;
+    issues.push({ path, message: `${namespace}.${local} would fall in the namespace "${nested}", which belongs to the token of that name; declare it as ${namespace}.${local.replaceAll(".", "_")} (no dot after the namespace).` });
+  }
+  return `${namespace}.${local}`;
 }
 
 /** The row fields a declaration suggests. */
@@ -124,6 +136,8 @@ export interface DeclareToolsOptions {
   actor: Actor;
   /** The declaring token: its scope gains the declared tools, so its agent's calls reach the gate (and are held). */
   tokenId?: string;
+  /** The declaring token's role: a worker token may not declare (it would widen its own reach). */
+  tokenRole?: TokenRole;
 }
 
 /**
@@ -133,6 +147,9 @@ export interface DeclareToolsOptions {
  * an admin already reviewed keeps its accepted row; the new declaration is kept beside it.
  */
 export async function declareTools(prisma: PrismaClient, manifest: unknown, options: DeclareToolsOptions): Promise<TDeclarationResult> {
+  if (options.tokenRole === "worker") {
+    throw new ApiError("FORBIDDEN", "Worker tokens cannot declare tools: a declaration adds the tools to the declaring token's scope, and a worker's scope is set by an admin. Declare with the team's agent token, or `npm run tools -- declare` as an admin.");
+  }
   const ns = AgentTokenNameSchema.safeParse(options.namespace);
   if (!ns.success) throw validationError(zodIssuesToDetails(ns.error, "namespace"), "The namespace");
   const namespace = ns.data;

@@ -353,7 +353,7 @@ describe("the lockout figure", () => {
     // The way in a stranger cannot take away: the browser that signed in before; and a new browser within a few seconds.
     expect(a.max).toBeLessThan(3_000);
     expect(b.within10s).toBe(b.n);
-    expect(b.max).toBeLessThan(5_000);
+    expect(b.max).toBeLessThan(8_000);
     expect(guesses).toBeGreaterThan(0);
   });
 });

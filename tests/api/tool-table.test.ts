@@ -265,6 +265,32 @@ describe("declared tools", () => {
     expect(await row("acme.open_case")).toMatchObject({ toolClass: "COMPENSATABLE", policyVersion: 2, declared: expect.objectContaining({ class: "REVERSIBLE" }) });
   });
 
+  it("namespaces are exact: token x may not declare x.ops.open_case (it would squat token x.ops's namespace); x.ops declares it; a worker token may not declare at all", async () => {
+    const prisma = await getPrisma();
+    const x = await makeToken(["charge_card"], `sq${Date.now().toString(36)}`);
+    const nested = `${x.name}.ops.open_case`;
+    const tool = (name: string) => ({ name, class: "PURE", lookup: false, argsSchema: { type: "object" } });
+    const squat = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: x.secret, body: { tools: [tool(nested), tool("ops.open_case")] } });
+    expect(squat.status).toBe(400);
+    expect(squat.json.error.details).toEqual([
+      { path: "tools.0.name", message: expect.stringContaining(`would fall in the namespace "${x.name}.ops"`) },
+      { path: "tools.1.name", message: expect.stringContaining(`must be in the namespace "${x.name}"`) },
+    ]);
+    expect(await prisma.toolPolicy.count({ where: { name: nested } })).toBe(0);
+    const owner = await makeToken(["charge_card"], `${x.name}.ops`);
+    const own = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: owner.secret, body: { tools: [tool("open_case")] } });
+    expect(own.status).toBe(200);
+    expect(own.json.tools).toEqual([expect.objectContaining({ name: nested, outcome: "created" })]);
+
+    const { createAgentToken } = await import("@/lib/tokens/create-agent-token");
+    const worker = await createAgentToken(prisma, { name: `wk${Date.now().toString(36)}`, tools: ["charge_card"], role: "worker", createdBy: "admin@example.com" });
+    const widened = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: worker.secret, body: { tools: [tool("refund_all")] } });
+    expect(widened.status).toBe(403);
+    expect(widened.json.error.message).toContain("Worker tokens cannot declare tools");
+    expect(await prisma.toolPolicy.count({ where: { name: `${worker.token.name}.refund_all` } })).toBe(0);
+    expect((await prisma.agentToken.findUniqueOrThrow({ where: { id: worker.token.id } })).tools).toEqual(["charge_card"]);
+  });
+
   it("a worker claims unwind work only for tools it holds: another team's tool of a similar name is not claimed", async () => {
     const prisma = await getPrisma();
     const { claimTasks } = await import("@/lib/worker/claim-tasks");
