@@ -175,6 +175,25 @@ class TripBooking(unittest.TestCase):
         self.assertEqual(count("email", city="Faro"), 1)
         self.assertEqual(resumed.complete()["status"], "COMPLETED")
 
+    def test_a_fresh_process_commits_an_approved_plan(self):
+        run = sb.start_run("Trip to Braga: the agent dies after the approval")
+        run.call("hold_car", city="Braga")
+        run.call("book_hotel", city="Braga", nights=2)
+        plan = [("hold_seat", {"flight": "TP-1010"}), ("send_itinerary", {"to": "bo@example.com", "city": "Braga"})]
+        pivot = run.request_pivot("Car and hotel held in Braga; hold the seat and email the itinerary.", plan)
+        ask_review(pivot["id"])
+        self.assertEqual(run.wait_pivot(pivot["id"], timeout=60)["status"], "APPROVED")
+        # The agent dies here. A fresh process knows the run and the pivot only, and replays nothing.
+        code = subprocess.run([sys.executable, __file__, "commit-child", run.id, pivot["id"]], env=os.environ).returncode
+        self.assertEqual(code, 0)
+        self.assertEqual(count("flight", flight="TP-1010"), 1)
+        self.assertEqual(count("email", city="Braga"), 1)
+        self.assertEqual(count("car", city="Braga"), 1)
+        self.assertEqual(sb.request("GET", f"/api/v1/runs/{run.id}")["run"]["status"], "COMPLETED")
+        # The agent coming back and committing again changes nothing.
+        self.assertEqual(sb.resume(run.id).commit_plan(pivot["id"])["status"], "already_committed")
+        self.assertEqual(count("email", city="Braga"), 1)
+
     def test_unwind_in_reverse_releases_each_hold_once(self):
         from sagaboard import Worker
 
@@ -227,6 +246,9 @@ if __name__ == "__main__":
             return effect("mail", call.key, {"to": to, "subject": subject}, FAULTS.pop("send_email", None))
 
         print(json.dumps(Worker(worker_sb, sys.argv[2]).run_once()))
+    elif sys.argv[1] == "commit-child":  # a fresh process that commits an approved plan from the run and pivot ids alone
+        sb.namespace = os.environ["SAGABOARD_NAMESPACE"]
+        sys.exit(0 if sb.resume(sys.argv[2]).commit_plan(sys.argv[3])["status"] == "committed" else 1)
     elif sys.argv[1] == "crash-child":
         sb.namespace = os.environ["SAGABOARD_NAMESPACE"]
         FAULTS[sys.argv[3]] = "crash-after"
