@@ -194,7 +194,8 @@ async function beginOnRead(deps: CallDeps, input: BeginCallInput, hash: string):
       throw new SagaError(
         "DETERMINISM",
         `Step ${row.stepIdx} was recorded as ${row.tool} but ${name} was called. ` +
-          "Resume must replay the same tool calls in the same order; check that the agent is deterministic up to its last recorded step, or start a new run.",
+          "Resume must replay the same tool calls in the same order; check that the agent is deterministic up to its last recorded step, or start a new run. " +
+          "To commit an approved plan after a restart, use commitPlan (planItem instead of cursor): it needs no replay.",
       );
     }
     return existingStep(deps, input, hash, row, steps);

@@ -14,6 +14,7 @@ import { World } from "@/lib/sim";
 import { prismaTaskQueue } from "@/lib/worker/queue";
 import { stuckAfterPivotMs, stuckRunSweeper, sweepStuckRuns, DEFAULT_STUCK_AFTER_PIVOT_MS } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
+import { startStuckRunDuty, stuckSweepEveryMs } from "@/lib/worker/stuck-run-duty";
 import { reserveTestDatabase } from "../support/test-database";
 
 const database = reserveTestDatabase("stuck");
@@ -131,5 +132,27 @@ describe("the sweep for runs stuck after their pivot", () => {
     expect(await stuckEscalations(runId)).toHaveLength(1);
     expect(await prisma.auditEvent.count({ where: { runId, type: "escalation.raised" } })).toBe(1);
     expect(await stuckEscalations(held)).toHaveLength(0);
+  });
+
+  it("two app instances (each its own pool on PostgreSQL) sweeping at once raise one escalation per stuck run", async () => {
+    const runs = await Promise.all(["Instances A", "Instances B", "Instances C"].map((t) => approvedQuietRun(t)));
+    await sleep(400);
+    // What instrumentation.ts starts in every app instance, here on two clients, swept at the same moment.
+    const duties = [prisma, prismaB].map((client, i) =>
+      startStuckRunDuty({ prisma: async () => client, sweeperId: `app-${i}`, stuckAfterMs: 300, everyMs: 60_000, log: () => undefined }),
+    );
+    for (let round = 0; round < 3; round++) await Promise.all(duties.map((d) => d.sweepNow()));
+    for (const d of duties) d.stop();
+    for (const { runId } of runs) {
+      expect(await stuckEscalations(runId), runId).toHaveLength(1);
+      expect(await prisma.auditEvent.count({ where: { runId, type: "escalation.raised" } })).toBe(1);
+    }
+  });
+
+  it("the app's duty reads its interval from SAGABOARD_STUCK_SWEEP_MS (0: off) and refuses nonsense by name", () => {
+    expect(stuckSweepEveryMs({})).toBe(30_000);
+    expect(stuckSweepEveryMs({ SAGABOARD_STUCK_SWEEP_MS: "500" })).toBe(500);
+    expect(stuckSweepEveryMs({ SAGABOARD_STUCK_SWEEP_MS: "0" })).toBeNull();
+    expect(() => stuckSweepEveryMs({ SAGABOARD_STUCK_SWEEP_MS: "often" })).toThrow(/SAGABOARD_STUCK_SWEEP_MS must be a whole number/);
   });
 });
