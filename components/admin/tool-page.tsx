@@ -105,6 +105,7 @@ function DeclaredVsAccepted({ detail }: { detail: TToolDetail }) {
       <h2 id="declared">Declared and accepted</h2>
       <p className="muted small">
         Declared by <strong>{detail.declaredBy}</strong> <Time at={detail.declaredAt} />. A declaration is a suggestion: the row on the right is what agents meet.
+        {detail.argsSchemaMissing ? " It declares no argument schema: calls take any JSON." : " Calls are checked against its argument schema."}
       </p>
       <div className="table-wrap">
         <table className={styles.compare}>
@@ -251,7 +252,7 @@ function FieldError({ outcome, field }: { outcome: Outcome; field: string }) {
 function useToolSave(tool: TToolRow, onSaved: (text: string) => void) {
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>(null);
-  async function save(body: { changes: Record<string, unknown>; verified?: boolean; reason?: string }, done: string): Promise<boolean> {
+  async function save(body: { changes: Record<string, unknown>; verified?: boolean; reason?: string; acceptWithoutArgsSchema?: boolean }, done: string): Promise<boolean> {
     setBusy(true);
     setOutcome(null);
     try {
@@ -279,9 +280,11 @@ function useToolSave(tool: TToolRow, onSaved: (text: string) => void) {
   return { busy, outcome, save };
 }
 
-/** Accept, disable or enable (admins). */
-function StatusActions({ tool, onSaved }: { tool: TToolRow; onSaved: (text: string) => void }) {
+/** Accept, disable or enable (admins); a declared tool without an argument schema is accepted only knowingly. */
+function StatusActions({ tool, argsSchemaMissing, onSaved }: { tool: TToolRow; argsSchemaMissing: boolean; onSaved: (text: string) => void }) {
   const { busy, outcome, save } = useToolSave(tool, onSaved);
+  const [knowingly, setKnowingly] = useState(false);
+  const mustAcknowledge = tool.status === "UNREVIEWED" && argsSchemaMissing;
   return (
     <section className="panel" aria-labelledby="status-actions">
       <h2 id="status-actions">Status</h2>
@@ -290,7 +293,12 @@ function StatusActions({ tool, onSaved }: { tool: TToolRow; onSaved: (text: stri
       </p>
       <div className={styles.actions}>
         {tool.status === "UNREVIEWED" && (
-          <button type="button" className="button primary" disabled={busy} onClick={() => void save({ changes: { status: "REVIEWED" }, verified: true, reason: "accepted the declaration" }, "Accepted.")}>
+          <button
+            type="button"
+            className="button primary"
+            disabled={busy || (mustAcknowledge && !knowingly)}
+            onClick={() => void save({ changes: { status: "REVIEWED" }, verified: true, reason: "accepted the declaration", ...(mustAcknowledge ? { acceptWithoutArgsSchema: true } : {}) }, "Accepted.")}
+          >
             Accept this tool
           </button>
         )}
@@ -304,6 +312,17 @@ function StatusActions({ tool, onSaved }: { tool: TToolRow; onSaved: (text: stri
           </button>
         )}
       </div>
+      {mustAcknowledge && (
+        <div className="banner bad" role="note">
+          <p>
+            <strong>No argument schema.</strong> Its team declared {tool.name} without one, so its calls would take any JSON, even a bare string; until it is accepted, every call is held for a person. Ask the team to declare
+            one (<code>argsSchema</code> in the manifest), or accept it knowingly.
+          </p>
+          <label className="small">
+            <input type="checkbox" checked={knowingly} onChange={(e) => setKnowingly(e.target.checked)} /> I accept {tool.name} without an argument schema
+          </label>
+        </div>
+      )}
       {tool.status === "UNREVIEWED" && <p className="muted small">Accepting takes the row as it stands; to change a field first, edit it below and save, then accept.</p>}
       <FormError message={outcome?.text} />
     </section>
@@ -489,7 +508,7 @@ export function ToolPage({ detail }: { detail: TToolDetail }) {
       )}
       <div className={styles.layout}>
         <div className={styles.main}>
-          {detail.canEdit && <StatusActions key={`status-${tool.policyVersion}`} tool={tool} onSaved={onSaved} />}
+          {detail.canEdit && <StatusActions key={`status-${tool.policyVersion}`} tool={tool} argsSchemaMissing={detail.argsSchemaMissing} onSaved={onSaved} />}
           <section className="panel" aria-labelledby="row">
             <h2 id="row">What the table says</h2>
             <RowFacts tool={tool} />

@@ -8,6 +8,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
 import type { CorrectionDraft, Json } from "@/lib/saga/tools";
 import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
+import { declaredArgsSchema } from "@/lib/tools/declared-args-schema";
 import { audiencesOf, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
 
 /** A tool-table row as a call is decided with it. */
@@ -79,20 +80,8 @@ export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
     disabledBy: row.disabledBy,
     audiences: audiencesOf(row.audienceRule),
     correctionTemplate: row.correctionSubject && row.correctionBody ? { subject: row.correctionSubject, body: row.correctionBody } : null,
-    argsSchema: declaredArgsSchema(row),
+    argsSchema: declaredArgsSchema(row.declared),
   };
-}
-
-/** The declared JSON Schema of a tool's arguments as zod, or null (none declared, or not one zod can read). */
-function declaredArgsSchema(row: ToolPolicy): z.ZodType | null {
-  const declared = row.declared as { argsSchema?: unknown } | null;
-  const schema = declared?.argsSchema;
-  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return null;
-  try {
-    return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch {
-    return null; // an unreadable schema checks nothing; the admin sees the declaration as sent
-  }
 }
 
 /** Refuses arguments that fail the tool's declared schema, naming each field. */

@@ -3,6 +3,7 @@ import { can } from "@/lib/auth/roles";
 import { ApiError } from "@/lib/api/errors";
 import { getPrisma } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/transactions";
+import { declaredArgsSchema } from "./declared-args-schema";
 import { registeredCompensators } from "./find-tools";
 import { toToolRow, toToolVersion, type TToolDetail } from "./views";
 
@@ -30,6 +31,7 @@ export async function getTool(name: string): Promise<TToolDetail> {
       declared: row.declared !== null && typeof row.declared === "object" && !Array.isArray(row.declared) ? (row.declared as Record<string, unknown>) : null,
       declaredBy: row.declaredBy,
       declaredAt: row.declaredAt?.toISOString() ?? null,
+      argsSchemaMissing: row.declared !== null && declaredArgsSchema(row.declared) === null,
       history: versions.map(toToolVersion),
       compensators,
       canEdit: can(user.role, "tools.edit"),

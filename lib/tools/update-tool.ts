@@ -9,6 +9,7 @@ import { onConnection } from "@/lib/db/transactions";
 import { actorLabel, type Actor } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { ToolNameSchema } from "@/lib/tokens/token-fields";
+import { declaredArgsSchema } from "./declared-args-schema";
 import { registeredCompensators } from "./find-tools";
 import { toolNotFound } from "./get-tool";
 import { checkToolPolicy, diffFields, fieldsOf, FIELD_LABELS, ToolStatus, ZToolPolicyFields, type ToolPolicyField, type TToolPolicyFields } from "./tool-policy";
@@ -28,6 +29,8 @@ export const ZUpdateToolRequest = z.object({
   reason: z.string().trim().max(500).optional(),
   /** The admin checked the row against the connector: records when and by whom. */
   verified: z.boolean().default(false),
+  /** Accepting a declared tool that has no argument schema, knowing its calls will take any JSON. */
+  acceptWithoutArgsSchema: z.boolean().default(false),
 });
 /** An admin's edit of one row. */
 export type TUpdateToolRequest = z.input<typeof ZUpdateToolRequest>;
@@ -58,7 +61,7 @@ export async function updateTool(request: TUpdateToolRequest): Promise<TToolEdit
 export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest, actor: Actor): Promise<TToolEditResult> {
   const parsed = ZUpdateToolRequest.safeParse(request);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The tool edit");
-  const { name, expectedVersion, changes, reason, verified } = parsed.data;
+  const { name, expectedVersion, changes, reason, verified, acceptWithoutArgsSchema } = parsed.data;
 
   const [row, compensators] = await onConnection(prisma, async () => [await prisma.toolPolicy.findUnique({ where: { name } }), await registeredCompensators(prisma)] as const);
   if (!row) throw toolNotFound(name);
@@ -85,6 +88,16 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
 
   const by = actorLabel(actor);
   const change = changeKind(before, after);
+  // A declared tool without an argument schema would take any JSON: its calls stay held unless the
+  // admin accepts that knowingly.
+  const schemaless = change === ToolChange.reviewed && row.declared !== null && declaredArgsSchema(row.declared) === null;
+  if (schemaless && !acceptWithoutArgsSchema) {
+    throw validationError(
+      [{ path: "acceptWithoutArgsSchema", message: `${name} was declared without an argument schema, so its calls would take any JSON (even a bare string). Ask its team to declare one (argsSchema in the manifest), or accept it knowingly (acceptWithoutArgsSchema: true).` }],
+      `Accepting ${name}`,
+    );
+  }
+  const historyReason = schemaless ? [reason, "accepted without an argument schema: its calls take any JSON"].filter(Boolean).join("; ") : reason;
   const updated = await prisma.$transaction(async (tx) => {
     const now = await databaseNow(tx);
     // Fenced on the version the admin loaded: of two admins saving at once, the second changes nothing.
@@ -103,7 +116,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
     });
     if (count === 0) return null;
     const written = await tx.toolPolicy.findUniqueOrThrow({ where: { name } });
-    await recordToolVersion(tx, now, written, change, actor, before, reason ?? (changed.length === 0 ? "verified against the connector" : null));
+    await recordToolVersion(tx, now, written, change, actor, before, historyReason ?? (changed.length === 0 ? "verified against the connector" : null));
     return written;
   }, TX_OPTIONS);
   if (!updated) return versionChanged(await prisma.toolPolicy.findUniqueOrThrow({ where: { name } }));

@@ -81,6 +81,8 @@ export const ZToolDetail = z.object({
   declared: z.record(z.string(), z.unknown()).nullable(),
   declaredBy: z.string().nullable(),
   declaredAt: z.iso.datetime().nullable(),
+  /** A declared tool whose declaration has no (readable) argument schema: its calls take any JSON. */
+  argsSchemaMissing: z.boolean(),
   /** Newest first. */
   history: z.array(ZToolVersion),
   /** Compensators some connector runs: the choices for "compensating tool". */

@@ -265,6 +265,34 @@ describe("declared tools", () => {
     expect(await row("acme.open_case")).toMatchObject({ toolClass: "COMPENSATABLE", policyVersion: 2, declared: expect.objectContaining({ class: "REVERSIBLE" }) });
   });
 
+  it("a declared tool without an argument schema: its page says so, accepting it needs a knowing yes, and until then its calls are held", async () => {
+    const world = new World();
+    const ns = `noschema${Date.now().toString(36)}`;
+    const { token, engine } = await agentWith(teamRegistry(world, ns), ["charge_card"], ns);
+    const bare = { ...TEAM_MANIFEST, tools: TEAM_MANIFEST.tools.map(({ argsSchema: _dropped, ...t }) => t) };
+    expect((await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: bare })).status).toBe(200);
+    const name = `${ns}.open_case`;
+    const detail = await as("admin", toolRoute.GET, `/api/dashboard/admin/tools/${name}`, { params: { name } });
+    expect(detail.json).toMatchObject({ argsSchemaMissing: true, tool: { status: "UNREVIEWED" } });
+
+    const run = await engine.startRun({ title: "schemaless", agent: ns });
+    expect(await run.call(name, { summary: "Broken kettle", orderId: "2001" })).toMatchObject({ status: "approval_required", reason: "UNREVIEWED" });
+    const plain = await edit("admin", name, { expectedVersion: 1, changes: { status: "REVIEWED" } });
+    expect(plain.status).toBe(400);
+    expect(plain.json.error.details).toEqual([{ path: "acceptWithoutArgsSchema", message: expect.stringContaining("without an argument schema") }]);
+    expect(await row(name)).toMatchObject({ status: "UNREVIEWED", policyVersion: 1 });
+    expect(await run.call(name, { summary: "Broken kettle", orderId: "2001" })).toMatchObject({ status: "approval_required", reason: "UNREVIEWED" });
+    expect(world.ledger.count({ outcome: "effect" })).toBe(0);
+
+    const knowing = await edit("admin", name, { expectedVersion: 1, changes: { status: "REVIEWED" }, acceptWithoutArgsSchema: true });
+    expect(knowing.json).toMatchObject({ ok: true, tool: { status: "REVIEWED", policyVersion: 2 } });
+    const history = await (await getPrisma()).toolPolicyVersion.findFirstOrThrow({ where: { toolName: name, version: 2 } });
+    expect(history.reason).toContain("accepted without an argument schema");
+    // A tool declared with one is accepted as before, and its page says calls are checked.
+    const withSchema = await as("admin", toolRoute.GET, "/api/dashboard/admin/tools/acme.open_case", { params: { name: "acme.open_case" } });
+    expect(withSchema.json.argsSchemaMissing).toBe(false);
+  });
+
   it("namespaces are exact: token x may not declare x.ops.open_case (it would squat token x.ops's namespace); x.ops declares it; a worker token may not declare at all", async () => {
     const prisma = await getPrisma();
     const x = await makeToken(["charge_card"], `sq${Date.now().toString(36)}`);

@@ -39,6 +39,6 @@ export function teamRegistry(world: WorldLike, ns: string): ToolRegistry {
 
 /** The manifest that declares the connector's tool and compensator (names without the namespace). */
 export const TEAM_MANIFEST = {
-  tools: [{ name: "open_case", class: "COMPENSATABLE", lookup: true, compensation: { tool: "close_case", args: { reason: "rolled back" } }, owner: "team-ops", audience: ["internal"], description: "Open a case in the team's queue" }],
+  tools: [{ name: "open_case", class: "COMPENSATABLE", lookup: true, compensation: { tool: "close_case", args: { reason: "rolled back" } }, owner: "team-ops", audience: ["internal"], description: "Open a case in the team's queue", argsSchema: { type: "object", properties: { summary: { type: "string" }, orderId: { type: "string" } }, required: ["summary", "orderId"] } }],
   compensators: [{ name: "close_case", description: "Close the case with a reason" }],
 };

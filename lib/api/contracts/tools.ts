@@ -48,6 +48,8 @@ export const dashboardUpdateTool = defineEndpoint({
     changes: ZToolPolicyFields.partial(),
     reason: z.string().trim().max(500).optional(),
     verified: z.boolean().optional(),
+    /** Accepting a declared tool that has no argument schema, knowing its calls will take any JSON. */
+    acceptWithoutArgsSchema: z.boolean().optional(),
   }),
   response: ZToolEditResult,
 });
