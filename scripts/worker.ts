@@ -27,9 +27,10 @@ import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import type { SagaStore } from "@/lib/saga/store";
 import { World } from "@/lib/sim";
 import { RemoteWorld, type WorldLike } from "@/lib/sim/remote";
-import { prismaTaskQueue, type TaskQueue } from "@/lib/worker/queue";
+import { prismaTaskQueue } from "@/lib/worker/queue";
 import { stuckAfterPivotMs, stuckRunSweeper } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
+import { type TaskQueue } from "@/lib/worker/task";
 
 function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name]?.trim();

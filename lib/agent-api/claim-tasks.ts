@@ -1,7 +1,7 @@
 /** A worker claims tasks (unwinds, compensations, lookups, corrections) for the tools its token holds. */
 import { prismaTaskQueue } from "@/lib/worker/queue";
-import type { ClaimedTask } from "@/lib/worker/task-record";
 import { assertWorker, type AgentCaller } from "./agent-access";
+import { type ClaimedTask } from "@/lib/worker/task";
 
 /** Claims tasks within the token's tool scope (and the worker's own list, if it names one). */
 export async function claimTasksForWorker({

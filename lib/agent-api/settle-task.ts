@@ -1,9 +1,8 @@
 /** A worker settles a task it claimed (done with a result, or failed: retried or given up) and, while it works, extends its lease. The queue fences each by attempt and worker. */
 import type { Json } from "@/lib/saga/tools";
 import { prismaTaskQueue } from "@/lib/worker/queue";
-import type { ExtendLeaseResult } from "@/lib/worker/extend-lease";
-import type { SettleResult } from "@/lib/worker/task-record";
 import { getScopedTask, type AgentCaller } from "./agent-access";
+import { type ExtendLeaseResult, type SettleResult } from "@/lib/worker/task";
 
 /** Which claim of which task settles. */
 interface TaskAttempt {

@@ -15,7 +15,8 @@ import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import type { Json } from "@/lib/saga/tools";
 import { authenticateAgent, authenticateAgentForGuardedWrite, verifiedAgent, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
 import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "./endpoint";
-import { ApiError, toErrorPayload, toErrorResponse, validationError, zodIssuesToDetails, type ErrorDetail } from "./errors";
+import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "./errors";
+import { toErrorPayload, toErrorResponse } from "./error-response";
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_METHODS,

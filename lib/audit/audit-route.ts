@@ -9,7 +9,8 @@
  */
 import type * as z from "zod";
 import type { Endpoint } from "@/lib/api/endpoint";
-import { ApiError, toErrorResponse, validationError, zodIssuesToDetails } from "@/lib/api/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
+import { toErrorResponse } from "@/lib/api/error-response";
 import { jsonResponse, readJsonBody, respond, withNoStore, type RouteHandler } from "@/lib/api/route";
 import { requireUser, type CurrentUser } from "@/lib/auth/current-user";
 import { assertSameOrigin, MUTATING_METHODS } from "@/lib/auth/origin";

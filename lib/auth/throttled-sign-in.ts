@@ -13,7 +13,8 @@
  * The 429's url is built on NEXTAUTH_URL's origin, never on the request's Host or X-Forwarded-*.
  */
 import pg from "pg";
-import { ApiError, toErrorPayload } from "@/lib/api/errors";
+import { ApiError } from "@/lib/api/errors";
+import { toErrorPayload } from "@/lib/api/error-response";
 import { getPrisma } from "@/lib/db/prisma";
 import { isPostgresUrl } from "@/lib/db/url";
 import { clientAddress, trustedProxiesFromEnv, type TrustedProxies } from "./client-address";

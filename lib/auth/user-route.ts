@@ -30,7 +30,7 @@ import {
   type PublicHandlerContext,
   type RouteHandler,
 } from "@/lib/api/route";
-import { toErrorResponse } from "@/lib/api/errors";
+import { toErrorResponse } from "@/lib/api/error-response";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { requireUser, type CurrentUser, type SessionReader } from "./current-user";
 import { assertSameOrigin, MUTATING_METHODS } from "./origin";

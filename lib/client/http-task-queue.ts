@@ -1,9 +1,8 @@
 /** The worker task queue over the HTTP API, for a worker process holding a worker token. */
 import * as api from "@/lib/api/contracts/worker";
 import { fromWire } from "@/lib/api/schemas/saga";
-import type { TaskQueue } from "@/lib/worker/queue";
-import type { ClaimedTask, WorkerTaskRecord } from "@/lib/worker/task-record";
 import { Transport, type TransportOptions } from "./transport";
+import { type TaskQueue, type ClaimedTask, type WorkerTaskRecord } from "@/lib/worker/task";
 
 const DATES = ["leaseUntil", "createdAt", "updatedAt"] as const;
 const task = (w: object) => fromWire<WorkerTaskRecord>(w, DATES);

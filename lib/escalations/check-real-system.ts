@@ -21,13 +21,14 @@ import { lookUpStep } from "@/lib/saga/reconcile";
 import type { StepRecord } from "@/lib/saga/store";
 import { enqueueTask } from "@/lib/worker/enqueue-task";
 import { ZLookupPayloadSchema, ZLookupResultSchema, type TLookupPayload } from "@/lib/worker/lookup-task";
-import { toTaskRecord, type WorkerTaskRecord } from "@/lib/worker/task-record";
+import { toTaskRecord } from "@/lib/worker/task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/worker/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { connectorRegistry, userActor, withDb } from "@/lib/dashboard/context";
 import { requireEscalationWorker } from "./escalation-access";
 import { systemOfTool } from "@/lib/tools/tool-systems";
 import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/dashboard/views";
+import { type WorkerTaskRecord } from "@/lib/worker/task";
 
 /** The longest pause before the second lookup (the engine's reconcile re-checks after 2 s). */
 const MAX_RECHECK_MS = 2_000;

@@ -7,27 +7,12 @@
  * PostgreSQL: the candidates are selected inside the claim transaction with `FOR UPDATE SKIP
  * LOCKED`, so concurrent workers take disjoint rows without contending; the fenced update stays.
  */
-import { z } from "zod";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { auditChainLock, databaseKind, jsonStringsWithin, serializeOn, skipLockedRows, type Db } from "@/lib/db/dialect";
 import { runScope } from "@/lib/saga/store";
-import { appendTaskAudit, databaseNow, readTx, toTaskRecord, workerActor, writeTx, type ClaimedTask, type Tx } from "./task-record";
+import { appendTaskAudit, databaseNow, readTx, toTaskRecord, writeTx, type Tx } from "./task-record";
 import { WorkerTaskStatus } from "./vocabulary";
-
-/** What `claimTasks` takes. */
-export const ZClaimTasksSchema = z.object({
-  /** The claiming worker (recorded as `claimedBy` and as the audit actor). */
-  workerId: z.string().trim().min(1).max(200),
-  /** Tools this worker has connectors for; only tasks whose tools are all among them are claimed. */
-  tools: z.array(z.string().trim().min(1)).max(1000),
-  /** At most this many tasks. */
-  max: z.number().int().min(1).max(100),
-  /** Lease length (database clock); heartbeat well within it (`extendLease`). */
-  leaseMs: z.number().int().min(100).max(3_600_000),
-});
-
-/** What callers pass to `claimTasks`. */
-export type TClaimTasksRequest = z.input<typeof ZClaimTasksSchema>;
+import { workerActor, type ClaimedTask, ZClaimTasksSchema, type TClaimTasksRequest } from "./task";
 
 /** A claimable task as the candidate query saw it. */
 interface Candidate {

@@ -1,29 +1,9 @@
 /** Marks a claimed task DONE, fenced by its token: a holder that was taken over changes nothing. */
-import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { JsonSchema } from "@/lib/api/schemas/saga";
 import type { Json } from "@/lib/saga/tools";
-import { jsonIn, settleTask, type SettleResult } from "./task-record";
+import { jsonIn, settleTask } from "./task-record";
 import { WorkerTaskStatus } from "./vocabulary";
-
-/** The fence every settle and heartbeat carries. */
-export const ZTaskFenceSchema = z.object({
-  /** The task. */
-  taskId: z.string().trim().min(1),
-  /** The fencing token returned by the claim. */
-  attempt: z.number().int().min(1),
-  /** The worker holding the claim. */
-  workerId: z.string().trim().min(1).max(200),
-});
-
-/** What `completeTask` takes. */
-export const ZCompleteTaskSchema = ZTaskFenceSchema.extend({
-  /** What the worker did (an unwind report, a reconciled step), kept on the task. */
-  result: JsonSchema,
-});
-
-/** What callers pass to `completeTask`. */
-export type TCompleteTaskRequest = z.input<typeof ZCompleteTaskSchema>;
+import { type SettleResult, ZCompleteTaskSchema, type TCompleteTaskRequest } from "./task";
 
 /**
  * `UPDATE ... SET status = 'DONE', result WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.

@@ -6,46 +6,9 @@ import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
-import {
-  appendTaskAudit,
-  isUniqueViolation,
-  jsonIn,
-  QUEUE_ACTOR,
-  readTx,
-  toTaskRecord,
-  writeTx,
-  type WorkerTaskRecord,
-} from "./task-record";
+import { appendTaskAudit, isUniqueViolation, jsonIn, readTx, toTaskRecord, writeTx } from "./task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "./vocabulary";
-
-/** What asked a task's work (`revoke:<rvk_...>`): recorded on the corrections it drafts. */
-export const DraftedBySchema = z.string().trim().min(1).max(80);
-
-/** The payload of an UNWIND task: the reason goes into the run's audit log. */
-export const ZUnwindPayloadSchema = z.object({
-  /** Why the run is unwound, in words. */
-  reason: z.string().trim().min(1),
-  /** Steps to leave as they are (a whole-run revoke: steps past their window, escalated instead). */
-  skipStepIds: z.array(z.string().min(1)).max(10_000).optional(),
-  /** What asked for the unwind, recorded on the corrections it drafts. */
-  draftedBy: DraftedBySchema.optional(),
-});
-
-/** The payload of a COMPENSATE task (one step pulled back by a revoke trigger). */
-export const ZCompensatePayloadSchema = z.object({
-  /** Why, in words (the revoke's reason). */
-  reason: z.string().trim().min(1),
-  /** What asked for it: recorded on a correction the compensation drafts. */
-  draftedBy: DraftedBySchema.optional(),
-});
-
-/** The payload of a COMMIT_PLAN task: the approved pivot whose plan a worker commits. */
-export const ZCommitPlanPayloadSchema = z.object({
-  /** The approved pivot (`piv_...`). */
-  pivotId: z.string().trim().min(1).max(80),
-  /** Why a worker commits it (who asked, in words). */
-  reason: z.string().trim().min(1).max(1000).optional(),
-});
+import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayloadSchema, ZCommitPlanPayloadSchema } from "./task";
 
 const actorSchema = z.object({ type: z.enum(["agent", "user", "system"]), id: z.string().trim().min(1) });
 

@@ -1,22 +1,9 @@
 /** Gives a claimed task up (FAILED) or hands it back for another attempt (PENDING), fenced by its token. */
-import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { JsonSchema } from "@/lib/api/schemas/saga";
 import type { Json } from "@/lib/saga/tools";
-import { ZTaskFenceSchema } from "./complete-task";
-import { jsonIn, settleTask, type SettleResult } from "./task-record";
+import { jsonIn, settleTask } from "./task-record";
 import { WorkerTaskStatus } from "./vocabulary";
-
-/** What `failTask` takes. */
-export const ZFailTaskSchema = ZTaskFenceSchema.extend({
-  /** What went wrong (kept on the task, and in the audit event). */
-  error: JsonSchema,
-  /** True for a transient error: back to PENDING for any worker to claim; false: FAILED for good. */
-  retry: z.boolean(),
-});
-
-/** What callers pass to `failTask`. */
-export type TFailTaskRequest = z.input<typeof ZFailTaskSchema>;
+import { type SettleResult, ZFailTaskSchema, type TFailTaskRequest } from "./task";
 
 /**
  * `UPDATE ... SET status = 'PENDING' | 'FAILED', error WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.

@@ -1,8 +1,9 @@
 /** Lists worker tasks (the dashboard's queue view, tests, the API). */
 import { z } from "zod";
 import type { Prisma, PrismaClient } from "@/generated/prisma";
-import { readTx, toTaskRecord, type WorkerTaskRecord } from "./task-record";
+import { readTx, toTaskRecord } from "./task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "./vocabulary";
+import { type WorkerTaskRecord } from "./task";
 
 /** The largest page a caller may ask for. */
 export const MAX_TASKS_PAGE = 500;

@@ -16,7 +16,7 @@ import { databaseNow } from "@/lib/db/dialect";
 import { randomIds, type IdGenerator } from "@/lib/saga/ids";
 import { actorLabel, runScope, type SagaStore } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
-import { workerActor } from "./task-record";
+import { workerActor } from "./task";
 
 /** How long an approved run may go without its agent before it is raised, when nothing is configured: 15 minutes. */
 export const DEFAULT_STUCK_AFTER_PIVOT_MS = 15 * 60_000;

@@ -20,58 +20,10 @@ import { databaseNow } from "@/lib/db/dialect";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "@/lib/db/transactions";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
-import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus, type WorkerTaskKind } from "./vocabulary";
+import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus } from "./vocabulary";
+import { workerActor, type WorkerTaskRecord, type TaskFence, type SettleResult } from "./task";
 
 export type { Tx };
-
-/** One worker task. */
-export interface WorkerTaskRecord {
-  /** `tsk_...` */
-  id: string;
-  /** What to do. */
-  kind: WorkerTaskKind;
-  /** The run it is about. */
-  runId: string;
-  /** The step (RECONCILE, COMPENSATE); null for UNWIND. */
-  stepId: string | null;
-  /** Tools whose connectors the worker needs; only a worker holding all of them may claim it. */
-  tools: string[];
-  /** Where it stands. */
-  status: WorkerTaskStatus;
-  /** Fencing token: bumped on every claim; a settle or heartbeat must name the current one. */
-  attempt: number;
-  /** The worker holding (or that last held) it. */
-  claimedBy: string | null;
-  /** The holder's lease ends here (database clock); past it, another worker may take the task over. */
-  leaseUntil: Date | null;
-  /** One task per purpose (`unwind:run_...`). */
-  dedupeKey: string;
-  /** Kind-specific input (UNWIND: `{ reason }`). */
-  payload: Json;
-  /** What the worker did (DONE). */
-  result: Json | null;
-  /** Why it failed, or why the last attempt failed (FAILED, or PENDING after a retry). */
-  error: Json | null;
-  /** Enqueued (database clock). */
-  createdAt: Date;
-  /** Last changed (database clock). */
-  updatedAt: Date;
-}
-
-/** A task held by this worker: `attempt` is the fencing token every settle and heartbeat must carry. */
-export interface ClaimedTask extends WorkerTaskRecord {
-  status: "CLAIMED";
-  claimedBy: string;
-  leaseUntil: Date;
-}
-
-/** The system actor of the task queue when the caller names none. */
-export const QUEUE_ACTOR: Actor = { type: "system", id: "task-queue" };
-
-/** The actor a worker writes as. */
-export function workerActor(workerId: string): Actor {
-  return { type: "system", id: workerId };
-}
 
 function corrupt(what: string): Error {
   return new Error(
@@ -145,34 +97,6 @@ export async function appendTaskAudit(
 ): Promise<void> {
   await appendRunAudit(tx, now, task.runId, task.stepId, { type, actor, data });
 }
-
-/** What a settle (complete, fail) or heartbeat names: the task and the fencing token it holds. */
-export interface TaskFence {
-  /** The task. */
-  taskId: string;
-  /** The fencing token from the claim. */
-  attempt: number;
-  /** The holder (audit actor). */
-  workerId: string;
-}
-
-/** The outcome of a settle. */
-export type SettleResult =
-  | {
-      /** The holder of the current fencing token settled the task. */
-      settled: true;
-      /** The task as settled. */
-      task: WorkerTaskRecord;
-    }
-  | {
-      /**
-       * Nothing changed: the token is stale (the task was taken over since) or the task is no
-       * longer CLAIMED. The work was superseded; do not retry it.
-       */
-      settled: false;
-      /** The task as it stands now (null if there is no such task). */
-      task: WorkerTaskRecord | null;
-    };
 
 /**
  * The fenced settle shared by completeTask and failTask:

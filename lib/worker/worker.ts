@@ -27,12 +27,10 @@ import type { RunContext } from "@/lib/saga/run-context";
 import type { ReconcileReport } from "@/lib/saga/calls";
 import { reconcileBody } from "@/lib/api/schemas/calls";
 import type { TLookupResultInput } from "./lookup-task";
-import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "./enqueue-task";
-import type { TaskQueue } from "./queue";
 import { ZSendCorrectionPayloadSchema } from "./send-correction-payload";
 import type { StuckRunSweeper } from "./sweep-stuck-runs";
-import { workerActor, type ClaimedTask, type SettleResult } from "./task-record";
 import { WorkerTaskKind } from "./vocabulary";
+import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema, type TaskQueue, workerActor, type ClaimedTask, type SettleResult } from "./task";
 
 /**
  * What the worker needs of the engine. `SagaEngine` provides it; the caller builds the engine (over

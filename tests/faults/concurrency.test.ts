@@ -29,12 +29,13 @@ import { World } from "@/lib/sim";
 import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
 import type { LedgerEntry } from "@/lib/sim/ledger";
 import { enqueueTask } from "@/lib/worker/enqueue-task";
-import { prismaTaskQueue, type TaskQueue } from "@/lib/worker/queue";
+import { prismaTaskQueue } from "@/lib/worker/queue";
 import { Worker, type WorkerEngine } from "@/lib/worker/worker";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { routeFetch } from "../support/api-router";
 import { addFigures, computeFigures, emptyFigures, figureLine, goalsMet, storeLabel, type FaultFigures } from "../support/fault-oracle";
 import { createTestDatabase, testStoreKind } from "../support/test-database";
+import { type TaskQueue } from "@/lib/worker/task";
 
 const KIND = testStoreKind();
 const TASKS = process.env.SAGABOARD_FAULT_FULL === "1" ? 10_000 : Number(process.env.SAGABOARD_FAULT_TASKS ?? "300");

@@ -7,7 +7,7 @@ import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
 import { BeginCallBody, CallAnswerWire, CompensationReportBody, OutcomeBody, ReconcileBody, StepCompensateActionWire, UnwindActionWire } from "../schemas/calls";
 import { RunWire, StepWire } from "../schemas/saga";
-import { DraftedBySchema } from "@/lib/worker/enqueue-task";
+import { DraftedBySchema } from "@/lib/worker/task";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
 const StepParams = z.object({ stepId: z.string().min(1).max(80) });
