@@ -1,12 +1,16 @@
 /**
- * The Python client (clients/python, standard library only) against a real server: it declares its
- * four tools, an admin accepts them, and its trip-booking scenarios run with faults (timeout after
+ * The Python package (clients/python, standard library only) as a team installs it: `pip install`ed
+ * offline into a fresh virtual environment, every Python process run from a directory outside the
+ * checkout, so `sagaboard` is the installed copy. Against a real server it declares its four tools, an
+ * admin accepts them, and its pytest suite runs the trip-booking scenarios with faults (timeout after
  * success with a reworded retry, a crash after the effect, an irreversible email held until a reviewer
- * approves). Effects are counted in the fake systems' ledgers the Python test defines; this side
- * counts them again from the same file, and checks the saga log agrees.
+ * approves, a plan committed by a fresh process, an unwind). Effects are counted in the fake systems'
+ * ledgers the Python agent defines; this side counts them again from the same file, and checks the
+ * saga log agrees.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
@@ -19,23 +23,47 @@ import { addSupportTools, makeToken, useTestDatabase } from "../api/api-test-kit
 import { startTestServer, type TestServer } from "../support/http-server";
 
 const getPrisma = useTestDatabase("python-client");
-const CLIENT_DIR = path.join(process.cwd(), "clients", "python");
+const PACKAGE_DIR = path.join(process.cwd(), "clients", "python");
+const TRIP_AGENT = path.join(PACKAGE_DIR, "tests", "trip_agent.py");
 const LEDGER = path.join(process.cwd(), "test-results", `python-ledger-${process.pid}-${process.env.SAGABOARD_TEST_PG ? "pg" : "sqlite"}.json`);
+// Outside the checkout: nothing on the path but the venv (and, for pytest, the system's site-packages).
+const OUTSIDE = mkdtempSync(path.join(os.tmpdir(), "sagaboard-python-"));
+const VENV = path.join(OUTSIDE, "venv");
+const VENV_PYTHON = path.join(VENV, "bin", "python");
 let server: TestServer;
+let installed: { code: number | null; out: string };
 
 beforeAll(async () => {
   mkdirSync(path.dirname(LEDGER), { recursive: true }); // a fresh clone has no test-results/ yet
   rmSync(LEDGER, { force: true });
-  server = await startTestServer();
-});
+  [server, installed] = await Promise.all([startTestServer(), installPackage()]);
+}, 60_000);
 afterAll(async () => {
   await server?.close();
   rmSync(LEDGER, { force: true });
+  rmSync(OUTSIDE, { recursive: true, force: true });
 });
 
+/**
+ * A fresh venv with the package installed as a team would: offline, from the package directory.
+ * `--system-site-packages` because pytest is installed system-wide, not in the venv (the venv's own
+ * site-packages still come first, and sagaboard is in no other); `--without-pip` saves ensurepip's
+ * seconds, since the system's pip run by the venv's python installs into the venv. `--no-index`: no
+ * registry is asked; the package's build backend needs nothing but the standard library.
+ */
+async function installPackage(): Promise<{ code: number | null; out: string }> {
+  const venv = await run("python3", ["-m", "venv", "--system-site-packages", "--without-pip", VENV], {});
+  if (venv.code !== 0) return venv;
+  return run(VENV_PYTHON, ["-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-cache-dir", "--quiet", PACKAGE_DIR], {});
+}
+
 function python(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return run(VENV_PYTHON, args, env);
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("python3", args, { cwd: CLIENT_DIR, env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd: OUTSIDE, env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -44,14 +72,25 @@ function python(args: string[], env: Record<string, string>): Promise<{ code: nu
   });
 }
 
-describe("the Python client", () => {
+describe("the Python package", () => {
+  it("installs offline into a fresh venv, and the installed copy is the one imported outside the checkout", async () => {
+    expect(installed.code, installed.out).toBe(0);
+    // Type checkers read the installed copy's hints only when py.typed is installed beside it.
+    const where = await python(["-c", "import os, sagaboard; print(sagaboard.__file__, os.path.isfile(os.path.join(os.path.dirname(sagaboard.__file__), 'py.typed')))"], {});
+    expect(where.code, where.out).toBe(0);
+    const [file, typed] = where.out.trim().split(" ");
+    expect(file!.startsWith(path.join(VENV, "lib"))).toBe(true);
+    expect(typed).toBe("True");
+  });
+
   it("declares its tools, and a trip-booking agent with faults makes each effect once", { timeout: 120_000 }, async () => {
+    expect(installed.code, installed.out).toBe(0);
     const prisma = await getPrisma();
     await addSupportTools(); // a token names at least one tool; its declaration adds the team's own
     const token = await makeToken(["search_orders"], "trip");
     const env = { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret, SAGABOARD_LEDGER: LEDGER, SAGABOARD_RECHECK: "0.2", SAGABOARD_NAMESPACE: "trip" };
 
-    const declared = await python(["test_trip.py", "declare"], env);
+    const declared = await python([TRIP_AGENT, "declare"], env);
     expect(declared.code, declared.out).toBe(0);
     const result = JSON.parse(declared.out) as { namespace: string; tools: { name: string; status: string }[] };
     expect(result.namespace).toBe("trip");
@@ -88,11 +127,18 @@ describe("the Python client", () => {
         await new Promise((r) => setTimeout(r, 500));
       }
     })();
-    const suite = await python(["-m", "unittest", "-v", "test_trip"], env);
+    // No cache directory in the checkout; -rs says why anything was skipped (nothing should be); the
+    // system's other pytest plugins are not the package's and cost a second to load.
+    const suite = await python(["-m", "pytest", "-p", "no:cacheprovider", "-rs", path.join(PACKAGE_DIR, "tests")], { ...env, PYTEST_DISABLE_PLUGIN_AUTOLOAD: "1" });
     stop = true;
     await reviewer;
-    expect(suite.code, suite.out).toBe(0);
-    expect(suite.out).toMatch(/Ran 6 tests/);
+    expect(suite.code, suite.code === 5 ? `pytest collected no tests:\n${suite.out}` : suite.out).toBe(0);
+    expect(suite.out).toContain(`sagaboard client: ${VENV}`); // the installed copy, not the checkout's src/
+    expect(suite.out).toMatch(/ 11 passed in /); // 6 trip scenarios against the server, 5 without it; none skipped
+    const glue = /sagaboard glue: (\d+) lines for four tools \((\d+) with blank lines\)/.exec(suite.out);
+    expect(glue, suite.out).not.toBeNull();
+    console.log(`Python glue: ${glue![1]} lines for four tools (${glue![2]} with blank lines)`);
+    expect(Number(glue![2])).toBeLessThanOrEqual(40);
     expect(approved).toHaveLength(2); // the Faro email, and the Braga plan a fresh process committed
 
     // The same ledger, counted here: one booking, one seat, one car per trip, one email.
@@ -119,7 +165,7 @@ describe("the Python client", () => {
     const { enqueueTask } = await import("@/lib/worker/enqueue-task");
     const { ZLookupResultSchema } = await import("@/lib/worker/lookup-task");
     const { task } = await enqueueTask(prisma, { kind: "LOOKUP", runId: email!.runId, stepId: email!.id, tools: [email!.tool], payload: { escalationId: "esc_grid", askedBy: "user:rita@example.com" }, dedupeKey: `lookup:${email!.id}:1` });
-    const worked = await python(["test_trip.py", "worker", "python-lookup-worker"], env);
+    const worked = await python([TRIP_AGENT, "worker", "python-lookup-worker"], env);
     expect(worked.code, worked.out).toBe(0);
     const done = await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } });
     expect([done.status, done.claimedBy]).toEqual(["DONE", "python-lookup-worker"]);
@@ -131,7 +177,7 @@ describe("the Python client", () => {
     // Python worker, the only one holding trip.hold_car; the car is released once, under its own key.
     const car = steps.find((s) => s.tool === "trip.hold_car" && (s.args as { city?: string }).city === "Faro")!;
     const pulled = await enqueueTask(prisma, { kind: "COMPENSATE", runId: car.runId, stepId: car.id, tools: [car.tool], payload: { reason: "the customer cancelled the car", draftedBy: "revoke:rvk_test" }, dedupeKey: `compensate:${car.id}` });
-    const revoked = await python(["test_trip.py", "worker", "python-revoke-worker"], env);
+    const revoked = await python([TRIP_AGENT, "worker", "python-revoke-worker"], env);
     expect(revoked.code, revoked.out).toBe(0);
     expect((await prisma.workerTask.findUniqueOrThrow({ where: { id: pulled.task.id } })).status).toBe("DONE");
     expect(await prisma.step.findUniqueOrThrow({ where: { id: car.id } })).toMatchObject({ status: "COMPENSATED", compensationState: "CONFIRMED" });
@@ -153,7 +199,7 @@ describe("the Python client", () => {
     await desk.decidePivot(sendPivot.id, { approve: true, actor: sam, planHash: sendPivot.planHash });
     const sendTask = (payload: { correctionId: string; messages: typeof messages }, dedupeKey: string) => enqueueTask(prisma, { kind: "SEND_CORRECTION", runId: sendRun, tools: ["send_email"], payload, dedupeKey });
     const send = await sendTask({ correctionId: "cor_python", messages }, "send-correction:cor_python");
-    const sentOut = await python(["test_trip.py", "worker", "python-mail-worker"], env);
+    const sentOut = await python([TRIP_AGENT, "worker", "python-mail-worker"], env);
     expect(sentOut.code, sentOut.out).toBe(0);
     expect((await prisma.workerTask.findUniqueOrThrow({ where: { id: send.task.id } })).status).toBe("DONE");
     const mailSteps = await prisma.step.findMany({ where: { runId: sendRun }, orderBy: { stepIdx: "asc" } });
@@ -163,7 +209,7 @@ describe("the Python client", () => {
     expect(Object.values(mail()).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com"]);
     expect((await store.getRun(sendRun))?.status).toBe("COMPLETED");
     await sendTask({ correctionId: "cor_python", messages }, "send-correction:cor_python:again");
-    const repeated = await python(["test_trip.py", "worker", "python-mail-worker-2"], env);
+    const repeated = await python([TRIP_AGENT, "worker", "python-mail-worker-2"], env);
     expect(repeated.code, repeated.out).toBe(0);
     expect(JSON.parse(repeated.out)).toEqual([{ correctionId: "cor_python", alreadySent: true }]);
     expect(Object.keys(mail())).toHaveLength(2);

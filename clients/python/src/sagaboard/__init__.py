@@ -1,6 +1,6 @@
 """Sagaboard for Python agents: every side-effecting tool call goes through the saga log.
 
-Standard library only (copy this one file, or put clients/python on PYTHONPATH). The server owns
+Standard library only: `pip install clients/python` (offline; see its README). The server owns
 every decision: it assigns the step, derives the idempotency key, hashes the arguments, reads the
 tool table and runs the pivot gate. This client keeps one number per run (the cursor), calls the
 tool when the server says "call", looks the key up when it says "reconcile", and returns the recorded
@@ -25,11 +25,25 @@ import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+import typing
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 __all__ = [
-    "Sagaboard", "Run", "Worker", "Call", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
+    "Sagaboard", "Run", "Worker", "Call", "Tool", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
+    "args_schema", "reconcile", "look_up", "CLASSES",
 ]
+
+Json = Dict[str, Any]
+"""A JSON object as the server sends and receives it."""
+Lookup = Callable[[str, Json], Optional[Json]]
+"""lookup(step_key, args): the provider's record made under that idempotency key, or None when there is none."""
+Compensation = Tuple[str, Callable[[Json], Json]]
+"""(compensator name, build_args): how a step is undone, built from the call's arguments."""
+Send = Callable[..., Any]
+"""send(target, key, **args): sends a compensation under its own key; returns the provider's record."""
+Verify = Callable[..., bool]
+"""verify(target, key, **args): reads the real system back; True when the compensation is in effect."""
+F = TypeVar("F", bound=Callable[..., Any])
 
 CLASSES = ("PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE")
 
@@ -37,7 +51,7 @@ CLASSES = ("PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE")
 class SagaboardError(Exception):
     """The server refused a request: `code` is from the API's closed list, `details` name the fields."""
 
-    def __init__(self, status: int, code: str, message: str, details: Optional[list] = None):
+    def __init__(self, status: int, code: str, message: str, details: Optional[List[Json]] = None) -> None:
         super().__init__(f"{code} ({status}): {message}")
         self.status, self.code, self.message, self.details = status, code, message, details or []
 
@@ -45,7 +59,7 @@ class SagaboardError(Exception):
 class Rejected(Exception):
     """Raise from a tool when the provider said no (a 4xx): nothing happened. `retryable` for a 429."""
 
-    def __init__(self, reason: str, message: str = "", retryable: bool = False):
+    def __init__(self, reason: str, message: str = "", retryable: bool = False) -> None:
         super().__init__(message or reason)
         self.reason, self.message, self.retryable = reason, message or reason, retryable
 
@@ -53,7 +67,7 @@ class Rejected(Exception):
 class ToolOutcomeUnknown(Exception):
     """The call may or may not have happened (timeout, reset, 5xx). Call again: it is reconciled first."""
 
-    def __init__(self, tool: str, step_idx: int, step_key: str, cause: Optional[BaseException] = None):
+    def __init__(self, tool: str, step_idx: int, step_key: str, cause: Optional[BaseException] = None) -> None:
         super().__init__(f"{tool} (step {step_idx}): outcome unknown; call it again to reconcile key {step_key}")
         self.tool, self.step_idx, self.step_key, self.cause = tool, step_idx, step_key, cause
 
@@ -61,7 +75,7 @@ class ToolOutcomeUnknown(Exception):
 class ToolCallFailed(Exception):
     """The provider refused the call; the failure is recorded and replayed on resume."""
 
-    def __init__(self, tool: str, step_idx: int, reason: str, message: str):
+    def __init__(self, tool: str, step_idx: int, reason: str, message: str) -> None:
         super().__init__(f"{tool} (step {step_idx}) failed: {reason}: {message}")
         self.tool, self.step_idx, self.reason, self.message = tool, step_idx, reason, message
 
@@ -69,9 +83,9 @@ class ToolCallFailed(Exception):
 class ApprovalRequired(Exception):
     """A person decides first (a pivot waits, or the call is held). Wait, then call again."""
 
-    def __init__(self, tool: str, answer: dict):
+    def __init__(self, tool: str, answer: Json) -> None:
         super().__init__(f"{tool}: {answer.get('message')}")
-        self.tool, self.reason = tool, answer.get("reason")
+        self.tool, self.answer, self.reason = tool, answer, answer.get("reason")
         self.escalation_id, self.pivot_id = answer.get("escalationId"), answer.get("pivotId")
 
 
@@ -80,34 +94,51 @@ class Call:
     """What a tool receives: send `key` as the provider's idempotency key and `metadata` as its labels."""
 
     key: str
-    metadata: dict
+    """The step's idempotency key: send it to the provider (header, label, metadata)."""
+    metadata: Json
+    """Labels for the provider's record (sagaboard_step_key, run id...)."""
     run_id: str
+    """The run this call belongs to."""
 
 
 @dataclass
 class Tool:
+    """A tool this process registered with `Sagaboard.tool`."""
+
     name: str
+    """Its name in this process (the server's is `<namespace>.<name>` once declared)."""
     cls: str
+    """One of CLASSES: PURE, REVERSIBLE, COMPENSATABLE, IRREVERSIBLE."""
     fn: Callable[..., Any]
-    lookup: Optional[Callable[[str, dict], Optional[dict]]] = None
-    compensate: Optional[tuple] = None  # (compensator name, args builder)
-    correction: Optional[dict] = None  # {"subject", "body"} with {{arg}} placeholders (irreversible tools)
-    audience: list = field(default_factory=list)
+    """fn(call, **args): calls the provider with call.key as the idempotency key."""
+    lookup: Optional[Lookup] = None
+    """Finds the provider's record by key (reconcile cannot work without it)."""
+    compensate: Optional[Compensation] = None
+    """(compensator name, build_args), for REVERSIBLE and COMPENSATABLE tools."""
+    correction: Optional[Json] = None
+    """{"subject", "body"} with {{arg}} placeholders, for IRREVERSIBLE tools."""
+    audience: List[str] = field(default_factory=list)
+    """Who sees the effect (e.g. "customer"), as the tool table records it."""
     owner: Optional[str] = None
+    """The team that answers for the tool."""
 
 
-_JSON_TYPES = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"}, dict: {"type": "object"}, list: {"type": "array"}}
+_JSON_TYPES: Dict[Any, Json] = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"}, dict: {"type": "object"}, list: {"type": "array"}}
 
 
-def args_schema(fn: Callable[..., Any]) -> dict:
+def args_schema(fn: Callable[..., Any]) -> Json:
     """The JSON Schema of a tool's arguments, from its signature after `call`: each parameter a
     property (typed when annotated with str, int, float, bool, dict or list), the ones without a
     default required, nothing else accepted unless it takes **kwargs."""
-    params = list(inspect.signature(fn, eval_str=True).parameters.values())[1:]
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    try:  # string annotations (`from __future__ import annotations`) resolved; Python 3.9 has no eval_str
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that does not resolve: that argument is simply untyped
+        hints = {}
     named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     return {
         "type": "object",
-        "properties": {p.name: _JSON_TYPES.get(p.annotation, {}) for p in named},
+        "properties": {p.name: _JSON_TYPES.get(hints.get(p.name), {}) for p in named},
         "required": [p.name for p in named if p.default is p.empty],
         "additionalProperties": any(p.kind == p.VAR_KEYWORD for p in params),
     }
@@ -120,20 +151,21 @@ def _ref(result: Any) -> Optional[str]:
 class Sagaboard:
     """A connection to a Sagaboard server with one agent token, and the tools this process holds."""
 
-    def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0):
+    def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0) -> None:
         self.url, self.token = url.rstrip("/"), token
         self.recheck_after, self.max_attempts, self.backoff, self.timeout = recheck_after, max_attempts, backoff, timeout
-        self.tools: dict[str, Tool] = {}
-        self.compensators: dict[str, tuple] = {}  # name -> (send, verify)
+        self.tools: Dict[str, Tool] = {}
+        self.compensators: Dict[str, Tuple[Send, Verify]] = {}
         self.namespace: Optional[str] = None
 
     # -- registration ---------------------------------------------------------------------------
-    def tool(self, cls: str, *, name: Optional[str] = None, lookup=None, compensate=None, correction=None, audience=None, owner=None):
+    def tool(self, cls: str, *, name: Optional[str] = None, lookup: Optional[Lookup] = None, compensate: Optional[Compensation] = None,
+             correction: Optional[Json] = None, audience: Optional[List[str]] = None, owner: Optional[str] = None) -> Callable[[F], F]:
         """Registers a tool (a decorator). Logged classes need `lookup`; REVERSIBLE/COMPENSATABLE need `compensate`."""
         if cls not in CLASSES:
             raise ValueError(f"class must be one of {', '.join(CLASSES)}, not {cls!r}")
 
-        def register(fn):
+        def register(fn: F) -> F:
             tool_name = name or fn.__name__
             if cls != "PURE" and lookup is None:
                 raise ValueError(f"{tool_name}: a {cls} tool needs a lookup by key (reconcile cannot work without it)")
@@ -146,7 +178,7 @@ class Sagaboard:
 
         return register
 
-    def compensator(self, name: str, *, verify: Callable[..., bool]):
+    def compensator(self, name: str, *, verify: Verify) -> Callable[[F], F]:
         """Registers a compensator a worker runs (a decorator on its send function).
 
         send(target, key, **args) sends it under `key` (the compensation's own idempotency key) and
@@ -154,17 +186,17 @@ class Sagaboard:
         is the step being undone: its stepKey, externalRef, tool and args.
         """
 
-        def register(fn):
+        def register(fn: F) -> F:
             self.compensators[name] = (fn, verify)
             return fn
 
         return register
 
-    def declare(self) -> dict:
+    def declare(self) -> Json:
         """Declares the registered tools into the token's namespace; they are held until an admin accepts them."""
         tools = []
         for t in self.tools.values():
-            entry: dict = {"name": t.name, "class": t.cls, "lookup": t.lookup is not None, "argsSchema": args_schema(t.fn)}
+            entry: Json = {"name": t.name, "class": t.cls, "lookup": t.lookup is not None, "argsSchema": args_schema(t.fn)}
             if t.compensate:
                 entry["compensation"] = {"tool": t.compensate[0]}
             if t.correction:
@@ -176,7 +208,7 @@ class Sagaboard:
             tools.append(entry)
         compensators = sorted({t.compensate[0] for t in self.tools.values() if t.compensate})
         manifest = {"tools": tools, "compensators": [{"name": c} for c in compensators]}
-        result = self.request("POST", "/api/v1/tools/declarations", manifest)
+        result: Json = self.request("POST", "/api/v1/tools/declarations", manifest)
         self.namespace = result["namespace"]
         return result
 
@@ -192,18 +224,20 @@ class Sagaboard:
         return name
 
     # -- runs -----------------------------------------------------------------------------------
-    def start_run(self, title: str, on_behalf_of: Optional[str] = None) -> "Run":
+    def start_run(self, title: str, on_behalf_of: Optional[str] = None) -> Run:
+        """Starts a run (retried safely: one run however often the request is sent)."""
         body = {"title": title, **({"onBehalfOf": on_behalf_of} if on_behalf_of else {})}
         return Run(self, self.request("POST", "/api/v1/runs", body, idempotent=True)["run"]["id"])
 
-    def resume(self, run_id: str) -> "Run":
+    def resume(self, run_id: str) -> Run:
         """Continues a run from its log alone: recorded steps return their recorded results."""
         self.request("GET", f"/api/v1/runs/{run_id}")
         return Run(self, run_id)
 
     # -- HTTP -----------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, *, idempotent: bool = False, timeout: Optional[float] = None) -> Any:
-        headers = {"authorization": f"Bearer {self.token}", "accept": "application/json"}
+        """One API request; raises SagaboardError with the server's code. `idempotent` retries under one Idempotency-Key."""
+        headers: Dict[str, str] = {"authorization": f"Bearer {self.token}", "accept": "application/json"}
         data = None
         if body is not None:
             data, headers["content-type"] = json.dumps(body).encode(), "application/json"
@@ -230,10 +264,10 @@ class Sagaboard:
 class Run:
     """One run as this process drives it: call tools, ask for the pivot, finish."""
 
-    def __init__(self, sb: Sagaboard, run_id: str):
+    def __init__(self, sb: Sagaboard, run_id: str) -> None:
         self.sb, self.id, self.cursor = sb, run_id, 0
 
-    def call(self, tool: str, **args) -> Any:
+    def call(self, tool: str, **args: Any) -> Any:
         """Calls a tool through the saga log and returns its result (recorded or new)."""
         t = self.sb.tools.get(tool)
         if t is None:
@@ -242,11 +276,11 @@ class Run:
             return t.fn(Call("", {}, self.id), **args)
         return self._call(self.sb.qualified(tool), t, args)
 
-    def _call(self, server_name: str, t: Tool, args: dict, plan_item: Optional[dict] = None) -> Any:
+    def _call(self, server_name: str, t: Tool, args: Json, plan_item: Optional[Json] = None) -> Any:
         """The logged call of `t` under the name the server knows it by (or of an approved plan's item)."""
         tool = t.name
         address = {"planItem": plan_item} if plan_item else {"cursor": self.cursor}
-        body: dict = {"tool": server_name, "args": args, **address}
+        body: Json = {"tool": server_name, "args": args, **address}
         if t.compensate:
             try:
                 body["compensation"] = {"tool": self.sb.qualified(t.compensate[0]), "args": t.compensate[1](args)}
@@ -278,7 +312,7 @@ class Run:
                 return result
         raise SagaboardError(409, "CONFLICT", f"step {self.cursor} kept changing while {tool} was called; call it again")
 
-    def _execute(self, t: Tool, args: dict, step: dict, send: dict) -> Any:
+    def _execute(self, t: Tool, args: Json, step: Json, send: Json) -> Any:
         call = Call(send["idempotencyKey"], send["metadata"], self.id)
         for attempt in range(1, self.sb.max_attempts + 1):
             try:
@@ -299,7 +333,7 @@ class Run:
             self.cursor = step["stepIdx"] + 1
             return result
 
-    def _report(self, step: dict, body: dict) -> Any:
+    def _report(self, step: Json, body: Json) -> Any:
         try:
             return self.sb.request("POST", f"/api/v1/steps/{step['id']}/outcome", body)["step"]
         except SagaboardError as e:
@@ -307,25 +341,25 @@ class Run:
                 return _MOVED  # someone settled it first: the log wins, begin again
             raise
 
-    def _reconcile(self, t: Tool, step: dict) -> dict:
+    def _reconcile(self, t: Tool, step: Json) -> Json:
         return reconcile(self.sb, t, step)
 
     # -- the pivot ------------------------------------------------------------------------------
-    def request_pivot(self, summary: str, plan: list) -> dict:
+    def request_pivot(self, summary: str, plan: List[Tuple[str, Json]]) -> Json:
         """Asks for the one human approval: everything staged so far plus the commit calls [(tool, args)]."""
         body = {"summary": summary, "plan": [{"tool": self.sb.qualified(tool), "args": args} for tool, args in plan]}
         return self.sb.request("POST", f"/api/v1/runs/{self.id}/pivots", body)["pivot"]
 
-    def wait_pivot(self, pivot_id: str, timeout: float = 300.0) -> dict:
+    def wait_pivot(self, pivot_id: str, timeout: float = 300.0) -> Json:
         """Long-polls until the pivot is decided (or `timeout` seconds pass); returns it either way."""
         deadline = time.monotonic() + timeout
         while True:
             wait_ms = int(max(0, min(25.0, deadline - time.monotonic())) * 1000)
-            pivot = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}?waitMs={wait_ms}", timeout=wait_ms / 1000 + 30)["pivot"]
+            pivot: Json = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}?waitMs={wait_ms}", timeout=wait_ms / 1000 + 30)["pivot"]
             if pivot["status"] != "PENDING" or time.monotonic() >= deadline:
                 return pivot
 
-    def commit_plan(self, pivot_id: str) -> dict:
+    def commit_plan(self, pivot_id: str) -> Json:
         """Commits an approved plan: its items in plan order, each once whoever else tries, then completes the run.
 
         Each item's step is found by the pivot and its place in the plan, not by this process's cursor,
@@ -337,7 +371,7 @@ class Run:
         reconcile), SagaboardError PIVOT_NOT_APPROVED / PLAN_ORDER / RUN_CLOSED.
         """
         pivot = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}")["pivot"]
-        items = []
+        items: List[Json] = []
         try:
             for index, item in enumerate(pivot["plan"]):
                 t = self.sb.tools.get(self.sb.local(item["tool"]))
@@ -354,26 +388,30 @@ class Run:
                 return {"status": "already_committed", "pivotId": pivot_id, "message": e.message}
             raise
 
-    def complete(self) -> dict:
+    def complete(self) -> Json:
         """Finishes the run; refused (STEP_UNRESOLVED) while a step's outcome is unknown."""
-        return self.sb.request("POST", f"/api/v1/runs/{self.id}/complete")["run"]
+        run: Json = self.sb.request("POST", f"/api/v1/runs/{self.id}/complete")["run"]
+        return run
 
-    def unwind(self, reason: str) -> dict:
+    def unwind(self, reason: str) -> Json:
         """Asks a worker to pull the run back in reverse (one task per run)."""
-        return self.sb.request("POST", f"/api/v1/runs/{self.id}/unwind", {"reason": reason})
+        answer: Json = self.sb.request("POST", f"/api/v1/runs/{self.id}/unwind", {"reason": reason})
+        return answer
 
 
-def reconcile(sb: Sagaboard, t: Tool, step: dict) -> dict:
+def reconcile(sb: Sagaboard, t: Tool, step: Json) -> Json:
     """Looks an unsettled step's key up and reports it; absent twice (search indexes lag) means it never happened."""
-    return sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", look_up(sb, t, step))["step"]
+    settled: Json = sb.request("POST", f"/api/v1/steps/{step['id']}/reconcile", look_up(sb, t, step))["step"]
+    return settled
 
 
-def look_up(sb: Sagaboard, t: Tool, step: dict) -> dict:
+def look_up(sb: Sagaboard, t: Tool, step: Json) -> Json:
     """Looks a step's key up (again after the search lag when absent): found, absent, or the lookup failing, as the reconcile body."""
     found, lookups = _lookup(sb, t, step), 1
     if found is None:
         time.sleep(sb.recheck_after)
         found, lookups = _lookup(sb, t, step), 2
+    body: Json
     if isinstance(found, _LookupError):
         body = {"found": None, "message": found.message, "attempts": sb.max_attempts}
     elif found is None:
@@ -383,7 +421,9 @@ def look_up(sb: Sagaboard, t: Tool, step: dict) -> dict:
     return body
 
 
-def _lookup(sb: Sagaboard, t: Tool, step: dict) -> Any:
+def _lookup(sb: Sagaboard, t: Tool, step: Json) -> Any:
+    if t.lookup is None:  # declared without one: the server never asks, but say so rather than crash
+        return _LookupError(f"{t.name} has no lookup, so its key cannot be looked up")
     last = None
     for attempt in range(1, sb.max_attempts + 1):
         try:
@@ -409,13 +449,13 @@ class Worker:
     """
     KINDS = ("UNWIND", "COMPENSATE", "LOOKUP", "SEND_CORRECTION", "COMMIT_PLAN")
 
-    def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000):
+    def __init__(self, sb: Sagaboard, worker_id: str, lease_ms: int = 30_000) -> None:
         self.sb, self.worker_id, self.lease_ms = sb, worker_id, lease_ms
 
-    def run_once(self, max_tasks: int = 4) -> list:
+    def run_once(self, max_tasks: int = 4) -> List[Json]:
         """Claims what is waiting, works it, and returns each task's result."""
         tasks = self.sb.request("POST", "/api/v1/worker/claim", {"workerId": self.worker_id, "max": max_tasks, "leaseMs": self.lease_ms})["tasks"]
-        results = []
+        results: List[Json] = []
         for task in tasks:
             fence = {"attempt": task["attempt"], "workerId": self.worker_id}
             if task["kind"] not in self.KINDS:
@@ -424,6 +464,7 @@ class Worker:
             if task["kind"] == "SEND_CORRECTION" and "send_email" not in self.sb.tools:
                 self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": "this worker registers no send_email tool, so it cannot send a correction; another worker may"}, "retry": True})
                 continue
+            result: Json
             if task["kind"] == "SEND_CORRECTION":
                 result = self.send_correction(task["runId"], task.get("payload") or {})
             elif task["kind"] == "COMMIT_PLAN":
@@ -440,11 +481,11 @@ class Worker:
             results.append(result)
         return results
 
-    def unwind(self, run_id: str, reason: str, skip_step_ids: Optional[list] = None, drafted_by: Optional[str] = None) -> dict:
+    def unwind(self, run_id: str, reason: str, skip_step_ids: Optional[List[str]] = None, drafted_by: Optional[str] = None) -> Json:
         """Unwinds a run as the server says, leaving `skip_step_ids` as they are (a whole-run revoke's steps past their window)."""
         body = {"reason": reason, **({"skipStepIds": skip_step_ids} if skip_step_ids else {}), **({"draftedBy": drafted_by} if drafted_by else {})}
         while True:
-            action = self.sb.request("POST", f"/api/v1/runs/{run_id}/unwind/next", body)
+            action: Json = self.sb.request("POST", f"/api/v1/runs/{run_id}/unwind/next", body)
             if action["action"] == "done":
                 return action
             step = action["step"]
@@ -453,11 +494,11 @@ class Worker:
             else:
                 self._compensate(action)
 
-    def compensate_step(self, step_id: str, drafted_by: Optional[str] = None) -> dict:
+    def compensate_step(self, step_id: str, drafted_by: Optional[str] = None) -> Json:
         """Pulls one step back: reconcile or compensate it as the server says, until it says done."""
         body = {"draftedBy": drafted_by} if drafted_by else {}
         while True:
-            action = self.sb.request("POST", f"/api/v1/steps/{step_id}/compensate/next", body)
+            action: Json = self.sb.request("POST", f"/api/v1/steps/{step_id}/compensate/next", body)
             if action["action"] == "done":
                 step = action["step"]
                 return {"stepId": step["id"], "stepIdx": step["stepIdx"], "tool": step["tool"], "status": step["status"], "compensationState": step["compensationState"], "compensationRef": step.get("compensationRef")}
@@ -466,7 +507,7 @@ class Worker:
             else:
                 self._compensate(action)
 
-    def send_correction(self, run_id: str, payload: dict) -> dict:
+    def send_correction(self, run_id: str, payload: Json) -> Json:
         """Sends a correction a person approved: the `send_email` calls of its run's pivot, exactly as approved, in plan order.
 
         The server lets each approved call through once: one already sent replays from the log, and one
@@ -483,7 +524,7 @@ class Worker:
         run.complete()
         return {"correctionId": payload.get("correctionId"), "sent": sent}
 
-    def commit_plan(self, run_id: str, pivot_id: str) -> dict:
+    def commit_plan(self, run_id: str, pivot_id: str) -> Json:
         """Commits an approved plan whose agent went quiet (a COMMIT_PLAN task): the same commit an agent makes."""
         result = Run(self.sb, run_id).commit_plan(pivot_id)
         if result["status"] == "held":
@@ -495,12 +536,15 @@ class Worker:
     def _tool(self, name: str) -> Tool:
         return self.sb.tools[self.sb.local(name)]
 
-    def _compensate(self, action: dict) -> None:
+    def _compensate(self, action: Json) -> Json:
         name = action["compensation"]["tool"]
-        local = name.split(".", 1)[1] if self.sb.namespace and name.startswith(self.sb.namespace + ".") else name
-        send, verify = self.sb.compensators[local]
+        send, verify = self.sb.compensators[self.sb.local(name)]
         target, key, args = action["target"], action["compensationKey"], action["compensation"]["args"]
-        report = lambda body: self.sb.request("POST", f"/api/v1/steps/{action['step']['id']}/compensation", body)
+
+        def report(body: Json) -> Json:
+            answer: Json = self.sb.request("POST", f"/api/v1/steps/{action['step']['id']}/compensation", body)
+            return answer
+
         if action["verifyFirst"] and verify(target, key, **args):
             return report({"done": True, "compensationRef": None, "how": "verified after resume"})
         last = "compensation not confirmed"
@@ -520,7 +564,7 @@ class Worker:
 
 
 class _LookupError:
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         self.message = message
 
 

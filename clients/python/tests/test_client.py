@@ -1,0 +1,108 @@
+"""The client without a Sagaboard server: argument schemas, registration rules, names, and answers
+from a stand-in HTTP server (the standard library's) for the paths a real server rarely takes."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+
+from sagaboard import ApprovalRequired, Run, Sagaboard, SagaboardError, args_schema
+
+
+def test_args_schema_comes_from_the_signature_after_call():
+    def book(call, city: str, nights: int, note: str = "", *, rooms: int = 1):
+        return None
+
+    assert args_schema(book) == {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}, "note": {"type": "string"}, "rooms": {"type": "integer"}},
+        "required": ["city", "nights"],
+        "additionalProperties": False,
+    }
+    assert args_schema(lambda call, anything, **more: None)["additionalProperties"] is True
+
+
+def test_registration_refuses_a_tool_that_cannot_be_reconciled_or_undone():
+    sb = Sagaboard("http://127.0.0.1:9", "tok")
+    with pytest.raises(ValueError, match="needs a lookup"):
+        sb.tool("COMPENSATABLE", compensate=("undo", lambda a: {}))(lambda call: None)
+    with pytest.raises(ValueError, match="needs compensate"):
+        sb.tool("REVERSIBLE", lookup=lambda key, a: None)(lambda call: None)
+    with pytest.raises(ValueError, match="needs a correction"):
+        sb.tool("IRREVERSIBLE", lookup=lambda key, a: None)(lambda call: None)
+    with pytest.raises(ValueError, match="class must be one of"):
+        sb.tool("SOMETIMES")
+
+
+def test_names_are_qualified_by_the_namespace_only_for_this_process_tools():
+    sb = Sagaboard("http://127.0.0.1:9", "tok")
+
+    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {}))
+    def book_hotel(call, city: str):
+        return None
+
+    sb.namespace = "trip"
+    assert [sb.qualified("book_hotel"), sb.qualified("cancel_hotel"), sb.qualified("send_email")] == ["trip.book_hotel", "trip.cancel_hotel", "send_email"]
+    assert [sb.local("trip.book_hotel"), sb.local("send_email")] == ["book_hotel", "send_email"]
+
+
+Answer = Tuple[int, Dict[str, Any]]
+
+
+@pytest.fixture
+def stand_in() -> Iterator[Tuple[str, Dict[str, Answer], List[Tuple[str, str, Any]]]]:
+    """A server answering each "METHOD path" from a table, recording what it was sent."""
+    answers: Dict[str, Answer] = {}
+    seen: List[Tuple[str, str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            seen.append((self.command, self.path, json.loads(self.rfile.read(length)) if length else None))
+            status, body = answers.get(f"{self.command} {self.path}", (404, {"error": {"code": "NOT_FOUND", "message": self.path}}))
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()  # shutdown waits one poll
+    yield f"http://127.0.0.1:{server.server_port}", answers, seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_refusal_carries_the_code_and_the_fields(stand_in):
+    url, answers, _ = stand_in
+    answers["POST /api/v1/runs"] = (400, {"error": {"code": "VALIDATION_FAILED", "message": "title: required", "details": [{"path": "title", "message": "required"}]}})
+    with pytest.raises(SagaboardError) as refused:
+        Sagaboard(url, "tok").start_run("")
+    assert (refused.value.status, refused.value.code, refused.value.details) == (400, "VALIDATION_FAILED", [{"path": "title", "message": "required"}])
+
+
+def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
+    url, answers, seen = stand_in
+    sb = Sagaboard(url, "tok")
+    sent: List[str] = []
+
+    @sb.tool("IRREVERSIBLE", lookup=lambda key, a: None, correction={"subject": "s", "body": "b"})
+    def send_itinerary(call, to: str):
+        sent.append(to)
+
+    sb.namespace = "trip"
+    answers["GET /api/v1/pivots/piv_1"] = (200, {"pivot": {"id": "piv_1", "status": "APPROVED", "plan": [{"tool": "trip.send_itinerary", "args": {"to": "ada@example.com"}}]}})
+    held = {"answer": "held", "cursor": 3, "reason": "TOOL_UNREVIEWED", "message": "trip.send_itinerary waits for a review", "escalationId": "esc_1"}
+    answers["POST /api/v1/runs/run_1/calls"] = (200, held)
+    result = Run(sb, "run_1").commit_plan("piv_1")
+    assert result == {"status": "held", "pivotId": "piv_1", "index": 0, "answer": held}
+    assert sent == []
+    assert seen[-1][2]["planItem"] == {"pivotId": "piv_1", "index": 0}
+    assert isinstance(ApprovalRequired("trip.send_itinerary", held).answer, dict)
