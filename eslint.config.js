@@ -3,7 +3,7 @@ import { defineConfig, globalIgnores } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  globalIgnores(["node_modules/", ".next/", ".next-*/", "generated/", "data/", "next-env.d.ts"]),
+  globalIgnores(["node_modules/", ".next/", ".next-*/", "generated/", "data/", "next-env.d.ts", "packages/*/dist/"]),
   js.configs.recommended,
   tseslint.configs.recommended,
   {
@@ -33,6 +33,40 @@ export default defineConfig(
             { group: ["next-auth", "next-auth/*"], message: "lib/saga is framework-free: who the actor is arrives as an Actor value, not a session." },
             { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/db/*"], message: "lib/saga is framework-free: persistence goes through the SagaStore port (store.ts); the Prisma store lives in lib/db." },
             { group: ["@/app/*", "@/components/*", "@/lib/*", "!@/lib/saga", "!@/lib/saga/*"], message: "lib/saga imports only itself: move what it needs into lib/saga, or pass it in." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // What @sagaboard/client bundles (packages/client): the agent side has no server in it. A file
+    // here that needs the database or the framework belongs to the server; the package test
+    // (tests/process/packages.test.ts) checks the whole import graph at run time too.
+    files: [
+      "lib/client/**/*.ts",
+      "lib/adapters/**/*.ts",
+      "lib/worker/worker.ts",
+      "lib/worker/task.ts",
+      "lib/worker/vocabulary.ts",
+      "lib/tools/manifest.ts",
+      "lib/tools/tool-status.ts",
+      "lib/api/errors.ts",
+      "lib/api/endpoint.ts",
+      "lib/api/schemas/**/*.ts",
+      "lib/api/contracts/calls.ts",
+      "lib/api/contracts/runs.ts",
+      "lib/api/contracts/worker.ts",
+      "lib/api/contracts/declarations.ts",
+      "packages/*/src/**/*.ts",
+    ],
+    ignores: ["**/*.test.ts", "lib/adapters/testkit.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["next", "next/*", "next-auth", "next-auth/*", "react", "react/*"], message: "The agent-side client has no web framework in it: keep this in the server's files." },
+            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/db/*", "pg", "better-sqlite3"], message: "The agent-side client has no database in it: talk to the server's commands, or move the server part out of this file." },
           ],
         },
       ],

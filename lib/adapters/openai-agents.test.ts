@@ -180,6 +180,35 @@ describe.each(storeFactories)("OpenAI Agents SDK adapter on the $name store", (f
     expect(await first.engine.irreversibleBeforePivot(runId)).toBe(0);
   });
 
+  it("keeps a held call of a namespaced tool (the SDK renames team.send_email): pending() lists it, it is approved in Sagaboard and runs once", async () => {
+    const handle = await factory.make(new ManualClock());
+    cleanup = handle.cleanup;
+    const world = new TripWorld();
+    const email = sagaTool({
+      name: "team.send_email", description: "Email the traveller", parameters: sendEmailArgs, class: ToolClass.IRREVERSIBLE,
+      execute: (a) => world.send(a, currentSagaStep().stepKey),
+      lookup: (key) => world.findEmail(key),
+      correction: (a) => ({ audience: ["customer"], subject: `Correction: ${a.subject}`, body: "Please disregard our last email." }),
+    });
+    const engine = new SagaEngine({ store: handle.store, registry: new ToolRegistry([email.definition]), clock: new ManualClock(), ids: sequentialIds() });
+    const run = await engine.startRun({ title: "Namespaced email", agent: "team" });
+    const saga = new SagaAgentRun({ engine, runId: run.runId, tools: [email] });
+    expect(saga.tools.map((t) => t.name)).toEqual(["team_send_email"]); // what the SDK calls it
+    const model = new ScriptedTripModel([{ name: "team_send_email", args: { to: "ada@example.com", subject: "Your trip" } }]);
+    const agent = new Agent({ name: "trip", instructions: "Tell the traveller.", model, tools: saga.tools });
+    const held = await new Runner({ tracingDisabled: true }).run(agent, "Tell Ada.");
+    expect(held.interruptions).toHaveLength(1);
+    const [pending] = saga.pending(held.state);
+    expect(pending).toMatchObject({ tool: "team.send_email", reason: "IRREVERSIBLE", escalationId: expect.stringMatching(/^esc_/) });
+    expect(world.emails).toHaveLength(0);
+
+    await engine.decideHeldCall(pending!.escalationId!, { approve: true, actor: REVIEWER });
+    expect((await saga.settleApprovals(held.state)).approved).toEqual([pending!.callId]);
+    await new Runner({ tracingDisabled: true }).run(agent, held.state);
+    expect(world.emailsFor(stepKey(run.runId, 0, "team.send_email"))).toBe(1);
+    expect(world.emails).toHaveLength(1);
+  });
+
   it("replays a booking whose effect happened before a crash: the restarted run records it from the world, one effect", async () => {
     const { world, store, processFor, start } = await open();
     const { runId, first } = await start();

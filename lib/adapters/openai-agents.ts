@@ -166,7 +166,12 @@ export class SagaAgentRun {
   /** Give these to the `Agent` (same names and schemas as the wrapped tools). */
   readonly tools: FunctionTool[];
   private readonly run: JournaledRun;
-  private readonly names: Set<string>;
+  /**
+   * The SDK's name of each tool -> Sagaboard's. The SDK renames what is not a letter, digit or `_`
+   * (`team.send_email` becomes `team_send_email`), so an interruption names the SDK's name; the log
+   * and the gate know the tool by the declared, namespaced one.
+   */
+  private readonly sagaNames: Map<string, string>;
 
   constructor(options: {
     /** The engine (in-process store or HTTP) whose registry holds the tools' definitions. */
@@ -178,7 +183,7 @@ export class SagaAgentRun {
   }) {
     this.run = new JournaledRun(options.engine, options.runId);
     this.tools = options.tools.map((t) => t.toolFor(this.run));
-    this.names = new Set(options.tools.map((t) => t.name));
+    this.sagaNames = new Map(options.tools.map((t, i) => [this.tools[i]!.name, t.name]));
   }
 
   /** The saga run. */
@@ -236,14 +241,15 @@ export class SagaAgentRun {
   private interruptions(state: AgentRunState): { item: RunToolApprovalItem; callId: string; name: string; args: unknown }[] {
     return state.getInterruptions().flatMap((item) => {
       const raw = item.rawItem;
-      if (raw.type !== "function_call" || !this.names.has(raw.name)) return [];
+      const name = raw.type === "function_call" ? this.sagaNames.get(raw.name) : undefined;
+      if (raw.type !== "function_call" || name === undefined) return [];
       let args: unknown;
       try {
         args = JSON.parse(raw.arguments);
       } catch {
         throw new SagaError("INVALID_ARGS", `The interrupted call ${raw.callId} (${raw.name}) has arguments that are not JSON; it cannot be asked again.`);
       }
-      return [{ item, callId: raw.callId, name: raw.name, args }];
+      return [{ item, callId: raw.callId, name, args }];
     });
   }
 }

@@ -9,7 +9,7 @@ import { randomIds } from "@/lib/saga/ids";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/tokens/authenticate-agent";
-import { ToolStatus } from "@/lib/tools/tool-policy";
+import { ToolStatus } from "@/lib/tools/tool-status";
 import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
 import { assertArgsMatchDeclared, assertToolEnabled, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
 

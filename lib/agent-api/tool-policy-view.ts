@@ -9,7 +9,8 @@ import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
 import type { CorrectionDraft, Json } from "@/lib/saga/tools";
 import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
 import { declaredArgsSchema } from "@/lib/tools/declared-args-schema";
-import { audiencesOf, fillTemplate, storedStatus, ToolStatus } from "@/lib/tools/tool-policy";
+import { audiencesOf, fillTemplate, storedStatus } from "@/lib/tools/tool-policy";
+import { ToolStatus } from "@/lib/tools/tool-status";
 
 /** A tool-table row as a call is decided with it. */
 export interface ToolPolicyView extends GateTool {

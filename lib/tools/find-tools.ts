@@ -2,7 +2,7 @@ import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/transactions";
-import { ToolStatus } from "./tool-policy";
+import { ToolStatus } from "./tool-status";
 import { toToolRow, type TToolTable } from "./views";
 
 /** Names of every compensator some connector runs (registered or declared): what edits are checked against. */

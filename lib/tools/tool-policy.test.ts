@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkToolPolicy, diffFields, fillTemplate, ToolStatus, type TToolPolicyFields } from "./tool-policy";
+import { checkToolPolicy, diffFields, fillTemplate, type TToolPolicyFields } from "./tool-policy";
+import { ToolStatus } from "./tool-status";
 
 const charge: TToolPolicyFields = {
   toolClass: "COMPENSATABLE",

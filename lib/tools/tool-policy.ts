@@ -11,18 +11,8 @@ import type { ToolPolicy } from "@/generated/prisma";
 import { can, isRole, rolesThatCan, RoleSchema, type Role } from "@/lib/auth/roles";
 import type { FieldIssue } from "@/lib/saga/errors";
 import { ToolClass, TOOL_CLASSES } from "@/lib/saga/vocabulary";
+import { ToolStatus, TOOL_STATUSES } from "./tool-status";
 
-/** Where a tool stands in review. */
-export const ToolStatus = {
-  /** Declared by its team, not yet accepted by an admin: every call is held for a person. */
-  UNREVIEWED: "UNREVIEWED",
-  /** Accepted by an admin (or registered by a connector the server runs): calls follow the row. */
-  REVIEWED: "REVIEWED",
-  /** Turned off by an admin: every new intent is refused, naming who disabled it. */
-  DISABLED: "DISABLED",
-} as const;
-export type ToolStatus = (typeof ToolStatus)[keyof typeof ToolStatus];
-export const TOOL_STATUSES = Object.values(ToolStatus);
 
 /** Who may pull a tool's revoke trigger when its row names nobody: everyone whose role can pull triggers. */
 export const DEFAULT_REVOKE_ROLES: readonly Role[] = rolesThatCan("revoke.pull");

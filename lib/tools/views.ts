@@ -6,7 +6,8 @@ import * as z from "zod";
 import type { ToolPolicy, ToolPolicyVersion } from "@/generated/prisma";
 import { RoleSchema } from "@/lib/auth/roles";
 import { ToolClass } from "@/lib/saga/vocabulary";
-import { checkToolPolicy, fieldsOf, ToolStatus, ZToolPolicyFields, type ConnectorFacts } from "./tool-policy";
+import { checkToolPolicy, fieldsOf, ZToolPolicyFields, type ConnectorFacts } from "./tool-policy";
+import { ToolStatus } from "./tool-status";
 
 const Fields = z.object({
   toolClass: z.enum(ToolClass),

@@ -13,6 +13,7 @@ import * as meta from "./meta";
 import * as notifications from "./notifications";
 import * as revokes from "./revokes";
 import * as runs from "./runs";
+import * as declarations from "./declarations";
 import * as tools from "./tools";
 import * as worker from "./worker";
 
@@ -25,6 +26,7 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(dashboard),
   ...Object.values(adminPeople),
   ...Object.values(tools),
+  ...Object.values(declarations),
   ...Object.values(audit),
   ...Object.values(revokes),
   ...Object.values(corrections),

@@ -1,11 +1,10 @@
 /**
- * The tool table's endpoints: admins read and edit it from the dashboard (session), and a team's
- * agent token declares its own tools (Bearer). Declared tools land unreviewed: every call held.
+ * The tool table's endpoints: admins read and edit it from the dashboard (session). A team's agent
+ * token declares its own tools with declarations.ts.
  */
 import * as z from "zod";
 import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
-import { ZDeclarationResult, ZToolManifest } from "@/lib/tools/declare-tools";
 import { ZToolPolicyFields } from "@/lib/tools/tool-policy";
 import { ZToolDetail, ZToolEditResult, ZToolTable } from "@/lib/tools/views";
 
@@ -52,18 +51,4 @@ export const dashboardUpdateTool = defineEndpoint({
     acceptWithoutArgsSchema: z.boolean().optional(),
   }),
   response: ZToolEditResult,
-});
-
-export const declareTools = defineEndpoint({
-  method: "POST",
-  path: "/api/v1/tools/declarations",
-  operationId: "declareTools",
-  summary: "Declare the calling team's tools (a manifest) into the token's namespace",
-  description:
-    "Names are put in the namespace of the token (`<token name>.<tool>`), and the token's scope gains them. New tools land UNREVIEWED: every call is held for a person until an admin accepts the tool at /admin/tools. A declaration is a suggestion: a tool an admin already reviewed keeps its accepted row.",
-  tags,
-  auth: "agent",
-  body: ZToolManifest,
-  example: { tools: [{ name: "book_room", class: "COMPENSATABLE", lookup: true, compensation: { tool: "cancel_room", args: { room: "{{room}}" } }, owner: "travel-desk" }], compensators: [{ name: "cancel_room" }] },
-  response: ZDeclarationResult,
 });

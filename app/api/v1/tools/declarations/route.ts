@@ -1,4 +1,4 @@
-import * as api from "@/lib/api/contracts/tools";
+import * as api from "@/lib/api/contracts/declarations";
 import { agentRoute } from "@/lib/api/route";
 import { agentActor } from "@/lib/agent-api/agent-access";
 import { declareTools } from "@/lib/tools/declare-tools";

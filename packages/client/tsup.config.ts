@@ -1,0 +1,19 @@
+/**
+ * Builds @sagaboard/client from the same source files the server runs (lib/saga, lib/client,
+ * lib/adapters, lib/worker/worker.ts): one ESM bundle per entry, shared chunks, bundled type
+ * declarations. zod is a dependency; the frameworks are optional peers, never bundled.
+ */
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: { index: "src/index.ts", "openai-agents": "src/openai-agents.ts", langgraph: "src/langgraph.ts" },
+  format: ["esm"],
+  platform: "node",
+  target: "node20",
+  dts: { resolve: [/^@\//] },
+  splitting: true,
+  clean: true,
+  sourcemap: false,
+  tsconfig: "tsconfig.json",
+  external: ["zod", "@openai/agents", /^@langchain\//],
+});
