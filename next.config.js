@@ -33,6 +33,8 @@ const nextConfig = {
   // Where the build goes (default .next): two engineers' browser suites on one machine build apart.
   distDir: process.env.SAGABOARD_NEXT_DIST_DIR || ".next",
   typedRoutes: false,
+  // Pages a role may not open answer a real 403 (requirePageUser calls forbidden(); app/forbidden.tsx).
+  experimental: { authInterrupts: true },
   poweredByHeader: false,
 };
 

@@ -11,12 +11,11 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { getServerSession } from "next-auth/next";
-import { redirect } from "next/navigation";
-import { createElement, type ReactElement } from "react";
-import { Forbidden } from "@/components/auth/forbidden";
+import { forbidden, redirect } from "next/navigation";
 import { ApiError } from "@/lib/api/errors";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { authOptions, SignInError, sessionIdentity, type SessionIdentity } from "./options";
+import { pageAction } from "./page-actions";
 import { signInPath } from "./return-path";
 import { ACTION_PHRASES, isRole, rolesThatCan, can, type Action, type Role } from "./roles";
 
@@ -105,6 +104,14 @@ export function forbiddenMessage(role: string, action: Action): string {
   return `Your role (${role}) cannot ${ACTION_PHRASES[action]}; that needs the ${who.join(" or ")} role. Ask an admin if you should have it.`;
 }
 
+/** Why the signed-in person may not open the page at `pathname` (the 403 page's words). */
+export async function forbiddenPageMessage(pathname: string, deps: AuthDependencies = {}): Promise<string> {
+  const state = await readSessionState(deps);
+  if (state.kind === "unknown-role") return `Your account has the role "${state.role}", which Sagaboard does not know. Ask an admin to set a valid role.`;
+  if (state.kind === "signed-in") return forbiddenMessage(state.user.role, pageAction(pathname));
+  return "Sign in with an account whose role may open this page.";
+}
+
 /**
  * The signed-in user, if they may do `action`. Throws ApiError UNAUTHORIZED when there is no
  * session or the account is disabled, FORBIDDEN when the role lacks the permission.
@@ -127,8 +134,12 @@ export async function requireUser(action: Action, deps: AuthDependencies = {}): 
   }
 }
 
-/** What a page gets from `requirePageUser`: the user, or the 403 content to render instead. */
-export type PageAuth = { user: CurrentUser; denied: null } | { user: null; denied: ReactElement };
+/**
+ * What a page gets from `requirePageUser`: the user. A denial never returns: it throws Next's
+ * `forbidden()` (a real 403, rendered by app/forbidden.tsx with the reason). `denied` is always null,
+ * kept so every page's `if (denied) return denied;` reads the same until they are rewritten.
+ */
+export type PageAuth = { user: CurrentUser; denied: null };
 
 /** Options of `requirePageUser`. */
 export interface PageAuthOptions extends AuthDependencies {
@@ -143,7 +154,8 @@ export interface PageAuthOptions extends AuthDependencies {
  *   if (denied) return denied;
  *
  * Signed out (or disabled): redirects to /signin (which says why, and comes back to `returnTo`).
- * Signed in without the permission: `denied` is a <Forbidden> message to return instead of the page.
+ * Signed in without the permission: answers 403 through Next's `forbidden()`; app/forbidden.tsx
+ * says why (forbiddenPageMessage).
  */
 export async function requirePageUser(action: Action, options: PageAuthOptions = {}): Promise<PageAuth> {
   const state = await readSessionState(options);
@@ -153,15 +165,10 @@ export async function requirePageUser(action: Action, options: PageAuthOptions =
     case "disabled":
       return redirect(signInPath(options.returnTo, SignInError.ACCOUNT_DISABLED));
     case "unknown-role":
-      return {
-        user: null,
-        denied: createElement(Forbidden, {
-          message: `Your account has the role "${state.role}", which Sagaboard does not know. Ask an admin to set a valid role.`,
-        }),
-      };
+      return forbidden();
     case "signed-in":
       if (!can(state.user.role, action)) {
-        return { user: null, denied: createElement(Forbidden, { message: forbiddenMessage(state.user.role, action) }) };
+        return forbidden();
       }
       return { user: state.user, denied: null };
   }

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { pageAction } from "@/lib/auth/page-actions";
 
 /** Pages that need no session. */
 const PUBLIC_PAGES = new Set(["app/signin/page.tsx"]);
@@ -31,5 +32,11 @@ describe("pages", () => {
     const source = readFileSync(page, "utf8");
     expect(source, `${page} must call requirePageUser(...) first`).toMatch(/await requirePageUser\(\s*"[a-z.]+"/);
     expect(source, `${page} must return the 403 content when denied`).toMatch(/if \(denied\) return denied;/);
+  });
+
+  it.each(all.filter((page) => !PUBLIC_PAGES.has(page)))("%s needs what the 403 page says it needs (lib/auth/page-actions.ts)", (page) => {
+    const action = /await requirePageUser\(\s*"([a-z.]+)"/.exec(readFileSync(page, "utf8"))?.[1];
+    const route = page.replace(/^app/, "").replace(/\/\([^)]*\)/g, "").replace(/\/page\.tsx?$/, "") || "/";
+    expect(pageAction(route), route).toBe(action);
   });
 });

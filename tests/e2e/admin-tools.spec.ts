@@ -115,6 +115,34 @@ test("a declared tool is held until the admin accepts it; an edit makes an appro
   expect(await db.step.count({ where: { runId: run.runId } })).toBe(1);
 });
 
+test("a declared tool without an argument schema says so, and the admin accepts it only knowingly", async ({ page, db, world, baseURL, seedUser }) => {
+  const ns = `bare-${uniqueTag()}`;
+  const tool = `${ns}.open_case`;
+  await syncToolPolicies(db, createSupportToolRegistry(world), "system:e2e");
+  const { secret } = await createAgentToken(db, { name: ns, tools: ["search_orders"], createdBy: "system:e2e" });
+  const bare = { ...TEAM_MANIFEST, tools: TEAM_MANIFEST.tools.map(({ argsSchema: _dropped, ...t }) => t) };
+  const declared = await fetch(`${baseURL}/api/v1/tools/declarations`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify(bare) });
+  expect(declared.status).toBe(200);
+
+  const admin = await seedUser("admin");
+  await signIn(page, admin, `/admin/tools/${tool}`);
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await expect(page.getByRole("heading", { name: tool })).toBeVisible();
+  await expect(page.getByRole("note")).toContainText("No argument schema.");
+  await expect(page.locator('section[aria-labelledby="declared"]')).toContainText("It declares no argument schema: calls take any JSON.");
+  const accept = page.getByRole("button", { name: "Accept this tool" });
+  await expect(accept).toBeDisabled();
+  await page.screenshot({ path: screenshotPath("admin-tool-no-schema"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await widerThanViewport(page)).toEqual([]);
+  await page.screenshot({ path: screenshotPath("admin-tool-no-schema-390"), fullPage: true });
+  await page.getByLabel(`I accept ${tool} without an argument schema`).check();
+  await accept.click();
+  await expect(page.getByRole("status").filter({ hasText: "Accepted. Version 2" })).toBeVisible();
+  expect(await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } })).toMatchObject({ status: "REVIEWED", policyVersion: 2 });
+  expect((await db.toolPolicyVersion.findUniqueOrThrow({ where: { toolName_version: { toolName: tool, version: 2 } } })).reason).toContain("accepted without an argument schema");
+});
+
 test("a bad edit in the browser names the field, and the row is unchanged", async ({ page, db, seedUser }) => {
   const admin = await seedUser("admin");
   await syncToolPolicies(db, createSupportToolRegistry(new World()), "system:e2e");

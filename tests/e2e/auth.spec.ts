@@ -102,6 +102,23 @@ test.describe("not allowed", () => {
   });
 });
 
+test.describe("a page the role may not open", () => {
+  test("answers a real 403, with the reason and who could", async ({ page, seedUser }) => {
+    const viewer = await seedUser("viewer");
+    await signIn(page, viewer);
+    for (const path of ["/admin/users", "/admin/tokens", "/admin/webhooks"]) {
+      const response = await page.goto(path);
+      expect(response?.status(), `${path} answers 403`).toBe(403);
+      await expect(page.getByRole("heading", { name: "You cannot open this page" })).toBeVisible();
+      await expect(page.getByText("Your role (viewer) cannot")).toBeVisible();
+    }
+    for (const [width, height, name] of [[1366, 800, "forbidden-403-desktop"], [390, 844, "forbidden-403-phone"]] as const) {
+      await page.setViewportSize({ width, height });
+      await page.screenshot({ path: screenshotPath(name), fullPage: true });
+    }
+  });
+});
+
 test.describe("signed out", () => {
   test("a signed-out visit goes to /signin and, after signing in, back to the page asked for", async ({ page, seedUser }) => {
     await page.goto("/?status=FAILED");

@@ -1,8 +1,9 @@
 /**
  * Sign-in throttling in a real browser, against the production build with the default limits (5 wrong
- * passwords per account per 15 minutes, then a 1 minute block): the form explains the wait, the right
- * password is refused while the block lasts, the HTTP answer is 429 with Retry-After, and the lockout
- * is on the account's audit chain. The test seeds its own account, so no other test is blocked.
+ * passwords per account and client per 15 minutes, then a 1 minute block for that client): the form
+ * explains the wait, the right password is refused from that browser while the block lasts (a made-up
+ * X-Forwarded-For changes nothing), the HTTP answer is 429 with Retry-After, and the lockout is on the
+ * account's audit chain. The test seeds its own account, so no other test is blocked.
  */
 import { expect, screenshotPath, test } from "./fixtures";
 
@@ -28,18 +29,28 @@ test("five wrong passwords pause sign-in for that account; the form says how lon
   await expect(page).toHaveURL((url) => url.pathname === "/signin");
   await page.screenshot({ path: screenshotPath("signin-throttled") });
 
-  // Over HTTP: 429, Retry-After, and our error code beside the url next-auth's client reads.
-  const { csrfToken } = (await (await page.request.get("/api/auth/csrf")).json()) as { csrfToken: string };
-  const response = await page.request.post("/api/auth/callback/credentials", {
-    form: { email: user.email, password: user.password, csrfToken, callbackUrl: "/", json: "true" },
-  });
-  expect(response.status()).toBe(429);
-  const retryAfter = Number(response.headers()["retry-after"]);
+  // Over HTTP, from the same browser (the block is this account from this client): 429, Retry-After,
+  // and our error code beside the url next-auth's client reads, on NEXTAUTH_URL's origin.
+  const answer = await page.evaluate(
+    async ({ email, password }) => {
+      const { csrfToken } = (await (await fetch("/api/auth/csrf")).json()) as { csrfToken: string };
+      const response = await fetch("/api/auth/callback/credentials", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "198.51.100.77", "x-forwarded-proto": "https" },
+        body: new URLSearchParams({ email, password, csrfToken, callbackUrl: "/", json: "true" }).toString(),
+      });
+      return { status: response.status, retryAfter: response.headers.get("retry-after"), body: (await response.json()) as { url: string; error: { code: string } } };
+    },
+    { email: user.email, password: user.password },
+  );
+  // A made-up X-Forwarded-For does not move the browser to another bucket.
+  expect(answer.status).toBe(429);
+  const retryAfter = Number(answer.retryAfter);
   expect(retryAfter).toBeGreaterThan(0);
   expect(retryAfter).toBeLessThanOrEqual(60);
-  const body = (await response.json()) as { url: string; error: { code: string } };
-  expect(body.error.code).toBe("RATE_LIMITED");
-  expect(new URL(body.url).searchParams.get("error")).toMatch(/^RateLimited:\d+$/);
+  expect(answer.body.error.code).toBe("RATE_LIMITED");
+  expect(new URL(answer.body.url).searchParams.get("error")).toMatch(/^RateLimited:\d+$/);
+  expect(new URL(answer.body.url).origin).toBe(new URL(page.url()).origin);
 
   // The lockout is on the account's chain, without the email.
   await expect

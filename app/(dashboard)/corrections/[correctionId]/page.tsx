@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { notFound } from "next/navigation";
 import { CorrectionWorkbench } from "@/components/corrections/correction-workbench";
 import { requirePageUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
@@ -18,11 +19,6 @@ export default async function CorrectionPage({ params }: { params: Promise<{ cor
     return <CorrectionWorkbench initial={{ ...correction, me: user.email, canHandle: can(user.role, "correction.handle") }} />;
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
-    return (
-      <div className="empty">
-        <strong>This correction does not exist.</strong>
-        <a href="/corrections">Back to the corrections queue</a>
-      </div>
-    );
+    notFound();
   }
 }

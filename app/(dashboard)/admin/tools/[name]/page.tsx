@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { notFound } from "next/navigation";
 import { ToolPage } from "@/components/admin/tool-page";
 import { ApiError } from "@/lib/api/errors";
 import { requirePageUser } from "@/lib/auth/current-user";
@@ -19,12 +19,6 @@ export default async function ToolDetailPage({ params }: { params: Promise<{ nam
     return <ToolPage detail={await getTool(name)} />;
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
-    return (
-      <section className="empty">
-        <strong>No tool named “{name}” is in the tool table.</strong>
-        <span>{e.message}</span>
-        <Link href="/admin/tools">← Back to the tool table</Link>
-      </section>
-    );
+    notFound();
   }
 }
