@@ -1,0 +1,302 @@
+/**
+ * @sagaboard/client as an outside team installs it: built (tsup), packed (`npm pack`), installed from
+ * the tarball into an empty directory outside the checkout with `npm install --offline`, and run
+ * against a real server as a four-tool trip agent (the plain client) and through the OpenAI Agents
+ * SDK adapter (a namespaced, held tool). The installed tree holds no @prisma/client, next or server
+ * module, checked from `npm ls` and from every module the agent processes actually loaded. Effects are
+ * counted in the team's own systems (a ledger file per key), and the glue each agent needed is printed.
+ */
+import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaEngine } from "@/lib/saga/engine";
+import { ToolRegistry } from "@/lib/saga/tools";
+import { editTool } from "@/lib/tools/update-tool";
+import { addSupportTools, makeToken, useTestDatabase } from "../api/api-test-kit";
+import { startTestServer, type TestServer } from "../support/http-server";
+
+const exec = promisify(execFile);
+const getPrisma = useTestDatabase("packages");
+const ROOT = process.cwd();
+const PACKAGE_DIR = path.join(ROOT, "packages", "client");
+const OUTSIDE = mkdtempSync(path.join(os.tmpdir(), "sagaboard-team-"));
+const LEDGER = path.join(OUTSIDE, "ledger.json");
+const REVIEWER = { type: "user" as const, id: "rev@example.com" };
+let server: TestServer;
+
+/** The exact versions this checkout installed, so the offline install finds them in npm's cache. */
+function installedVersion(name: string): string {
+  return (JSON.parse(readFileSync(path.join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+}
+
+// The team's own systems (not glue): effects once per idempotency key, in a ledger file the test reads.
+const SYSTEMS = `import { readFileSync, writeFileSync } from "node:fs";
+const file = process.env.LEDGER;
+const read = () => { try { return JSON.parse(readFileSync(file, "utf8")); } catch { return { effects: [], undone: [] }; } };
+const write = (l) => writeFileSync(file, JSON.stringify(l));
+export async function effect(system, key, args) { const l = read(); l.effects.push({ system, key, args }); write(l); return { id: system + "-" + l.effects.length, ...args }; }
+export async function find(system, key) { const e = read().effects.find((x) => x.system === system && x.key === key); return e ? { externalRef: system + "-" + key.slice(0, 6), result: e.args } : null; }
+export async function release(system, ctx) { const l = read(); l.undone.push({ system, key: ctx.compensationKey, target: ctx.target.stepKey }); write(l); return { externalRef: null }; }
+export async function released(ctx) { return { done: read().undone.some((u) => u.target === ctx.target.stepKey) }; }
+`;
+
+// The plain client: four tools declared by the team, a run, the pivot, and the commit of the approved plan.
+const PLAIN = `import { z } from "zod";
+import { defineCompensator, defineTool, declareTools, HttpSagaStore, SagaEngine, ToolRegistry } from "@sagaboard/client";
+import { effect, find, release, released } from "./systems.mjs";
+const { URL: baseUrl, TOKEN: token } = process.env;
+// --- glue ---
+const undo = (name) => defineCompensator({ name: "trip." + name, args: z.object({}), run: (_a, c) => release(name, c), verify: (_a, c) => released(c) });
+const tool = (name, cls, args, comp) => defineTool({ name: "trip." + name, class: cls, args, call: async (a, c) => ({ externalRef: null, result: await effect(name, c.stepKey, a) }),
+  lookup: (key) => find(name, key), ...(comp ? { compensation: { with: "trip." + comp, build: () => ({}) } } : {}),
+  ...(cls === "IRREVERSIBLE" ? { correction: (a) => ({ audience: ["customer"], subject: "About your trip to " + a.city, body: "Please disregard our earlier email." }) } : {}) });
+const registry = new ToolRegistry([
+  tool("book_hotel", "COMPENSATABLE", z.object({ city: z.string(), nights: z.number().int() }), "cancel_hotel"),
+  tool("hold_seat", "COMPENSATABLE", z.object({ flight: z.string() }), "release_seat"),
+  tool("hold_car", "REVERSIBLE", z.object({ city: z.string() }), "release_car"),
+  tool("send_itinerary", "IRREVERSIBLE", z.object({ to: z.string(), city: z.string() })),
+], [undo("cancel_hotel"), undo("release_seat"), undo("release_car")]);
+const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl, token }), registry });
+// --- end glue ---
+if (process.argv[2] === "declare") {
+  const template = { correction: { subject: "About your trip to {{city}}", body: "Please disregard our earlier email." }, audience: ["customer"], owner: "travel-desk" };
+  console.log(JSON.stringify(await declareTools({ baseUrl, token }, registry, { "trip.send_itinerary": template })));
+} else {
+  const run = await engine.startRun({ title: "Trip to Lisbon (installed package)", agent: "trip" });
+  await run.call("trip.hold_car", { city: "Lisbon" });
+  await run.call("trip.hold_seat", { flight: "TP-1350" });
+  await run.call("trip.book_hotel", { city: "Lisbon", nights: 3 });
+  const pivot = await run.requestPivot({ summary: "Car, seat and hotel held; email the itinerary.", plan: [{ tool: "trip.send_itinerary", args: { to: "ada@example.com", city: "Lisbon" } }] });
+  console.log("PIVOT " + pivot.id);
+  await run.awaitPivot(pivot.id, { timeoutMs: 60000 });
+  const committed = await run.commitPlan(pivot.id);
+  console.log("RESULT " + JSON.stringify({ runId: run.runId, status: committed.status }));
+}
+`;
+
+// The OpenAI Agents SDK adapter: a namespaced irreversible tool the SDK renames; held, approved in Sagaboard, sent once.
+const OPENAI = `import { z } from "zod";
+import { Agent, Runner, Usage, setTracingDisabled } from "@openai/agents";
+import { HttpSagaStore, SagaEngine, ToolRegistry } from "@sagaboard/client";
+import { SagaAgentRun, currentSagaStep, sagaTool } from "@sagaboard/client/openai-agents";
+import { effect, find } from "./systems.mjs";
+setTracingDisabled(true);
+const { URL: baseUrl, TOKEN: token } = process.env;
+class ScriptedModel { // a model without a network: asks for the email once, then answers in words
+  async getResponse(req) { const done = (Array.isArray(req.input) ? req.input : []).some((i) => i.type === "function_call_result");
+    return { usage: new Usage(), output: done ? [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Told Ada." }] }]
+      : [{ type: "function_call", name: "trip_send_itinerary", callId: "call_1", status: "completed", arguments: JSON.stringify({ to: "ada@example.com", city: "Porto" }) }] }; }
+  async *getStreamedResponse() { throw new Error("no streaming"); }
+}
+// --- glue ---
+const send = sagaTool({ name: "trip.send_itinerary", description: "Email the itinerary", parameters: z.object({ to: z.string(), city: z.string() }), class: "IRREVERSIBLE",
+  execute: (a) => effect("send_itinerary", currentSagaStep().stepKey, a), lookup: (key) => find("send_itinerary", key),
+  correction: (a) => ({ audience: ["customer"], subject: "About your trip to " + a.city, body: "Please disregard our earlier email." }) });
+const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl, token }), registry: new ToolRegistry([send.definition]) });
+const run = await engine.startRun({ title: "Trip to Porto (installed adapter)", agent: "trip" });
+const saga = new SagaAgentRun({ engine, runId: run.runId, tools: [send] });
+const agent = new Agent({ name: "trip", instructions: "Email the itinerary.", model: new ScriptedModel(), tools: saga.tools });
+// --- end glue ---
+const held = await new Runner({ tracingDisabled: true }).run(agent, "Tell Ada about Porto.");
+const [pending] = saga.pending(held.state);
+console.log("HELD " + JSON.stringify(pending));
+for (let i = 0; i < 300 && (await saga.settleApprovals(held.state)).approved.length === 0; i++) await new Promise((r) => setTimeout(r, 200));
+const done = await new Runner({ tracingDisabled: true }).run(agent, held.state);
+console.log("RESULT " + JSON.stringify({ runId: run.runId, output: done.finalOutput }));
+`;
+
+// Records every module a process loads (file URLs), so the test can say none is a server module.
+const TRACE = `import { register } from "node:module";
+register("./trace-hooks.mjs", import.meta.url);
+`;
+const TRACE_HOOKS = `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) { const r = await next(specifier, context); appendFileSync(process.env.TRACE, r.url + "\\n"); return r; }
+`;
+
+/** A lockfile entry, as package-lock.json v3 writes it. */
+type LockEntry = { version?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; [field: string]: unknown };
+
+/**
+ * The team's lockfile: our tarball, plus every package `roots` need, copied from this checkout's
+ * lockfile (the same versions and integrities, so npm finds each in its cache), resolved the way
+ * Node resolves (the nearest node_modules up the tree).
+ */
+function teamLockfile(tarball: string, dependencies: Record<string, string>): object {
+  const ours = (JSON.parse(readFileSync(path.join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> }).packages;
+  const manifest = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as LockEntry & { license?: string };
+  const packages: Record<string, LockEntry> = {};
+  const queue = Object.keys(dependencies).filter((name) => name !== "@sagaboard/client").map((name) => `node_modules/${name}`);
+  queue.push(...Object.keys(manifest.dependencies ?? {}).map((name) => `node_modules/${name}`));
+  while (queue.length > 0) {
+    const key = queue.shift()!;
+    if (packages[key]) continue;
+    const { dev: _dev, devOptional: _devOptional, peer: _peer, ...entry } = ours[key] ?? {};
+    if (!ours[key]) throw new Error(`${key} is not in the checkout's lockfile`);
+    packages[key] = entry;
+    const required = { ...entry.dependencies, ...entry.optionalDependencies, ...Object.fromEntries(Object.entries(entry.peerDependencies ?? {}).filter(([n]) => !entry.peerDependenciesMeta?.[n]?.optional)) };
+    for (const dep of Object.keys(required)) {
+      let base = key;
+      let found: string | null = null;
+      for (;;) {
+        if (ours[`${base}/node_modules/${dep}`]) {
+          found = `${base}/node_modules/${dep}`;
+          break;
+        }
+        const up = base.lastIndexOf("/node_modules/");
+        if (up < 0) break;
+        base = base.slice(0, up);
+      }
+      found ??= ours[`node_modules/${dep}`] ? `node_modules/${dep}` : null;
+      if (found) queue.push(found); // a missing optional dependency (another platform's binary) is fine
+    }
+  }
+  const integrity = `sha512-${createHash("sha512").update(readFileSync(path.join(OUTSIDE, tarball))).digest("base64")}`;
+  packages["node_modules/@sagaboard/client"] = {
+    version: manifest.version,
+    resolved: `file:${tarball}`,
+    integrity,
+    ...(manifest.license ? { license: manifest.license } : {}),
+    dependencies: manifest.dependencies,
+    peerDependencies: manifest.peerDependencies,
+    peerDependenciesMeta: manifest.peerDependenciesMeta,
+  };
+  return { name: "team-trip", lockfileVersion: 3, requires: true, packages: { "": { name: "team-trip", dependencies }, ...packages } };
+}
+
+/** Runs `script` in the team's directory; lines it prints are handed to `onLine` as they come. */
+function agent(script: string, env: Record<string, string>, onLine: (line: string) => void = () => undefined): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    // A clean environment: nothing of this checkout's (DATABASE_URL, NODE_PATH...) reaches the team's process.
+    const clean: NodeJS.ProcessEnv = { NODE_ENV: "production", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? OUTSIDE, LEDGER, TRACE: path.join(OUTSIDE, `${script}.modules`), ...env };
+    const child = spawn(process.execPath, ["--import", "./trace.mjs", script, ...(env.ARG ? [env.ARG] : [])], { cwd: OUTSIDE, env: clean, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      const text = d.toString();
+      out += text;
+      for (const line of text.split("\n")) if (line.trim()) onLine(line.trim());
+    });
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, out }));
+  });
+}
+
+/** Lines between the glue markers, blank lines and comments left out. */
+function glueLines(source: string): number {
+  const body = source.slice(source.indexOf("// --- glue ---") + 16, source.indexOf("// --- end glue ---"));
+  return body.split("\n").filter((l) => l.trim() && !l.trim().startsWith("//")).length;
+}
+
+function ledger(): { effects: { system: string; key: string }[]; undone: unknown[] } {
+  return JSON.parse(readFileSync(LEDGER, "utf8")) as { effects: { system: string; key: string }[]; undone: unknown[] };
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  await exec("npx", ["tsup"], { cwd: PACKAGE_DIR });
+  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", OUTSIDE], { cwd: PACKAGE_DIR });
+  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  // Offline: npm's cache holds the tarballs this checkout installed, not the registry's package
+  // documents, so the team's lockfile is written here (the packages' entries copied from ours) and
+  // `npm ci --offline` installs from the cache by integrity, asking no registry.
+  const dependencies = { "@sagaboard/client": `file:${filename}`, zod: installedVersion("zod"), "@openai/agents": installedVersion("@openai/agents") };
+  writeFileSync(path.join(OUTSIDE, "package.json"), JSON.stringify({ name: "team-trip", private: true, type: "module", dependencies }));
+  writeFileSync(path.join(OUTSIDE, "package-lock.json"), JSON.stringify(teamLockfile(filename, dependencies)));
+  await exec("npm", ["ci", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: OUTSIDE });
+  writeFileSync(path.join(OUTSIDE, "systems.mjs"), SYSTEMS);
+  writeFileSync(path.join(OUTSIDE, "plain.mjs"), PLAIN);
+  writeFileSync(path.join(OUTSIDE, "openai.mjs"), OPENAI);
+  writeFileSync(path.join(OUTSIDE, "trace.mjs"), TRACE);
+  writeFileSync(path.join(OUTSIDE, "trace-hooks.mjs"), TRACE_HOOKS);
+}, 300_000);
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(OUTSIDE, { recursive: true, force: true });
+});
+
+/** Approves each pivot and held call a line names, as a reviewer in the dashboard would. */
+async function reviewer(line: string): Promise<void> {
+  const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
+  if (line.startsWith("PIVOT ")) {
+    const pivot = (await engine.deps.store.getPivot(line.slice(6)))!;
+    await engine.decidePivot(pivot.id, { approve: true, actor: REVIEWER, planHash: pivot.planHash });
+  }
+  if (line.startsWith("HELD ")) {
+    const held = JSON.parse(line.slice(5)) as { escalationId: string };
+    await engine.decideHeldCall(held.escalationId, { approve: true, actor: REVIEWER });
+  }
+}
+
+describe("@sagaboard/client installed from its tarball outside the checkout", () => {
+  it("has no database, web framework or server module in the installed tree", async () => {
+    const { stdout } = await exec("npm", ["ls", "--all", "--parseable"], { cwd: OUTSIDE }).catch((e: { stdout: string }) => ({ stdout: e.stdout }));
+    const installed = stdout.split("\n").map((p) => path.relative(path.join(OUTSIDE, "node_modules"), p));
+    expect(installed).toContain(path.join("@sagaboard", "client"));
+    expect(installed.filter((p) => /(^|\/)(@prisma|prisma|next|next-auth|better-sqlite3|pg|react)(\/|$)/.test(p))).toEqual([]);
+    const shipped = readdirSync(path.join(OUTSIDE, "node_modules", "@sagaboard", "client", "dist"));
+    expect(shipped).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "openai-agents.js", "openai-agents.d.ts", "langgraph.js", "langgraph.d.ts"]));
+  });
+
+  it("runs a four-tool trip agent with the plain client: declared, approved, committed, one effect per tool", async () => {
+    const prisma = await getPrisma();
+    await addSupportTools(); // a token names at least one tool; the declaration adds the team's own
+    const token = await makeToken(["search_orders"], "trip");
+    const env = { URL: server.url, TOKEN: token.secret };
+    const declared = await agent("plain.mjs", { ...env, ARG: "declare" });
+    expect(declared.code, declared.out).toBe(0);
+    const result = JSON.parse(declared.out) as { namespace: string; tools: { name: string; status: string }[] };
+    expect(result.tools.map((t) => `${t.name}:${t.status}`).sort()).toEqual(["trip.book_hotel:UNREVIEWED", "trip.hold_car:UNREVIEWED", "trip.hold_seat:UNREVIEWED", "trip.send_itinerary:UNREVIEWED"]);
+    for (const { name } of result.tools) {
+      const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name } });
+      await editTool(prisma, { name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED" }, reason: "checked against the team's connector" }, { type: "user", id: "admin@example.com" });
+    }
+
+    const decisions: Promise<void>[] = [];
+    const plain = await agent("plain.mjs", env, (line) => decisions.push(reviewer(line)));
+    await Promise.all(decisions);
+    expect(plain.code, plain.out).toBe(0);
+    const { runId, status } = JSON.parse(plain.out.split("RESULT ")[1]!) as { runId: string; status: string };
+    expect(status).toBe("committed");
+    expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("COMPLETED");
+    const steps = await prisma.step.findMany({ where: { runId }, orderBy: { stepIdx: "asc" } });
+    expect(steps.map((s) => `${s.tool}:${s.status}`)).toEqual(["trip.hold_car:CONFIRMED", "trip.hold_seat:CONFIRMED", "trip.book_hotel:CONFIRMED", "trip.send_itinerary:CONFIRMED"]);
+    for (const step of steps) expect(ledger().effects.filter((e) => e.key === step.stepKey), step.tool).toHaveLength(1);
+    console.log(`packages: TypeScript glue for four tools with the plain client: ${glueLines(PLAIN)} lines`);
+    expect(glueLines(PLAIN)).toBeLessThanOrEqual(20);
+  }, 120_000);
+
+  it("holds a namespaced tool through the OpenAI Agents SDK adapter, and sends it once after the approval", async () => {
+    const token = await makeToken(["trip.send_itinerary"], "trip-openai");
+    await (await getPrisma()).run.count();
+    const decisions: Promise<void>[] = [];
+    const openai = await agent("openai.mjs", { URL: server.url, TOKEN: token.secret }, (line) => decisions.push(reviewer(line)));
+    await Promise.all(decisions);
+    expect(openai.code, openai.out).toBe(0);
+    const held = JSON.parse(openai.out.split("HELD ")[1]!.split("\n")[0]!) as { tool: string; reason: string };
+    expect(held).toMatchObject({ tool: "trip.send_itinerary", reason: "IRREVERSIBLE" });
+    const { runId, output } = JSON.parse(openai.out.split("RESULT ")[1]!) as { runId: string; output: string };
+    expect(output).toBe("Told Ada.");
+    const [email, ...more] = await (await getPrisma()).step.findMany({ where: { runId } });
+    expect(more).toHaveLength(0);
+    expect(email).toMatchObject({ tool: "trip.send_itinerary", status: "CONFIRMED", phase: "APPROVED_HOLD" });
+    expect(ledger().effects.filter((e) => e.key === email!.stepKey)).toHaveLength(1);
+    console.log(`packages: TypeScript glue for one tool with the OpenAI Agents SDK adapter: ${glueLines(OPENAI)} lines`);
+  }, 120_000);
+
+  it("loaded no module from the checkout and no database or framework module at run time", () => {
+    for (const script of ["plain.mjs", "openai.mjs"]) {
+      const loaded = readFileSync(path.join(OUTSIDE, `${script}.modules`), "utf8").split("\n").filter(Boolean);
+      expect(loaded.length, script).toBeGreaterThan(5);
+      const files = loaded.filter((u) => u.startsWith("file:"));
+      expect(files.filter((u) => u.includes(ROOT)), script).toEqual([]);
+      expect(files.filter((u) => /node_modules\/(@prisma|prisma|next|better-sqlite3|pg)\//.test(u)), script).toEqual([]);
+      expect(files.some((u) => u.includes("node_modules/@sagaboard/client/dist/")), script).toBe(true);
+    }
+  });
+});
