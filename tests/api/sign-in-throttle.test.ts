@@ -129,7 +129,7 @@ beforeAll(async () => {
 });
 
 describe("password sign-in throttling", () => {
-  it("after 3 wrong passwords even the right one is 429 with Retry-After; after the block the real user signs in; the lockout is audited", async () => {
+  it("after 3 wrong passwords from one address even the right one from there is 429 with Retry-After, on NEXTAUTH_URL's origin; the owner on another address signs in; the lockout is audited", async () => {
     const user = await person();
     const attacker = newIp();
     let answered = 0;
