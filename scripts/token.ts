@@ -18,6 +18,7 @@ import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:
   npm run token -- create --name NAME --tools tool_a,tool_b [--role agent|worker] [--by you@example.com]
+  npm run token -- create --name TEAM       (a team's token for its namespace TEAM.*, before its tools exist)
   npm run token -- list
   npm run token -- revoke --name NAME [--by you@example.com]`;
 
@@ -35,14 +36,19 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
 
   switch (command) {
     case "create": {
-      const tools = required(values.tools, "tools")
+      // No --tools: a team's token for its namespace (`<name>.`), made before its tools exist; it declares them.
+      const tools = (values.tools ?? "")
         .split(",")
         .map((t) => t.trim())
         .filter(Boolean);
       const role = values.role === "worker" ? "worker" : values.role === undefined || values.role === "agent" ? "agent" : null;
       if (!role) throw new UsageError(`--role must be agent or worker (got "${values.role}").`);
       const { token, secret } = await createAgentToken(prisma, { name: required(values.name, "name"), tools, createdBy: by, role });
-      console.log(`Created ${token.role} token "${token.name}" (${token.id}) for tools: ${token.tools.join(", ")}.`);
+      console.log(
+        token.tools.length > 0
+          ? `Created ${token.role} token "${token.name}" (${token.id}) for tools: ${token.tools.join(", ")}.`
+          : `Created ${token.role} token "${token.name}" (${token.id}) for the team's namespace "${token.name}.": it has no tools yet; it declares them (they are held until an admin accepts them).`,
+      );
       console.log("");
       console.log(`  ${secret}`);
       console.log("");

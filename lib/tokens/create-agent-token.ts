@@ -4,20 +4,25 @@ import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { randomIds } from "@/lib/saga/ids";
 import { appendTokenAudit, databaseNow, hashTokenSecret, toAgentTokenView } from "./agent-token";
-import { AgentTokenNameSchema, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, type AgentTokenView } from "./token-fields";
+import { AgentTokenNameSchema, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS, type AgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 
 /** What an admin supplies to create an agent token. */
-export const CreateAgentTokenInputSchema = z.object({
-  /** The agent's name (unique, kept after revocation so audit entries stay unambiguous). */
-  name: AgentTokenNameSchema,
-  /** Tools the token may record steps for. */
-  tools: ToolScopeSchema,
-  /** agent (default) or worker. */
-  role: TokenRoleSchema.default("agent"),
-  /** Who creates it (an admin's email, or `cli:<user>`). */
-  createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
-});
+export const CreateAgentTokenInputSchema = z
+  .object({
+    /** The agent's name (unique, kept after revocation so audit entries stay unambiguous); also its team's namespace. */
+    name: AgentTokenNameSchema,
+    /**
+     * Tools the token may record steps for. An agent token may start with none: a team's token for
+     * its namespace, made before its tools exist; declaring them (into `<name>.`) adds them to its scope.
+     */
+    tools: ToolScopeSchema,
+    /** agent (default) or worker. */
+    role: TokenRoleSchema.default("agent"),
+    /** Who creates it (an admin's email, or `cli:<user>`). */
+    createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
+  })
+  .refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS });
 /** What an admin supplies to create an agent token. */
 export type CreateAgentTokenInput = z.input<typeof CreateAgentTokenInputSchema>;
 

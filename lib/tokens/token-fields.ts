@@ -27,7 +27,6 @@ export const ToolNameSchema = z
 /** The tools a token may record steps for: at least one, duplicates dropped, sorted. */
 export const ToolScopeSchema = z
   .array(ToolNameSchema)
-  .min(1, "Name at least one tool the token may use.")
   .max(200)
   .transform((tools) => [...new Set(tools)].sort());
 
@@ -64,3 +63,12 @@ export const AgentTokenViewSchema = z.object({
 });
 /** The public view of a token row. */
 export type AgentTokenView = z.infer<typeof AgentTokenViewSchema>;
+
+/** Why a worker token needs tools, shared by every place a token is created. */
+export const WORKER_NEEDS_TOOLS =
+  "A worker token needs the tools whose connectors it holds (workers cannot declare tools, so a worker token with none could never work).";
+
+/** A new token's scope is empty only for an agent token: a team's token for its namespace, which declares its tools. */
+export function scopeFitsRole(token: { role: string; tools: readonly string[] }): boolean {
+  return token.role === "agent" || token.tools.length > 0;
+}

@@ -277,7 +277,7 @@ describe("bad input", () => {
     ["an unknown role change", roleRoute.POST, "users/role", { email: "viewer-4@example.com", role: "superuser" }, "body.role"],
     ["a bad email to disable", disableRoute.POST, "users/disable", { email: "nobody" }, "body.email"],
     ["a bad token name", tokensRoute.POST, "tokens", { name: "Bad Name", tools: ["charge_card"] }, "body.name"],
-    ["no tools", tokensRoute.POST, "tokens", { name: "empty-agent", tools: [] }, "body.tools"],
+    ["a worker token with no tools", tokensRoute.POST, "tokens", { name: "empty-worker", role: "worker", tools: [] }, "body.tools"],
     ["an unknown token role", tokensRoute.POST, "tokens", { name: "odd-agent", role: "root", tools: ["charge_card"] }, "body.role"],
   ] as const)("%s is answered 400 naming the field, and nothing changes", async (_what, handler, path, body, field) => {
     const before = await snapshot();

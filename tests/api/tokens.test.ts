@@ -109,7 +109,7 @@ describe("createAgentToken", () => {
   it.each([
     [{ name: "Bad Name", tools: ["charge_card"], createdBy: "a" }, "name"],
     [{ name: "", tools: ["charge_card"], createdBy: "a" }, "name"],
-    [{ name: "ok-name", tools: [], createdBy: "a" }, "tools"],
+    [{ name: "ok-name", tools: [], role: "worker" as const, createdBy: "a" }, "tools"],
     [{ name: "ok-name", tools: ["Charge Card"], createdBy: "a" }, "tools.0"],
     [{ name: "ok-name", tools: ["charge_card"], createdBy: " " }, "createdBy"],
   ])("validates the input: %j names %s", async (input, path) => {
@@ -232,7 +232,7 @@ describe("npm run token", () => {
       cli("create", "--name", "Bad Name", "--tools", "charge_card"),
       cli("create", "--name", "cli-agent", "--tools", "charge_card"),
       cli("frobnicate"),
-      cli("create", "--name", "x"),
+      cli("create", "--name", "x", "--role", "worker"),
       cli("create", "--name", "typo-cli-agent", "--tools", "charge_card,my_tool"),
     ]);
     expect(unknownTool.code).toBe(1);
@@ -246,6 +246,12 @@ describe("npm run token", () => {
     expect(usage.code).not.toBe(0);
     expect(usage.stderr).toMatch(/Unknown command "frobnicate"/);
     expect(missing.code).not.toBe(0);
-    expect(missing.stderr).toMatch(/Missing --tools/);
+    expect(missing.stderr).toMatch(/A worker token needs the tools/);
+
+    // A team's bootstrap: an agent token for its namespace before its tools exist.
+    const team = await cli("create", "--name", "team-x");
+    expect(team.code, team.stderr).toBe(0);
+    expect(team.stdout).toContain('for the team\'s namespace "team-x."');
+    expect((await (await prisma()).agentToken.findUniqueOrThrow({ where: { name: "team-x" } })).tools).toEqual([]);
   });
 });

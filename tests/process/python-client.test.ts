@@ -19,7 +19,7 @@ import { ToolRegistry } from "@/lib/saga/tools";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { World } from "@/lib/sim";
 import { editTool } from "@/lib/tools/update-tool";
-import { addSupportTools, makeToken, useTestDatabase } from "../api/api-test-kit";
+import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 
 const getPrisma = useTestDatabase("python-client");
@@ -86,8 +86,8 @@ describe("the Python package", () => {
   it("declares its tools, and a trip-booking agent with faults makes each effect once", { timeout: 120_000 }, async () => {
     expect(installed.code, installed.out).toBe(0);
     const prisma = await getPrisma();
-    await addSupportTools(); // a token names at least one tool; its declaration adds the team's own
-    const token = await makeToken(["search_orders"], "trip");
+    // The team's bootstrap: a token for its namespace before its tools exist; declaring adds them.
+    const token = await makeToken([], "trip");
     const env = { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret, SAGABOARD_LEDGER: LEDGER, SAGABOARD_RECHECK: "0.2", SAGABOARD_NAMESPACE: "trip" };
 
     const declared = await python([TRIP_AGENT, "declare"], env);

@@ -9,7 +9,7 @@ import * as z from "zod";
 import { DashboardPath } from "../dashboard-paths";
 import { defineEndpoint } from "../endpoint";
 import { RoleSchema } from "@/lib/auth/roles";
-import { AgentTokenNameSchema, ToolScopeSchema, TokenRoleSchema } from "@/lib/tokens/token-fields";
+import { AgentTokenNameSchema, scopeFitsRole, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS } from "@/lib/tokens/token-fields";
 import { ZAdminTokenPage, ZCreatedAdminToken, ZRevokedAdminToken } from "@/lib/tokens/admin-views";
 import { ZAdminUserPage, ZChangedAdminUser, ZCreatedAdminUser } from "@/lib/users/admin-views";
 import { UserEmailSchema, UserNameSchema } from "@/lib/users/user";
@@ -96,10 +96,11 @@ export const adminCreateToken = defineEndpoint({
   path: DashboardPath.createToken,
   operationId: "adminCreateToken",
   summary: "Create an agent token scoped to tools of the tool table; its secret is returned this once",
-  description: "A tool the tool table does not have is answered 400 VALIDATION_FAILED naming `tools` and each unknown name.",
+  description:
+    "A tool the tool table does not have is answered 400 VALIDATION_FAILED naming `tools` and each unknown name. An agent token may have no tools: a team's token for its namespace (`<name>.`), which declares its tools; a worker token needs at least one.",
   tags,
   auth: "user",
-  body: z.object({ name: AgentTokenNameSchema, role: TokenRoleSchema.default("agent"), tools: ToolScopeSchema }),
+  body: z.object({ name: AgentTokenNameSchema, role: TokenRoleSchema.default("agent"), tools: ToolScopeSchema }).refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS }),
   response: ZCreatedAdminToken,
   successStatus: 201,
 });
