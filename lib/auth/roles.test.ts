@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTION_PHRASES, ACTIONS, Action, can, isRole, Role, ROLES, RoleSchema, rolesThatCan } from "./roles";
 
-/** The permission table as DESIGN.md ("People and what they do") describes it, written out by hand. */
+/** The permission table of ARCHITECTURE.md ("People and what they do"), written out by hand. */
 const EXPECTED: Record<Role, readonly Action[]> = {
   admin: ACTIONS,
   reviewer: ["pivot.decide", "escalation.claim", "escalation.resolve", "revoke.pull", "read"],

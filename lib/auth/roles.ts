@@ -1,5 +1,5 @@
 /**
- * Who may do what in the dashboard: the four roles of DESIGN.md ("People and what they do") and one
+ * Who may do what in the dashboard: the four roles (lib/saga/ARCHITECTURE.md, "People and what they do") and one
  * permission map. Every route handler, server action, page and lib function asks `can` (through
  * `requireUser` / `requirePageUser`), never a role name, so the map is the one place to change.
  * Agents are not users: they hold API tokens (lib/tokens) and can never approve anything.

@@ -46,7 +46,7 @@ function statusWhere(filter: z.infer<typeof ZCorrectionFilter>): Prisma.Correcti
 
 /**
  * The correction queue, ranked by blast radius (internal 0 first, partner 1, customer 2 last, as
- * DESIGN.md orders an unwind's answers), oldest first within a rank, with age, SLA badge, holder and
+ * the saga orders an unwind's answers), oldest first within a rank, with age, SLA badge, holder and
  * where a send stands. Sends whose log is settled are marked SENT first, so the queue never shows a
  * sent message as still sending.
  */

@@ -123,7 +123,7 @@ export const REJECTION_NEXT_STEP = {
   OTHER: "read_reason",
 } as const satisfies Record<PivotRejectionCode, "revise" | "wait" | "unwind" | "read_reason">;
 
-/** The kinds of item a person must handle (DESIGN.md, escalation queue). */
+/** The kinds of item a person must handle (the escalation queue). */
 export const EscalationKind = {
   /** An irreversible (or uncompensatable) call outside an approved pivot, held for approval. */
   APPROVAL_REQUIRED: "APPROVAL_REQUIRED",
