@@ -10,6 +10,7 @@ import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/tokens/authenticate-agent";
 import { ToolStatus } from "@/lib/tools/tool-status";
+import { audienceFromRule } from "@/lib/tools/audience";
 import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
 import { assertArgsMatchDeclared, assertToolEnabled, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
 
@@ -32,7 +33,7 @@ export interface BeginCallRequest {
 }
 
 function callInput(principal: AgentPrincipal, runId: string, policy: ToolPolicyView, request: BeginCallRequest): BeginCallInput {
-  const audience = request.audience && request.audience.length > 0 ? request.audience : policy.audiences;
+  const audience = request.audience && request.audience.length > 0 ? request.audience : audienceFromRule(policy.audienceRule, request.args);
   return {
     runId,
     cursor: request.cursor ?? 0,

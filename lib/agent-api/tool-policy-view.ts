@@ -24,6 +24,8 @@ export interface ToolPolicyView extends GateTool {
   disabledBy: string | null;
   /** The row's audiences, when it names any. */
   audiences: string[];
+  /** The row's audience rule as written (a fixed list, or a recipient rule applied to each call's arguments). */
+  audienceRule: string | null;
   /** The row's correction template, when it has one. */
   correctionTemplate: { subject: string; body: string } | null;
   /** The arguments' schema its team declared (JSON Schema, compiled), or null when none was declared. */
@@ -80,6 +82,7 @@ export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
     status,
     disabledBy: row.disabledBy,
     audiences: audiencesOf(row.audienceRule),
+    audienceRule: row.audienceRule,
     correctionTemplate: row.correctionSubject && row.correctionBody ? { subject: row.correctionSubject, body: row.correctionBody } : null,
     argsSchema: declaredArgsSchema(row.declared),
   };
