@@ -195,10 +195,13 @@ export class SignInThrottle {
     const made: Promise<void>[] = [];
     const limiter = (spec: (typeof specs)[keyof typeof specs]): RateLimiterAbstract => {
       if (!pool) return new RateLimiterMemory(spec);
+      // The limiters share one table: only the first creates it (concurrent CREATE TABLE IF NOT
+      // EXISTS races on PostgreSQL); the others are used only after it is ready (begin awaits it).
+      const tableCreated = made.length > 0;
       let created!: RateLimiterPostgres;
       made.push(
         new Promise<void>((resolve, reject) => {
-          created = new RateLimiterPostgres({ ...spec, storeClient: pool, storeType: "pool", tableName: SIGN_IN_THROTTLE_TABLE }, (err?: Error) => (err ? reject(err) : resolve()));
+          created = new RateLimiterPostgres({ ...spec, storeClient: pool, storeType: "pool", tableName: SIGN_IN_THROTTLE_TABLE, tableCreated }, (err?: Error) => (err ? reject(err) : resolve()));
         }),
       );
       return created;
