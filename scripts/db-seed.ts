@@ -10,7 +10,8 @@ import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
 import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
+import { SUPPORT_TOOL_AUDIENCES, SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
+import { fillAudienceRules } from "@/lib/tools/fill-audience-rules";
 import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
@@ -21,6 +22,7 @@ try {
   const added = await syncToolPolicies(prisma, createSupportToolRegistry(new World()));
   if (added > 0) console.log(`db:seed: added ${added} tools to the tool table.`);
   await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS); // which system each demo tool acts on
+  await fillAudienceRules(prisma, SUPPORT_TOOL_AUDIENCES); // who sees each demo tool's effects
   const existing = await prisma.run.count();
   if (process.env.SAGABOARD_SEED_RUNS === "0") {
     // The caller records runs another way.

@@ -56,7 +56,7 @@ function RowFacts({ tool }: { tool: TToolRow }) {
       <Fact label="Provider key retention">{formatWindow(tool.keyRetentionSec)}</Fact>
       <Fact label="Owner">{tool.owner ?? "unrouted: its escalations reach nobody's queue in particular"}</Fact>
       <Fact label="External system">{tool.system ?? "not stated: the dashboard guesses it from the tool's name"}</Fact>
-      <Fact label="Audience">{tool.audienceRule ?? "not stated (treated as the agent's own claim)"}</Fact>
+      <Fact label="Audience">{tool.audienceWords}</Fact>
       <Fact label="Who may pull it back">{tool.revokeRoles.length > 0 ? tool.revokeRoles.join(", ") : "nobody"}</Fact>
       <Fact label="Always require approval">{tool.alwaysRequireApproval ? "yes: every call is held for a person" : "no"}</Fact>
       <Fact label="Correction template">
@@ -404,7 +404,9 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
           <div className={styles.field}>
             <label htmlFor="f-audienceRule">Audience</label>
             <input id="f-audienceRule" value={draft.audienceRule} onChange={(e) => set("audienceRule", e.target.value)} placeholder="customer, finance" {...aria("audienceRule")} />
-            <small className="muted">Who can see the effect, comma-separated.</small>
+            <small className="muted">
+              Who can see the effect: a list (<code>finance, support_team</code>) or a recipient rule (<code>customer if to is outside the company&apos;s domains, else internal</code>). Now: {detail.tool.audienceWords}. Left empty, every effect counts as customer-facing.
+            </small>
             <FieldError outcome={outcome} field="audienceRule" />
           </div>
         </div>

@@ -1,5 +1,6 @@
 "use client";
 
+import { audienceWords } from "@/components/audience-words";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { formatDuration, formatUtc } from "@/components/saga-display";
@@ -53,7 +54,7 @@ function OriginalPanel({ c }: { c: TCorrectionDetail }) {
         </Fact>
         <Fact label="When">{formatUtc(o.at)}</Fact>
         <Fact label="Went to">{o.recipients.length ? o.recipients.join(", ") : <span className="muted">no address in the call</span>}</Fact>
-        <Fact label="Who could see it">{o.audience.join(", ") || <span className="muted">nobody</span>}</Fact>
+        <Fact label="Who could see it">{audienceWords(o.audience)}</Fact>
         {o.subject && <Fact label="Its subject">{o.subject}</Fact>}
         {o.text && (
           <Fact label="Its text">

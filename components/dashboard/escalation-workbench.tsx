@@ -1,5 +1,6 @@
 "use client";
 
+import { audienceWords } from "@/components/audience-words";
 import Link from "next/link";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
@@ -67,7 +68,7 @@ function Context({ detail }: { detail: Detail }) {
           <Fact label="Arguments">
             <LabelledValues value={step.args} />
           </Fact>
-          <Fact label="Who could see it">{step.audience.length > 0 ? step.audience.join(", ") : <span className="muted">nobody</span>}</Fact>
+          <Fact label="Who could see it">{audienceWords(step.audience)}</Fact>
           {step.error !== null && (
             <Fact label="Error">
               <LabelledValues value={step.error} />

@@ -602,7 +602,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
               {live.byAudience.map((group) => (
                 <span key={group.rank} className="radius-group">
                   <RadiusBadge rank={group.rank} /> {group.stepIds.length} {group.stepIds.length === 1 ? "effect" : "effects"}
-                  <span className="muted small"> ({group.audience.join(", ") || "nobody"})</span>
+                  <span className="muted small"> ({group.audience.map((a) => (a === "unknown" ? "audience unknown, counted as customer-facing" : a)).join(", ")})</span>
                 </span>
               ))}
               <span className="muted small">

@@ -22,3 +22,18 @@ export const SUPPORT_TOOL_SYSTEMS: Readonly<Record<string, string>> = {
   update_crm_record: "crm",
   restore_crm_snapshot: "crm",
 };
+
+/**
+ * Who sees the effects of the support agent's tools, as the tool table states it (the rule grammar
+ * is lib/tools/audience.ts). Tools whose audience depends on an argument no rule can read (a receipt
+ * flag) are left unstated, so an agent that does not say counts as customer-facing.
+ */
+export const SUPPORT_TOOL_AUDIENCES: Readonly<Record<string, string>> = {
+  create_email_draft: "agent",
+  create_ticket_draft: "agent",
+  create_ticket: "support_team",
+  authorize_payment: "finance",
+  reship_order: "warehouse",
+  update_crm_record: "sales",
+  send_email: "customer if to is outside the company's domains, else internal",
+};

@@ -1,5 +1,6 @@
 /** Shared by the correction use cases: a correction row as the queue and its page show it. */
 import type { Prisma } from "@/generated/prisma";
+import { UNKNOWN_AUDIENCE } from "@/lib/tools/audience";
 import { CorrectionStatus, StepStatus, UNSETTLED_STATUSES, type StepStatus as TStepStatus } from "@/lib/saga/vocabulary";
 import { SendState, type CorrectionState, type TCorrectionQueueItem } from "./views";
 
@@ -95,8 +96,9 @@ export function queueItem(
   return {
     id: row.id,
     state,
-    audience: stringList(row.audience),
-    rank: Math.min(2, Math.max(0, row.rank)),
+    // A correction whose audience nothing states counts as customer-facing, never as internal.
+    audience: stringList(row.audience).length > 0 ? stringList(row.audience) : [UNKNOWN_AUDIENCE],
+    rank: stringList(row.audience).length > 0 ? Math.min(2, Math.max(0, row.rank)) : 2,
     subject: row.subject,
     recipients: recipientsOf(row),
     run: row.run,

@@ -3,7 +3,7 @@ import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
 import { withDb } from "@/lib/dashboard/context";
 import { runScope } from "@/lib/saga/store";
-import { isExternalAudience } from "@/lib/saga/vocabulary";
+import { AudienceSource, resolveAudience } from "@/lib/tools/audience";
 import type { Json } from "@/lib/saga/tools";
 import { RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/api/schemas/saga";
 import { CORRECTION_INCLUDE, namesByEmail, originalRecipients, queueItem, recipientsOf, sendRunId, sendStateOf } from "./correction-view";
@@ -106,14 +106,15 @@ export async function getCorrection(correctionId: string): Promise<TCorrectionDe
   if (!first) throw correctionNotFound(id);
   if (first.status === "SENDING") await settleCorrectionSends([{ id, expected: recipientsOf(first).length }]);
 
-  const { row, run, original, steps, events, names, now } = await withDb(async (prisma) => {
+  const { row, run, original, steps, events, names, rule, now } = await withDb(async (prisma) => {
     const row = await prisma.correction.findUniqueOrThrow({ where: { id }, include: CORRECTION_INCLUDE });
     const run = await prisma.run.findUniqueOrThrow({ where: { id: row.runId }, select: { id: true, title: true, status: true, agent: true, onBehalfOf: true } });
     const original = await prisma.step.findUniqueOrThrow({ where: { id: row.stepId } });
     const steps = await prisma.step.findMany({ where: { runId: row.runId }, orderBy: { stepIdx: "asc" } });
     const events = await prisma.auditEvent.findMany({ where: { scope: { in: [runScope(row.runId), runScope(sendRunId(id))] } }, orderBy: [{ at: "asc" }, { seq: "asc" }] });
     const names = await namesByEmail(prisma, [row.claimedBy]);
-    return { row, run, original, steps, events, names, now: new Date() };
+    const policy = await prisma.toolPolicy.findUnique({ where: { name: original.tool }, select: { audienceRule: true } });
+    return { row, run, original, steps, events, names, rule: policy?.audienceRule ?? null, now: new Date() };
   });
   const sendSteps = (await sendStepsOf(row.status === "SENDING" ? [id] : [])).get(id);
   const recipients = recipientsOf(row);
@@ -129,8 +130,10 @@ export async function getCorrection(correctionId: string): Promise<TCorrectionDe
     )
     .map((e) => ({ type: e.type, actor: e.actor, at: e.at.toISOString(), text: sentence(e.type, e.actor, e.data, row.draftedBy), data: e.data as Json }));
 
-  const audience = Array.isArray(original.audience) ? original.audience.filter((a): a is string => typeof a === "string") : [];
-  const seen = isExternalAudience(audience);
+  const recorded = Array.isArray(original.audience) ? original.audience.filter((a): a is string => typeof a === "string") : [];
+  const seenBy = resolveAudience(recorded, rule, original.args);
+  const audience = seenBy.audience;
+  const seen = seenBy.rank > 0;
   const args = original.args as Json;
   const subject = field(args, "subject");
   const text = field(args, "body");
@@ -163,7 +166,9 @@ export async function getCorrection(correctionId: string): Promise<TCorrectionDe
       externalRef: original.externalRef,
       seen,
       seenText: seen
-        ? `Its audience (${audience.join(", ")}) saw it: ${original.tool} reached people outside the company.`
+        ? seenBy.source === AudienceSource.unknown
+          ? `Nothing states who saw it, so it counts as customer-facing: ${original.tool} may have reached people outside the company. Check before dismissing.`
+          : `Its audience (${audience.join(", ")}) saw it: ${original.tool} reached people outside the company.`
         : `Its audience (${audience.join(", ") || "nobody"}) is internal: nobody outside the company saw it, so a letter is usually not needed.`,
       args,
     },

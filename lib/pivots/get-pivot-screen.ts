@@ -4,7 +4,8 @@ import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { StepRecord } from "@/lib/saga/store";
-import { audienceRank, CompensationState, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
+import { CompensationState, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
+import { resolveAudience } from "@/lib/tools/audience";
 import { connectorRegistry, withDb } from "@/lib/dashboard/context";
 import { pivotSummary, planItemViews } from "./pivot-view";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
@@ -25,6 +26,8 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
   const windowSec = policy?.revocationWindowSec ?? null;
   const revocableUntil = windowSec === null ? null : new Date(step.createdAt.getTime() + windowSec * 1000);
   const releasableUntil = earliest([revocableUntil, deadline]);
+  // What was recorded, else the tool table's rule on the arguments, else unknown (customer-facing).
+  const seenBy = resolveAudience(step.audience, policy?.audienceRule, step.args);
   return {
     stepId: step.id,
     stepIdx: step.stepIdx,
@@ -35,8 +38,8 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
     args: step.args,
     stepKey: step.stepKey,
     externalRef: step.externalRef,
-    audience: step.audience,
-    audienceRank: audienceRank(step.audience),
+    audience: seenBy.audience,
+    audienceRank: seenBy.rank,
     release: step.compensation ? { tool: step.compensation.tool, args: step.compensation.args } : null,
     compensationState: step.compensationState,
     stagedAt: step.createdAt.toISOString(),

@@ -8,6 +8,7 @@ import { RoleSchema } from "@/lib/auth/roles";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { checkToolPolicy, fieldsOf, ZToolPolicyFields, type ConnectorFacts } from "./tool-policy";
 import { ToolStatus } from "./tool-status";
+import { describeAudienceRule } from "./audience";
 
 const Fields = z.object({
   toolClass: z.enum(ToolClass),
@@ -46,6 +47,8 @@ export const ZToolRow = Fields.extend({
   updatedBy: z.string().nullable(),
   /** What a person should know about the row as it stands (accepted, but worth a look). */
   warnings: z.array(z.string()),
+  /** The audience rule in words, with the company's domains it compares addresses against. */
+  audienceWords: z.string(),
 });
 /** One row of the tool table. */
 export type TToolRow = z.infer<typeof ZToolRow>;
@@ -118,6 +121,7 @@ export function toToolRow(row: ToolPolicy, connectors: ConnectorFacts): TToolRow
     updatedAt: row.updatedAt.toISOString(),
     updatedBy: row.updatedBy,
     warnings: checkToolPolicy(row.name, fields, fields, connectors).warnings,
+    audienceWords: describeAudienceRule(row.audienceRule),
   };
 }
 

@@ -14,6 +14,8 @@ import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { fillAudienceRules } from "@/lib/tools/fill-audience-rules";
+import { SUPPORT_TOOL_AUDIENCES } from "@/lib/connectors/tool-systems";
 import type { RunContext } from "@/lib/saga/run-context";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { ToolRegistry } from "@/lib/saga/tools";
@@ -58,6 +60,7 @@ const ENGINE_TUNING = { recheckAfterMs: 500, backoffMs: 50, maxAttempts: 3 } as 
 export async function createTestAgent(db: PrismaClient, baseUrl: string, world: WorldLike): Promise<TestAgent> {
   const registry: ToolRegistry = createSupportToolRegistry(world);
   await syncToolPolicies(db, registry, "system:e2e");
+  await fillAudienceRules(db, SUPPORT_TOOL_AUDIENCES);
   const name = `e2e-agent-${uniqueTag()}`;
   const { secret } = await createAgentToken(db, { name, tools: registry.list().map((t) => t.name), createdBy: "system:e2e" });
   const store = new HttpSagaStore({ baseUrl, token: secret });
