@@ -76,7 +76,8 @@ function bulkable(item: TEscalationQueueItem, me: string): boolean {
  * own and the answer says, per item, what happened. Approving asks once more, because each call
  * then changes what someone sees and nothing takes it back.
  */
-function BulkBar({ tool, ids, onDone }: { tool: string; ids: string[]; onDone: (result: TBulkDecisionResult) => void }) {
+function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueueItem[]; onDone: (result: TBulkDecisionResult) => void }) {
+  const ids = items.map((i) => i.id);
   const [note, setNote] = useState("");
   const [code, setCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
   const [confirming, setConfirming] = useState(false);
@@ -120,8 +121,16 @@ function BulkBar({ tool, ids, onDone }: { tool: string; ids: string[]; onDone: (
       {confirming ? (
         <div role="alert" className={`warn-line ${styles.bulkConfirm}`}>
           <span>
-            Approving lets {ids.length} {ids.length === 1 ? "call" : "calls"} of {tool} run once each; nothing takes them back.
+            Approving lets {ids.length} {ids.length === 1 ? "call" : "calls"} of {tool} run once each; nothing takes them back:
           </span>
+          <ul className={styles.bulkList} aria-label="The calls you are approving">
+            {items.map((item) => (
+              <li key={item.id}>
+                <strong>{item.heldCall?.call ?? item.title}</strong>
+                <span className="muted small"> · seen by {item.heldCall?.seenBy ?? "not known: treated as customer-facing"}</span>
+              </li>
+            ))}
+          </ul>
           <button type="button" className="button approve" disabled={busy} onClick={() => void send(true)} autoFocus>
             {busy ? "Approving…" : `Approve ${ids.length}`}
           </button>
@@ -317,7 +326,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
       {canBulk && bulkTool && chosen.length > 0 && (
         <BulkBar
           tool={bulkTool}
-          ids={chosen.map((i) => i.id)}
+          items={chosen}
           onDone={(result) => {
             setBulkResult(result);
             setSelected([]);
@@ -399,6 +408,11 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
                 </td>
                 <td data-label="What">
                   <Link href={`/escalations/${encodeURIComponent(item.id)}`}>{item.title}</Link>
+                  {item.heldCall && (
+                    <div className="small">
+                      {item.heldCall.call} <span className="muted">· seen by {item.heldCall.seenBy}</span>
+                    </div>
+                  )}
                   <div className="muted small">
                     Run <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link>
                     {item.step && ` · step #${item.step.stepIdx}`}

@@ -9,6 +9,7 @@ import { ZClaimResult, ZEscalationDetail, ZRealSystemCheckState, ZResolveResult,
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live";
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
+import { ApprovalConfirmation, type ConfirmItem } from "./pivot-decision";
 import styles from "./reviewer.module.css";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
@@ -243,8 +244,22 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
     body !== null &&
     (kind === "APPROVAL_REQUIRED" ? approve === true || note.trim() !== "" : kind === "OUTCOME_UNKNOWN" ? evidence.trim() !== "" : note.trim() !== "");
 
-  async function submit(event: FormEvent) {
+  // Letting a held call run that nobody can take back asks once more, naming the call and who sees it.
+  const held = detail.heldCall;
+  const confirmItems: ConfirmItem[] =
+    kind === "APPROVAL_REQUIRED" && approve === true && held && held.toolClass !== "REVERSIBLE" && held.toolClass !== "COMPENSATABLE"
+      ? [{ idx: 0, tool: held.tool, args: held.args, audience: held.audience, audienceSource: held.audienceSource }]
+      : [];
+  const [confirming, setConfirming] = useState(false);
+
+  function submit(event: FormEvent) {
     event.preventDefault();
+    if (!body || !ready) return;
+    if (confirmItems.length > 0) setConfirming(true);
+    else void send();
+  }
+
+  async function send() {
     if (!body || !ready) return;
     setBusy(true);
     setFailure(null);
@@ -257,11 +272,13 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
       setFailure(errorMessage(e));
     } finally {
       setBusy(false);
+      setConfirming(false);
     }
   }
 
   return (
-    <form className="resolve-form" onSubmit={(e) => void submit(e)}>
+    <form className="resolve-form" onSubmit={submit}>
+      <ApprovalConfirmation open={confirming} items={confirmItems} busy={busy} onConfirm={() => void send()} onCancel={() => setConfirming(false)} />
       {kind === "APPROVAL_REQUIRED" && (
         <fieldset>
           <legend>Decision</legend>
@@ -359,7 +376,7 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
         </fieldset>
       )}
       <button type="submit" className="button primary" disabled={busy || !ready}>
-        {busy ? "Recording…" : kind === "OUTCOME_UNKNOWN" ? "Record outcome" : kind === "COMPENSATION_FAILED" ? "Record repair" : "Resolve"}
+        {busy ? "Recording…" : kind === "OUTCOME_UNKNOWN" ? "Record outcome" : kind === "COMPENSATION_FAILED" ? "Record repair" : confirmItems.length > 0 ? "Resolve…" : "Resolve"}
       </button>
       <p className="muted small">Recorded in the saga log and the audit log under your name.</p>
       <FormError message={failure} />

@@ -8,6 +8,7 @@ import { LabelledValues, Time } from "@/components/saga-display";
 import { fieldInWords, moneyInWords } from "@/lib/audit/event-words";
 import type { TPivotSummary, TPlanItemView } from "@/lib/dashboard/views";
 import { audienceInWords } from "./labels";
+import { callInWords } from "@/lib/pivots/call-in-words";
 import styles from "./reviewer.module.css";
 import { FormError } from "@/components/section";
 
@@ -16,21 +17,14 @@ export function mustConfirm(plan: readonly TPlanItemView[]): TPlanItemView[] {
   return plan.filter((i) => i.toolClass === "IRREVERSIBLE" || (i.toolClass !== "REVERSIBLE" && i.answeredBy === null));
 }
 
-/** A one-line account of a call: "send_email to bo@example.com: “Your order…”". */
-function callInWords(item: TPlanItemView): string {
-  const args = item.args !== null && typeof item.args === "object" && !Array.isArray(item.args) ? (item.args as Record<string, unknown>) : {};
-  const parts: string[] = [];
-  if (typeof args.to === "string") parts.push(`to ${args.to}`);
-  if (typeof args.subject === "string") parts.push(`“${args.subject}”`);
-  if (typeof args.amount === "number") parts.push(moneyInWords(args.amount, typeof args.currency === "string" ? args.currency : null));
-  return `${item.tool}${parts.length > 0 ? ` ${parts.join(", ")}` : ""}`;
-}
+/** What the confirmation names of a call nobody can take back: the call, and who sees it. */
+export type ConfirmItem = Pick<TPlanItemView, "idx" | "tool" | "args" | "audience" | "audienceSource">;
 
 /**
  * The second step of approving a plan that holds something nobody can take back: a modal dialog
  * naming each such call and who sees it. Enter (the focused Approve button) confirms, Esc cancels.
  */
-export function ApprovalConfirmation({ open, items, busy, onConfirm, onCancel }: { open: boolean; items: TPlanItemView[]; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
+export function ApprovalConfirmation({ open, items, busy, onConfirm, onCancel }: { open: boolean; items: ConfirmItem[]; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
   const confirmRef = useRef<HTMLButtonElement>(null);
   useEffect(() => {

@@ -258,6 +258,8 @@ export const ZEscalationQueueItem = z.object({
   system: ZExternalSystem.nullable(),
   /** Routed to (the tool's owner). */
   owner: z.string().nullable(),
+  /** A held call (APPROVAL_REQUIRED): what it does in words, who would see it, and its class. */
+  heldCall: z.object({ call: z.string(), seenBy: z.string(), toolClass: z.string().nullable() }).nullable(),
   /** Whether the signed-in person may claim and resolve it (set on the queue's and the item's reads). */
   canWork: z.boolean().optional(),
   /** Who holds it. */
@@ -351,7 +353,19 @@ export const ZEscalationDetail = z.object({
   /** The step concerned, if any. */
   step: ZEscalationStep.nullable(),
   /** The held call (APPROVAL_REQUIRED). */
-  heldCall: z.object({ tool: z.string(), toolClass: z.string().nullable(), args: JsonSchema, reason: z.string().nullable(), message: z.string().nullable() }).nullable(),
+  heldCall: z
+    .object({
+      tool: z.string(),
+      toolClass: z.string().nullable(),
+      args: JsonSchema,
+      reason: z.string().nullable(),
+      message: z.string().nullable(),
+      /** Who would see its effect (the tool's rule, else the tool table's), null when neither says: customer-facing. */
+      audience: z.array(z.string()).nullable(),
+      /** Where that audience came from. */
+      audienceSource: z.enum(["tool", "tool_table", "unknown"]),
+    })
+    .nullable(),
   /** The signed-in user's id in `claimedBy`. */
   me: z.string(),
   /** The server's clock. */

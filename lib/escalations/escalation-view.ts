@@ -1,7 +1,12 @@
 /** Shared by the escalation use cases: an escalation row as the queue shows it. */
 import type { Prisma } from "@/generated/prisma";
 import { EscalationKindSchema, EscalationStatusSchema } from "@/lib/api/schemas/saga";
-import { withDb } from "@/lib/dashboard/context";
+import { connectorRegistry, withDb } from "@/lib/dashboard/context";
+import { audienceInWords } from "@/lib/dashboard/audience-words";
+import { planAudience } from "@/lib/pivots/pivot-view";
+import { callInWords } from "@/lib/pivots/call-in-words";
+import type { Json } from "@/lib/saga/tools";
+import { EscalationKind } from "@/lib/saga/vocabulary";
 import { systemOfTool } from "@/lib/tools/tool-systems";
 import type { TEscalationQueueItem } from "@/lib/dashboard/views";
 
@@ -22,16 +27,33 @@ export function escalationTool(row: { step: { tool: string } | null; detail: Pri
   return null;
 }
 
-/** The system the tool table names for each tool of `rows` (a tool whose row names none is left out). */
-export async function toolSystems(rows: readonly { step: { tool: string } | null; detail: Prisma.JsonValue }[]): Promise<ReadonlyMap<string, string>> {
+/** What the tool table says of a tool that a queue row shows: its system and its audience rule. */
+export interface RowToolFacts {
+  /** The external system it acts on; null when the row names none. */
+  system: string | null;
+  /** Who sees its effects (lib/tools/audience.ts); null when the row states none. */
+  audienceRule: string | null;
+}
+
+/** The tool table's facts for each tool of `rows` (a tool with no row is left out). */
+export async function toolSystems(rows: readonly { step: { tool: string } | null; detail: Prisma.JsonValue }[]): Promise<ReadonlyMap<string, RowToolFacts>> {
   const tools = [...new Set(rows.map(escalationTool).filter((t): t is string => t !== null))];
   if (tools.length === 0) return new Map();
-  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true } }));
-  return new Map(found.flatMap((r) => (r.system ? [[r.name, r.system] as const] : [])));
+  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true, audienceRule: true } }));
+  return new Map(found.map((r) => [r.name, { system: r.system, audienceRule: r.audienceRule }] as const));
+}
+
+/** A held call in words, and who would see it (the queue row and the bulk confirmation name both). */
+function heldCallOf(row: EscalationRowWithRefs, facts: RowToolFacts | undefined): TEscalationQueueItem["heldCall"] {
+  const detail = row.detail;
+  if (row.kind !== EscalationKind.APPROVAL_REQUIRED || !detail || typeof detail !== "object" || Array.isArray(detail) || typeof detail.tool !== "string") return null;
+  const args = detail.args ?? null;
+  const { audience, source } = planAudience(connectorRegistry(), { tool: detail.tool, args: args as Json }, facts);
+  return { call: callInWords({ tool: detail.tool, args }), seenBy: audienceInWords(audience, source), toolClass: typeof detail.toolClass === "string" ? detail.toolClass : null };
 }
 
 /** A queue row, with its age measured against `now` and its system as `systems` (from `toolSystems`) names it. */
-export function queueItem(row: EscalationRowWithRefs, now: Date, systems: ReadonlyMap<string, string>): TEscalationQueueItem {
+export function queueItem(row: EscalationRowWithRefs, now: Date, systems: ReadonlyMap<string, RowToolFacts>): TEscalationQueueItem {
   const tool = escalationTool(row);
   const end = row.resolvedAt ?? now;
   return {
@@ -42,7 +64,8 @@ export function queueItem(row: EscalationRowWithRefs, now: Date, systems: Readon
     run: row.run,
     step: row.step,
     tool,
-    system: tool ? systemOfTool(tool, systems.get(tool)) : null,
+    system: tool ? systemOfTool(tool, systems.get(tool)?.system) : null,
+    heldCall: heldCallOf(row, tool ? systems.get(tool) : undefined),
     owner: row.owner,
     claimedBy: row.claimedBy,
     claimedAt: row.claimedAt?.toISOString() ?? null,

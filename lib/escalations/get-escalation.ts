@@ -1,4 +1,5 @@
 import type { Prisma } from "@/generated/prisma";
+import { resolveAudience } from "@/lib/tools/audience";
 import { requireUser } from "@/lib/auth/current-user";
 import { mayWorkEscalation } from "./escalation-access";
 import { databaseNow } from "@/lib/db/dialect";
@@ -6,7 +7,9 @@ import { CompensationStateSchema, ManualRepairWire, RunStatusSchema, StepStatusS
 import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
-import { withDb } from "@/lib/dashboard/context";
+import { connectorRegistry, withDb } from "@/lib/dashboard/context";
+import { planAudience } from "@/lib/pivots/pivot-view";
+import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TEscalationDetail } from "@/lib/dashboard/views";
 
@@ -27,6 +30,11 @@ function compensationOf(value: Prisma.JsonValue): { tool: string; args: Json } |
   return tool ? { tool, args: json(field(value, "args") ?? null) } : null;
 }
 
+function heldAudience(tool: string, args: Json, policy: ToolPolicyFacts | undefined): { audience: string[] | null; audienceSource: "tool" | "tool_table" | "unknown" } {
+  const { audience, source } = planAudience(connectorRegistry(), { tool, args }, policy);
+  return { audience, audienceSource: source };
+}
+
 /**
  * One escalation with what its resolution form needs: the held call, or the step with its external
  * ref and what is still out there; whether the signed-in user holds the claim. Throws
@@ -39,9 +47,12 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
       where: { id: escalationId },
       include: { ...ESCALATION_INCLUDE, run: true, step: true },
     });
-    return { row, now: await databaseNow(prisma) };
+    const tool = row?.step?.tool;
+    const heldTool = row?.kind === EscalationKind.APPROVAL_REQUIRED ? text(field(row.detail, "tool")) : null;
+    const policies = await readToolPolicies(prisma, connectorRegistry(), [tool, heldTool].filter((t): t is string => typeof t === "string"));
+    return { row, audienceRule: (tool && policies.get(tool)?.audienceRule) ?? null, heldPolicy: heldTool ? policies.get(heldTool) : undefined, now: await databaseNow(prisma) };
   });
-  const { row, now } = found;
+  const { row, audienceRule, heldPolicy, now } = found;
   if (!row) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; open the escalation queue to find it.`);
   const { run, step } = row;
   const held =
@@ -52,6 +63,8 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
           args: json(field(row.detail, "args") ?? null),
           reason: text(field(row.detail, "reason")),
           message: text(field(row.detail, "message")),
+          // Who would see it, named in the confirmation before anyone lets it run.
+          ...heldAudience(text(field(row.detail, "tool")) ?? "", json(field(row.detail, "args") ?? null), heldPolicy),
         }
       : null;
   const me = user.email;
@@ -76,7 +89,8 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
           externalRef: step.externalRef,
           result: step.result === null ? null : json(step.result),
           error: step.error === null ? null : json(step.error),
-          audience: Array.isArray(step.audience) ? step.audience.filter((a): a is string => typeof a === "string") : [],
+          // What was recorded, else the tool table's rule on the arguments, else unknown (customer-facing).
+          audience: resolveAudience(Array.isArray(step.audience) ? step.audience.filter((a): a is string => typeof a === "string") : [], audienceRule, step.args).audience,
           compensation: step.compensation === null ? null : compensationOf(step.compensation),
           compensationState: CompensationStateSchema.parse(step.compensationState),
           compensationRef: step.compensationRef,

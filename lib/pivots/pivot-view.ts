@@ -3,6 +3,7 @@ import type { PrismaClient } from "@/lib/db/prisma";
 import type { PivotRecord, PlanItem } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
 import { audienceRank, ToolClass } from "@/lib/saga/vocabulary";
+import { audienceFromRule } from "@/lib/tools/audience";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
 import { systemOfTool } from "@/lib/tools/tool-systems";
 import type { TPivotSummary, TPlanItemView } from "@/lib/dashboard/views";
@@ -30,18 +31,15 @@ export function pivotSummary(pivot: PivotRecord): TPivotSummary {
  * tool table's audience rule (a declared tool the server has no code for), else unknown. Unknown is
  * treated as customer-facing: a reviewer must not read "nobody" into "nobody told us".
  */
-export function planAudience(registry: ToolRegistry, item: PlanItem, policy: ToolPolicyFacts | undefined): { audience: string[] | null; source: "tool" | "tool_table" | "unknown" } {
+export function planAudience(registry: ToolRegistry, item: Pick<PlanItem, "tool" | "args">, policy: Pick<ToolPolicyFacts, "audienceRule"> | undefined): { audience: string[] | null; source: "tool" | "tool_table" | "unknown" } {
   if (registry.has(item.tool)) {
     const def = registry.tool(item.tool);
     const parsed = def.args.safeParse(item.args);
     if (parsed.success && def.audience) return { audience: def.audience(parsed.data), source: "tool" };
     if (parsed.success && def.class === ToolClass.REVERSIBLE) return { audience: ["agent"], source: "tool" };
   }
-  const rule = policy?.audienceRule
-    ?.split(",")
-    .map((a) => a.trim())
-    .filter(Boolean);
-  if (rule && rule.length > 0) return { audience: rule, source: "tool_table" };
+  const rule = audienceFromRule(policy?.audienceRule, item.args);
+  if (rule.length > 0) return { audience: rule, source: "tool_table" };
   return { audience: null, source: "unknown" };
 }
 
