@@ -94,6 +94,9 @@ class SchemaCollector {
           out[key] = rewrite(inner);
         }
       }
+      // The server refuses a key no schema declares (unknown-fields.ts reads an object with no
+      // `additionalProperties` as "its properties only"), so a request says so to generated clients.
+      if (io === "input" && out.type === "object" && out.properties !== undefined && !("additionalProperties" in out)) out.additionalProperties = false;
       return out;
     };
     // A definition seen before (the same id, the same content once its refs are rewritten) is reused;

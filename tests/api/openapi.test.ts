@@ -115,6 +115,19 @@ describe("buildOpenApiDocument", () => {
     expect(op.security).toEqual([{ bearer: [] }]);
   });
 
+  it("says request bodies refuse unknown fields, as the server does (additionalProperties: false on inputs only)", () => {
+    const op = operation(doc, "/api/v1/test/runs/{runId}/steps", "post");
+    const requestSchema = (op.requestBody as { content: Record<string, { schema: JsonObject }> }).content["application/json"]?.schema;
+    expect(requestSchema).toMatchObject({ additionalProperties: false });
+    expect(doc.components.schemas.MoneyInput).toMatchObject({ additionalProperties: false });
+    const full = buildOpenApiDocument(allEndpoints);
+    const begin = full.paths["/api/v1/runs/{runId}/calls"]!.post as { requestBody: { content: Record<string, { schema: JsonObject }> } };
+    const body = begin.requestBody.content["application/json"]!.schema;
+    const beginCall = (body.$ref ? full.components.schemas[String(body.$ref).split("/").pop()!] : body) as JsonObject;
+    expect(beginCall).toMatchObject({ additionalProperties: false });
+    expect(Object.keys(beginCall.properties as JsonObject)).toEqual(expect.arrayContaining(["cursor", "planItem"]));
+  });
+
   it("uses the one error body for 400/401/403/404/409/422", () => {
     for (const status of [400, 401, 403, 404, 409, 422]) {
       const response = doc.components.responses[`Error${status}`] as { content: Record<string, { schema: JsonObject }> };
