@@ -58,6 +58,9 @@ function RowFacts({ tool }: { tool: TToolRow }) {
       <Fact label="External system">{tool.system ?? "not stated: the dashboard guesses it from the tool's name"}</Fact>
       <Fact label="Audience">{tool.audienceWords}</Fact>
       <Fact label="Who may pull it back">{tool.revokeRoles.length > 0 ? tool.revokeRoles.join(", ") : "nobody"}</Fact>
+      <Fact label="A reviewer may change">
+        {tool.reviewerEditableArgs ? (tool.reviewerEditableArgs.length > 0 ? tool.reviewerEditableArgs.join(", ") : "nothing") : "any argument but a recipient or target; an amount only lower"}
+      </Fact>
       <Fact label="Always require approval">{tool.alwaysRequireApproval ? "yes: every call is held for a person" : "no"}</Fact>
       <Fact label="Correction template">
         {tool.correctionSubject ? (
@@ -190,6 +193,7 @@ interface Draft {
   windowHours: string;
   retentionHours: string;
   audienceRule: string;
+  reviewerEditableArgs: string;
   revokeRoles: string[];
   alwaysRequireApproval: boolean;
   correctionSubject: string;
@@ -207,6 +211,7 @@ function draftOf(tool: TToolRow): Draft {
     windowHours: toHours(tool.revocationWindowSec),
     retentionHours: toHours(tool.keyRetentionSec),
     audienceRule: tool.audienceRule ?? "",
+    reviewerEditableArgs: tool.reviewerEditableArgs?.join(", ") ?? "",
     revokeRoles: tool.revokeRoles,
     alwaysRequireApproval: tool.alwaysRequireApproval,
     correctionSubject: tool.correctionSubject ?? "",
@@ -226,6 +231,12 @@ function changesOf(tool: TToolRow, d: Draft): Record<string, unknown> {
     revocationWindowSec: toSeconds(d.windowHours),
     keyRetentionSec: toSeconds(d.retentionHours),
     audienceRule: d.audienceRule.trim() || null,
+    reviewerEditableArgs: d.reviewerEditableArgs.trim()
+      ? d.reviewerEditableArgs
+          .split(",")
+          .map((a) => a.trim())
+          .filter(Boolean)
+      : null,
     revokeRoles: d.revokeRoles,
     alwaysRequireApproval: d.alwaysRequireApproval,
     correctionSubject: d.correctionSubject.trim() || null,
@@ -408,6 +419,12 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
               Who can see the effect: a list (<code>finance, support_team</code>) or a recipient rule (<code>customer if to is outside the company&apos;s domains, else internal</code>). Now: {detail.tool.audienceWords}. Left empty, every effect counts as customer-facing.
             </small>
             <FieldError outcome={outcome} field="audienceRule" />
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="f-reviewerEditableArgs">What a reviewer may change before approving</label>
+            <input id="f-reviewerEditableArgs" value={draft.reviewerEditableArgs} onChange={(e) => set("reviewerEditableArgs", e.target.value)} placeholder="subject, body" {...aria("reviewerEditableArgs")} />
+            <small className="muted">Argument names, comma-separated. Left empty: any argument but a recipient or target (to, cc, an id); an amount only ever lower.</small>
+            <FieldError outcome={outcome} field="reviewerEditableArgs" />
           </div>
         </div>
         <div className={styles.field}>

@@ -136,6 +136,18 @@ export function PlanItemEditor({ item, onCancel, onSave }: { item: TPlanItemView
         const words = fieldInWords(key);
         const name = words.charAt(0).toUpperCase() + words.slice(1);
         const label = f.kind === "money" && typeof currency === "string" ? `${name} (${currency.toUpperCase()})` : name;
+        // Who or what the call acts on is the agent's proposal; a different one is a new call to reject for.
+        if (item.lockedArgs.includes(key)) {
+          return (
+            <div key={key} className={styles.editField}>
+              <label htmlFor={id}>{label}</label>
+              <input id={id} value={f.kind === "bool" ? String(f.value) : f.value} readOnly aria-describedby={`${id}-locked`} />
+              <small id={`${id}-locked`} className="muted">
+                Not yours to change: it says who or what the call acts on. To send it elsewhere, reject and ask the agent to propose again.
+              </small>
+            </div>
+          );
+        }
         return (
           <div key={key} className={styles.editField}>
             {f.kind === "bool" ? (

@@ -313,6 +313,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
     try {
       const outcome = await postParsed(dashboardUrl(DashboardPath.editPlanItem, { pivotId }), ZEditPlanItemResult, { planHash: loaded.pivot.planHash, itemIdx: idx, args, note: note.trim() || null });
       if (!outcome.ok) {
+        if (outcome.reason === "argument_locked") return outcome.message ?? `You may not change ${outcome.arguments.join(", ")}.`;
         return outcome.reason === "unchanged"
           ? "Nothing changed: these are the arguments the plan already has."
           : outcome.reason === "already_decided"

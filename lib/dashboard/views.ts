@@ -114,6 +114,8 @@ export const ZPlanItemView = z.object({
   audienceSource: z.enum(["tool", "tool_table", "unknown"]),
   /** Whether the reviewer may edit this item's arguments here (the tool's schema is known to this server). */
   editable: z.boolean(),
+  /** Arguments a reviewer may not change (who or what it acts on, unless the tool table opens them). */
+  lockedArgs: z.array(z.string()),
   /** What answers the effect if it must be undone: a compensator, or null (irreversible: correction only). */
   answeredBy: z.string().nullable(),
 });
@@ -226,10 +228,17 @@ export const ZEditPlanItemResult = z.union([
   z.object({ ok: z.literal(true), edit: PivotEditWire, screen: ZPivotScreen }),
   z.object({
     ok: z.literal(false),
-    /** plan_changed: the agent revised it or another reviewer edited it; already_decided; run_not_waiting; unchanged: same arguments. */
-    reason: z.enum(["plan_changed", "already_decided", "run_not_waiting", "unchanged"]),
+    /**
+     * plan_changed: the agent revised it or another reviewer edited it; already_decided; run_not_waiting;
+     * unchanged: same arguments; argument_locked: the edit changes an argument the tool table keeps from reviewers.
+     */
+    reason: z.enum(["plan_changed", "already_decided", "run_not_waiting", "unchanged", "argument_locked"]),
     /** Who decided, when already decided. */
     decidedBy: z.string().nullable(),
+    /** The arguments a reviewer may not change that the edit changed (argument_locked). */
+    arguments: z.array(z.string()),
+    /** What to do instead, naming the argument (argument_locked). */
+    message: z.string().nullable(),
   }),
 ]);
 /** The outcome of editing a plan item. */

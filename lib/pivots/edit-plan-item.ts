@@ -6,6 +6,7 @@ import { JsonSchema } from "@/lib/api/schemas/saga";
 import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
 import { connectorRegistry, userActor } from "@/lib/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
+import { lockedArgChanges, lockedArgMessage, storedEditableArgs } from "./reviewer-edits";
 import type { TEditPlanItemResult } from "@/lib/dashboard/views";
 
 /** A reviewer's edit of one plan item, bound to the plan the page loaded. */
@@ -33,11 +34,19 @@ export type TEditPlanItemRequest = z.input<typeof ZEditPlanItemRequest>;
 export async function editPlanItem(request: TEditPlanItemRequest): Promise<TEditPlanItemResult> {
   const user = await requireUser("pivot.decide");
   const input = ZEditPlanItemRequest.parse(request);
-  const store = sharedSagaStore(await getPrisma());
+  const prisma = await getPrisma();
+  const store = sharedSagaStore(prisma);
+  // Who or what a call acts on stays the agent's proposal unless the tool table opens it to reviewers.
+  const item = (await store.getPivot(input.pivotId))?.plan[input.itemIdx];
+  if (item) {
+    const editable = storedEditableArgs((await prisma.toolPolicy.findUnique({ where: { name: item.tool }, select: { reviewerEditableArgs: true } }))?.reviewerEditableArgs);
+    const locked = lockedArgChanges(item.args, input.args, editable);
+    if (locked.length > 0) return { ok: false, reason: "argument_locked", decidedBy: null, arguments: locked, message: lockedArgMessage(item.tool, locked, editable) };
+  }
   const result = await editPivotPlanItem(
     { store, registry: connectorRegistry() },
     { pivotId: input.pivotId, planHash: input.planHash, itemIdx: input.itemIdx, args: input.args, note: input.note ?? null, actor: userActor(user) },
   );
-  if (!result.ok) return { ok: false, reason: result.reason, decidedBy: "pivot" in result ? result.pivot.decidedBy : null };
+  if (!result.ok) return { ok: false, reason: result.reason, decidedBy: "pivot" in result ? result.pivot.decidedBy : null, arguments: [], message: null };
   return { ok: true, edit: result.edit, screen: await getPivotScreen(input.pivotId) };
 }

@@ -8,7 +8,7 @@ const sys = new FakeSystem();
 const registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
 
 function facts(name: string, audienceRule: string | null): ToolPolicyFacts {
-  return { name, policyVersion: 1, revocationWindowSec: null, owner: null, compensator: null, system: "email", audienceRule, source: "tool_table" };
+  return { name, policyVersion: 1, revocationWindowSec: null, owner: null, compensator: null, system: "email", audienceRule, reviewerEditableArgs: null, source: "tool_table" };
 }
 
 describe("who sees a plan item's effect", () => {

@@ -4,6 +4,7 @@ import type { PivotRecord, PlanItem } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
 import { audienceRank, ToolClass } from "@/lib/saga/vocabulary";
 import { audienceFromRule } from "@/lib/tools/audience";
+import { mayEditArg } from "./reviewer-edits";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/tools/tool-policies";
 import { systemOfTool } from "@/lib/tools/tool-systems";
 import type { TPivotSummary, TPlanItemView } from "@/lib/dashboard/views";
@@ -63,6 +64,7 @@ export function planItemViews(plan: readonly PlanItem[], policies: Map<string, T
       audienceRank: audience ? audienceRank(audience) : 2,
       audienceSource: source,
       editable: registry.has(item.tool),
+      lockedArgs: Object.keys(item.args !== null && typeof item.args === "object" && !Array.isArray(item.args) ? item.args : {}).filter((k) => !mayEditArg(k, policy?.reviewerEditableArgs ?? null)),
       answeredBy: item.toolClass === ToolClass.IRREVERSIBLE ? null : (policy?.compensator ?? null),
     };
   });

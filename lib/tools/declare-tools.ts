@@ -34,7 +34,7 @@ function inNamespace(namespace: string, name: string, path: string, issues: Erro
 }
 
 /** The row fields a declaration suggests. */
-function declaredFields(entry: TDeclaredTool, compensator: string | null): TToolPolicyFields {
+function declaredFields(entry: TDeclaredTool, compensator: string | null): Omit<TToolPolicyFields, "reviewerEditableArgs"> {
   return {
     toolClass: entry.class,
     compensator,

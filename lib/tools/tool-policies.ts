@@ -5,6 +5,7 @@
 import type { PrismaClient } from "@/lib/db/prisma";
 import type { ToolRegistry } from "@/lib/saga/tools";
 import { DEFAULT_WINDOW_SEC } from "./tool-policy";
+import { storedEditableArgs } from "@/lib/pivots/reviewer-edits";
 
 /** Where a tool's policy facts came from. */
 export const PolicySource = {
@@ -31,6 +32,8 @@ export interface ToolPolicyFacts {
   system: string | null;
   /** Who sees its effects, as the tool table says (comma-separated), null when it says nothing. */
   audienceRule: string | null;
+  /** Arguments a reviewer may change before approving; null: any but a recipient or target. */
+  reviewerEditableArgs: string[] | null;
   /** Where these facts came from. */
   source: PolicySource;
 }
@@ -49,6 +52,7 @@ export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegis
       compensator: row.compensator,
       system: row.system,
       audienceRule: row.audienceRule,
+      reviewerEditableArgs: storedEditableArgs(row.reviewerEditableArgs),
       source: PolicySource.tool_table,
     });
   }
@@ -63,6 +67,7 @@ export async function readToolPolicies(prisma: PrismaClient, registry: ToolRegis
       compensator: def?.compensation?.with ?? null,
       system: null,
       audienceRule: null,
+      reviewerEditableArgs: null,
       source: PolicySource.registry_default,
     });
   }

@@ -6,6 +6,7 @@
  * The harness reads the same rows (lib/agent-api/tool-policy-view.ts) to decide every intent; this module is the
  * admin's side. Pure: no database access, so the rules are unit-tested on their own.
  */
+import { storedEditableArgs } from "@/lib/pivots/reviewer-edits";
 import * as z from "zod";
 import type { ToolPolicy } from "@/generated/prisma";
 import { can, isRole, rolesThatCan, RoleSchema, type Role } from "@/lib/auth/roles";
@@ -68,6 +69,16 @@ export const ZToolPolicyFields = z.object({
     .transform((roles) => [...new Set(roles)]),
   /** Hold every call for a person, whatever the class. */
   alwaysRequireApproval: z.boolean(),
+  /**
+   * Arguments a reviewer may change in a pivot's plan before approving; null (the default): any but a
+   * recipient or target (to, cc, *Id...). Optional in an edit.
+   */
+  reviewerEditableArgs: z
+    .array(z.string().trim().min(1).max(80))
+    .max(40)
+    .transform((args) => [...new Set(args)])
+    .nullable()
+    .optional(),
   /** Correction subject, with {{arg}} placeholders (irreversible tools). */
   correctionSubject: optionalText(300),
   /** Correction body, with {{arg}} placeholders (irreversible tools). */
@@ -95,6 +106,7 @@ export const FIELD_LABELS = {
   audienceRule: "audience",
   revokeRoles: "who may pull it back",
   alwaysRequireApproval: "always require approval",
+  reviewerEditableArgs: "what a reviewer may change",
   correctionSubject: "correction subject",
   correctionBody: "correction body",
   description: "description",
@@ -125,6 +137,7 @@ export function fieldsOf(row: ToolPolicy): TToolPolicyFields {
     audienceRule: row.audienceRule,
     revokeRoles: storedRevokeRoles(row.revokeRoles),
     alwaysRequireApproval: row.alwaysRequireApproval,
+    reviewerEditableArgs: storedEditableArgs(row.reviewerEditableArgs),
     correctionSubject: row.correctionSubject,
     correctionBody: row.correctionBody,
     description: row.description,

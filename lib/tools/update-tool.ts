@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
+import { Prisma, type PrismaClient, type ToolPolicy } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/api/errors";
 import { requireUser } from "@/lib/auth/current-user";
 import { databaseNow } from "@/lib/db/dialect";
@@ -107,6 +107,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
       data: {
         ...after,
         revokeRoles: after.revokeRoles,
+        reviewerEditableArgs: after.reviewerEditableArgs === null ? Prisma.DbNull : after.reviewerEditableArgs,
         policyVersion: { increment: 1 },
         updatedBy: by,
         updatedAt: now,

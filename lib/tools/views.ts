@@ -21,6 +21,7 @@ const Fields = z.object({
   audienceRule: z.string().nullable(),
   revokeRoles: z.array(RoleSchema),
   alwaysRequireApproval: z.boolean(),
+  reviewerEditableArgs: z.array(z.string()).nullable().optional(),
   correctionSubject: z.string().nullable(),
   correctionBody: z.string().nullable(),
   description: z.string().nullable(),

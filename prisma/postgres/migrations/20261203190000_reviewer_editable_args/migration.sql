@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "ToolPolicy" ADD COLUMN     "reviewerEditableArgs" JSONB;
+
