@@ -7,6 +7,7 @@ import { DashboardRequestError, errorMessage, postParsed } from "@/components/da
 import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/tools/views";
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
+import { DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/tools/duration";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
@@ -173,14 +174,23 @@ function VersionItem({ v }: { v: TToolVersion }) {
   );
 }
 
-/** Seconds as hours for the form ("" for none). */
-function toHours(seconds: number | null): string {
-  return seconds === null ? "" : String(Math.round((seconds / 3600) * 100) / 100);
-}
-
-/** Hours typed in the form as seconds (null for empty; NaN stays NaN so the server names the field). */
-function toSeconds(hours: string): number | null {
-  return hours.trim() === "" ? null : Math.round(Number(hours) * 3600);
+/** An amount and a unit, for a duration field of the form. */
+function DurationField({ id, label, value, onChange, placeholder, describedBy }: { id: string; label: string; value: DurationDraft; onChange: (next: DurationDraft) => void; placeholder: string; describedBy: { "aria-invalid"?: boolean; "aria-describedby"?: string } }) {
+  return (
+    <>
+      <label htmlFor={id}>{label}</label>
+      <div className={styles.duration}>
+        <input id={id} type="number" min="0" step="any" inputMode="decimal" value={value.amount} onChange={(e) => onChange({ ...value, amount: e.target.value })} placeholder={placeholder} {...describedBy} />
+        <select aria-label={`${label}: unit`} value={value.unit} onChange={(e) => onChange({ ...value, unit: e.target.value as DurationUnit })}>
+          {DURATION_UNITS.map((u) => (
+            <option key={u.unit} value={u.unit}>
+              {u.unit}
+            </option>
+          ))}
+        </select>
+      </div>
+    </>
+  );
 }
 
 /** The edit form's state: the row's fields as the inputs hold them. */
@@ -190,8 +200,8 @@ interface Draft {
   undoMechanism: string;
   owner: string;
   system: string;
-  windowHours: string;
-  retentionHours: string;
+  window: DurationDraft;
+  retention: DurationDraft;
   audienceRule: string;
   reviewerEditableArgs: string;
   revokeRoles: string[];
@@ -208,8 +218,8 @@ function draftOf(tool: TToolRow): Draft {
     undoMechanism: tool.undoMechanism ?? "",
     owner: tool.owner ?? "",
     system: tool.system ?? "",
-    windowHours: toHours(tool.revocationWindowSec),
-    retentionHours: toHours(tool.keyRetentionSec),
+    window: durationDraftOf(tool.revocationWindowSec),
+    retention: durationDraftOf(tool.keyRetentionSec),
     audienceRule: tool.audienceRule ?? "",
     reviewerEditableArgs: tool.reviewerEditableArgs?.join(", ") ?? "",
     revokeRoles: tool.revokeRoles,
@@ -228,8 +238,8 @@ function changesOf(tool: TToolRow, d: Draft): Record<string, unknown> {
     undoMechanism: d.undoMechanism.trim() || null,
     owner: d.owner.trim() || null,
     system: d.system.trim() || null,
-    revocationWindowSec: toSeconds(d.windowHours),
-    keyRetentionSec: toSeconds(d.retentionHours),
+    revocationWindowSec: secondsOfDraft(d.window),
+    keyRetentionSec: secondsOfDraft(d.retention),
     audienceRule: d.audienceRule.trim() || null,
     reviewerEditableArgs: d.reviewerEditableArgs.trim()
       ? d.reviewerEditableArgs
@@ -402,13 +412,11 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
             <FieldError outcome={outcome} field="system" />
           </div>
           <div className={styles.field}>
-            <label htmlFor="f-revocationWindowSec">Revocation window (hours)</label>
-            <input id="f-revocationWindowSec" type="number" min="0" step="0.25" inputMode="decimal" value={draft.windowHours} onChange={(e) => set("windowHours", e.target.value)} placeholder="none" {...aria("revocationWindowSec")} />
+            <DurationField id="f-revocationWindowSec" label="Revocation window" value={draft.window} onChange={(next) => set("window", next)} placeholder="none" describedBy={aria("revocationWindowSec")} />
             <FieldError outcome={outcome} field="revocationWindowSec" />
           </div>
           <div className={styles.field}>
-            <label htmlFor="f-keyRetentionSec">Provider key retention (hours)</label>
-            <input id="f-keyRetentionSec" type="number" min="0" step="0.25" inputMode="decimal" value={draft.retentionHours} onChange={(e) => set("retentionHours", e.target.value)} placeholder="unknown" {...aria("keyRetentionSec")} />
+            <DurationField id="f-keyRetentionSec" label="Provider key retention" value={draft.retention} onChange={(next) => set("retention", next)} placeholder="unknown" describedBy={aria("keyRetentionSec")} />
             <small className="muted">How long the provider remembers idempotency keys (24 h for many payment APIs).</small>
             <FieldError outcome={outcome} field="keyRetentionSec" />
           </div>

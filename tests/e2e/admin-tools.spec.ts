@@ -149,7 +149,7 @@ test("a bad edit in the browser names the field, and the row is unchanged", asyn
   const before = await db.toolPolicy.findUniqueOrThrow({ where: { name: "charge_card" } });
   await signIn(page, admin, `/admin/tools/${before.name}`);
   const form = page.locator('form[aria-labelledby="edit"]');
-  await form.getByLabel("Revocation window (hours)").fill("-2");
+  await form.getByLabel("Revocation window", { exact: true }).fill("-2");
   await form.getByRole("button", { name: /^Save/ }).click();
   await expect(form.getByRole("alert")).toContainText("Not saved: one field needs a change (marked above): Revocation window. Nothing was changed.");
   await expect(form.locator("#err-revocationWindowSec")).toContainText("Cannot be negative");

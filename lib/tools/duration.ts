@@ -1,0 +1,40 @@
+/**
+ * Durations as people type them: an amount and a unit (minutes, hours, days), converted to seconds
+ * exactly. A stored value is shown in the largest unit that holds it whole, so loading and saving a
+ * form never changes it (60 s reads "1 minute", not "0.02 hours" that saves back as 72 s).
+ */
+
+/** The units a duration field offers, largest first. */
+export const DURATION_UNITS = [
+  { unit: "days", seconds: 86_400 },
+  { unit: "hours", seconds: 3_600 },
+  { unit: "minutes", seconds: 60 },
+  { unit: "seconds", seconds: 1 },
+] as const;
+/** A unit a duration field offers. */
+export type DurationUnit = (typeof DURATION_UNITS)[number]["unit"];
+
+/** A duration as the form holds it. */
+export interface DurationDraft {
+  /** The amount as typed ("" for none). */
+  amount: string;
+  /** Its unit. */
+  unit: DurationUnit;
+}
+
+function secondsPer(unit: DurationUnit): number {
+  return DURATION_UNITS.find((u) => u.unit === unit)?.seconds ?? 1;
+}
+
+/** Stored seconds as the form shows them: the largest unit that holds them whole (hours for none). */
+export function durationDraftOf(seconds: number | null): DurationDraft {
+  if (seconds === null) return { amount: "", unit: "hours" };
+  const unit = DURATION_UNITS.find((u) => seconds !== 0 && seconds % u.seconds === 0) ?? { unit: "hours" as const, seconds: 3_600 };
+  return { amount: String(seconds / unit.seconds), unit: unit.unit };
+}
+
+/** What the form holds, in seconds (null for empty; NaN stays NaN so the server names the field). */
+export function secondsOfDraft(draft: DurationDraft): number | null {
+  if (draft.amount.trim() === "") return null;
+  return Math.round(Number(draft.amount) * secondsPer(draft.unit));
+}
