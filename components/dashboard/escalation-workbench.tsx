@@ -16,12 +16,29 @@ import { BackLink, FormError } from "@/components/section";
 
 type Detail = TEscalationDetail;
 
+/** Who asked to pull an effect back after its window closed, and why: what the decision turns on. */
+function RevokeRequest({ detail }: { detail: Detail["escalation"]["detail"] }) {
+  const d = detail !== null && typeof detail === "object" && !Array.isArray(detail) ? detail : {};
+  const text = (v: unknown) => (typeof v === "string" && v.trim() ? v : null);
+  const askedBy = text(d.askedBy);
+  const reason = text(d.reason);
+  const windowEndsAt = text(d.windowEndsAt);
+  return (
+    <dl className="facts-list" data-testid="revoke-request">
+      <Fact label="Asked by">{askedBy ?? <span className="muted">not recorded</span>}</Fact>
+      <Fact label="Why">{reason ?? <span className="muted">no reason given</span>}</Fact>
+      <Fact label="Window closed">{windowEndsAt ? <Time at={windowEndsAt} /> : "the tool has no revocation window"}</Fact>
+    </dl>
+  );
+}
+
 /** What happened: the held call, or the step with its external ref and what is still out there. */
 function Context({ detail }: { detail: Detail }) {
   const { heldCall, step, escalation } = detail;
   return (
     <section className="panel" aria-labelledby="context">
       <h2 id="context">What happened</h2>
+      {escalation.kind === "REVOKE_OUT_OF_WINDOW" && <RevokeRequest detail={escalation.detail} />}
       {heldCall && (
         <dl className="facts-list">
           <Fact label="Held call">
