@@ -71,12 +71,15 @@ function bulkable(item: TEscalationQueueItem, me: string): boolean {
   return item.kind === EscalationKind.APPROVAL_REQUIRED && item.status !== "RESOLVED" && (item.status === "OPEN" || item.claimedBy === me) && item.canWork !== false;
 }
 
+/** A bulk decision's answer, with what was asked (the decided rows may leave the open view). */
+type BulkOutcome = TBulkDecisionResult & { approve: boolean; asked: TEscalationQueueItem[] };
+
 /**
  * Several held calls of one tool, decided with one reason: each item is claimed and decided on its
  * own and the answer says, per item, what happened. Approving asks once more, because each call
  * then changes what someone sees and nothing takes it back.
  */
-function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueueItem[]; onDone: (result: TBulkDecisionResult) => void }) {
+function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueueItem[]; onDone: (result: BulkOutcome) => void }) {
   const ids = items.map((i) => i.id);
   const [note, setNote] = useState("");
   const [code, setCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
@@ -90,7 +93,7 @@ function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueu
     setFailure(null);
     try {
       const body = { escalationIds: ids, approve, ...(note.trim() ? { note: note.trim() } : {}), ...(approve ? {} : { reasonCode: code }) };
-      onDone(await postParsed(DashboardPath.decideHeldCalls, ZBulkDecisionResult, body));
+      onDone({ ...(await postParsed(DashboardPath.decideHeldCalls, ZBulkDecisionResult, body)), approve, asked: items });
       setConfirming(false);
     } catch (e) {
       setFailure(errorMessage(e));
@@ -161,7 +164,7 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
   const [search, setSearch] = useState("");
   const [cursor, setCursor] = useState<number>(-1);
   const [selected, setSelected] = useState<string[]>([]);
-  const [bulkResult, setBulkResult] = useState<TBulkDecisionResult | null>(null);
+  const [bulkResult, setBulkResult] = useState<BulkOutcome | null>(null);
   const searchRef = useRef<HTMLInputElement>(null);
   // Buttons wait for the page to be interactive: a click on the server's first paint would do nothing.
   const [interactive, setInteractive] = useState(false);
@@ -307,9 +310,21 @@ export function EscalationQueue({ filters, initial, notice }: { filters: QueueFi
       {bulkResult && (
         <section className="banner info" role="status" data-testid="bulk-result">
           <strong>
-            {bulkResult.decided} decided{bulkResult.skipped > 0 ? `, ${bulkResult.skipped} skipped` : ""}
+            {bulkResult.decided} decided ({bulkResult.approve ? "approved" : "rejected"}){bulkResult.skipped > 0 ? `, ${bulkResult.skipped} skipped` : ""}
             {bulkResult.failed > 0 ? `, ${bulkResult.failed} failed` : ""}.
           </strong>
+          <ul className={styles.bulkResult} aria-label="Decided">
+            {bulkResult.items
+              .filter((i) => i.outcome === "decided")
+              .map((i) => {
+                const asked = bulkResult.asked.find((a) => a.id === i.escalationId);
+                return (
+                  <li key={i.escalationId}>
+                    {bulkResult.approve ? "Approved" : "Rejected"}: {asked?.heldCall?.call ?? asked?.title ?? i.escalationId}
+                  </li>
+                );
+              })}
+          </ul>
           {bulkResult.items.some((i) => i.outcome !== "decided") && (
             <ul className={styles.bulkResult}>
               {bulkResult.items

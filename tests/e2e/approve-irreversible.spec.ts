@@ -57,7 +57,7 @@ test.describe("approving what nobody can take back", () => {
     expect(await effects(world, { system: "email" }, sentTo(customer))).toHaveLength(1);
   });
 
-  test("the queue says what each held email does, and the bulk confirmation lists every one with who sees it", async ({ page, seedUser, db, agent }) => {
+  test("the queue says what each held email does, the bulk confirmation lists every one with who sees it, and the answer names what was approved", async ({ page, seedUser, db, agent }) => {
     const tag = uniqueTag();
     const held: { id: string; customer: string }[] = [];
     for (let i = 1; i <= 2; i++) {
@@ -85,6 +85,14 @@ test.describe("approving what nobody can take back", () => {
     await shoot(page, "approve-bulk-confirm");
     // Still nothing decided until the second click.
     for (const h of held) expect((await db.escalation.findUniqueOrThrow({ where: { id: h.id } })).status).not.toBe("RESOLVED");
-    await bar.getByRole("button", { name: "Cancel" }).click();
+    await bar.getByRole("button", { name: "Approve 2", exact: true }).click();
+    // The answer says what was decided, call by call, not only "2 decided".
+    const result = page.getByTestId("bulk-result");
+    await expect(result).toContainText("2 decided (approved)");
+    for (const [i, h] of held.entries()) await expect(result).toContainText(`Approved: send_email to ${h.customer}, “Order ${i + 1} is late (${tag})”`);
+    for (const h of held) {
+      const row = await db.escalation.findUniqueOrThrow({ where: { id: h.id } });
+      expect([row.status, row.resolvedBy, (row.resolution as { approved?: boolean }).approved]).toEqual(["RESOLVED", rita.email, true]);
+    }
   });
 });
