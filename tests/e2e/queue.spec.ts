@@ -82,7 +82,11 @@ test.describe("the escalation queue", () => {
       await expect(winnerPage.locator(".panel").first()).toContainText(mail.subject);
       await winnerPage.getByLabel("Approve: let this exact call run once").check();
       await winnerPage.screenshot({ path: screenshotPath("escalation-workbench-approval"), fullPage: true });
-      await winnerPage.getByRole("button", { name: "Resolve", exact: true }).click();
+      // An irreversible call: Approve asks once, naming the call, before anything is sent.
+      await winnerPage.getByRole("button", { name: "Resolve…" }).click();
+      const confirmation = winnerPage.getByRole("dialog", { name: "Approve a call that cannot be taken back?" });
+      await expect(confirmation).toContainText("send_email");
+      await confirmation.getByRole("button", { name: "Approve and let them run" }).click();
       await expect(winnerPage.locator(".resolve-panel .decided")).toContainText(`Resolved by ${winner.email}`);
     } finally {
       await robContext.close();
