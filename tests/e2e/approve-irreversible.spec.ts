@@ -4,18 +4,8 @@
  * sent the email at once) and the queue's bulk bar (which named no item). The pivot's own confirmation
  * is covered by reviewer-desk.spec.ts.
  */
-import type { Page } from "@playwright/test";
 import { customerFor, effects, expect, sentTo, test, uniqueTag } from "./agent";
-import { screenshotPath, signIn } from "./fixtures";
-
-async function shoot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: screenshotPath(`${name}-1366`), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(150);
-  await page.screenshot({ path: screenshotPath(`${name}-390`), fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(390);
-  await page.setViewportSize({ width: 1366, height: 900 });
-}
+import { shootBothWidths, signIn } from "./fixtures";
 
 test.describe("approving what nobody can take back", () => {
   test("the escalation page's Approve names the email, its recipient and who sees it, and sends nothing until confirmed", async ({ page, seedUser, db, agent, world }) => {
@@ -38,7 +28,7 @@ test.describe("approving what nobody can take back", () => {
     await expect(dialog).toBeVisible();
     await expect(dialog).toContainText(`send_email to ${customer}, “Order ${tag} is late”`);
     await expect(dialog).toContainText("seen by customer");
-    await shoot(page, "approve-escalation-confirm");
+    await shootBothWidths(page, "approve-escalation-confirm");
 
     // Cancelled: nothing decided, nothing sent.
     await dialog.getByRole("button", { name: "Cancel" }).click();
@@ -82,7 +72,7 @@ test.describe("approving what nobody can take back", () => {
     const list = bar.getByRole("list", { name: "The calls you are approving" });
     await expect(list.getByRole("listitem")).toHaveCount(2);
     for (const [i, h] of held.entries()) await expect(list).toContainText(`send_email to ${h.customer}, “Order ${i + 1} is late (${tag})” · seen by customer`);
-    await shoot(page, "approve-bulk-confirm");
+    await shootBothWidths(page, "approve-bulk-confirm");
     // Still nothing decided until the second click.
     for (const h of held) expect((await db.escalation.findUniqueOrThrow({ where: { id: h.id } })).status).not.toBe("RESOLVED");
     await bar.getByRole("button", { name: "Approve 2", exact: true }).click();

@@ -4,14 +4,13 @@
  * to its arguments ("customer if to is outside the company's domains"), and an effect whose audience
  * nothing states reads and counts as customer-facing: on the pivot's blast radius and on the tool page.
  */
-import type { Page } from "@playwright/test";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
 import type { WorldLike } from "@/lib/sim/remote";
 import { customerFor, expect, test, uniqueTag, type TestAgent } from "./agent";
-import { screenshotPath, signIn } from "./fixtures";
+import { shootBothWidths, signIn } from "./fixtures";
 
 /** The same agent, with connectors that state no audience: the server decides it from the tool table. */
 function silentAgent(agent: TestAgent, world: WorldLike): SagaEngine {
@@ -21,16 +20,6 @@ function silentAgent(agent: TestAgent, world: WorldLike): SagaEngine {
     full.listCompensators(),
   );
   return new SagaEngine({ store: agent.store, registry: silent, recheckAfterMs: 500, backoffMs: 50, maxAttempts: 3 });
-}
-
-async function shoot(page: Page, name: string): Promise<void> {
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.screenshot({ path: screenshotPath(`${name}-1366`), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(150);
-  await page.screenshot({ path: screenshotPath(`${name}-390`), fullPage: true });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(390);
-  await page.setViewportSize({ width: 1366, height: 900 });
 }
 
 test.describe("who saw an effect", () => {
@@ -61,7 +50,7 @@ test.describe("who saw an effect", () => {
     await expect(page.getByText("Its audience (customer) saw it")).toBeVisible();
     await expect(page.getByText("nobody outside the company saw it")).toHaveCount(0);
     await expect(page.locator(".radius").first()).toHaveText(/customer/i);
-    await shoot(page, "audience-correction");
+    await shootBothWidths(page, "audience-correction");
   });
 
   test("a staged effect whose audience nothing states counts as customer-facing on the pivot, and the tool page states each rule", async ({ page, seedUser, db, agent, world }) => {
@@ -83,7 +72,7 @@ test.describe("who saw an effect", () => {
     await expect(radius).toContainText("1 effect (audience unknown, counted as customer-facing)");
     await expect(radius).not.toContainText("nobody");
     await expect(radius.locator(".radius").first()).toHaveText(/customer/i);
-    await shoot(page, "audience-pivot");
+    await shootBothWidths(page, "audience-pivot");
 
     const admin = await seedUser("admin", { name: `Ada Admin ${tag}` });
     await page.context().clearCookies();

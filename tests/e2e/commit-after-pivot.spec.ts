@@ -6,7 +6,6 @@
  * And with no agent at all: the stuck escalation is worked in the browser ("let a worker commit"),
  * two worker processes race the task, each plan item has one effect.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import type { Page } from "@playwright/test";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
@@ -18,31 +17,8 @@ import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { effects, expect, test, uniqueTag } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
+import { launchScript } from "../support/script-process";
 import type { RemoteWorld } from "@/lib/sim/remote";
-
-/** A script of ours in its own process, its output kept. */
-function launch(script: string, args: string[], env: Record<string, string>) {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", path.join("scripts", script), ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<{ code: number | null; out: string }>((resolve) => child.on("exit", (code) => resolve({ code, out })));
-  return {
-    child,
-    exit,
-    /** Resolves with the first match of `pattern` in the output. */
-    async waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const match = out.match(pattern);
-        if (match) return match;
-        if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode}) before printing ${pattern}:\n${out}`);
-        if (Date.now() > deadline) throw new Error(`${script} printed no ${pattern} within ${timeoutMs} ms:\n${out}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-  };
-}
 
 /** A token for a demo agent of this test only (its runs are told apart by the token's name). */
 async function demoToken(db: PrismaClient, world: RemoteWorld): Promise<{ name: string; secret: string }> {
@@ -82,7 +58,7 @@ test.describe("after the pivot", () => {
 
   test("the demo agent waits at its pivot; the reviewer approves in the browser; the run completes with one email", async ({ page, db, world, seedUser, baseURL }) => {
     const token = await demoToken(db, world);
-    const demo = launch("demo.ts", [], { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: token.secret });
+    const demo = launchScript(path.join("scripts", "demo.ts"), [], { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: token.secret });
     try {
       const [, pivotId] = await demo.waitFor(/Waiting for a reviewer to decide pivot (piv_\S+):/);
       const reviewer = await seedUser("reviewer");
@@ -113,7 +89,7 @@ test.describe("after the pivot", () => {
 
   test("the demo agent killed before the approval; a fresh agent process commits without replaying the staged steps", async ({ page, db, world, seedUser, baseURL }) => {
     const token = await demoToken(db, world);
-    const demo = launch("demo.ts", [], { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: token.secret });
+    const demo = launchScript(path.join("scripts", "demo.ts"), [], { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: token.secret });
     const [, pivotId] = await demo.waitFor(/Waiting for a reviewer to decide pivot (piv_\S+):/);
     demo.child.kill("SIGKILL");
     await demo.exit;
@@ -124,7 +100,7 @@ test.describe("after the pivot", () => {
     const pivot = (await new PrismaSagaStore(db).getPivot(pivotId!))!;
     expect((await db.run.findUniqueOrThrow({ where: { id: pivot.runId } })).status).toBe("COMMITTING");
 
-    const fresh = await launch("demo.ts", ["--commit-approved"], { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: token.secret }).exit;
+    const fresh = await launchScript(path.join("scripts", "demo.ts"), ["--commit-approved"], { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: token.secret }).exit;
     expect(fresh.code, fresh.out).toBe(0);
     expect(fresh.out).toContain("Committed 1 approved plan(s).");
     expect((await db.run.findUniqueOrThrow({ where: { id: pivot.runId } })).status).toBe("COMPLETED");
@@ -166,8 +142,8 @@ test.describe("after the pivot", () => {
     const worker = await createAgentToken(db, { name: `commit-worker-${tag}`, tools: ["create_ticket", "send_email"], role: "worker", createdBy: "system:e2e" });
     const env = { SAGABOARD_URL: baseURL!, SAGABOARD_TOKEN: worker.secret };
     const [a, b] = await Promise.all([
-      launch("worker.ts", ["--once"], { ...env, SAGABOARD_WORKER_ID: `w-a-${tag}` }).exit,
-      launch("worker.ts", ["--once"], { ...env, SAGABOARD_WORKER_ID: `w-b-${tag}` }).exit,
+      launchScript(path.join("scripts", "worker.ts"), ["--once"], { ...env, SAGABOARD_WORKER_ID: `w-a-${tag}` }).exit,
+      launchScript(path.join("scripts", "worker.ts"), ["--once"], { ...env, SAGABOARD_WORKER_ID: `w-b-${tag}` }).exit,
     ]);
     expect(a.code, a.out).toBe(0);
     expect(b.code, b.out).toBe(0);

@@ -22,6 +22,20 @@ export function screenshotPath(name: string): string {
   return path.join("test-results", "screenshots", ...(testStoreKind() === "postgresql" ? ["pg"] : []), `${name}.png`);
 }
 
+/**
+ * Screenshots the page at desktop width and at 390 px (a phone), for a person to look at, and fails
+ * when the phone view scrolls sideways; leaves the page at desktop width.
+ */
+export async function shootBothWidths(page: Page, name: string, desktopWidth = 1366): Promise<void> {
+  await page.setViewportSize({ width: desktopWidth, height: 900 });
+  await page.screenshot({ path: screenshotPath(`${name}-${desktopWidth}`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: screenshotPath(`${name}-390`), fullPage: true });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(390);
+  await page.setViewportSize({ width: desktopWidth, height: 900 });
+}
+
 /** A seeded account and its password (known only to the test). */
 export interface SeededUser extends UserView {
   /** The plain password, for signing in. */

@@ -9,7 +9,6 @@
  * - bad input: committing a pending, rejected or committed pivot, another item's arguments, or a
  *   tool outside the token's scope gets a named 4xx and changes no row.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
@@ -27,6 +26,7 @@ import { startStuckRunDuty } from "@/lib/worker/stuck-run-duty";
 import { getPrisma as appPrisma } from "@/lib/db/prisma";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
+import { launchScript } from "../support/script-process";
 
 /** Who `requireUser` returns in this file: the reviewer who decides the stuck run. */
 vi.mock("@/lib/auth/current-user", () => {
@@ -46,28 +46,6 @@ beforeAll(async () => {
   await syncToolPolicies(await getPrisma(), createSupportToolRegistry(getHostedWorld()));
 });
 afterAll(async () => server?.close());
-
-/** A child process whose output is kept, with a way to wait for a line. */
-function launch(script: string, args: string[], env: Record<string, string>) {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<{ code: number | null; out: string }>((resolve) => child.on("exit", (code) => resolve({ code, out })));
-  return {
-    child,
-    exit,
-    output: () => out,
-    async waitFor(text: string, timeoutMs = 90_000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (!out.includes(text)) {
-        if (child.exitCode !== null) throw new Error(`the process exited (${child.exitCode}) before printing "${text}":\n${out}`);
-        if (Date.now() > deadline) throw new Error(`no "${text}" within ${timeoutMs} ms:\n${out}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-  };
-}
 
 async function dbEngine(): Promise<SagaEngine> {
   return new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: createSupportToolRegistry(getHostedWorld()) });
@@ -97,7 +75,7 @@ async function expectOneEffectPerItem(runId: string, pivot: PivotRecord): Promis
 describe("committing after the pivot", () => {
   it("the demo agent waits at its pivot, a reviewer approves, and it commits: COMPLETED, one email for the step's key", async () => {
     const token = await makeToken(createSupportToolRegistry(getHostedWorld()).list().map((t) => t.name), "demo-waits");
-    const demo = launch(DEMO, [], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret });
+    const demo = launchScript(DEMO, [], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret });
     await demo.waitFor("Waiting for a reviewer to decide pivot");
     const { runId, pivot } = await happyPath("demo-waits");
     await (await dbEngine()).decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
@@ -114,7 +92,7 @@ describe("committing after the pivot", () => {
 
   it("the demo agent killed before the approval; a fresh agent process commits without replaying the earlier steps", async () => {
     const token = await makeToken(createSupportToolRegistry(getHostedWorld()).list().map((t) => t.name), "demo-killed");
-    const demo = launch(DEMO, [], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret });
+    const demo = launchScript(DEMO, [], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret });
     await demo.waitFor("Waiting for a reviewer to decide pivot");
     demo.child.kill("SIGKILL");
     await demo.exit;
@@ -122,7 +100,7 @@ describe("committing after the pivot", () => {
     await (await dbEngine()).decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
     const stepsBefore = (await new PrismaSagaStore(await getPrisma()).listSteps(runId)).length;
 
-    const fresh = launch(DEMO, ["--commit-approved"], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret });
+    const fresh = launchScript(DEMO, ["--commit-approved"], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret });
     const { code, out } = await fresh.exit;
     expect(code, out).toBe(0);
     expect(out).toContain("Committed 1 approved plan(s).");
@@ -131,7 +109,7 @@ describe("committing after the pivot", () => {
     expect(items.map((s) => s.stepIdx)).toEqual([stepsBefore, stepsBefore + 1]); // appended after the staged steps
 
     // Run again: nothing is waiting, nothing runs twice.
-    const again = await launch(DEMO, ["--commit-approved"], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret }).exit;
+    const again = await launchScript(DEMO, ["--commit-approved"], { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: token.secret }).exit;
     expect(again.out).toContain("No approved plan was waiting to be committed.");
     await expectOneEffectPerItem(runId, pivot);
   }, 180_000);
@@ -171,7 +149,7 @@ describe("committing after the pivot", () => {
 
     const worker = await createAgentToken(prisma, { name: "commit-worker", tools, role: "worker", createdBy: "admin@example.com" });
     const env = { SAGABOARD_URL: server.url, SAGABOARD_TOKEN: worker.secret };
-    const [a, b] = await Promise.all([launch(WORKER, ["--once"], { ...env, SAGABOARD_WORKER_ID: "w-a" }).exit, launch(WORKER, ["--once"], { ...env, SAGABOARD_WORKER_ID: "w-b" }).exit]);
+    const [a, b] = await Promise.all([launchScript(WORKER, ["--once"], { ...env, SAGABOARD_WORKER_ID: "w-a" }).exit, launchScript(WORKER, ["--once"], { ...env, SAGABOARD_WORKER_ID: "w-b" }).exit]);
     expect(a.code, a.out).toBe(0);
     expect(b.code, b.out).toBe(0);
     expect((await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } })).status).toBe("DONE");
