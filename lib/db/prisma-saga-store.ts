@@ -728,7 +728,8 @@ export class PrismaSagaStore implements SagaStore {
             runId: correction.runId,
             stepId: correction.stepId,
             audience: [...correction.audience],
-            rank: correction.rank,
+            // An audience nobody recorded is read as customer-facing (rank 2), so the queue sorts it there.
+            rank: correction.audience.length === 0 ? 2 : correction.rank,
             status: CorrectionStatus.DRAFT,
             subject: correction.subject,
             body: correction.body,

@@ -4,7 +4,9 @@
  * token, and beside the database) sends it once. The simulated email ledger is the oracle: exactly
  * one message per send key whatever is clicked twice, replayed, raced or timed out.
  */
+import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { testStoreKind } from "../support/test-database";
 import * as listRoute from "@/app/api/dashboard/corrections/route";
 import * as getRoute from "@/app/api/dashboard/corrections/[correctionId]/route";
 import * as claimRoute from "@/app/api/dashboard/corrections/[correctionId]/claim/route";
@@ -113,6 +115,26 @@ describe("the correction desk", () => {
       { id: `cor_internal_${Date.now()}`, runId: step.runId, stepId: internal.id, audience: ["finance"], rank: 0, subject: "Internal note", body: "Ignore the charge.", draftedBy: "unwind" },
       { type: "correction.drafted", actor: { type: "system", id: "test" }, data: { audience: ["finance"] } },
     );
+    // A draft whose audience nobody recorded reads as customer-facing, so it is stored (and sorted) at rank 2...
+    const blankStep = await prisma.step.create({
+      data: {
+        id: `stp_blank_${Date.now()}`, runId: step.runId, stepIdx: 10, tool: "send_email", toolClass: "IRREVERSIBLE", stepKey: `key-blank-${Date.now()}`,
+        args: {}, argsHash: "x", status: "CONFIRMED", phase: "STAGING", policyVersion: 1, audience: [], createdAt: original.createdAt,
+      },
+    });
+    const blank = `cor_blank_${Date.now()}`;
+    await sharedSagaStore(prisma).createCorrection(
+      { id: blank, runId: step.runId, stepId: blankStep.id, audience: [], rank: 0, subject: "Blank audience", body: "Sorry.", draftedBy: "unwind" },
+      { type: "correction.drafted", actor: { type: "system", id: "test" }, data: { audience: [] } },
+    );
+    expect((await prisma.correction.findUniqueOrThrow({ where: { id: blank } })).rank).toBe(2);
+    // ...and a draft stored at rank 0 before that rule is moved there by the migration.
+    await prisma.correction.update({ where: { id: blank }, data: { rank: 0 } });
+    const folder = testStoreKind() === "postgresql" ? "prisma/postgres/migrations" : "prisma/migrations";
+    const sql = readFileSync(`${folder}/20261203230000_correction_rank_unknown_audience/migration.sql`, "utf8").replace(/^--.*$/gm, "").trim();
+    await prisma.$executeRawUnsafe(sql.replace(/;$/, ""));
+    expect((await prisma.correction.findUniqueOrThrow({ where: { id: blank } })).rank).toBe(2);
+
     const res = await as("vic", listRoute.GET, "/api/dashboard/corrections");
     expect(res.status).toBe(200);
     const ranks = res.json.items.map((i: { rank: number }) => i.rank);
