@@ -12,6 +12,7 @@ import { ToolStatus } from "./tool-status";
 import { ZToolManifest, type TDeclarationResult, type TDeclaredTool } from "./manifest";
 import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
 import { TX_OPTIONS } from "@/lib/db/transactions";
+import { canonicalJson } from "@/lib/saga/keys";
 
 
 /**
@@ -50,6 +51,18 @@ function declaredFields(entry: TDeclaredTool, compensator: string | null): Omit<
     description: entry.description ?? null,
     status: ToolStatus.UNREVIEWED,
   };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
+}
+
+/** Whether a declaration describes another tool than the one reviewed: other arguments or another description. */
+function definitionChanged(before: unknown, after: Prisma.InputJsonValue): boolean {
+  if (before === null || typeof before !== "object") return false; // reviewed before anything was declared
+  const was = before as { argsSchema?: unknown; description?: unknown };
+  const now = after as { argsSchema?: unknown; description?: unknown };
+  return !sameJson(was.argsSchema, now.argsSchema) || !sameJson(was.description, now.description);
 }
 
 /** Options of `declareTools`. */
@@ -134,10 +147,20 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
           const row = await tx.toolPolicy.create({ data: { name, ...fields, ...declaration, policyVersion: 1, updatedBy: `${options.actor.type}:${options.actor.id}`, createdAt: now, updatedAt: now } });
           await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, null);
           results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: 1, outcome: "created" });
+        } else if (existing.status === ToolStatus.UNREVIEWED && sameJson(existing.declared, declared)) {
+          // The same declaration again (a gateway or connector restarting): nothing changes, no new version.
+          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: existing.policyVersion, outcome: "unchanged" });
         } else if (existing.status === ToolStatus.UNREVIEWED) {
           const row = await tx.toolPolicy.update({ where: { name }, data: { ...fields, ...declaration, policyVersion: { increment: 1 }, updatedBy: `${options.actor.type}:${options.actor.id}`, updatedAt: now } });
           await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, fieldsOf(existing));
           results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "updated" });
+        } else if (existing.status === ToolStatus.REVIEWED && definitionChanged(existing.declared, declared)) {
+          // The tool itself changed (its arguments or what it says it does): the review no longer covers
+          // it. The row takes the declaration's suggestion again (an MCP tool's: the strictest class) and
+          // every call is held until an admin reviews it; the accepted version stays in the history.
+          const row = await tx.toolPolicy.update({ where: { name }, data: { ...fields, ...declaration, status: ToolStatus.UNREVIEWED, policyVersion: { increment: 1 }, updatedBy: `${options.actor.type}:${options.actor.id}`, updatedAt: now } });
+          await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, fieldsOf(existing));
+          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "changed" });
         } else {
           // Accepted before: the accepted row stands (a declaration is a suggestion); the admin sees both.
           await tx.toolPolicy.update({ where: { name }, data: { declared, declaredBy: options.actor.id, declaredAt: now } });

@@ -73,8 +73,12 @@ export const ZDeclarationResult = z.object({
       status: z.enum(ToolStatus),
       /** Its policy version now. */
       policyVersion: z.number().int(),
-      /** created | updated (still unreviewed) | recorded (reviewed before: the declaration is kept beside the accepted row) */
-      outcome: z.enum(["created", "updated", "recorded"]),
+      /**
+       * created | updated (still unreviewed) | unchanged (the same declaration again) | changed (reviewed
+       * before, but its arguments or description changed: unreviewed again) | recorded (reviewed before:
+       * the declaration is kept beside the accepted row)
+       */
+      outcome: z.enum(["created", "updated", "unchanged", "changed", "recorded"]),
     }),
   ),
   /** The compensators now registered for the namespace. */

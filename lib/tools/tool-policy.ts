@@ -225,7 +225,8 @@ export function checkToolPolicy(name: string, next: TToolPolicyFields, current: 
     } else if (releasable && next.compensator && !connectors.compensators.includes(next.compensator)) {
       issues.push({ path: "compensator", message: `No connector registers the compensator "${next.compensator}"; pick one of: ${connectors.compensators.join(", ") || "(none registered)"}, or declare it in the team's manifest first.` });
     }
-    if (next.toolClass !== ToolClass.PURE && !connectors.lookupAvailable) {
+    // An IRREVERSIBLE call runs only with a person's approval and an unknown outcome goes to a person: no lookup needed.
+    if (releasable && !connectors.lookupAvailable) {
       issues.push({ path: "toolClass", message: `${name}'s connector cannot look an effect up by its step key, and a ${next.toolClass} tool needs that lookup to reconcile a timeout. Declare a lookup in the connector, or make the tool IRREVERSIBLE (every call held, an unknown outcome goes to a person).` });
     }
   }

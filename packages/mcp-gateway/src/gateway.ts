@@ -1,0 +1,348 @@
+/**
+ * The MCP gateway: an MCP server towards the client, an MCP client towards the real server, and the
+ * saga log in between. A side-effecting `tools/call` is begun on Sagaboard first (an intent row and a
+ * key from the run, the step and the tool), forwarded with the key in `_meta`, and its outcome
+ * recorded; a re-sent call is answered from the log. The server decides every call (the gate, the
+ * keys, replay); the gateway only addresses it and carries it out. See README.md for the rules.
+ */
+import { argsHash } from "@/lib/saga/keys";
+import type { BeginCallAnswer } from "@/lib/saga/calls";
+import type { StepRecord } from "@/lib/saga/store";
+import type { Json } from "@/lib/saga/tools";
+import { SagaboardApiError } from "@/lib/client/transport";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
+import type { Lookup } from "./lookups";
+import type { Sagaboard, TableTool } from "./sagaboard";
+
+/** `_meta` a client may send: its own key for a logical call, a run to join, a deliberate repeat. */
+export const CLIENT_KEY_META = KEY_META;
+export const RUN_META = "dev.sagaboard/runId";
+export const REPEAT_META = "dev.sagaboard/repeat";
+
+/** Points in a call where a test kills the gateway (`SAGABOARD_MCP_CRASH_AT`). */
+export type CrashPoint = "after_intent" | "after_upstream";
+
+/** An MCP tool result. */
+export type ToolResult = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
+
+export interface GatewayOptions {
+  sagaboard: Sagaboard;
+  upstream: Upstream;
+  /** The tools the real server listed. */
+  upstreamTools: Tool[];
+  /** The namespace the token declares into (`<token name>`). */
+  namespace: string;
+  /** The session's run. */
+  runId: string;
+  /** The dashboard's base URL, for links in held answers. */
+  dashboardUrl: string;
+  /** How long a held call waits for a reviewer before answering "held" (default 20 s). */
+  holdWaitMs?: number;
+  /** How long a forwarded call may take before its outcome is recorded UNKNOWN (default 60 s). */
+  callTimeoutMs?: number;
+  /** How long a call recorded UNKNOWN keeps listening for the upstream's late answer (default 5 min). */
+  lateWaitMs?: number;
+  /** Lookups by the upstream's tool name. */
+  lookups: Record<string, Lookup>;
+  /** Pause between the two lookups that prove an absence (search lag; default 250 ms). */
+  recheckAfterMs?: number;
+  /** How long the tool table's classes are trusted before they are read again (default 5 s). */
+  tableCacheMs?: number;
+  crashAt?: CrashPoint | null;
+}
+
+/** The tool table's local name of an MCP tool name (`longRunningOperation` -> `long_running_operation`). */
+export function localName(mcpName: string): string {
+  const local = mcpName
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, "_")
+    .replace(/^[^a-z]+/, "")
+    .slice(0, 40);
+  return local || "tool";
+}
+
+/** The tool table's name of an MCP tool: its local name in the namespace. */
+export function tableName(namespace: string, mcpName: string): string {
+  return `${namespace}.${localName(mcpName)}`;
+}
+
+const text = (t: string, isError = false, meta?: Record<string, unknown>): ToolResult => ({ content: [{ type: "text", text: t }], ...(isError ? { isError } : {}), ...(meta ? { _meta: meta } : {}) });
+
+/** A JSON-RPC error code that says the server refused the request before running the tool. */
+function refusedBeforeRunning(code: number): boolean {
+  return code === -32600 || code === -32601 || code === -32602;
+}
+
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export class Gateway {
+  private readonly o: Required<Omit<GatewayOptions, "crashAt">> & { crashAt: CrashPoint | null };
+  private steps: StepRecord[] = [];
+  /** The cursor after the last step this session addressed. */
+  private nextCursor = 0;
+  private readonly clientKeys = new Map<string, { tool: string; hash: string; stepIdx: number | null }>();
+  /** Steps recorded UNKNOWN that this process is still settling (waiting for a late answer, then the lookup). */
+  private readonly settling = new Map<string, Promise<void>>();
+  private table: { at: number; tools: Map<string, TableTool> } | null = null;
+  private readonly mutex = new Mutex();
+  private readonly byTableName = new Map<string, Tool>();
+
+  constructor(options: GatewayOptions) {
+    this.o = {
+      holdWaitMs: 20_000,
+      callTimeoutMs: 60_000,
+      lateWaitMs: 5 * 60_000,
+      recheckAfterMs: 250,
+      tableCacheMs: 5_000,
+      ...options,
+      crashAt: options.crashAt ?? null,
+    };
+    for (const tool of options.upstreamTools) this.byTableName.set(tableName(options.namespace, tool.name), tool);
+  }
+
+  /** Reads the run's log, so a restarted gateway answers re-sent calls from it. */
+  async load(): Promise<void> {
+    this.steps = await this.o.sagaboard.steps(this.o.runId);
+    this.nextCursor = this.steps.length === 0 ? 0 : Math.max(...this.steps.map((s) => s.stepIdx)) + 1;
+  }
+
+  get runId(): string {
+    return this.o.runId;
+  }
+
+  private async tableTool(name: string): Promise<TableTool | undefined> {
+    if (!this.table || Date.now() - this.table.at > this.o.tableCacheMs) {
+      const tools = await this.o.sagaboard.tools();
+      this.table = { at: Date.now(), tools: new Map(tools.map((t) => [t.name, t])) };
+    }
+    return this.table.tools.get(name);
+  }
+
+  /** One `tools/call` from the client. */
+  async call(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
+    const upstreamTool = this.o.upstreamTools.find((t) => t.name === name);
+    if (!upstreamTool) return text(`Unknown tool ${name}: the server behind this gateway lists ${this.o.upstreamTools.map((t) => t.name).join(", ")}.`, true);
+    const args = (rawArgs ?? {}) as Json;
+    const full = tableName(this.o.namespace, name);
+    const row = await this.tableTool(full);
+    // Reviewed as PURE (read-only) in the tool table: nothing to log, forwarded as it is.
+    if (row?.toolClass === "PURE") return (await this.o.upstream.client.callTool({ name, arguments: rawArgs ?? {} }, undefined, { signal, timeout: this.o.callTimeoutMs })) as ToolResult;
+
+    const hash = argsHash(args);
+    const clientKey = typeof meta?.[CLIENT_KEY_META] === "string" ? (meta[CLIENT_KEY_META] as string) : null;
+    if (clientKey) {
+      const earlier = this.clientKeys.get(clientKey);
+      if (earlier && (earlier.tool !== full || earlier.hash !== hash)) {
+        return text(
+          `Refused: the key ${clientKey} was used for ${earlier.tool === full ? "this tool with other arguments" : earlier.tool}; nothing was sent to the server. Use a new key for a new call, or re-send the original arguments.`,
+          true,
+        );
+      }
+    }
+    return this.mutex.run(() => this.decide(name, full, args, hash, clientKey, meta?.[REPEAT_META] === true, signal));
+  }
+
+  /** The cursor of the call: the step this call already has (a re-send), or the next one. */
+  private cursorFor(full: string, hash: string, clientKey: string | null, repeat: boolean): number {
+    if (clientKey) {
+      const earlier = this.clientKeys.get(clientKey);
+      if (earlier?.stepIdx !== null && earlier?.stepIdx !== undefined) return earlier.stepIdx;
+      return this.nextCursor;
+    }
+    if (repeat) return this.nextCursor;
+    const same = this.steps.filter((s) => s.tool === full && s.argsHash === hash).at(-1);
+    return same ? same.stepIdx : this.nextCursor;
+  }
+
+  private remember(step: StepRecord, clientKey: string | null): void {
+    this.steps = [...this.steps.filter((s) => s.id !== step.id), step];
+    this.nextCursor = Math.max(this.nextCursor, step.stepIdx + 1);
+    if (clientKey) this.clientKeys.set(clientKey, { tool: step.tool, hash: step.argsHash, stepIdx: step.stepIdx });
+  }
+
+  private async decide(name: string, full: string, args: Json, hash: string, clientKey: string | null, repeat: boolean, signal: AbortSignal): Promise<ToolResult> {
+    if (clientKey && !this.clientKeys.has(clientKey)) this.clientKeys.set(clientKey, { tool: full, hash, stepIdx: null });
+    const cursor = this.cursorFor(full, hash, clientKey, repeat);
+    for (let attempt = 1; attempt <= 6; attempt++) {
+      let answer: BeginCallAnswer;
+      try {
+        answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args);
+      } catch (e) {
+        if (e instanceof SagaboardApiError) return text(`Sagaboard refused ${name}: ${e.message}`, true, { "dev.sagaboard/error": e.code });
+        throw e;
+      }
+      if (answer.kind === "held") {
+        const decided = await this.waitForDecision(answer.escalationId, signal);
+        if (decided === "approved") continue;
+        if (decided === "rejected") return text(`A reviewer rejected ${name} with these arguments; it was not sent. ${answer.message}`, true, { "dev.sagaboard/held": false });
+        const where = answer.escalationId ? ` Review it at ${this.o.dashboardUrl}/escalations/${answer.escalationId}.` : "";
+        return text(
+          `${name} is held for a person's approval and was not sent: ${answer.message}${where} Call it again with the same arguments after the approval; it runs once.`,
+          true,
+          { "dev.sagaboard/held": true, "dev.sagaboard/escalationId": answer.escalationId, "dev.sagaboard/reason": answer.reason },
+        );
+      }
+      this.remember(answer.step, clientKey);
+      if (answer.kind === "replay") return resultOf(answer.step);
+      if (answer.kind === "failed") return failureOf(answer.step, name);
+      if (answer.kind === "reconcile") {
+        const settled = await this.settle(answer.step);
+        if (settled === "still_running") {
+          return text(`${name} (step ${answer.step.stepIdx}) is still running on the server and its answer has not come; call it again with the same arguments later. It will not run twice.`, true, {
+            "dev.sagaboard/outcome": "unknown",
+          });
+        }
+        this.remember(settled, clientKey);
+        if (settled.status === "UNKNOWN" || settled.status === "INTENDED") {
+          return text(`Whether ${answer.step.tool} (step ${settled.stepIdx}) happened is unknown and could not be looked up; a person decides it on the dashboard. Nothing was sent again.`, true, {
+            "dev.sagaboard/outcome": "unknown",
+          });
+        }
+        continue; // CONFIRMED: replay; NOT_EXECUTED: retried under the same key
+      }
+      return this.forward(name, args, answer.step, signal);
+    }
+    return text(`The log of run ${this.o.runId} kept changing while ${name} was being recorded; call it again.`, true);
+  }
+
+  /** Polls the held call's escalation until it is decided or the wait is over. */
+  private async waitForDecision(escalationId: string | null, signal: AbortSignal): Promise<"approved" | "rejected" | "waiting"> {
+    if (!escalationId) return "waiting";
+    const until = Date.now() + this.o.holdWaitMs;
+    while (!signal.aborted) {
+      const escalation = await this.o.sagaboard.escalation(escalationId);
+      if (escalation.status === "RESOLVED") return (escalation.resolution as { approved?: unknown } | null)?.approved === true ? "approved" : "rejected";
+      if (Date.now() + 1000 > until) return "waiting";
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return "waiting";
+  }
+
+  /**
+   * Forwards a call whose intent is committed and records what the server answered. The gateway's own
+   * deadline (`callTimeoutMs`) records UNKNOWN but leaves the request open, so its late answer still
+   * settles the step; a client's cancel is forwarded upstream (the SDK sends `notifications/cancelled`)
+   * and the step is settled by a short wait for an answer, then by its lookup.
+   */
+  private async forward(name: string, args: Json, step: StepRecord, clientSignal: AbortSignal): Promise<ToolResult> {
+    if (this.o.crashAt === "after_intent") process.kill(process.pid, "SIGKILL");
+    const meta = { [KEY_META]: step.stepKey };
+    const sent: Promise<RawAnswer | null> = this.o.upstream.client
+      .callTool({ name, arguments: args as Record<string, unknown>, _meta: meta }, undefined, { signal: clientSignal, timeout: this.o.callTimeoutMs + this.o.lateWaitMs })
+      .then(
+        (result) => ({ result }),
+        (e: { code?: number; message?: string }) =>
+          typeof e?.code === "number" && refusedBeforeRunning(e.code) ? { error: { code: e.code, message: e.message ?? "" } } : null,
+      );
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<"deadline">((resolve) => (timer = setTimeout(() => resolve("deadline"), this.o.callTimeoutMs)));
+    const first = await Promise.race([sent, deadline]);
+    clearTimeout(timer);
+    if (this.o.crashAt === "after_upstream") process.kill(process.pid, "SIGKILL");
+    if (first === null || first === "deadline") {
+      // Timed out, cancelled or the link broke: the effect may have happened. UNKNOWN, never FAILED.
+      const why = clientSignal.aborted ? "the client cancelled the call" : first === "deadline" ? `no answer within ${Math.round(this.o.callTimeoutMs / 1000)} s` : "the link to the server broke";
+      const unknown = await this.o.sagaboard.outcome(step, { kind: "unknown", message: `${why}; the gateway listens for a late answer, then looks the key up` });
+      this.remember(unknown, null);
+      const late = first === "deadline" ? sent : this.o.upstream.transport.answerFor(step.stepKey, Math.min(2_000, this.o.lateWaitMs));
+      const settling = this.settleLate(unknown, late);
+      this.settling.set(step.id, settling);
+      void settling.finally(() => this.settling.delete(step.id));
+      return text(`The outcome of ${name} is unknown (${why}). Sagaboard is settling it by its key; call it again with the same arguments for its result. It will not run twice.`, true, {
+        "dev.sagaboard/outcome": "unknown",
+      });
+    }
+    const recorded = await this.record(step, first);
+    this.remember(recorded, null);
+    return recorded.status === "CONFIRMED" ? resultOf(recorded) : failureOf(recorded, name);
+  }
+
+  /** Records an answer of the real server for a step in flight. */
+  private async record(step: StepRecord, raw: RawAnswer): Promise<StepRecord> {
+    this.o.upstream.transport.forget(step.stepKey);
+    if (raw.error) return this.o.sagaboard.outcome(step, { kind: "failed", reason: `mcp_error_${raw.error.code}`, message: raw.error.message, retryable: false });
+    const result = raw.result as ToolResult;
+    if (result?.isError) {
+      const message = result.content?.map((c) => c.text ?? "").join(" ").slice(0, 1000) || "the tool answered an error";
+      return this.o.sagaboard.outcome(step, { kind: "failed", reason: "tool_error", message, retryable: false });
+    }
+    return this.o.sagaboard.outcome(step, { kind: "confirmed", externalRef: null, result: result as unknown as Json });
+  }
+
+  /** After an UNKNOWN: the late answer settles the step if it comes; otherwise its lookup does. */
+  private async settleLate(step: StepRecord, late: Promise<RawAnswer | null>): Promise<void> {
+    try {
+      // Not under the session's lock: a re-sent call waits on this, and the server fences the update.
+      const answer = await late;
+      if (answer?.result && !(answer.result as ToolResult).isError) {
+        this.remember(await this.o.sagaboard.reconciled(step, { kind: "found", externalRef: null, result: answer.result as Json, lookups: 1 }), null);
+      } else {
+        this.remember(await this.lookUp(step), null);
+      }
+    } catch (e) {
+      process.stderr.write(`sagaboard-mcp-gateway: settling step ${step.stepIdx} failed: ${(e as Error).message}\n`);
+    }
+  }
+
+  /**
+   * Settles an unsettled step: the answer this process is still waiting for, a late answer already
+   * kept, or the tool's lookup (absence proved twice, with the lag pause between). With no lookup,
+   * the step stays UNKNOWN and Sagaboard raises it for a person.
+   */
+  private async settle(step: StepRecord): Promise<StepRecord | "still_running"> {
+    const settling = this.settling.get(step.id);
+    if (settling) {
+      // This process is still listening for the server's answer: never look up (and retry) under it.
+      const over = await Promise.race([settling.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), Math.min(this.o.holdWaitMs, 10_000)))]);
+      if (!over) return "still_running";
+      const fresh = (await this.o.sagaboard.steps(this.o.runId)).find((s) => s.id === step.id);
+      return fresh ?? step;
+    }
+    const late = await this.o.upstream.transport.answerFor(step.stepKey, 0);
+    if (late?.result && !(late.result as ToolResult).isError) return this.o.sagaboard.reconciled(step, { kind: "found", externalRef: null, result: late.result as Json, lookups: 1 });
+    return this.lookUp(step);
+  }
+
+  /** The tool's lookup: found, absent (proved twice, the lag pause between), or a person decides. */
+  private async lookUp(step: StepRecord): Promise<StepRecord> {
+    const mcpName = this.byTableName.get(step.tool)?.name;
+    const lookup = mcpName ? this.o.lookups[mcpName] : undefined;
+    if (!lookup) {
+      return this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: `${step.tool} has no lookup in the gateway (no built-in one, no --lookup-by-key): a person must check the server.`, attempts: 0 });
+    }
+    try {
+      const input = { client: this.o.upstream.client, stepKey: step.stepKey, args: step.args as Record<string, unknown> };
+      let seen = await lookup(input);
+      if (seen.found) return this.o.sagaboard.reconciled(step, { kind: "found", externalRef: null, result: seen.result as Json, lookups: 1 });
+      await new Promise((r) => setTimeout(r, this.o.recheckAfterMs));
+      seen = await lookup(input);
+      if (seen.found) return this.o.sagaboard.reconciled(step, { kind: "found", externalRef: null, result: seen.result as Json, lookups: 2 });
+      return this.o.sagaboard.reconciled(step, { kind: "absent", lookups: 2, recheckAfterMs: this.o.recheckAfterMs });
+    } catch (e) {
+      return this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: (e as Error).message, attempts: 1 });
+    }
+  }
+}
+
+/** The recorded MCP result of a CONFIRMED step. */
+function resultOf(step: StepRecord): ToolResult {
+  const result = step.result as ToolResult | null;
+  const meta = { "dev.sagaboard/stepKey": step.stepKey, "dev.sagaboard/stepIdx": step.stepIdx };
+  if (result && Array.isArray(result.content)) return { ...result, _meta: { ...result._meta, ...meta } };
+  return text(JSON.stringify(step.result), false, meta);
+}
+
+/** The recorded refusal of a FAILED step. */
+function failureOf(step: StepRecord, name: string): ToolResult {
+  const error = (step.error ?? {}) as { message?: string };
+  return text(`${name} failed: ${error.message ?? "the server refused it"}`, true, { "dev.sagaboard/stepKey": step.stepKey });
+}

@@ -1,0 +1,101 @@
+/**
+ * What the gateway asks of Sagaboard, over the same agent API and call commands every client uses:
+ * start or join the session's run, read its log, begin a call, report its outcome or what a lookup
+ * found, declare the upstream's tools, read the tool table, and wait for a held call's decision.
+ * The gateway decides nothing a person or the server decides: the gate, keys and replay are the
+ * server's answers.
+ */
+import { createHash } from "node:crypto";
+import * as declarations from "@/lib/api/contracts/declarations";
+import * as runs from "@/lib/api/contracts/runs";
+import { fillPath } from "@/lib/api/endpoint";
+import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
+import { httpCallPort } from "@/lib/client/http-calls";
+import { SagaboardApiError, Transport, type TransportOptions } from "@/lib/client/transport";
+import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
+import type { Actor, CallPort, EscalationRecord, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { Json } from "@/lib/saga/tools";
+import type { TDeclarationResult, TToolManifest } from "@/lib/tools/manifest";
+
+const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
+const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
+const escalation = (w: object) => fromWire<EscalationRecord>(w, DATE_FIELDS.escalation);
+
+/** A row of the tool table as the gateway's token may use it. */
+export interface TableTool {
+  name: string;
+  toolClass: string;
+  policyVersion: number;
+}
+
+/** The agent's actor: the server replaces it with the token's own, it is sent for the type only. */
+const ACTOR: Actor = { type: "agent", id: "mcp-gateway" };
+
+export class Sagaboard {
+  private readonly http: Transport;
+  private readonly calls: CallPort;
+
+  constructor(private readonly options: TransportOptions) {
+    this.http = new Transport(options);
+    this.calls = httpCallPort(this.http, (fn) => fn());
+  }
+
+  /**
+   * The session's run. With `sessionName`, the run is created under an Idempotency-Key derived from
+   * it, so a restarted gateway (or a reconnecting client) naming the same session joins the same run.
+   */
+  async startRun(title: string, sessionName: string | null, metadata: Json): Promise<RunRecord> {
+    const body = { title, metadata };
+    if (!sessionName) return run((await this.http.request("POST", runs.createRun.path, runs.createRun.response, body, { idempotencyKey: true })).run);
+    const key = `mcp-session-${createHash("sha256").update(sessionName).digest("hex").slice(0, 40)}`;
+    const response = await (this.options.fetch ?? fetch)(new URL(runs.createRun.path, this.options.baseUrl), {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.options.token}`, "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+    });
+    const parsed = (await response.json()) as { run?: object; error?: { code: string; message: string } };
+    if (!response.ok || !parsed.run) throw new SagaboardApiError(response.status, parsed.error?.code ?? "UNEXPECTED_RESPONSE", parsed.error?.message ?? `Sagaboard answered ${response.status}`, [], {});
+    return run(parsed.run);
+  }
+
+  /** A run named by the client (`_meta["dev.sagaboard/runId"]`), if the token's agent owns it. */
+  async getRun(runId: string): Promise<RunRecord> {
+    return run((await this.http.request("GET", fillPath(runs.getRun.path, { runId }), runs.getRun.response)).run);
+  }
+
+  /** The run's saga log, by step index. */
+  async steps(runId: string): Promise<StepRecord[]> {
+    return (await this.http.request("GET", fillPath(runs.listSteps.path, { runId }), runs.listSteps.response)).steps.map(step);
+  }
+
+  /** Declares the upstream's tools into the token's namespace; new or changed ones land unreviewed. */
+  declare(manifest: TToolManifest): Promise<TDeclarationResult> {
+    return this.http.request("POST", declarations.declareTools.path, declarations.declareTools.response, manifest);
+  }
+
+  /** The tool table as this token may use it. */
+  async tools(): Promise<TableTool[]> {
+    return (await this.http.request("GET", runs.listTools.path, runs.listTools.response)).tools;
+  }
+
+  /** The escalation a held call raised. */
+  async escalation(escalationId: string): Promise<EscalationRecord> {
+    return escalation((await this.http.request("GET", fillPath(runs.getEscalation.path, { escalationId }), runs.getEscalation.response)).escalation);
+  }
+
+  /** Begins a call at `cursor` (the server decides: call, replay, failed, reconcile or held). */
+  begin(runId: string, cursor: number, tool: string, args: Json): Promise<BeginCallAnswer> {
+    return this.calls.begin({ runId, cursor, tool, args, proposal: { compensation: null, correction: null, audience: [] }, tryAppend: true, actor: ACTOR });
+  }
+
+  /** What the upstream answered for a step in flight. */
+  outcome(step: StepRecord, outcome: CallOutcomeReport): Promise<StepRecord> {
+    return this.calls.outcome({ step, outcome, attempts: 1, actor: ACTOR });
+  }
+
+  /** What looking the step up found (or the late answer the upstream sent after a cancel). */
+  reconciled(step: StepRecord, report: ReconcileReport): Promise<StepRecord> {
+    return this.calls.reconciled({ step, report, actor: ACTOR });
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Starts the gateway: connects to the real server, lands its `tools/list` in Sagaboard's tool table
+ * (declared into the token's namespace: new or changed tools are unreviewed, and every call of an
+ * unreviewed tool is held), and serves MCP clients over stdio or streamable HTTP. Each client session
+ * is a Sagaboard run, created on its first call (or the run a client names in `_meta`, or the run of
+ * `--session NAME`, which a restarted gateway joins again).
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { TransportOptions } from "@/lib/client/transport";
+import type { TToolManifest } from "@/lib/tools/manifest";
+import { Gateway, RUN_META, localName, type CrashPoint } from "./gateway";
+import { builtInLookups, lookupByKey, type Lookup } from "./lookups";
+import { Sagaboard } from "./sagaboard";
+import { connectUpstream, type Upstream, type UpstreamTarget } from "./upstream";
+
+export interface GatewayConfig {
+  sagaboard: TransportOptions;
+  upstream: UpstreamTarget;
+  session: string | null;
+  owner: string | null;
+  holdWaitMs?: number;
+  callTimeoutMs?: number;
+  tableCacheMs?: number;
+  lookupsByKey: Record<string, string>;
+  /** Serve streamable HTTP on 127.0.0.1:listen; null: stdio. */
+  listen: number | null;
+  crashAt: CrashPoint | null;
+}
+
+/** What the gateway suggests for an MCP tool: the strictest class until an admin reviews it. */
+export function manifestFor(tools: Tool[], owner: string, lookups: Record<string, Lookup>): TToolManifest {
+  return {
+    tools: tools.map((tool) => {
+      const hints = tool.annotations ? ` Server's hints (unverified): ${JSON.stringify(tool.annotations)}.` : "";
+      return {
+        name: localName(tool.name),
+        class: "IRREVERSIBLE",
+        description: `MCP tool ${tool.name}: ${tool.description ?? "no description"}`.slice(0, 480 - hints.length) + hints,
+        argsSchema: tool.inputSchema as Record<string, unknown>,
+        lookup: tool.name in lookups,
+        owner,
+        correction: {
+          subject: `About an action an assistant took (${tool.name})`,
+          body: `An automated assistant ran ${tool.name} on your behalf, and it should not have. Please disregard its effect; we are putting it right and will follow up.`,
+        },
+      };
+    }),
+    compensators: [],
+  };
+}
+
+/** The gateway for one client session; the run is created on the first call. */
+function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: Upstream, tools: Tool[], namespace: string, lookups: Record<string, Lookup>) {
+  let gateway: Promise<Gateway> | null = null;
+  const serverName = upstream.client.getServerVersion()?.name ?? "an MCP server";
+  return (server: Server, runMeta: unknown): Promise<Gateway> => {
+    gateway ??= (async () => {
+      const client = server.getClientVersion();
+      const run =
+        typeof runMeta === "string"
+          ? await sagaboard.getRun(runMeta)
+          : await sagaboard.startRun(`MCP session: ${client?.name ?? "a client"} with ${serverName}`, config.session, {
+              via: "mcp",
+              upstream: serverName,
+              client: client?.name ?? null,
+              session: config.session,
+            });
+      const g = new Gateway({
+        sagaboard,
+        upstream,
+        upstreamTools: tools,
+        namespace,
+        runId: run.id,
+        dashboardUrl: config.sagaboard.baseUrl.replace(/\/$/, ""),
+        lookups,
+        ...(config.holdWaitMs !== undefined ? { holdWaitMs: config.holdWaitMs } : {}),
+        ...(config.callTimeoutMs !== undefined ? { callTimeoutMs: config.callTimeoutMs } : {}),
+        ...(config.tableCacheMs !== undefined ? { tableCacheMs: config.tableCacheMs } : {}),
+        crashAt: config.crashAt,
+      });
+      await g.load();
+      process.stderr.write(`sagaboard-mcp-gateway: session run ${run.id} (${config.sagaboard.baseUrl.replace(/\/$/, "")}/runs/${run.id})\n`);
+      return g;
+    })();
+    gateway.catch(() => (gateway = null));
+    return gateway;
+  };
+}
+
+function mcpServer(forSession: (server: Server, runMeta: unknown) => Promise<Gateway>, tools: Tool[]): Server {
+  const server = new Server({ name: "sagaboard-mcp-gateway", version: "0.1.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    const gateway = await forSession(server, meta?.[RUN_META]);
+    return gateway.call(request.params.name, request.params.arguments, meta, extra.signal);
+  });
+  return server;
+}
+
+export async function startGateway(config: GatewayConfig): Promise<void> {
+  const sagaboard = new Sagaboard(config.sagaboard);
+  const upstream = await connectUpstream(config.upstream);
+  const { tools } = await upstream.client.listTools();
+  const lookups: Record<string, Lookup> = { ...builtInLookups(upstream.client.getServerVersion()?.name) };
+  for (const [tool, lookupTool] of Object.entries(config.lookupsByKey)) lookups[tool] = lookupByKey(lookupTool);
+  // The namespace is the token's name; the declaration says it (and lands new or changed tools unreviewed).
+  const declared = await sagaboard.declare(manifestFor(tools, config.owner ?? "mcp", lookups));
+  const waiting = declared.tools.filter((t) => t.status === "UNREVIEWED").map((t) => t.name);
+  process.stderr.write(
+    `sagaboard-mcp-gateway: ${tools.length} tools of ${upstream.client.getServerVersion()?.name ?? "the server"} in namespace ${declared.namespace}` +
+      (waiting.length ? `; ${waiting.length} wait for an admin's review (their calls are held): ${config.sagaboard.baseUrl.replace(/\/$/, "")}/admin/tools\n` : "\n"),
+  );
+
+  if (config.listen === null) {
+    const server = mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools);
+    await server.connect(new StdioServerTransport());
+    return;
+  }
+  // Streamable HTTP: one transport, MCP server and run per client session (Mcp-Session-Id).
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    if (!req.url?.startsWith("/mcp")) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("The MCP endpoint is /mcp.\n");
+      return;
+    }
+    const id = req.headers["mcp-session-id"];
+    let transport = typeof id === "string" ? sessions.get(id) : undefined;
+    if (!transport) {
+      if (typeof id === "string") {
+        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found; initialize again." }, id: null }));
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, created) });
+      created.onclose = () => created.sessionId && sessions.delete(created.sessionId);
+      await mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools).connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(config.listen!, "127.0.0.1", resolve));
+  process.stderr.write(`sagaboard-mcp-gateway: MCP over streamable HTTP at http://127.0.0.1:${config.listen}/mcp\n`);
+}

@@ -1,0 +1,19 @@
+/**
+ * Builds @sagaboard/mcp-gateway from its sources and the agent-side modules it shares with the
+ * server (the call commands' wire contracts, the HTTP transport, the argument hash): one ESM bundle
+ * for the command and one for `startGateway`. The MCP SDK and zod are dependencies, never bundled.
+ */
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: { cli: "src/cli.ts", start: "src/start.ts" },
+  format: ["esm"],
+  platform: "node",
+  target: "node20",
+  dts: { entry: { start: "src/start.ts" }, resolve: [/^@\//] },
+  splitting: true,
+  clean: true,
+  sourcemap: false,
+  tsconfig: "tsconfig.json",
+  external: ["zod", /^@modelcontextprotocol\//],
+});

@@ -1,0 +1,238 @@
+/**
+ * The MCP gateway between a real MCP client (the SDK's Client over stdio) and real MCP servers (a
+ * non-idempotent ledger server that counts every effect, and @modelcontextprotocol/server-memory),
+ * against a running Sagaboard. Effects are counted in the servers' own files, per key.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaEngine } from "@/lib/saga/engine";
+import { ToolRegistry } from "@/lib/saga/tools";
+import { editTool } from "@/lib/tools/update-tool";
+import { makeToken, useTestDatabase } from "../api/api-test-kit";
+import { startTestServer, type TestServer } from "../support/http-server";
+
+const getPrisma = useTestDatabase("mcp-gateway");
+const ROOT = process.cwd();
+const DIR = mkdtempSync(path.join(os.tmpdir(), "sagaboard-mcp-"));
+const REVIEWER = { type: "user" as const, id: "rev@example.com" };
+const ADMIN = { type: "user" as const, id: "admin@example.com" };
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(DIR, { recursive: true, force: true });
+});
+
+type Result = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
+
+interface Session {
+  client: Client;
+  stderr: () => string;
+  close: () => Promise<void>;
+}
+
+/** An MCP client connected to a gateway process in front of `upstream`. */
+async function connect(token: string, upstream: string[], options: { session?: string; env?: Record<string, string>; extra?: string[] } = {}): Promise<Session> {
+  const args = ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", server.url, "--token", token, "--hold-wait-ms", "0", ...(options.extra ?? [])];
+  if (options.session) args.push("--session", options.session);
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...args, "--", ...upstream], env: { ...(process.env as Record<string, string>), ...options.env }, cwd: ROOT, stderr: "pipe" });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: "gateway-test", version: "1.0.0" });
+  await client.connect(transport).catch(async (e: Error) => {
+    await new Promise((r) => setTimeout(r, 200));
+    throw new Error(`${e.message}; the gateway said: ${err}`);
+  });
+  return { client, stderr: () => err, close: () => client.close() };
+}
+
+const ledgerServer = (file: string) => ["env", `LEDGER=${file}`, process.execPath, path.join(ROOT, "tests/mcp/ledger-server.mjs")];
+const entries = (file: string): { key: string | null; text: string }[] => {
+  try {
+    return readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { key: string | null; text: string });
+  } catch {
+    return [];
+  }
+};
+
+/** What the reviewer does on the escalation page: approve the held call. */
+async function approve(escalationId: string): Promise<void> {
+  const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
+  await engine.decideHeldCall(escalationId, { approve: true, actor: REVIEWER });
+}
+
+/** Calls a tool; when it is held, approves it as a reviewer and re-sends it (a new JSON-RPC id). */
+async function callApproved(client: Client, name: string, args: Record<string, unknown>, options: { timeout?: number } = {}): Promise<Result> {
+  const first = (await client.callTool({ name, arguments: args }, undefined, options)) as Result;
+  if (first._meta?.["dev.sagaboard/held"] !== true) return first;
+  await approve(first._meta["dev.sagaboard/escalationId"] as string);
+  return (await client.callTool({ name, arguments: args }, undefined, options)) as Result;
+}
+
+const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join(" ");
+
+describe("MCP gateway", () => {
+  it("lands tools/list in the tool table unreviewed, holds their calls, runs an approved call once and replays a re-sent one", async () => {
+    const prisma = await getPrisma();
+    const ns = `mcpledger${Date.now().toString(36)}`;
+    const token = await makeToken([], ns);
+    const file = path.join(DIR, `${ns}.jsonl`);
+    const s = await connect(token.secret, ledgerServer(file), { extra: ["--table-cache-ms", "300"] });
+    try {
+      const { tools } = await s.client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["append_entry", "count_entries", "find_entry"]);
+      const rows = await prisma.toolPolicy.findMany({ where: { namespace: ns }, orderBy: { name: "asc" } });
+      expect(rows.map((r) => `${r.name}:${r.status}:${r.toolClass}`)).toEqual([`${ns}.append_entry:UNREVIEWED:IRREVERSIBLE`, `${ns}.count_entries:UNREVIEWED:IRREVERSIBLE`, `${ns}.find_entry:UNREVIEWED:IRREVERSIBLE`]);
+
+      // Held: nothing reaches the server; the answer says why and where a person decides.
+      const held = (await s.client.callTool({ name: "append_entry", arguments: { text: "hello" } })) as Result;
+      expect(held.isError).toBe(true);
+      expect(textOf(held)).toMatch(/held for a person's approval and was not sent/);
+      expect(entries(file)).toHaveLength(0);
+
+      await approve(held._meta!["dev.sagaboard/escalationId"] as string);
+      const ran = (await s.client.callTool({ name: "append_entry", arguments: { text: "hello" } })) as Result;
+      expect(ran.isError ?? false).toBe(false);
+      expect(ran.structuredContent).toMatchObject({ entry: 1, text: "hello" });
+      // The same call re-sent (a new request id, as after a broken stream): answered from the log.
+      const again = (await s.client.callTool({ name: "append_entry", arguments: { text: "hello" } })) as Result;
+      expect(again.structuredContent).toEqual(ran.structuredContent);
+      const ledger = entries(file);
+      expect(ledger).toHaveLength(1);
+      const step = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry` } });
+      expect(step).toMatchObject({ status: "CONFIRMED", stepKey: ledger[0]!.key });
+
+      // A client key reused with other arguments is refused before anything is sent.
+      const keyed = { "dev.sagaboard/idempotencyKey": "client-key-1" };
+      await callApproved(s.client, "append_entry", { text: "keyed" }, {});
+      const first = (await s.client.callTool({ name: "append_entry", arguments: { text: "keyed-2" }, _meta: keyed })) as Result;
+      if (first._meta?.["dev.sagaboard/held"]) await approve(first._meta["dev.sagaboard/escalationId"] as string);
+      await s.client.callTool({ name: "append_entry", arguments: { text: "keyed-2" }, _meta: keyed });
+      const reused = (await s.client.callTool({ name: "append_entry", arguments: { text: "other words" }, _meta: keyed })) as Result;
+      expect(textOf(reused)).toMatch(/Refused: the key client-key-1 was used for this tool with other arguments/);
+      expect(entries(file).map((e) => e.text)).toEqual(["hello", "keyed", "keyed-2"]);
+
+      // Reviewed as read-only by an admin: passed through, no step logged.
+      const count = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.count_entries` } });
+      await editTool(prisma, { name: count.name, expectedVersion: count.policyVersion, changes: { status: "REVIEWED", toolClass: "PURE", owner: null, correctionSubject: null, correctionBody: null }, reason: "reads only" }, ADMIN);
+      await new Promise((r) => setTimeout(r, 400)); // the gateway trusts its copy of the table for --table-cache-ms
+      const counted = (await s.client.callTool({ name: "count_entries", arguments: {} })) as Result;
+      expect(counted.structuredContent).toEqual({ count: 3 });
+      expect(await prisma.step.count({ where: { tool: `${ns}.count_entries` } })).toBe(0);
+    } finally {
+      await s.close();
+    }
+
+    // The server is updated and count_entries now says it deletes: the review no longer covers it.
+    const versions = async () => Object.fromEntries((await prisma.toolPolicy.findMany({ where: { namespace: ns } })).map((r) => [r.name.slice(ns.length + 1), `${r.status}:v${r.policyVersion}`]));
+    const before = await versions();
+    const changed = await connect(token.secret, ["env", "LEDGER_VARIANT=changed", ...ledgerServer(file)]);
+    try {
+      const after = await versions();
+      expect(after.count_entries).toMatch(/^UNREVIEWED:v/);
+      expect(after.count_entries).not.toBe(before.count_entries);
+      expect(after.find_entry).toBe(before.find_entry); // declared again unchanged: no new version
+      const heldAgain = (await changed.client.callTool({ name: "count_entries", arguments: {} })) as Result;
+      expect(heldAgain._meta?.["dev.sagaboard/held"]).toBe(true);
+    } finally {
+      await changed.close();
+    }
+  }, 120_000);
+
+  it("a timeout after success and a client's cancel are UNKNOWN, settled by the late answer or the lookup; the re-sent call does not run again", async () => {
+    const prisma = await getPrisma();
+    const ns = `mcpslow${Date.now().toString(36)}`;
+    const token = await makeToken([], ns);
+    const file = path.join(DIR, `${ns}.jsonl`);
+    const s = await connect(token.secret, ledgerServer(file), { extra: ["--call-timeout-ms", "800", "--lookup-by-key", "append_entry=find_entry"] });
+    try {
+      // The gateway's deadline passes while the server is still working: UNKNOWN, then its late answer settles it.
+      const slow = await callApproved(s.client, "append_entry", { text: "slow", delayMs: 2000 });
+      expect(textOf(slow)).toMatch(/outcome of append_entry is unknown/);
+      expect((await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry` } })).status).toBe("UNKNOWN");
+      await new Promise((r) => setTimeout(r, 2_000));
+      const settled = (await s.client.callTool({ name: "append_entry", arguments: { text: "slow", delayMs: 2000 } })) as Result;
+      expect(settled.structuredContent).toMatchObject({ text: "slow" });
+
+      // The client gives up and cancels: the cancel goes upstream, the lookup by key finds the effect.
+      const cancelled = await callApproved(s.client, "append_entry", { text: "cancelled", delayMs: 1500 }, { timeout: 300 }).catch((e: Error) => e);
+      expect(cancelled).toBeInstanceOf(Error);
+      await new Promise((r) => setTimeout(r, 3_000));
+      const resent = (await s.client.callTool({ name: "append_entry", arguments: { text: "cancelled", delayMs: 1500 } })) as Result;
+      expect(resent.structuredContent).toMatchObject({ text: "cancelled" });
+
+      const steps = await prisma.step.findMany({ where: { tool: `${ns}.append_entry` }, orderBy: { stepIdx: "asc" } });
+      expect(steps.map((st) => st.status)).toEqual(["CONFIRMED", "CONFIRMED"]);
+      const ledger = entries(file);
+      expect(ledger.map((e) => e.text)).toEqual(["slow", "cancelled"]);
+      expect(ledger.map((e) => e.key)).toEqual(steps.map((st) => st.stepKey));
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+
+  it("kill -9 of the gateway after the intent and after the effect: a restart joins the session's run and reconciles by key; one effect each", async () => {
+    const prisma = await getPrisma();
+    const ns = `mcpcrash${Date.now().toString(36)}`;
+    const token = await makeToken([], ns);
+    const file = path.join(DIR, `${ns}.jsonl`);
+    const session = `${ns}-session`;
+    const opts = { session, extra: ["--lookup-by-key", "append_entry=find_entry"] };
+    for (const [crashAt, text] of [["after_intent", "before"], ["after_upstream", "after"]] as const) {
+      const dying = await connect(token.secret, ledgerServer(file), { ...opts, env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
+      await expect(callApproved(dying.client, "append_entry", { text })).rejects.toThrow();
+      await dying.close().catch(() => undefined);
+      expect(entries(file).filter((e) => e.text === text)).toHaveLength(crashAt === "after_intent" ? 0 : 1);
+
+      const restarted = await connect(token.secret, ledgerServer(file), opts);
+      try {
+        const answer = (await restarted.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+        expect(answer.structuredContent, textOf(answer)).toMatchObject({ text });
+      } finally {
+        await restarted.close();
+      }
+      expect(entries(file).filter((e) => e.text === text)).toHaveLength(1);
+    }
+    const runs = await prisma.run.findMany({ where: { agent: ns } });
+    expect(runs).toHaveLength(1);
+    const steps = await prisma.step.findMany({ where: { runId: runs[0]!.id }, orderBy: { stepIdx: "asc" } });
+    expect(steps.map((st) => st.status)).toEqual(["CONFIRMED", "CONFIRMED"]);
+    expect(entries(file).map((e) => e.key)).toEqual(steps.map((st) => st.stepKey));
+  }, 120_000);
+
+  it("@modelcontextprotocol/server-memory behind the gateway: a crash after create_entities is reconciled with open_nodes", async () => {
+    const prisma = await getPrisma();
+    const ns = `mcpmemory${Date.now().toString(36)}`;
+    const token = await makeToken([], ns);
+    const memory = path.join(DIR, `${ns}-memory.jsonl`);
+    const upstream = ["node", path.join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")];
+    const env = { MEMORY_FILE_PATH: memory };
+    const entity = { entities: [{ name: "Ada", entityType: "person", observations: ["ordered a kettle"] }] };
+    const dying = await connect(token.secret, upstream, { session: ns, env: { ...env, SAGABOARD_MCP_CRASH_AT: "after_upstream" } });
+    await expect(callApproved(dying.client, "create_entities", entity)).rejects.toThrow();
+    await dying.close().catch(() => undefined);
+
+    const s = await connect(token.secret, upstream, { session: ns, env });
+    try {
+      const answer = (await s.client.callTool({ name: "create_entities", arguments: entity })) as Result;
+      expect(answer.structuredContent, textOf(answer)).toMatchObject({ entities: [{ name: "Ada", entityType: "person" }] });
+    } finally {
+      await s.close();
+    }
+    const lines = readFileSync(memory, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { type: string; name?: string });
+    expect(lines.filter((l) => l.type === "entity" && l.name === "Ada")).toHaveLength(1);
+    const step = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.create_entities` } });
+    expect(step.status).toBe("CONFIRMED");
+    const events = await prisma.auditEvent.findMany({ where: { stepId: step.id }, select: { type: true } });
+    expect(events.map((e) => e.type)).toContain("step.reconciled");
+  }, 120_000);
+});

@@ -1,0 +1,62 @@
+/* global process, setTimeout */
+/**
+ * A real MCP server (stdio, the SDK's McpServer) standing for an external system that is NOT
+ * idempotent: every `append_entry` appends a line to the ledger file, whatever was sent before. The
+ * test counts real effects per key in that file. It reads the gateway's key from
+ * `_meta["dev.sagaboard/idempotencyKey"]` only to record it and to answer `find_entry({ key })`; it
+ * never dedupes by it, so any duplicate call would show as a second line.
+ *
+ * LEDGER: the file. `delayMs` in the arguments makes the call slow (a timeout after success).
+ */
+import { appendFileSync, readFileSync } from "node:fs";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import * as z from "zod";
+
+const LEDGER = process.env.LEDGER;
+const lines = () => {
+  try {
+    return readFileSync(LEDGER, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+};
+
+const server = new McpServer({ name: "ledger-server", version: "1.0.0" });
+
+server.registerTool(
+  "append_entry",
+  {
+    description: "Appends an entry to the ledger. Not idempotent: each call adds a line.",
+    inputSchema: { text: z.string(), delayMs: z.number().int().optional() },
+    annotations: { idempotentHint: true, destructiveHint: false },
+  },
+  async ({ text, delayMs }, extra) => {
+    const key = extra._meta?.["dev.sagaboard/idempotencyKey"] ?? null;
+    appendFileSync(LEDGER, JSON.stringify({ key, text, at: Date.now() }) + "\n");
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    const n = lines().length;
+    return { content: [{ type: "text", text: `entry ${n}: ${text}` }], structuredContent: { entry: n, text } };
+  },
+);
+
+server.registerTool(
+  "find_entry",
+  { description: "Finds the entry a call with this idempotency key appended.", inputSchema: { key: z.string() }, annotations: { readOnlyHint: true } },
+  async ({ key }) => {
+    const index = lines().findIndex((l) => l.key === key);
+    const found = index >= 0;
+    const result = found ? { content: [{ type: "text", text: `entry ${index + 1}: ${lines()[index].text}` }], structuredContent: { entry: index + 1, text: lines()[index].text } } : null;
+    return { content: [{ type: "text", text: found ? "found" : "not found" }], structuredContent: { found, ...(found ? { result } : {}) } };
+  },
+);
+
+// LEDGER_VARIANT=changed: the same server after an update that changed one tool's definition.
+const countDescription = process.env.LEDGER_VARIANT === "changed" ? "How many entries the ledger holds, and deletes the oldest." : "How many entries the ledger holds.";
+server.registerTool(
+  "count_entries",
+  { description: countDescription, inputSchema: {}, annotations: { readOnlyHint: true } },
+  async () => ({ content: [{ type: "text", text: String(lines().length) }], structuredContent: { count: lines().length } }),
+);
+
+await server.connect(new StdioServerTransport());
