@@ -19,6 +19,7 @@
 import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
+import { assertRunSettled } from "./run-settled";
 import { checkGate, checkPlanItem, needsApprovalBeforePivot, type ApprovalReason, type GateTool } from "./gate";
 import { argsHash, compensationKey, stepKey } from "./keys";
 import {
@@ -640,18 +641,14 @@ async function closeUnknownEscalation(deps: CallDeps, step: StepRecord, actor: A
 }
 
 /**
- * Marks a run finished. Refused while a step is unsettled (its outcome is not known, so the run's
- * effects are not either) and while a pivot waits for its decision.
+ * Marks a run finished. Refused while a step is unsettled (RUN_NOT_SETTLED: `assertRunSettled`, the
+ * rule the agent API's status move keeps too) and while a pivot waits for its decision.
  */
 export async function completeRun(deps: CallDeps, runId: string, actor: Actor, extra: { runAgent?: string } = {}): Promise<RunRecord> {
   const run = await deps.store.getRun(runId);
   if (!run || (extra.runAgent !== undefined && run.agent !== extra.runAgent)) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist.`);
   if (run.status === RunStatus.COMPLETED) return run;
-  const steps = await deps.store.listSteps(runId);
-  const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
-  if (open) {
-    throw new SagaError("STEP_UNRESOLVED", `Step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile before completing the run.`);
-  }
+  await assertRunSettled(deps.store, runId, RunStatus.COMPLETED);
   const done = await deps.store.setRunStatus(runId, [RunStatus.RUNNING, RunStatus.COMMITTING], RunStatus.COMPLETED, { type: "run.completed", actor });
   if (done) return done;
   const current = (await deps.store.getRun(runId)) ?? run;

@@ -215,7 +215,7 @@ describe("the engine over HTTP", () => {
     const { POST: complete } = await import("@/app/api/v1/runs/[runId]/complete/route");
     const refused = await call(complete, `/api/v1/runs/${runId}/complete`, { secret: token.secret, params: { runId } });
     expect(refused.status).toBe(409);
-    expect(refused.json.error).toMatchObject({ code: "STEP_UNRESOLVED" });
+    expect(refused.json.error).toMatchObject({ code: "RUN_NOT_SETTLED" });
     expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("RUNNING");
 
     // A cursor past the unsettled step is refused by name, not answered with a new step.

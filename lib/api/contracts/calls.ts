@@ -66,7 +66,7 @@ export const completeRun = defineEndpoint({
   method: "POST",
   path: "/api/v1/runs/:runId/complete",
   operationId: "completeRun",
-  summary: "Finish the run; refused (409 STEP_UNRESOLVED) while a step is unsettled, and while a pivot waits",
+  summary: "Finish the run; refused (409 RUN_NOT_SETTLED) while a step is unsettled, and while a pivot waits",
   tags: ["calls"],
   auth: "agent",
   params: RunParams,

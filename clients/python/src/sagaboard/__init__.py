@@ -389,7 +389,7 @@ class Run:
             raise
 
     def complete(self) -> Json:
-        """Finishes the run; refused (STEP_UNRESOLVED) while a step's outcome is unknown."""
+        """Finishes the run; refused (RUN_NOT_SETTLED) while a step's outcome is unknown."""
         run: Json = self.sb.request("POST", f"/api/v1/runs/{self.id}/complete")["run"]
         return run
 

@@ -1,0 +1,39 @@
+/**
+ * The one rule for finishing a run, whoever finishes it (the engine's `completeRun`, the agent API's
+ * status move): its log must say it is finished. One code, RUN_NOT_SETTLED, for every way it is not.
+ */
+import { SagaError } from "./errors";
+import type { SagaStore } from "./store";
+import { EscalationStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
+
+/** The finished statuses a run may be moved to only when its log agrees. */
+export type FinishedRunStatus = typeof RunStatus.COMPLETED | typeof RunStatus.UNWOUND;
+
+/**
+ * Refuses (RUN_NOT_SETTLED) while a step is unsettled (its outcome is not known, so neither are the
+ * run's effects); for UNWOUND also while anything is left out there: a confirmed effect neither
+ * compensated nor answered by a person, a failed compensation without a manual repair, an open item
+ * for people.
+ */
+export async function assertRunSettled(store: Pick<SagaStore, "listSteps" | "listEscalations">, runId: string, to: FinishedRunStatus): Promise<void> {
+  const steps = await store.listSteps(runId);
+  const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
+  if (open) {
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be ${to}: step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile it first.`, [
+      { path: "to", message: `step ${open.stepIdx} is unsettled` },
+    ]);
+  }
+  if (to !== RunStatus.UNWOUND) return;
+  const left = steps.find((s) => s.status === StepStatus.CONFIRMED || (s.status === StepStatus.COMPENSATION_FAILED && !s.manualRepair));
+  if (left) {
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be UNWOUND: step ${left.stepIdx} (${left.tool}) is ${left.status}, so its effect is still out there; compensate it, or leave the run NEEDS_ATTENTION for a person.`, [
+      { path: "to", message: `step ${left.stepIdx} is not undone` },
+    ]);
+  }
+  const people = await store.listEscalations({ runId, status: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] });
+  if (people.length > 0) {
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be UNWOUND while ${people.length} item(s) wait for people (${people[0]!.kind}); it is NEEDS_ATTENTION until they are resolved.`, [
+      { path: "to", message: "open escalations" },
+    ]);
+  }
+}
