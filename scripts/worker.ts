@@ -25,6 +25,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import type { SagaStore } from "@/lib/saga/store";
+import type { SagaServer } from "@/lib/saga/agent-port";
 import { World } from "@/lib/sim";
 import { RemoteWorld, type WorldLike } from "@/lib/sim/remote";
 import { prismaTaskQueue } from "@/lib/worker/queue";
@@ -69,7 +70,8 @@ if (url || simUrl) {
 
 const registry = createSupportToolRegistry(world);
 let queue: TaskQueue;
-let store: SagaStore;
+let store: SagaStore | SagaServer;
+let localStore: SagaStore | null = null;
 let prisma: PrismaClient | null = null;
 if (url) {
   if (!token) {
@@ -84,7 +86,7 @@ if (url) {
   // Beside the app: one client for the saga store and the task queue (two SQLite connections in one
   // process can deadlock).
   prisma = await openPrisma();
-  store = new PrismaSagaStore(prisma);
+  store = localStore = new PrismaSagaStore(prisma);
   queue = prismaTaskQueue(prisma);
 }
 const engine = new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
@@ -97,7 +99,7 @@ try {
   console.error(e instanceof Error ? e.message : String(e));
   process.exit(2);
 }
-const stuckRuns = prisma ? stuckRunSweeper({ prisma, store, workerId, stuckAfterMs, log: (line) => console.log(line) }) : undefined;
+const stuckRuns = prisma && localStore ? stuckRunSweeper({ prisma, store: localStore, workerId, stuckAfterMs, log: (line) => console.log(line) }) : undefined;
 const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, stuckRuns, log: (line) => console.log(line) });
 
 function totals(): string {

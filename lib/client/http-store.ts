@@ -1,31 +1,17 @@
 /**
- * The saga store over HTTP: the same engine code runs in an agent process unchanged, while the
- * server stays the place where policy is enforced (it re-checks scope, keys, classes and the gate).
- * Agents can never approve or resolve: those methods refuse locally and have no endpoint.
+ * A Sagaboard server as an agent process's engine sees it (`SagaServer`, lib/saga/agent-port.ts):
+ * `new SagaEngine({ store: new HttpSagaStore({ baseUrl, token }), registry })`. It is not a store:
+ * the server decides every call, pivot request, unwind and finish with the same functions as the
+ * engine in process, and this client sends the commands and reads runs, steps and pivots. Agents
+ * never approve or resolve anything: there is no such command.
  */
 import * as api from "@/lib/api/contracts/runs";
 import * as workerApi from "@/lib/api/contracts/worker";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { ApprovalRequiredError, SagaError, type SagaErrorCode, SAGA_ERROR_HTTP_STATUS } from "@/lib/saga/errors";
-import type {
-  AuditEventRecord,
-  CallPort,
-  UnwindPort,
-  AuditInput,
-  CorrectionRecord,
-  CreateEscalationResult,
-  EscalationRecord,
-  InsertIntentResult,
-  NewCorrection,
-  NewEscalation,
-  NewPivot,
-  NewRun,
-  PivotRecord,
-  RunRecord,
-  SagaStore,
-  StepRecord,
-} from "@/lib/saga/store";
-import type { EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
+import type { CallPort, PivotPort, SagaServer, UnwindPort } from "@/lib/saga/agent-port";
+import type { AuditEventRecord, AuditInput, CorrectionRecord, EscalationRecord, NewRun, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { EscalationStatus } from "@/lib/saga/vocabulary";
 import { httpCallPort, httpUnwindPort } from "./http-calls";
 import { SagaboardApiError, Transport, type TransportOptions } from "./transport";
 
@@ -40,29 +26,35 @@ function path(template: string, params: Record<string, string>): string {
   return template.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(params[name] ?? ""));
 }
 
-const event = (a: AuditInput) => ({ type: a.type, ...(a.data === undefined ? {} : { data: a.data }) });
 const iso = (d: Date | null | undefined) => (d === undefined ? undefined : d === null ? null : d.toISOString());
 
-/** Options of the HTTP store. */
+/** Options of the HTTP client. */
 export type HttpSagaStoreOptions = TransportOptions & {
-  /** How long cached tool policy versions are trusted (default 5 s; the server re-checks anyway). */
+  /** No longer used: the server reads tool policy versions itself (kept so existing options still type-check). */
   policyCacheMs?: number;
 };
 
-export class HttpSagaStore implements SagaStore {
+/** The engine's client for a Sagaboard server (the name is historical: it implements `SagaServer`, not the store). */
+export class HttpSagaStore implements SagaServer {
   private readonly http: Transport;
   /** The engine asks the server's call commands instead of deciding on this store. */
   readonly calls: CallPort;
   /** The unwind commands: the server walks the log; this process does what needs its connectors. */
   readonly unwinds: UnwindPort;
-  private policyCache: { at: number; versions: Map<string, number> } | null = null;
-  private readonly policyCacheMs: number;
+  /** The pivot request: the server reads the plan's versions and classes from its tool table (lib/saga/request-pivot.ts). */
+  readonly pivots: PivotPort;
 
   constructor(options: HttpSagaStoreOptions) {
     this.http = new Transport(options);
-    this.policyCacheMs = options.policyCacheMs ?? 5000;
     this.calls = httpCallPort(this.http, (fn) => this.call(fn));
     this.unwinds = httpUnwindPort(this.http, (fn) => this.call(fn));
+    this.pivots = {
+      request: async (input) => {
+        const body = { summary: input.summary, plan: input.plan.map((i) => ({ tool: i.tool, args: i.args })), deadline: iso(input.deadline) ?? null };
+        const res = await this.call(() => this.http.request("POST", path(api.requestPivot.path, { runId: input.runId }), api.requestPivot.response, body));
+        return pivot(res.pivot);
+      },
+    };
   }
 
   /** Sends a request; engine-level error codes come back as the engine's own SagaError. */
@@ -90,7 +82,8 @@ export class HttpSagaStore implements SagaStore {
     }
   }
 
-  async createRun(input: NewRun, _audit: AuditInput): Promise<RunRecord> {
+  /** Starts a run; the server records its agent (the token's name), whatever `input.agent` says. */
+  async createRun(input: NewRun, _audit?: AuditInput): Promise<RunRecord> {
     const res = await this.call(() =>
       this.http.request("POST", api.createRun.path, api.createRun.response, { title: input.title, onBehalfOf: input.onBehalfOf, metadata: input.metadata }, { idempotencyKey: true }),
     );
@@ -100,13 +93,6 @@ export class HttpSagaStore implements SagaStore {
   async getRun(runId: string): Promise<RunRecord | null> {
     const res = await this.getOrNull(() => this.http.request("GET", path(api.getRun.path, { runId }), api.getRun.response));
     return res ? run(res.run) : null;
-  }
-
-  async setRunStatus(runId: string, from: readonly RunStatus[] | null, to: RunStatus, a: AuditInput): Promise<RunRecord | null> {
-    const res = await this.call(() =>
-      this.http.request("POST", path(api.setRunStatus.path, { runId }), api.setRunStatus.response, { from: from ? [...from] : null, to, event: event(a) }),
-    );
-    return res.run ? run(res.run) : null;
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
@@ -119,37 +105,7 @@ export class HttpSagaStore implements SagaStore {
     return res ? step(res.step) : null;
   }
 
-  async insertIntent(): Promise<InsertIntentResult> {
-    // The server decides every intent (step, key, gate): the engine begins calls through `calls`.
-    throw new SagaError("CONFLICT", "Over HTTP an intent is begun with the call commands (POST /api/v1/runs/{runId}/calls), never written as a row.");
-  }
-
-  async updateStep(): Promise<StepRecord | null> {
-    // The server changes steps: outcomes and lookups are call commands, compensations unwind commands.
-    throw new SagaError(
-      "CONFLICT",
-      "Over HTTP a step is changed with the commands (POST /steps/{stepId}/outcome, /reconcile, /compensation; /runs/{runId}/unwind/next), never patched as a row.",
-    );
-  }
-
-  async createPivot(input: NewPivot, _audit: AuditInput): Promise<PivotRecord> {
-    const body = { summary: input.summary, plan: input.plan.map((i) => ({ tool: i.tool, args: i.args })), deadline: iso(input.deadline) ?? null };
-    const res = await this.call(() => this.http.request("POST", path(api.requestPivot.path, { runId: input.runId }), api.requestPivot.response, body));
-    return pivot(res.pivot);
-  }
-
-  async revisePivot(
-    pivotId: string,
-    revision: Pick<PivotRecord, "summary" | "plan" | "planHash" | "stagedStepIds" | "deadline">,
-  ): Promise<PivotRecord | null> {
-    // Over HTTP a revision is a new request for the run; the server revises the pending pivot.
-    const current = await this.getPivot(pivotId);
-    if (!current) return null;
-    const body = { summary: revision.summary, plan: revision.plan.map((i) => ({ tool: i.tool, args: i.args })), deadline: iso(revision.deadline) ?? null };
-    const res = await this.call(() => this.http.request("POST", path(api.requestPivot.path, { runId: current.runId }), api.requestPivot.response, body));
-    return res.pivot.id === pivotId ? pivot(res.pivot) : null;
-  }
-
+  /** The pivot, or null. */
   async getPivot(pivotId: string): Promise<PivotRecord | null> {
     return this.waitForPivot(pivotId, 0);
   }
@@ -165,18 +121,6 @@ export class HttpSagaStore implements SagaStore {
   async listPivots(runId: string): Promise<PivotRecord[]> {
     const res = await this.call(() => this.http.request("GET", path(api.listPivots.path, { runId }), api.listPivots.response));
     return res.pivots.map(pivot);
-  }
-
-  async decidePivot(): Promise<PivotRecord | null> {
-    throw new SagaError("CONFLICT", "Agents cannot decide pivots: a reviewer decides in the dashboard.");
-  }
-
-  async createEscalation(input: NewEscalation, a: AuditInput): Promise<CreateEscalationResult> {
-    const { runId, id: _id, ...body } = input;
-    const res = await this.call(() =>
-      this.http.request("POST", path(api.raiseEscalation.path, { runId }), api.raiseEscalation.response, { escalation: body, event: event(a) }),
-    );
-    return { created: res.created, escalation: escalation(res.escalation) };
   }
 
   async getEscalation(escalationId: string): Promise<EscalationRecord | null> {
@@ -200,20 +144,6 @@ export class HttpSagaStore implements SagaStore {
     return res.escalations.map(escalation);
   }
 
-  async resolveEscalation(): Promise<EscalationRecord | null> {
-    throw new SagaError("CONFLICT", "Agents cannot resolve escalations: people do, in the dashboard.");
-  }
-
-  async createCorrection(input: NewCorrection, a: AuditInput): Promise<CorrectionRecord> {
-    // Not draftedBy: what drafted a correction is the server's to record, never the caller's word
-    // (the API does not take it, and refuses fields it does not declare).
-    const { runId, id: _id, draftedBy: _draftedBy, ...body } = input;
-    const res = await this.call(() =>
-      this.http.request("POST", path(api.draftCorrection.path, { runId }), api.draftCorrection.response, { correction: body, event: event(a) }),
-    );
-    return correction(res.correction);
-  }
-
   async listCorrections(runId: string): Promise<CorrectionRecord[]> {
     const res = await this.call(() => this.http.request("GET", path(api.listCorrections.path, { runId }), api.listCorrections.response));
     return res.corrections.map(correction);
@@ -230,12 +160,6 @@ export class HttpSagaStore implements SagaStore {
     return { taskId: res.task.id, status: res.task.status, created: res.created };
   }
 
-  async toolPolicyVersion(tool: string): Promise<number | null> {
-    if (!this.policyCache || Date.now() - this.policyCache.at > this.policyCacheMs) {
-      const res = await this.call(() => this.http.request("GET", api.listTools.path, api.listTools.response));
-      this.policyCache = { at: Date.now(), versions: new Map(res.tools.map((t) => [t.name, t.policyVersion])) };
-    }
-    return this.policyCache.versions.get(tool) ?? null;
-  }
+
 }
 

@@ -6,7 +6,6 @@ import { getPrisma } from "@/lib/db/prisma";
 import { sharedSagaStore, type PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
-import { rejectPivotWithCode } from "@/lib/saga/reject-pivot-with-code";
 import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { dashboardEngine, connectorRegistry, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
@@ -59,23 +58,13 @@ export async function decidePivotFor(user: DashboardUser, input: PivotDecisionIn
   if (refused) return refused;
   const engine = await dashboardEngine();
   try {
-    if (!input.approve) {
-      // A rejection carries its code; the store's fence (PENDING + plan hash + run waiting) decides races.
-      const rejected = await rejectPivotWithCode(store, {
-        pivotId: input.pivotId,
-        planHash: input.planHash,
-        reasonCode: input.reasonCode ?? "OTHER",
-        reason: input.reason ?? "",
-        actor: userActor(user),
-      });
-      if (rejected) return { ok: true, pivot: pivotSummary(rejected) };
-      throw new SagaError("PIVOT_CONFLICT", `Pivot ${input.pivotId} could not be rejected: it changed meanwhile.`);
-    }
+    // Approval or rejection (with its code), one path: the store's fence (PENDING + plan hash + run waiting) decides races.
     const decided = await engine.decidePivot(input.pivotId, {
-      approve: true,
+      approve: input.approve,
       actor: userActor(user),
       planHash: input.planHash,
-      reason: null,
+      reason: input.approve ? null : input.reason,
+      reasonCode: input.approve ? null : (input.reasonCode ?? "OTHER"),
     });
     return { ok: true, pivot: pivotSummary(decided) };
   } catch (e) {

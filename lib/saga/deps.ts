@@ -1,6 +1,7 @@
 import type { Clock } from "./clock";
 import type { CrashPoints } from "./crash-points";
 import type { IdGenerator } from "./ids";
+import type { SagaServer } from "./agent-port";
 import type { Actor, SagaStore } from "./store";
 import type { ToolRegistry } from "./tools";
 
@@ -25,6 +26,24 @@ export interface EngineDeps {
   /** Who the system is in the audit log. */
   systemActor: Actor;
 }
+
+/**
+ * What the agent side needs (a run as an agent drives it, unwinds from this process): the engine's
+ * deps with exactly one deciding side, this process's store or a server.
+ */
+export type AgentDeps = Omit<EngineDeps, "store"> &
+  (
+    | {
+        /** This process decides, on its own store. */
+        store: SagaStore;
+        server: null;
+      }
+    | {
+        store: null;
+        /** A server decides (over HTTP); this process only calls tools, looks keys up and sends compensations. */
+        server: SagaServer;
+      }
+  );
 
 /** Backoff before attempt `attempt + 1` (attempt counts from 1). */
 export function backoffDelay(deps: Pick<EngineDeps, "backoffMs">, attempt: number): number {

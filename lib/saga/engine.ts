@@ -4,8 +4,10 @@
  */
 import { systemClock, type Clock } from "./clock";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
-import { type EngineDeps } from "./deps";
+import { isSagaServer, type SagaServer } from "./agent-port";
+import { type AgentDeps } from "./deps";
 import { type ReconcileReport } from "./calls";
+import { decidePivot } from "./decide-pivot";
 import { SagaError } from "./errors";
 import { randomIds, type IdGenerator } from "./ids";
 import { irreversibleBeforePivot } from "./metrics";
@@ -15,12 +17,15 @@ import type { Json, ToolRegistry } from "./tools";
 import { type UnwindOptions, type UnwindReport } from "./unwind";
 import { RunContext } from "./run-context";
 import { compensateStepHere, reconcileHere, unwindHere } from "./unwind-here";
-import { EscalationKind, EscalationStatus, PivotStatus, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
+import { EscalationKind, EscalationStatus, StepStatus, UNSETTLED_STATUSES, type PivotRejectionCode } from "./vocabulary";
 
 /** Options of an engine. */
 export interface SagaEngineOptions {
-  /** Persistence. */
-  store: SagaStore;
+  /**
+   * Who decides: this process's store (the engine decides in process), or a server that decides for
+   * it (`HttpSagaStore`: the engine then only calls tools, looks keys up and sends compensations).
+   */
+  store: SagaStore | SagaServer;
   /** Tools and compensators this process can run. */
   registry: ToolRegistry;
   /** Time (default: the wall clock). */
@@ -39,11 +44,12 @@ export interface SagaEngineOptions {
 
 /** The harness. One per process; it holds no run state besides what the store has. */
 export class SagaEngine {
-  readonly deps: EngineDeps;
+  readonly deps: AgentDeps;
 
   constructor(options: SagaEngineOptions) {
+    const side = isSagaServer(options.store) ? { store: null, server: options.store } : { store: options.store, server: null };
     this.deps = {
-      store: options.store,
+      ...side,
       registry: options.registry,
       clock: options.clock ?? systemClock,
       ids: options.ids ?? randomIds,
@@ -52,12 +58,26 @@ export class SagaEngine {
       maxAttempts: options.maxAttempts ?? 3,
       backoffMs: options.backoffMs ?? 200,
       systemActor: { type: "system", id: "engine" },
-    };
+    } as AgentDeps;
+  }
+
+  /** Where runs, steps and pivots are read: the server, or this process's store. */
+  private get reader(): Pick<SagaServer, "createRun" | "getRun" | "getStep" | "listSteps"> {
+    return this.deps.server ?? this.deps.store!;
+  }
+
+  /**
+   * This process's store, for the decisions only people make (pivots, held calls, escalations): the
+   * dashboard's engine has one; an engine on a Sagaboard server (an agent's, a worker's) never decides them.
+   */
+  private get reviewerStore(): SagaStore {
+    if (this.deps.store === null) throw new SagaError("CONFLICT", "People decide pivots, held calls and escalations, in the dashboard; an agent's engine cannot.");
+    return this.deps.store;
   }
 
   /** Starts a run for an agent. */
   async startRun(input: { title: string; agent: string; onBehalfOf?: string | null; metadata?: Json }): Promise<RunContext> {
-    const run = await this.deps.store.createRun(
+    const run = await this.reader.createRun(
       { id: this.deps.ids.next("run"), title: input.title, agent: input.agent, onBehalfOf: input.onBehalfOf ?? null, metadata: input.metadata ?? {} },
       { type: "run.started", actor: { type: "agent", id: input.agent }, data: { title: input.title } },
     );
@@ -71,14 +91,14 @@ export class SagaEngine {
 
   /** The run, or RUN_NOT_FOUND. */
   async getRun(runId: string): Promise<RunRecord> {
-    const run = await this.deps.store.getRun(runId);
+    const run = await this.reader.getRun(runId);
     if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist; check the id, or start a new run.`);
     return run;
   }
 
   /**
    * Unwinds a run (reconcile, then compensate in reverse); call again to resume a crashed unwind. On
-   * a store whose decisions are the server's (`store.unwinds`, over HTTP) the server walks the log
+   * server (`SagaServer.unwinds`, over HTTP) the server walks the log
    * and this process only does what needs its connectors, as a worker in any other language does.
    */
   async unwind(runId: string, actor: Actor, reason: string, options: UnwindOptions = {}): Promise<UnwindReport> {
@@ -92,7 +112,7 @@ export class SagaEngine {
 
   /** Reconciles one step against the real system. */
   async reconcile(stepId: string, actor: Actor = this.deps.systemActor): Promise<StepRecord> {
-    const step = await this.deps.store.getStep(stepId);
+    const step = await this.reader.getStep(stepId);
     if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
     return reconcileHere(this.deps, step, actor);
   }
@@ -103,68 +123,26 @@ export class SagaEngine {
    * it found is a separate, audited decision.
    */
   async lookUp(stepId: string): Promise<{ step: StepRecord; report: ReconcileReport }> {
-    const step = await this.deps.store.getStep(stepId);
+    const step = await this.reader.getStep(stepId);
     if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
     return { step, report: await lookUpStep(this.deps, this.deps.registry.tool(step.tool), step) };
   }
 
   /** Irreversible steps executed before the pivot without approval (must be 0). */
   async irreversibleBeforePivot(runId: string): Promise<number> {
-    return irreversibleBeforePivot(await this.deps.store.listSteps(runId));
+    return irreversibleBeforePivot(await this.reader.listSteps(runId));
   }
 
   /**
-   * A reviewer's decision on a pivot, bound to the plan hash the reviewer saw. Refused with
-   * PIVOT_CONFLICT when it was already decided or the plan changed since.
+   * A reviewer's decision on a pivot, bound to the plan hash the reviewer saw (`decidePivot`,
+   * decide-pivot.ts): a rejection may carry a code for the agent. Refused with PIVOT_CONFLICT when it
+   * was already decided, the plan changed since, or the run stopped waiting.
    */
   async decidePivot(
     pivotId: string,
-    decision: { approve: boolean; actor: Actor; planHash: string; reason?: string | null },
+    decision: { approve: boolean; actor: Actor; planHash: string; reason?: string | null; reasonCode?: PivotRejectionCode | null },
   ): Promise<PivotRecord> {
-    if (!decision.approve && !decision.reason?.trim()) {
-      throw new SagaError("INVALID_ARGS", "A rejection needs a reason: it goes back to the agent.", [{ path: "reason", message: "required when rejecting" }]);
-    }
-    const status = decision.approve ? PivotStatus.APPROVED : PivotStatus.REJECTED;
-    const decided = await this.deps.store.decidePivot(
-      pivotId,
-      { status, decidedBy: decision.actor.id, reason: decision.reason ?? null, expectedPlanHash: decision.planHash },
-      { type: decision.approve ? "pivot.approved" : "pivot.rejected", actor: decision.actor, data: { pivotId, planHash: decision.planHash, reason: decision.reason ?? null } },
-    );
-    if (decided) {
-      if (decided.status === PivotStatus.APPROVED) await this.supersedeHolds(decided, decision.actor);
-      return decided;
-    }
-    const pivot = await this.deps.store.getPivot(pivotId);
-    if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
-    if (pivot.status !== PivotStatus.PENDING) {
-      throw new SagaError("PIVOT_CONFLICT", `Pivot ${pivotId} was already ${pivot.status.toLowerCase()} by ${pivot.decidedBy ?? "someone"}; reload it.`);
-    }
-    if (pivot.planHash === decision.planHash) {
-      const run = await this.deps.store.getRun(pivot.runId);
-      throw new SagaError("PIVOT_CONFLICT", `Run ${pivot.runId} is ${run?.status ?? "gone"} and no longer waits for pivot ${pivotId}; nothing was decided.`);
-    }
-    throw new SagaError(
-      "PIVOT_CONFLICT",
-      `The plan of pivot ${pivotId} changed since it was loaded (plan hash ${pivot.planHash.slice(0, 12)}, not ${decision.planHash.slice(0, 12)}); review the current plan and decide again.`,
-    );
-  }
-
-  /**
-   * Held calls that an approved pivot covers are resolved as superseded: the pivot is now their
-   * approval, and a late approval of the old hold must not let the same call run a second time.
-   */
-  private async supersedeHolds(pivot: PivotRecord, actor: Actor): Promise<void> {
-    const open = await this.deps.store.listEscalations({ runId: pivot.runId, status: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] });
-    for (const e of open) {
-      const held = e.detail as { tool?: unknown; argsHash?: unknown } | null;
-      if (e.kind !== EscalationKind.APPROVAL_REQUIRED || !pivot.plan.some((i) => i.tool === held?.tool && i.argsHash === held?.argsHash)) continue;
-      const resolution = { approved: false, supersededBy: pivot.id, note: `covered by approved pivot ${pivot.id}` };
-      await this.deps.store.resolveEscalation(e.id, { resolvedBy: actor.id, resolution }, {
-        type: "escalation.resolved",
-        actor,
-        data: { escalationId: e.id, kind: e.kind, resolution },
-      });
-    }
+    return decidePivot({ store: this.reviewerStore }, { pivotId, ...decision });
   }
 
   /** A reviewer approves or rejects a call held in the escalation queue (APPROVAL_REQUIRED). */
@@ -190,7 +168,7 @@ export class SagaEngine {
       decision.outcome === "CONFIRMED"
         ? { status: StepStatus.CONFIRMED, externalRef: decision.externalRef ?? null, result: { settledBy: decision.actor.id, evidence: decision.evidence } }
         : { status: StepStatus.NOT_EXECUTED };
-    const step = await this.deps.store.updateStep(escalation.stepId, { status: UNSETTLED_STATUSES }, patch, {
+    const step = await this.reviewerStore.updateStep(escalation.stepId, { status: UNSETTLED_STATUSES }, patch, {
       type: "step.settled",
       actor: decision.actor,
       data: { outcome: decision.outcome, evidence: decision.evidence, externalRef: decision.externalRef ?? null, escalationId },
@@ -207,7 +185,7 @@ export class SagaEngine {
   }
 
   private async getOpenEscalation(escalationId: string, kind: EscalationKind | null): Promise<EscalationRecord> {
-    const escalation = await this.deps.store.getEscalation(escalationId);
+    const escalation = await this.reviewerStore.getEscalation(escalationId);
     if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist.`);
     if (kind && escalation.kind !== kind) {
       throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalationId} is ${escalation.kind}, not ${kind}; use the resolution for its kind.`);
@@ -219,7 +197,7 @@ export class SagaEngine {
   }
 
   private async resolve(escalation: EscalationRecord, actor: Actor, resolution: Json): Promise<EscalationRecord> {
-    const resolved = await this.deps.store.resolveEscalation(
+    const resolved = await this.reviewerStore.resolveEscalation(
       escalation.id,
       { resolvedBy: actor.id, resolution },
       { type: "escalation.resolved", actor, data: { escalationId: escalation.id, kind: escalation.kind, resolution } },

@@ -379,7 +379,7 @@ describe("metric: irreversible steps before the pivot", () => {
     await engine.decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
     await run.call("charge_card", CHARGE);
     await run.call("send_email", EMAIL);
-    const steps = await engine.deps.store.listSteps(run.runId);
+    const steps = await engine.deps.store!.listSteps(run.runId);
     expect(steps.filter((s) => s.toolClass === "IRREVERSIBLE" && s.status === "CONFIRMED")).toHaveLength(2);
     expect(await engine.irreversibleBeforePivot(run.runId)).toBe(0);
   });

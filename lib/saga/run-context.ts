@@ -3,17 +3,18 @@
  * and unwinding. The decisions are calls.ts's, here on the store or on the server (`store.calls`).
  */
 import { CrashPoint, SimulatedCrash } from "./crash-points";
-import { backoffDelay, type EngineDeps } from "./deps";
-import { beginCall, beginPlanItem, closedRun, CLOSED_RUN_STATUSES, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal, type PlanItemAddress } from "./calls";
+import type { AgentPort } from "./agent-port";
+import { backoffDelay, type AgentDeps, type EngineDeps } from "./deps";
+import { beginCall, beginPlanItem, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal, type PlanItemAddress } from "./calls";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
 import { currentPolicyVersion, type ApprovalReason } from "./gate";
-import { argsHash, planHash } from "./keys";
 import { lookUpStep, toJson } from "./reconcile";
-import type { Actor, CallPort, PivotRecord, PlanItem, RunRecord, StepRecord } from "./store";
+import { requestPivot } from "./request-pivot";
+import type { Actor, PivotRecord, RunRecord, StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
 import { type UnwindReport } from "./unwind";
 import { unwindHere } from "./unwind-here";
-import { Phase, PivotStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
+import { PivotStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What a call returns when it did not throw. */
 export type CallOutcome =
@@ -105,19 +106,19 @@ export class RunContext {
   private replaying: boolean;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly actor: Actor;
-  private readonly port: CallPort;
+  private readonly port: AgentPort;
   /** Tool policy versions read since the last pivot or error (the store's tool table, when it has one). */
   private readonly policyVersions = new Map<string, number>();
 
   constructor(
-    private readonly deps: EngineDeps,
+    private readonly deps: AgentDeps,
     /** The run as it was when the context was made. */
     readonly run: RunRecord,
     /** True for a run just started: nothing is recorded yet. */
     fresh = false,
   ) {
     this.actor = { type: "agent", id: run.agent };
-    this.port = deps.store.calls ?? localCallPort(deps, (name) => this.policyVersion(name));
+    this.port = deps.server === null ? localAgentPort({ ...deps, store: deps.store }, (name) => this.policyVersion(name)) : deps.server;
     this.replaying = !fresh;
   }
 
@@ -155,7 +156,7 @@ export class RunContext {
    * PIVOT_NOT_APPROVED, PLAN_ITEM_MISMATCH, PLAN_ORDER, RUN_CLOSED as SagaErrors.
    */
   async commitPlan(pivotId: string): Promise<CommitPlanResult> {
-    const pivot = await this.deps.store.getPivot(pivotId);
+    const pivot = await this.port.getPivot(pivotId);
     if (!pivot || pivot.runId !== this.runId) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} is not a pivot of run ${this.runId}; commit the run's own approved pivot.`);
     const items: Array<{ index: number; tool: string; outcome: Extract<CallOutcome, { status: "ok" }> }> = [];
     try {
@@ -180,56 +181,28 @@ export class RunContext {
     }
   }
 
+  /** Parses the plan's arguments with this process's tool schemas; the deciding side does the rest (`requestPivot`). */
   private async proposePivot(request: PivotRequest): Promise<PivotRecord> {
-    const { store, registry } = this.deps;
-    if (!request.summary?.trim()) throw new SagaError("INVALID_ARGS", "A pivot needs a summary for the reviewer.", [{ path: "summary", message: "required" }]);
-    if (!Array.isArray(request.plan) || request.plan.length === 0) {
-      throw new SagaError("INVALID_ARGS", "A pivot needs a commit plan with at least one call.", [{ path: "plan", message: "must be a non-empty list" }]);
-    }
-    const plan: PlanItem[] = [];
-    for (const [i, item] of request.plan.entries()) {
+    const { registry } = this.deps;
+    const plan = (Array.isArray(request.plan) ? request.plan : []).map((item, i) => {
       const def = registry.tool(item.tool);
-      if (def.class === ToolClass.PURE) {
-        throw new SagaError("INVALID_ARGS", `Plan item ${i} (${def.name}) is PURE: pure calls need no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
-      }
-      const parsed = toJson(parseArgsAt(registry, def, item.args, `plan.${i}.args`));
-      plan.push({ tool: def.name, args: parsed, argsHash: argsHash(parsed), policyVersion: await this.policyVersion(def.name), toolClass: def.class });
-    }
-    const hash = planHash(plan);
-    const pivots = await store.listPivots(this.runId);
-    const latest = pivots.at(-1);
-    if (latest && latest.planHash === hash && latest.status !== PivotStatus.REJECTED) return latest;
-    const run = await store.getRun(this.runId);
-    if (run && CLOSED_RUN_STATUSES.includes(run.status)) throw closedRun(run);
-    const steps = await store.listSteps(this.runId);
-    const staged = steps.filter((s) => s.phase === Phase.STAGING && s.status !== StepStatus.NOT_EXECUTED && s.status !== StepStatus.FAILED);
-    if (latest?.status === PivotStatus.PENDING) {
-      // A revised proposal replaces the pending one; a reviewer holding the old plan hash is refused.
-      const revised = await store.revisePivot(
-        latest.id,
-        { summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
-        { type: "pivot.revised", actor: this.actor, data: { previousPlanHash: latest.planHash, planHash: hash, items: plan.length } },
-      );
-      if (revised) return revised;
-      throw new SagaError("PIVOT_CONFLICT", `Pivot ${latest.id} was decided while it was being revised; read its decision first.`);
-    }
-    return store.createPivot(
-      { id: this.deps.ids.next("piv"), runId: this.runId, summary: request.summary, plan, planHash: hash, stagedStepIds: staged.map((s) => s.id), deadline: request.deadline ?? null },
-      { type: "pivot.requested", actor: this.actor, data: { planHash: hash, items: plan.length, staged: staged.length } },
-    );
+      return { tool: def.name, args: toJson(parseArgsAt(registry, def, item.args, `plan.${i}.args`)) };
+    });
+    return this.port.pivots.request({ runId: this.runId, summary: request.summary, plan, deadline: request.deadline ?? null, actor: this.actor });
   }
 
   /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling on the clock). */
   async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
     this.policyVersions.clear();
-    const { store, clock } = this.deps;
+    const { clock } = this.deps;
+    const port = this.port;
     const deadline = clock.now().getTime() + options.timeoutMs;
     for (;;) {
       const remaining = Math.max(0, deadline - clock.now().getTime());
-      const pivot = store.waitForPivot ? await store.waitForPivot(pivotId, Math.min(remaining, 25_000)) : await store.getPivot(pivotId);
+      const pivot = port.waitForPivot ? await port.waitForPivot(pivotId, Math.min(remaining, 25_000)) : await port.getPivot(pivotId);
       if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist.`);
       if (pivot.status !== PivotStatus.PENDING || clock.now().getTime() >= deadline) return pivot;
-      if (!store.waitForPivot) await clock.sleep(options.pollMs ?? 200);
+      if (!port.waitForPivot) await clock.sleep(options.pollMs ?? 200);
     }
   }
 
@@ -240,14 +213,14 @@ export class RunContext {
 
   /** Marks the run finished; refused while a step is unsettled. */
   complete(): Promise<RunRecord> {
-    return this.port.complete({ runId: this.runId, actor: this.actor });
+    return this.port.calls.complete({ runId: this.runId, actor: this.actor });
   }
 
   /** The tool's policy version: the store's tool table when it has one, else the registry's. */
   private async policyVersion(name: string): Promise<number> {
     const known = this.policyVersions.get(name);
     if (known !== undefined) return known;
-    const fromTable = this.deps.store.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(name) : null;
+    const fromTable = this.deps.store?.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(name) : null;
     const version = fromTable ?? currentPolicyVersion(this.deps.registry.tool(name));
     this.policyVersions.set(name, version);
     return version;
@@ -287,8 +260,8 @@ export class RunContext {
     for (let attempt = 1; ; attempt++) {
       if (attempt > 5) throw new SagaError("CONFLICT", `Step ${this.cursor} of run ${this.runId} kept changing while ${def.name} was being called; call it again.`);
       const answer = planItem
-        ? await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: false, actor: this.actor, planItem })
-        : await this.port.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: !this.replaying, actor: this.actor });
+        ? await this.port.calls.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: false, actor: this.actor, planItem })
+        : await this.port.calls.begin({ runId: this.runId, cursor: this.cursor, tool: def.name, args, proposal, tryAppend: !this.replaying, actor: this.actor });
       if (!planItem) {
         if (answer.kind !== "held") this.replaying = answer.kind !== "call";
         this.cursor = answer.cursor;
@@ -322,7 +295,7 @@ export class RunContext {
   private async reconcile(def: ToolDefinition, step: StepRecord): Promise<StepRecord> {
     const report = await lookUpStep(this.deps, def, step);
     if (report.kind === "found") this.deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
-    return this.port.reconciled({ step, report, actor: this.actor });
+    return this.port.calls.reconciled({ step, report, actor: this.actor });
   }
 
   /** Calls the tool for a committed INTENDED row and records the outcome. LOG_MOVED: someone settled it first. */
@@ -357,7 +330,7 @@ export class RunContext {
 
   private async report(step: StepRecord, outcome: CallOutcomeReport, attempts: number): Promise<StepRecord | typeof LOG_MOVED> {
     try {
-      return await this.port.outcome({ step, outcome, attempts, actor: this.actor });
+      return await this.port.calls.outcome({ step, outcome, attempts, actor: this.actor });
     } catch (e) {
       if (e instanceof SagaError && e.code === "STEP_NOT_IN_FLIGHT") return LOG_MOVED;
       throw e;
@@ -365,9 +338,9 @@ export class RunContext {
   }
 }
 
-/** The call commands on this process's store: the engine decides in process. */
-function localCallPort(deps: EngineDeps, policyVersion: (tool: string) => Promise<number>): CallPort {
-  return {
+/** The commands on this process's store: the engine decides in process, with the functions the server runs. */
+function localAgentPort(deps: EngineDeps, policyVersion: (tool: string) => Promise<number>): AgentPort {
+  const calls: AgentPort["calls"] = {
     async begin(input) {
       const def = deps.registry.tool(input.tool);
       const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await policyVersion(def.name), compensator: def.compensation?.with ?? null };
@@ -386,6 +359,14 @@ function localCallPort(deps: EngineDeps, policyVersion: (tool: string) => Promis
       }),
     reconciled: (input) => recordReconcile(deps, { ...input, owner: deps.registry.tool(input.step.tool).owner ?? null }),
     complete: (input) => completeRun(deps, input.runId, input.actor),
+  };
+  return {
+    calls,
+    pivots: {
+      request: async (input) =>
+        requestPivot(deps, { ...input, toolFacts: async (tool) => ({ class: deps.registry.tool(tool).class, policyVersion: await policyVersion(tool) }) }),
+    },
+    getPivot: (pivotId) => deps.store.getPivot(pivotId),
   };
 }
 

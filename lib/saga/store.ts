@@ -1,7 +1,7 @@
 /**
  * The saga store port. The engine talks to persistence only through this interface; the in-memory
- * store (tests), the Prisma store (the app) and the HTTP client (lib/client, an agent in another
- * process) implement it.
+ * store (tests) and the Prisma store (the app) implement it, and nothing else does: an agent in
+ * another process talks to the server through the commands of agent-port.ts (`SagaServer`).
  *
  * Contract for every implementation:
  * - each mutating method is one atomic transaction that also appends its audit event;
@@ -9,9 +9,7 @@
  * - unique constraints, not application checks, carry the invariants: one row per step key,
  *   one row per (run, stepIdx), one escalation per dedupe key, one correction per step.
  */
-import type { BeginCallAnswer, CallOutcomeReport, PlanItemAddress, ReconcileReport } from "./calls";
 import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
-import type { CompensationReport, StepCompensateAction, UnwindAction } from "./unwind-commands";
 import type {
   CompensationState,
   CorrectionStatus,
@@ -559,50 +557,7 @@ export interface SagaStore {
    * table). Stores without a table omit it and the registry's version is used.
    */
   toolPolicyVersion?(tool: string): Promise<number | null>;
-  /**
-   * The call commands, when the deciding side is elsewhere (the server, over HTTP): the engine then
-   * asks them instead of deciding on this store. Stores the engine decides on directly leave it unset.
-   */
-  readonly calls?: CallPort;
-  /**
-   * The unwind commands (unwind-commands.ts), when the deciding side is elsewhere (the server, over
-   * HTTP): the engine's unwinds and revokes then ask them what to do next and do only what needs a
-   * connector. Stores the engine decides on directly leave it unset.
-   */
-  readonly unwinds?: UnwindPort;
 }
 
-/** The unwind commands: the next action of a run's unwind or of one step's pull-back, and a compensation's report. */
-export interface UnwindPort {
-  /** The next action of the run's unwind (`done` with the report when nothing needs a connector). */
-  next(input: { runId: string; reason: string; skipStepIds?: readonly string[] | undefined; draftedBy: string | null; actor: Actor }): Promise<UnwindAction>;
-  /** The next action of pulling back one step (a revoke). */
-  nextForStep(input: { stepId: string; draftedBy: string | null; actor: Actor }): Promise<StepCompensateAction>;
-  /** Records what the connector read back after sending (or re-checking) a compensation. */
-  compensated(input: { step: StepRecord; report: CompensationReport; actor: Actor }): Promise<StepRecord>;
-}
-
-/**
- * The three commands of a tool call plus finishing a run (see calls.ts). In process they are the
- * functions of calls.ts on a store; over HTTP the server runs those same functions.
- */
-export interface CallPort {
-  /** Decides a call: call (intent committed), replay, failed, reconcile first, or held. */
-  begin(input: {
-    runId: string;
-    cursor: number;
-    tool: string;
-    args: Json;
-    proposal: { compensation: CompensationPlan | null; correction: CorrectionDraft | null; audience: string[] };
-    tryAppend: boolean;
-    actor: Actor;
-    /** Set when the call commits an item of an approved plan: the step is found by (pivot, index), not by the cursor. */
-    planItem?: PlanItemAddress;
-  }): Promise<BeginCallAnswer>;
-  /** Records what the provider answered for a step in flight. */
-  outcome(input: { step: StepRecord; outcome: CallOutcomeReport; attempts: number; actor: Actor }): Promise<StepRecord>;
-  /** Records what looking an unsettled step's key up found. */
-  reconciled(input: { step: StepRecord; report: ReconcileReport; actor: Actor }): Promise<StepRecord>;
-  /** Finishes the run; refused while a step is unsettled. */
-  complete(input: { runId: string; actor: Actor }): Promise<RunRecord>;
-}
+/** The agent side's ports (the commands it asks of whoever decides) live in agent-port.ts. */
+export type { CallPort, UnwindPort } from "./agent-port";

@@ -401,7 +401,7 @@ describe("unwind driven by commands (a worker in another language)", () => {
     sys.modes.push("timeout-after");
     await expect(run.call("create_ticket", { text: "help" })).rejects.toBeInstanceOf(ToolOutcomeUnknown);
     // The server's side holds no connector: the worker looks keys up and sends compensations.
-    const server = { ...engine.deps, registry: new ToolRegistry([], []) };
+    const server = { ...engine.deps, store, registry: new ToolRegistry([], []) };
     const worker = { type: "agent" as const, id: "python-worker" };
 
     const first = await nextUnwindAction(server, run.runId, worker, "customer cancelled");
@@ -428,7 +428,7 @@ describe("unwind driven by commands (a worker in another language)", () => {
     await run.call("stage_draft", { text: "draft" });
     await run.call("create_ticket", { text: "help" });
     const [old] = await store.listSteps(run.runId);
-    const server = { ...engine.deps, registry: new ToolRegistry([], []) };
+    const server = { ...engine.deps, store, registry: new ToolRegistry([], []) };
     const worker = { type: "agent" as const, id: "python-worker" };
     const options = { skipStepIds: [old!.id], draftedBy: "revoke:rvk_1" };
 

@@ -11,7 +11,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
 import { attentionLeft, finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
 import { recordManualRepair } from "@/lib/saga/record-manual-repair";
-import { rejectPivotWithCode } from "@/lib/saga/reject-pivot-with-code";
+import { decidePivot } from "@/lib/saga/decide-pivot";
 import type { Actor, SagaStore } from "@/lib/saga/store";
 import { FakeSystem, fakeCompensator, fakeTools } from "@/lib/saga/testkit";
 import { ToolRegistry } from "@/lib/saga/tools";
@@ -118,13 +118,13 @@ export function describeReviewerStoreContract(name: string, makeStore: () => Pro
 
     it("a rejection carries a code from the closed list back to the agent", async () => {
       const { run, pivot } = await pendingPivot();
-      const rejected = await rejectPivotWithCode(store, { pivotId: pivot.id, planHash: pivot.planHash, reasonCode: "REVISE_ARGUMENTS", reason: "Say Tuesday, not Monday.", actor: reviewer });
+      const rejected = await decidePivot({ store }, { pivotId: pivot.id, approve: false, planHash: pivot.planHash, reasonCode: "REVISE_ARGUMENTS", reason: "Say Tuesday, not Monday.", actor: reviewer });
       expect(rejected).toMatchObject({ status: "REJECTED", reasonCode: "REVISE_ARGUMENTS", reason: "Say Tuesday, not Monday.", decidedBy: reviewer.id });
       expect((await store.getPivot(pivot.id))?.reasonCode).toBe("REVISE_ARGUMENTS");
       expect((await store.getRun(run.runId))?.status).toBe(RunStatus.RUNNING);
       // Decided: a second decision with the same hash is fenced out.
-      expect(await rejectPivotWithCode(store, { pivotId: pivot.id, planHash: pivot.planHash, reasonCode: "OTHER", reason: "again", actor: reviewer })).toBeNull();
-      await expect(rejectPivotWithCode(store, { pivotId: pivot.id, planHash: pivot.planHash, reasonCode: "NOPE" as never, reason: "x", actor: reviewer })).rejects.toThrow(/reasonCode must be one of/);
+      await expect(decidePivot({ store }, { pivotId: pivot.id, approve: false, planHash: pivot.planHash, reasonCode: "OTHER", reason: "again", actor: reviewer })).rejects.toThrow(/already rejected/);
+      await expect(decidePivot({ store }, { pivotId: pivot.id, approve: false, planHash: pivot.planHash, reasonCode: "NOPE" as never, reason: "x", actor: reviewer })).rejects.toThrow(/reasonCode must be one of/);
     });
 
     async function runWithFailedCompensation() {

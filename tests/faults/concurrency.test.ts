@@ -49,7 +49,7 @@ function record(figures: FaultFigures): void {
   total = addFigures(total, figures);
 }
 
-async function logOf(store: SagaStore, runIds: readonly string[]): Promise<{ steps: StepRecord[]; escalations: EscalationRecord[] }> {
+async function logOf(store: Pick<SagaStore, "listSteps" | "listEscalations">, runIds: readonly string[]): Promise<{ steps: StepRecord[]; escalations: EscalationRecord[] }> {
   const steps: StepRecord[] = [];
   const escalations: EscalationRecord[] = [];
   for (const id of runIds) {

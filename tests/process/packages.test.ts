@@ -224,7 +224,7 @@ afterAll(async () => {
 async function reviewer(line: string): Promise<void> {
   const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
   if (line.startsWith("PIVOT ")) {
-    const pivot = (await engine.deps.store.getPivot(line.slice(6)))!;
+    const pivot = (await engine.deps.store!.getPivot(line.slice(6)))!;
     await engine.decidePivot(pivot.id, { approve: true, actor: REVIEWER, planHash: pivot.planHash });
   }
   if (line.startsWith("HELD ")) {

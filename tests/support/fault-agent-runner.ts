@@ -114,6 +114,5 @@ process.stdin.on("end", () => process.exit(0));
 // Warm up (connections, lazily compiled schemas) before saying ready: a spare does this while the
 // runner before it works, so the first command after a kill does not pay for it.
 await store.getRun("run_warm_up").catch(() => undefined);
-await store.toolPolicyVersion?.("create_ticket").catch(() => undefined);
 await new RemoteWorld(url).ticketing.get("SUP-0").catch(() => undefined);
 say({ ready: true });

@@ -23,6 +23,7 @@ export {
 export { SagaError, SagaErrorCode, ToolRejected, ToolOutcomeUnknown, ToolCallFailed, ApprovalRequiredError, type FieldIssue } from "@/lib/saga/errors";
 export { ToolClass, StepStatus, RunStatus, PivotStatus, EscalationKind, EscalationStatus, Phase } from "@/lib/saga/vocabulary";
 export type { PivotRecord, RunRecord, StepRecord, EscalationRecord } from "@/lib/saga/store";
+export type { SagaServer, AgentPort, CallPort, PivotPort, UnwindPort } from "@/lib/saga/agent-port";
 export { HttpSagaStore, type HttpSagaStoreOptions } from "@/lib/client/http-store";
 export { HttpTaskQueue } from "@/lib/client/http-task-queue";
 export { SagaboardApiError, type TransportOptions } from "@/lib/client/transport";
