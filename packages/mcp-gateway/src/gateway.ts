@@ -93,6 +93,8 @@ export class Gateway {
   /** Steps recorded UNKNOWN that this process is still settling (waiting for a late answer, then the lookup). */
   private readonly settling = new Map<string, Promise<void>>();
   private table: { at: number; tools: Map<string, TableTool> } | null = null;
+  /** Calls this gateway put in a pivot's plan, by `tool:argsHash`: committed as that plan item. */
+  private readonly planned = new Map<string, { pivotId: string; index: number }>();
   private readonly mutex = new Mutex();
   private readonly byTableName = new Map<string, Tool>();
 
@@ -113,6 +115,10 @@ export class Gateway {
   async load(): Promise<void> {
     this.steps = await this.o.sagaboard.steps(this.o.runId);
     this.nextCursor = this.steps.length === 0 ? 0 : Math.max(...this.steps.map((s) => s.stepIdx)) + 1;
+    // Plans this session asked for before a restart: their calls are committed as plan items.
+    for (const pivot of await this.o.sagaboard.pivots(this.o.runId)) {
+      pivot.plan.forEach((item, index) => this.planned.set(`${item.tool}:${item.argsHash}`, { pivotId: pivot.id, index }));
+    }
   }
 
   get runId(): string {
@@ -172,15 +178,40 @@ export class Gateway {
   private async decide(name: string, full: string, args: Json, hash: string, clientKey: string | null, repeat: boolean, signal: AbortSignal): Promise<ToolResult> {
     if (clientKey && !this.clientKeys.has(clientKey)) this.clientKeys.set(clientKey, { tool: full, hash, stepIdx: null });
     const cursor = this.cursorFor(full, hash, clientKey, repeat);
+    // A call the gateway put in a pivot's plan is committed as that plan's item, with the approved arguments.
+    let planned = this.planned.get(`${full}:${hash}`) ?? null;
     for (let attempt = 1; attempt <= 6; attempt++) {
+      let sent = args;
       let answer: BeginCallAnswer;
       try {
-        answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args);
+        if (planned) {
+          const pivot = await this.o.sagaboard.pivot(planned.pivotId, Math.min(this.o.holdWaitMs, 30_000));
+          if (pivot.status === "PENDING") return heldForPivot(name, pivot.id, this.o.dashboardUrl);
+          if (pivot.status !== "APPROVED") {
+            this.planned.delete(`${full}:${hash}`);
+            return text(`A reviewer ${pivot.status === "REJECTED" ? "rejected" : "set aside"} the plan with ${name}${pivot.reason ? `: ${pivot.reason}` : ""}; it was not sent.`, true, { "dev.sagaboard/held": false, "dev.sagaboard/pivotId": pivot.id });
+          }
+          sent = (pivot.plan[planned.index]?.args ?? args) as Json;
+          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, sent, planned);
+        } else {
+          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args);
+        }
       } catch (e) {
         if (e instanceof SagaboardApiError) return text(`Sagaboard refused ${name}: ${e.message}`, true, { "dev.sagaboard/error": e.code });
         throw e;
       }
       if (answer.kind === "held") {
+        // An irreversible call after staged ones: one person approves them together on the pivot screen.
+        if (!planned && answer.reason === "IRREVERSIBLE" && this.staged().length > 0) {
+          const pivot = await this.o.sagaboard
+            .requestPivot(this.o.runId, `The MCP client staged ${this.staged().length} call(s) (${[...new Set(this.staged().map((st) => st.tool))].join(", ")}) and now asks for ${full}, which cannot be undone. Approve them together, or reject and the staged calls can be unwound.`, [{ tool: full, args }])
+            .catch(() => null);
+          if (pivot) {
+            planned = { pivotId: pivot.id, index: 0 };
+            this.planned.set(`${full}:${hash}`, planned);
+            continue;
+          }
+        }
         const decided = await this.waitForDecision(answer.escalationId, signal);
         if (decided === "approved") continue;
         if (decided === "rejected") return text(`A reviewer rejected ${name} with these arguments; it was not sent. ${answer.message}`, true, { "dev.sagaboard/held": false });
@@ -209,9 +240,15 @@ export class Gateway {
         }
         continue; // CONFIRMED: replay; NOT_EXECUTED: retried under the same key
       }
-      return this.forward(name, args, answer.step, signal);
+      const result = await this.forward(name, sent, answer.step, signal);
+      return sent === args ? result : { ...result, _meta: { ...result._meta, "dev.sagaboard/editedByReviewer": true, "dev.sagaboard/sentArguments": sent } };
     }
     return text(`The log of run ${this.o.runId} kept changing while ${name} was being recorded; call it again.`, true);
+  }
+
+  /** The run's staged calls that happened (before any pivot). */
+  private staged(): StepRecord[] {
+    return this.steps.filter((st) => st.phase === "STAGING" && st.status === "CONFIRMED");
   }
 
   /** Polls the held call's escalation until it is decided or the wait is over. */
@@ -331,6 +368,14 @@ export class Gateway {
       return this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: (e as Error).message, attempts: 1 });
     }
   }
+}
+
+function heldForPivot(name: string, pivotId: string, dashboardUrl: string): ToolResult {
+  return text(
+    `${name} cannot be undone, so it waits with the calls staged before it for one person's approval: ${dashboardUrl}/pivots/${pivotId}. Call it again with the same arguments after the approval; it runs once, with the arguments the reviewer approved.`,
+    true,
+    { "dev.sagaboard/held": true, "dev.sagaboard/pivotId": pivotId, "dev.sagaboard/reason": "PIVOT_PENDING" },
+  );
 }
 
 /** The recorded MCP result of a CONFIRMED step. */

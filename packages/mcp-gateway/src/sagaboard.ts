@@ -13,13 +13,15 @@ import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { httpCallPort } from "@/lib/client/http-calls";
 import { SagaboardApiError, Transport, type TransportOptions } from "@/lib/client/transport";
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
-import type { Actor, CallPort, EscalationRecord, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { Actor, CallPort, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { PlanItemAddress } from "@/lib/saga/calls";
 import type { Json } from "@/lib/saga/tools";
 import type { TDeclarationResult, TToolManifest } from "@/lib/tools/manifest";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
 const escalation = (w: object) => fromWire<EscalationRecord>(w, DATE_FIELDS.escalation);
+const pivot = (w: object) => fromWire<PivotRecord>(w, DATE_FIELDS.pivot);
 
 /** A row of the tool table as the gateway's token may use it. */
 export interface TableTool {
@@ -84,9 +86,28 @@ export class Sagaboard {
     return escalation((await this.http.request("GET", fillPath(runs.getEscalation.path, { escalationId }), runs.getEscalation.response)).escalation);
   }
 
-  /** Begins a call at `cursor` (the server decides: call, replay, failed, reconcile or held). */
-  begin(runId: string, cursor: number, tool: string, args: Json): Promise<BeginCallAnswer> {
-    return this.calls.begin({ runId, cursor, tool, args, proposal: { compensation: null, correction: null, audience: [] }, tryAppend: true, actor: ACTOR });
+  /**
+   * Begins a call at `cursor`, or as an item of an approved plan (the server decides: call, replay,
+   * failed, reconcile or held).
+   */
+  begin(runId: string, cursor: number, tool: string, args: Json, planItem?: PlanItemAddress): Promise<BeginCallAnswer> {
+    return this.calls.begin({ runId, cursor, tool, args, proposal: { compensation: null, correction: null, audience: [] }, tryAppend: !planItem, actor: ACTOR, ...(planItem ? { planItem } : {}) });
+  }
+
+  /** Asks for the pivot: the run's staged calls and this plan, approved together by one person. */
+  async requestPivot(runId: string, summary: string, plan: { tool: string; args: Json }[]): Promise<PivotRecord> {
+    return pivot((await this.http.request("POST", fillPath(runs.requestPivot.path, { runId }), runs.requestPivot.response, { summary, plan })).pivot);
+  }
+
+  /** A pivot, waiting up to `waitMs` (at most 30 s) while it is pending. */
+  async pivot(pivotId: string, waitMs = 0): Promise<PivotRecord> {
+    const wait = Math.min(30_000, Math.max(0, waitMs));
+    return pivot((await this.http.request("GET", `${fillPath(runs.getPivot.path, { pivotId })}?waitMs=${wait}`, runs.getPivot.response, undefined, { extraTimeoutMs: wait })).pivot);
+  }
+
+  /** The run's pivots, oldest first. */
+  async pivots(runId: string): Promise<PivotRecord[]> {
+    return (await this.http.request("GET", fillPath(runs.listPivots.path, { runId }), runs.listPivots.response)).pivots.map(pivot);
   }
 
   /** What the upstream answered for a step in flight. */
