@@ -1,8 +1,8 @@
 /**
  * @sagaboard/client as an outside team installs it: built (tsup), packed (`npm pack`), installed from
  * the tarball into an empty directory outside the checkout with `npm install --offline`, and run
- * against a real server as a four-tool trip agent (the plain client) and through the OpenAI Agents
- * SDK adapter (a namespaced, held tool). The installed tree holds no @prisma/client, next or server
+ * against a real server as a four-tool trip agent (the plain client and the LangGraph.js adapter)
+ * and through the OpenAI Agents SDK adapter (a namespaced, held tool). The installed tree holds no @prisma/client, next or server
  * module, checked from `npm ls` and from every module the agent processes actually loaded. Effects are
  * counted in the team's own systems (a ledger file per key), and the glue each agent needed is printed.
  */
@@ -110,6 +110,38 @@ const done = await new Runner({ tracingDisabled: true }).run(agent, held.state);
 console.log("RESULT " + JSON.stringify({ runId: run.runId, output: done.finalOutput }));
 `;
 
+// The LangGraph.js adapter: the same four tools as graph tools, one node; the held email interrupts the graph until a reviewer approves it in Sagaboard.
+const LANGGRAPH = `import { z } from "zod";
+import { Annotation, Command, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { defineCompensator, HttpSagaStore, SagaEngine, ToolRegistry } from "@sagaboard/client";
+import { SagaboardAnnotation, SagaGraphRun, currentSagaStep, sagaTool } from "@sagaboard/client/langgraph";
+import { effect, find, release, released } from "./systems.mjs";
+const { URL: baseUrl, TOKEN: token } = process.env;
+// --- glue ---
+const undo = (name) => defineCompensator({ name: "trip." + name, args: z.object({}), run: (_a, c) => release(name, c), verify: (_a, c) => released(c) });
+const policy = (name, cls, comp) => ({ class: cls, lookup: (key) => find(name, key), ...(comp ? { compensation: { with: "trip." + comp, build: () => ({}) } } : {}),
+  ...(cls === "IRREVERSIBLE" ? { correction: (a) => ({ audience: ["customer"], subject: "About your trip to " + a.city, body: "Please disregard our earlier email." }) } : {}) });
+const tool = (name, cls, schema, comp) => sagaTool({ name: "trip." + name, description: name, schema, func: (a) => effect(name, currentSagaStep().stepKey, a) }, policy(name, cls, comp));
+const tools = [tool("hold_car", "REVERSIBLE", z.object({ city: z.string() }), "release_car"), tool("hold_seat", "COMPENSATABLE", z.object({ flight: z.string() }), "release_seat"),
+  tool("book_hotel", "COMPENSATABLE", z.object({ city: z.string(), nights: z.number().int() }), "cancel_hotel"), tool("send_itinerary", "IRREVERSIBLE", z.object({ to: z.string(), city: z.string() }))];
+const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl, token }), registry: new ToolRegistry(tools.map((t) => t.definition), [undo("cancel_hotel"), undo("release_seat"), undo("release_car")]) });
+const run = await engine.startRun({ title: "Trip to Faro (installed LangGraph adapter)", agent: "trip" });
+const saga = new SagaGraphRun({ engine, runId: run.runId, tools });
+const State = Annotation.Root({ ...SagaboardAnnotation.spec, sent: Annotation() });
+const graph = new StateGraph(State).addNode("trip", saga.node(async () => {
+  for (const [name, args] of [["hold_car", { city: "Faro" }], ["hold_seat", { flight: "TP-1900" }], ["book_hotel", { city: "Faro", nights: 2 }]]) await saga.tool("trip." + name).invoke(args);
+  return { sent: await saga.tool("trip.send_itinerary").invoke({ to: "ada@example.com", city: "Faro" }) };
+})).addEdge(START, "trip").addEdge("trip", END).compile({ checkpointer: new MemorySaver() });
+// --- end glue ---
+const thread = { configurable: { thread_id: run.runId } };
+let result = await graph.invoke({}, thread);
+console.log("HELD " + JSON.stringify(result.__interrupt__[0].value.sagaboard));
+// A resume only says "look again": the decision is the reviewer's, in Sagaboard.
+for (let i = 0; i < 300 && result.__interrupt__?.length; i++) { await new Promise((r) => setTimeout(r, 200)); result = await graph.invoke(new Command({ resume: "look again" }), thread); }
+await run.complete();
+console.log("RESULT " + JSON.stringify({ runId: run.runId, sent: result.sent ?? null }));
+`;
+
 // Records every module a process loads (file URLs), so the test can say none is a server module.
 const TRACE = `import { register } from "node:module";
 register("./trace-hooks.mjs", import.meta.url);
@@ -204,13 +236,20 @@ beforeAll(async () => {
   // Offline: npm's cache holds the tarballs this checkout installed, not the registry's package
   // documents, so the team's lockfile is written here (the packages' entries copied from ours) and
   // `npm ci --offline` installs from the cache by integrity, asking no registry.
-  const dependencies = { "@sagaboard/client": `file:${filename}`, zod: installedVersion("zod"), "@openai/agents": installedVersion("@openai/agents") };
+  const dependencies = {
+    "@sagaboard/client": `file:${filename}`,
+    zod: installedVersion("zod"),
+    "@openai/agents": installedVersion("@openai/agents"),
+    "@langchain/core": installedVersion("@langchain/core"),
+    "@langchain/langgraph": installedVersion("@langchain/langgraph"),
+  };
   writeFileSync(path.join(OUTSIDE, "package.json"), JSON.stringify({ name: "team-trip", private: true, type: "module", dependencies }));
   writeFileSync(path.join(OUTSIDE, "package-lock.json"), JSON.stringify(teamLockfile(filename, dependencies)));
   await exec("npm", ["ci", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: OUTSIDE });
   writeFileSync(path.join(OUTSIDE, "systems.mjs"), SYSTEMS);
   writeFileSync(path.join(OUTSIDE, "plain.mjs"), PLAIN);
   writeFileSync(path.join(OUTSIDE, "openai.mjs"), OPENAI);
+  writeFileSync(path.join(OUTSIDE, "langgraph.mjs"), LANGGRAPH);
   writeFileSync(path.join(OUTSIDE, "trace.mjs"), TRACE);
   writeFileSync(path.join(OUTSIDE, "trace-hooks.mjs"), TRACE_HOOKS);
 }, 300_000);
@@ -289,8 +328,27 @@ describe("@sagaboard/client installed from its tarball outside the checkout", ()
     console.log(`packages: TypeScript glue for one tool with the OpenAI Agents SDK adapter: ${glueLines(OPENAI)} lines`);
   }, 120_000);
 
+  it("runs the four-tool trip agent as a LangGraph.js graph: the held email interrupts the graph, a reviewer approves it in Sagaboard, it is sent once", async () => {
+    const token = await makeToken(["trip.hold_car", "trip.hold_seat", "trip.book_hotel", "trip.send_itinerary"], "trip-langgraph");
+    const decisions: Promise<void>[] = [];
+    const graph = await agent("langgraph.mjs", { URL: server.url, TOKEN: token.secret }, (line) => decisions.push(reviewer(line)));
+    await Promise.all(decisions);
+    expect(graph.code, graph.out).toBe(0);
+    const held = JSON.parse(graph.out.split("HELD ")[1]!.split("\n")[0]!) as { tool: string; reason: string };
+    expect(held).toMatchObject({ tool: "trip.send_itinerary", reason: "IRREVERSIBLE" });
+    const { runId, sent } = JSON.parse(graph.out.split("RESULT ")[1]!) as { runId: string; sent: unknown };
+    expect(sent).toMatchObject({ to: "ada@example.com", city: "Faro" });
+    const prisma = await getPrisma();
+    expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("COMPLETED");
+    const steps = await prisma.step.findMany({ where: { runId }, orderBy: { stepIdx: "asc" } });
+    expect(steps.map((s) => `${s.tool}:${s.status}`)).toEqual(["trip.hold_car:CONFIRMED", "trip.hold_seat:CONFIRMED", "trip.book_hotel:CONFIRMED", "trip.send_itinerary:CONFIRMED"]);
+    for (const step of steps) expect(ledger().effects.filter((e) => e.key === step.stepKey), step.tool).toHaveLength(1);
+    console.log(`packages: TypeScript glue for four tools with the LangGraph.js adapter: ${glueLines(LANGGRAPH)} lines`);
+    expect(glueLines(LANGGRAPH)).toBeLessThanOrEqual(20);
+  }, 120_000);
+
   it("loaded no module from the checkout and no database or framework module at run time", () => {
-    for (const script of ["plain.mjs", "openai.mjs"]) {
+    for (const script of ["plain.mjs", "openai.mjs", "langgraph.mjs"]) {
       const loaded = readFileSync(path.join(OUTSIDE, `${script}.modules`), "utf8").split("\n").filter(Boolean);
       expect(loaded.length, script).toBeGreaterThan(5);
       const files = loaded.filter((u) => u.startsWith("file:"));
