@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { ClassBadge, Countdown, StatusBadge, Time } from "@/components/saga-display";
+import { ClassBadge, Countdown, formatDuration, StatusBadge, Time } from "@/components/saga-display";
 import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
 import { ZPullResult, ZRevokeOptions, type TRevokeOption, type TRevokeOptions, type TRevokeSummary } from "@/lib/revokes/views";
 import styles from "./revokes.module.css";
@@ -86,7 +86,11 @@ function StepRow({ option, now, canPull, open, setOpen, pull }: { option: TRevok
       ) : (
         <div className={styles.stepBody}>
           <span className="small">
-            {option.windowEndsAt ? (
+            {option.windowEndsAt && Date.parse(option.windowEndsAt) <= Date.parse(now) ? (
+              <>
+                Window closed <span className="countdown passed">{formatDuration((Date.parse(now) - Date.parse(option.windowEndsAt)) / 1000)} ago</span>
+              </>
+            ) : option.windowEndsAt ? (
               <>
                 Window closes <Countdown until={option.windowEndsAt} now={now} />
               </>

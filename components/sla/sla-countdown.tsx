@@ -15,5 +15,5 @@ export async function SlaCountdown({ itemId }: { itemId: string }) {
     console.error("SLA countdown failed", e);
     return <p className="muted small">The SLA countdown could not be read just now.</p>;
   }
-  return countdown ? <SlaCountdownClock countdown={countdown} /> : null;
+  return countdown ? <SlaCountdownClock itemId={itemId} countdown={countdown} /> : null;
 }

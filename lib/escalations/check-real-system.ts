@@ -9,11 +9,12 @@
  * step's tool; a worker holding the connector claims it, runs the lookup (with the search-lag
  * recheck) and completes the task, and `getRealSystemCheck` reads its answer back.
  */
-import { reconcileReport } from "@/lib/api/schemas/calls";
+import { reconcileBody, reconcileReport } from "@/lib/api/schemas/calls";
 import { serverSearchLagMs } from "@/lib/connectors/server-connectors";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import type { ReconcileReport } from "@/lib/saga/calls";
+import type { Json } from "@/lib/saga/tools";
 import { systemClock } from "@/lib/saga/clock";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
@@ -21,7 +22,7 @@ import { lookUpStep } from "@/lib/saga/reconcile";
 import type { StepRecord } from "@/lib/saga/store";
 import { enqueueTask } from "@/lib/worker/enqueue-task";
 import { ZLookupPayloadSchema, ZLookupResultSchema, type TLookupPayload } from "@/lib/worker/lookup-task";
-import { toTaskRecord } from "@/lib/worker/task-record";
+import { jsonIn, toTaskRecord, writeTx } from "@/lib/worker/task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/worker/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { connectorRegistry, userActor, withDb } from "@/lib/dashboard/context";
@@ -103,6 +104,40 @@ async function latestLookup(stepId: string): Promise<WorkerTaskRecord | null> {
   return row ? toTaskRecord(row) : null;
 }
 
+/** Who asked for a check, as the task's payload records it (`user:<email>`). */
+function askedBy(user: Parameters<typeof userActor>[0]): string {
+  const actor = userActor(user);
+  return `${actor.type}:${actor.id}`;
+}
+
+/**
+ * Keeps a check this server made with the escalation's step, as a LOOKUP task already done here: the
+ * page shows the latest check after a reload (and to the next person) the same way it shows a
+ * worker's answer, and nothing claims a task that is already DONE. Returns when it was recorded.
+ */
+async function keepCheck(prisma: PrismaClient, step: StepRecord, payload: TLookupPayload, report: ReconcileReport): Promise<Date> {
+  return writeTx(prisma, async (tx, now) => {
+    await tx.workerTask.create({
+      data: {
+        id: randomIds.next("tsk"),
+        kind: WorkerTaskKind.LOOKUP,
+        runId: step.runId,
+        stepId: step.id,
+        tools: [step.tool],
+        status: WorkerTaskStatus.DONE,
+        attempt: 1,
+        claimedBy: THIS_SERVER,
+        dedupeKey: `lookup:${step.id}:${randomIds.next("chk")}`,
+        payload: jsonIn(payload),
+        result: jsonIn({ stepId: step.id, lookup: reconcileBody(report) } as Json),
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    return now;
+  });
+}
+
 /**
  * Checks the real system for escalation `escalationId`: here when this server holds the tool's
  * connector (the answer comes back at once), else by asking a worker that does (the answer is
@@ -120,13 +155,14 @@ export async function checkRealSystem(escalationId: string): Promise<TRealSystem
     if (!def.lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup, so it cannot be looked up in ${system}; check ${system} by hand.`);
     const recheckAfterMs = Math.min(serverSearchLagMs() + 100, MAX_RECHECK_MS);
     const report = await lookUpStep({ maxAttempts: 1, backoffMs: 0, clock: systemClock, recheckAfterMs }, def, step);
-    return { state: "checked", check: toCheck(id, step, system, report, new Date(), THIS_SERVER) };
+    const checkedAt = await keepCheck(prisma, step, { escalationId: id, askedBy: askedBy(user) }, report);
+    return { state: "checked", check: toCheck(id, step, system, report, checkedAt, THIS_SERVER) };
   }
 
   const open = await latestLookup(step.id);
   if (open && (open.status === WorkerTaskStatus.PENDING || open.status === WorkerTaskStatus.CLAIMED)) return taskState(open, id, step, system);
   const actor = userActor(user);
-  const payload: TLookupPayload = { escalationId: id, askedBy: `${actor.type}:${actor.id}` };
+  const payload: TLookupPayload = { escalationId: id, askedBy: askedBy(user) };
   // enqueueTask takes the connection itself (writeTx): not inside withDb, which would wait on itself.
   const { task } = await enqueueTask(prisma, { kind: WorkerTaskKind.LOOKUP, runId: step.runId, stepId: step.id, tools: [step.tool], payload, dedupeKey: `lookup:${step.id}:${randomIds.next("chk")}`, actor });
   return taskState(task, id, step, system);

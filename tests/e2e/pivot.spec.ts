@@ -103,6 +103,7 @@ test.describe("a pivot requested by an agent through the API", () => {
       await signIn(page, reviewer, `/pivots/${w.pivot.id}`);
       await expect(page.getByRole("heading", { name: `Pivot of “${w.title}”` })).toBeVisible();
       await expectStagedAndPlan(page, w);
+      await expect(page.getByTestId("sla-countdown")).toContainText("if nobody decides");
       await page.screenshot({ path: screenshotPath("pivot-screen"), fullPage: true });
 
       // "a" on a plan that emails a customer does not approve: it asks, naming what cannot be taken
@@ -122,6 +123,9 @@ test.describe("a pivot requested by an agent through the API", () => {
       const decided = page.locator(".decide-panel .decided");
       await expect(decided).toContainText(`Approved by ${reviewer.email}`);
       await expect(confirmation).toBeHidden();
+      // Live after the decision, without a reload: nothing says it will be rejected if nobody decides.
+      await expect(page.getByTestId("sla-countdown")).toHaveCount(0);
+      await expect(page.getByText("if nobody decides")).toHaveCount(0);
 
       const row = await db.pivot.findUniqueOrThrow({ where: { id: w.pivot.id } });
       expect(row.status).toBe("APPROVED");

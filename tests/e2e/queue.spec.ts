@@ -159,6 +159,11 @@ test.describe("the escalation queue", () => {
     const check = page.locator(".check.found");
     await expect(check).toContainText("Found in Ticketing: the effect exists.");
     await expect(check).toContainText(ticketId);
+    // The check is kept with the escalation: after a reload it is still there, with who looked.
+    await page.reload();
+    await expect(page.locator(".check.found")).toContainText("Found in Ticketing: the effect exists.");
+    await expect(page.locator(".check.found")).toContainText(ticketId);
+    expect(await db.workerTask.count({ where: { stepId: unknown.id, kind: "LOOKUP", status: "DONE" } })).toBe(1);
     // The check fills the form; the person reads it and records it.
     await expect(page.getByLabel("It happened (CONFIRMED)")).toBeChecked();
     await expect(page.getByLabel("External ref of the effect")).toHaveValue(ticketId);
