@@ -10,6 +10,7 @@ import { can, Role } from "@/lib/auth/roles";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationKind } from "@/lib/saga/vocabulary";
 import { withDb } from "@/lib/dashboard/context";
+import { escalationOwner, toolSystems } from "./escalation-view";
 
 /** Whether an owner names a support team. */
 export function isSupportTeam(owner: string | null): boolean {
@@ -25,8 +26,9 @@ export function mayWorkEscalation(role: Role, item: { owner: string | null; kind
 /** The signed-in person, if they may work this escalation; 403 saying who may, 404 when it does not exist. */
 export async function requireEscalationWorker(escalationId: string): Promise<CurrentUser> {
   const user = await requireUser("read");
-  const row = await withDb((prisma) => prisma.escalation.findUnique({ where: { id: escalationId }, select: { owner: true, kind: true } }));
-  if (!row) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; reload the queue.`);
+  const found = await withDb((prisma) => prisma.escalation.findUnique({ where: { id: escalationId }, select: { owner: true, kind: true, detail: true, step: { select: { tool: true } } } }));
+  if (!found) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; reload the queue.`);
+  const row = { kind: found.kind, owner: escalationOwner(found, await toolSystems([found])) };
   if (!mayWorkEscalation(user.role, row)) {
     const why =
       user.role === Role.SUPPORT && row.kind === EscalationKind.APPROVAL_REQUIRED

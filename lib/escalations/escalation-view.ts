@@ -33,14 +33,27 @@ export interface RowToolFacts {
   system: string | null;
   /** Who sees its effects (lib/tools/audience.ts); null when the row states none. */
   audienceRule: string | null;
+  /** The team the tool table routes its escalations to; null when it names none. */
+  owner: string | null;
 }
 
 /** The tool table's facts for each tool of `rows` (a tool with no row is left out). */
 export async function toolSystems(rows: readonly { step: { tool: string } | null; detail: Prisma.JsonValue }[]): Promise<ReadonlyMap<string, RowToolFacts>> {
   const tools = [...new Set(rows.map(escalationTool).filter((t): t is string => t !== null))];
   if (tools.length === 0) return new Map();
-  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true, audienceRule: true } }));
-  return new Map(found.map((r) => [r.name, { system: r.system, audienceRule: r.audienceRule }] as const));
+  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true, audienceRule: true, owner: true } }));
+  return new Map(found.map((r) => [r.name, { system: r.system, audienceRule: r.audienceRule, owner: r.owner }] as const));
+}
+
+/**
+ * Who an escalation is routed to: the owner recorded when it was raised, else the team the tool table
+ * names for its tool now (an escalation some paths raise without an owner is still the tool owner's,
+ * and the queue, the page and who may work it all read this one answer).
+ */
+export function escalationOwner(row: { owner: string | null; step: { tool: string } | null; detail: Prisma.JsonValue }, systems: ReadonlyMap<string, RowToolFacts>): string | null {
+  if (row.owner) return row.owner;
+  const tool = escalationTool(row);
+  return tool ? (systems.get(tool)?.owner ?? null) : null;
 }
 
 /** A held call in words, and who would see it (the queue row and the bulk confirmation name both). */
@@ -66,7 +79,7 @@ export function queueItem(row: EscalationRowWithRefs, now: Date, systems: Readon
     tool,
     system: tool ? systemOfTool(tool, systems.get(tool)?.system) : null,
     heldCall: heldCallOf(row, tool ? systems.get(tool) : undefined),
-    owner: row.owner,
+    owner: escalationOwner(row, systems),
     claimedBy: row.claimedBy,
     claimedAt: row.claimedAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),

@@ -86,7 +86,10 @@ export async function findEscalations(request: TFindEscalationsRequest = {}): Pr
   // Support staff may work the items support teams own: the queue offers Claim per item (canWork).
   const [canClaim, canResolve] = [can(user.role, "escalation.claim") || user.role === "support", can(user.role, "escalation.resolve") || user.role === "support"];
   return {
-    items: page.map((row) => ({ ...queueItem(row, clock, systems), canWork: mayWorkEscalation(user.role, row) })),
+    items: page.map((row) => {
+      const item = queueItem(row, clock, systems);
+      return { ...item, canWork: mayWorkEscalation(user.role, { owner: item.owner, kind: row.kind }) };
+    }),
     nextCursor: rows.length > take && last ? last.id : null,
     openByKind,
     unclaimed,

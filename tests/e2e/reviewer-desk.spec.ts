@@ -236,8 +236,13 @@ test.describe("the reviewer desk", () => {
     await world.faults.clear();
     expect(report.status).toBe("NEEDS_ATTENTION");
     const escalation = await db.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "COMPENSATION_FAILED" } });
+    // An escalation some path raised with no owner is still routed by the tool table, which names one.
+    await db.escalation.update({ where: { id: escalation.id }, data: { owner: null } });
+    const { owner } = await db.toolPolicy.findUniqueOrThrow({ where: { name: "authorize_payment" } });
+    expect(owner).toBe("payments-team");
 
     await signIn(page, reviewer, `/escalations/${escalation.id}`);
+    await expect(page.locator("dt", { hasText: /^Owner$/ }).locator("xpath=following-sibling::dd[1]")).toHaveText("payments-team");
     // On a phone the resolution is one tap away from the top.
     await page.setViewportSize(PHONE);
     await page.getByRole("link", { name: "Go to the resolution ↓" }).click();
