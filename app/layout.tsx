@@ -31,7 +31,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
               </Link>
               {user && (
                 <nav aria-label="Main">
-                  <Link href="/">Runs</Link>
+                  <Link href="/runs">Runs</Link>
                   <Link href="/overview">Overview</Link>
                   <Link href="/escalations">Escalations</Link>
                   <Link href="/corrections">Corrections</Link>

@@ -8,6 +8,7 @@ import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 import { StackTable } from "@/components/section";
+import type { AdminWait } from "@/lib/dashboard/find-admin-waits";
 
 /** The runs list's filters, as the address carries them. */
 export interface RunsFilters {
@@ -85,7 +86,21 @@ function nobodyWaitsWords(status: string): string {
 }
 
 /** The runs list: filter chips, search, what waits for people, and the runs; live. */
-export function RunsList({ filters, initial, notice }: { filters: RunsFilters; initial: RunsPage; notice: string | null }) {
+export function RunsList({
+  filters,
+  initial,
+  notice,
+  adminWaits = [],
+  canDecide,
+}: {
+  filters: RunsFilters;
+  initial: RunsPage;
+  notice: string | null;
+  /** What waits for an admin (empty for everyone else). */
+  adminWaits?: AdminWait[];
+  /** Whether the reader may decide pivots: a waiting pivot is offered as one to decide, else as one to read. */
+  canDecide: boolean;
+}) {
   const apiQuery = queryOf(filters);
   const { data, error } = useLive(["runs", apiQuery], dashboardUrl(DashboardPath.findRuns, {}, apiQuery), initial, ZRunsPage);
   const { runs, nextCursor, waiting } = data;
@@ -101,6 +116,17 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
         </div>
         <LiveMarker error={error} />
       </div>
+
+      {adminWaits.length > 0 && (
+        <section className="waiting" aria-label="What waits for an admin">
+          {adminWaits.map((w) => (
+            <Link key={w.href} href={w.href} className={w.count > 0 ? "tile hot" : "tile"}>
+              <span className="tile-value">{w.count}</span>
+              <span className="tile-label">{w.label}</span>
+            </Link>
+          ))}
+        </section>
+      )}
 
       <WaitingStrip waiting={waiting} />
 
@@ -193,7 +219,7 @@ export function RunsList({ filters, initial, notice }: { filters: RunsFilters; i
                   <div className="waits">
                     {run.pendingPivotId && (
                       <Link className="wait-chip pivot" href={`/pivots/${encodeURIComponent(run.pendingPivotId)}`}>
-                        Pivot to decide →
+                        {canDecide ? "Pivot to decide →" : "Pivot waits for a reviewer →"}
                       </Link>
                     )}
                     {run.openEscalationCount > 0 && (

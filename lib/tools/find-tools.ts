@@ -2,7 +2,6 @@ import { requireUser } from "@/lib/auth/current-user";
 import { can } from "@/lib/auth/roles";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/transactions";
-import { ToolStatus } from "./tool-status";
 import { toToolRow, type TToolTable } from "./views";
 
 /** Names of every compensator some connector runs (registered or declared): what edits are checked against. */
@@ -23,9 +22,3 @@ export async function findTools(): Promise<TToolTable> {
   });
 }
 
-/** How many declared tools wait for an admin's review (what an admin lands on first). */
-export async function countUnreviewedTools(): Promise<number> {
-  await requireUser("read");
-  const prisma = await getPrisma();
-  return onConnection(prisma, () => prisma.toolPolicy.count({ where: { status: ToolStatus.UNREVIEWED } }));
-}

@@ -33,7 +33,16 @@ test("a viewer sees no approve, reject or claim controls, and forcing them by re
   await signIn(page, viewer);
   await expect(page.getByTestId("user-role")).toHaveText("viewer");
   await expect(page.getByRole("link", { name: pivotTitle })).toBeVisible();
+  // The runs list does not offer a viewer a pivot "to decide": it says who decides it.
+  const pivotRow = page.locator("tr", { hasText: pivotTitle });
+  await expect(pivotRow.getByRole("link", { name: "Pivot waits for a reviewer →" })).toBeVisible();
+  await expect(page.getByText("Pivot to decide")).toHaveCount(0);
   await page.screenshot({ path: screenshotPath("runs-list"), fullPage: true });
+  // /runs is the runs page too (the header's Runs link goes there).
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }).click();
+  await expect(page).toHaveURL(/\/runs$/);
+  await expect(page.getByRole("heading", { level: 1, name: "Runs" })).toBeVisible();
+  await expect(page.getByRole("link", { name: pivotTitle })).toBeVisible();
 
   // The pivot screen: everything to read, nothing to decide with.
   await page.goto(`/pivots/${pivot.id}`);
@@ -57,8 +66,8 @@ test("a viewer sees no approve, reject or claim controls, and forcing them by re
     expect(body.error.code).toBe("FORBIDDEN");
     expect(body.error.message).toContain("Your role (viewer) cannot decide pivots");
   }
-  const pivotRow = await db.pivot.findUniqueOrThrow({ where: { id: pivot.id } });
-  expect([pivotRow.status, pivotRow.decidedBy, pivotRow.planHash]).toEqual(["PENDING", null, pivot.planHash]);
+  const pivotRecord = await db.pivot.findUniqueOrThrow({ where: { id: pivot.id } });
+  expect([pivotRecord.status, pivotRecord.decidedBy, pivotRecord.planHash]).toEqual(["PENDING", null, pivot.planHash]);
   expect((await db.run.findUniqueOrThrow({ where: { id: run.runId } })).status).toBe("AWAITING_PIVOT");
   expect(await db.auditEvent.count({ where: { runId: run.runId, type: { in: ["pivot.approved", "pivot.rejected"] } } })).toBe(0);
 
@@ -70,7 +79,7 @@ test("a viewer sees no approve, reject or claim controls, and forcing them by re
   await expect(page.getByRole("button", { name: "Claim" })).toHaveCount(0);
   await page.goto(`/escalations/${escalationId}`);
   await expect(page.getByText(/^You can read this item\. Working it needs the reviewer role/)).toBeVisible();
-  await expect(page.getByRole("button")).toHaveText(["Sign out", "Sign out everywhere"]); // the only buttons on the page
+  await expect(page.getByRole("button")).toHaveText(["Sign out", "Sign out everywhere"], { useInnerText: true }); // the only buttons on the page
   await page.screenshot({ path: screenshotPath("escalation-workbench-viewer"), fullPage: true });
 
   const claim = await page.request.post(`/api/dashboard/escalations/${escalationId}/claim`, { headers: origin });
