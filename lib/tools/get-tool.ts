@@ -26,6 +26,10 @@ export async function getTool(name: string): Promise<TToolDetail> {
     if (!row) throw toolNotFound(name);
     const versions = await prisma.toolPolicyVersion.findMany({ where: { toolName: name }, orderBy: { version: "desc" }, take: HISTORY_LIMIT });
     const compensators = await registeredCompensators(prisma);
+    // The picker offers the compensators of the tool's own team (its namespace; the server's for a
+    // connector the server runs): another team's tool undoes nothing of this one's. The current choice stays listed.
+    const ownTeam = await prisma.compensator.findMany({ where: { namespace: row.namespace }, select: { name: true }, orderBy: { name: "asc" } });
+    const choices = [...new Set([...ownTeam.map((c) => c.name), ...(row.compensator ? [row.compensator] : [])])].sort();
     return {
       tool: toToolRow(row, { lookupAvailable: row.lookupAvailable, compensators }),
       declared: row.declared !== null && typeof row.declared === "object" && !Array.isArray(row.declared) ? (row.declared as Record<string, unknown>) : null,
@@ -33,7 +37,7 @@ export async function getTool(name: string): Promise<TToolDetail> {
       declaredAt: row.declaredAt?.toISOString() ?? null,
       argsSchemaMissing: row.declared !== null && declaredArgsSchema(row.declared) === null,
       history: versions.map(toToolVersion),
-      compensators,
+      compensators: choices,
       canEdit: can(user.role, "tools.edit"),
     };
   });

@@ -90,7 +90,7 @@ export const ZToolDetail = z.object({
   argsSchemaMissing: z.boolean(),
   /** Newest first. */
   history: z.array(ZToolVersion),
-  /** Compensators some connector runs: the choices for "compensating tool". */
+  /** Compensators of the tool's own team (its namespace, or the server's) and its current one: the choices for "compensating tool". */
   compensators: z.array(z.string()),
   /** Whether the signed-in person may edit the row. */
   canEdit: z.boolean(),

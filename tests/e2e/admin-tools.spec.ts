@@ -20,12 +20,12 @@ import { effects, expect, test, uniqueTag } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 
-/** Elements that reach past the right edge of the viewport (the page would scroll sideways), outside scrolling tables. */
+/** Elements that reach past the right edge of the viewport (the page would scroll sideways), outside boxes that scroll by themselves (tables, the phone's header links). */
 async function widerThanViewport(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const width = document.documentElement.clientWidth;
     return [...document.querySelectorAll("body *")]
-      .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !el.closest(".table-wrap"))
+      .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !el.closest(".table-wrap, .site-header nav"))
       .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} right=${Math.round(el.getBoundingClientRect().right)}`)
       .slice(0, 5);
   });
@@ -50,15 +50,26 @@ test("a declared tool is held until the admin accepts it; an edit makes an appro
   expect(held).toMatchObject({ status: "approval_required", reason: "UNREVIEWED" });
   expect(await effects(world, { key: stepKey(run.runId, 0, tool) })).toHaveLength(0);
 
-  // The admin finds it waiting for review, sees declared beside accepted, and accepts it.
+  // The admin's landing lists what waits for an admin; the tools waiting for review lead to the table.
   const admin = await seedUser("admin");
-  await signIn(page, admin, "/admin/tools?status=UNREVIEWED");
+  await signIn(page, admin);
+  const waits = page.getByRole("region", { name: "What waits for an admin" });
+  const unreviewed = await db.toolPolicy.count({ where: { status: "UNREVIEWED" } });
+  await expect(waits.getByRole("link", { name: new RegExp(`^${unreviewed} declared tools? waits? for your review`) })).toBeVisible();
+  await expect(waits).toContainText("failed every attempt");
+  await waits.getByRole("link", { name: /declared tools? waits? for your review/ }).click();
   await expect(page.getByRole("heading", { name: "Tool table" })).toBeVisible();
+  await expect(page).toHaveURL(/status=UNREVIEWED/);
   await page.getByRole("link", { name: tool }).click();
   await expect(page.getByRole("heading", { name: tool })).toBeVisible();
   const compare = page.locator('section[aria-labelledby="declared"]');
   await expect(compare).toContainText(`Declared by ${ns}`);
   await expect(compare.getByRole("row", { name: /Compensating tool/ })).toContainText(`${ns}.close_case`);
+  // The compensator picker offers this team's compensators only, not the server's or another team's.
+  const picker = page.getByLabel("Compensating tool");
+  const choices = (await picker.locator("option").allTextContents()).filter((c) => c.trim() && !/^—|none|pick/i.test(c.trim()));
+  expect(choices.length).toBeGreaterThan(0);
+  expect(choices.filter((c) => !c.startsWith(`${ns}.`)), "compensators of other teams in the picker").toEqual([]);
   await page.screenshot({ path: screenshotPath("admin-tool-unreviewed"), fullPage: true });
   await page.getByRole("button", { name: "Accept this tool" }).click();
   await expect(page.getByRole("status").filter({ hasText: "Accepted. Version 2" })).toBeVisible();
