@@ -113,6 +113,13 @@ export function formatCompactJson(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
+/** `value` with the currency of `source` when it is an object naming none and `source` names one. */
+function withCurrencyOf(value: unknown, source: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+  if (!isObject(value) || "currency" in value || !isObject(source) || typeof source.currency !== "string") return value;
+  return { ...value, currency: source.currency };
+}
+
 /** A JSON value, compact and wrapping, or a dash for null. */
 export function CompactJson({ value }: { value: unknown }) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
@@ -157,9 +164,22 @@ export function FactList({ facts }: { facts: readonly { label: string; value: Re
  * A JSON value as labelled values a person reads (a tool call's arguments, an error, an escalation's
  * detail: amounts as money), with the raw JSON one click away in a <details>.
  */
-export function LabelledValues({ value, label, rawLabel = "Raw JSON" }: { value: unknown; /** The label of a value that is not an object. */ label?: string; /** The summary of the raw form. */ rawLabel?: string }) {
+export function LabelledValues({
+  value,
+  label,
+  rawLabel = "Raw JSON",
+  currencyOf,
+}: {
+  value: unknown;
+  /** The label of a value that is not an object. */
+  label?: string;
+  /** The summary of the raw form. */
+  rawLabel?: string;
+  /** Arguments whose `currency` an amount here is in when it names none (an undo's refund of a charge): money reads alike beside them. */
+  currencyOf?: unknown;
+}) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
-  const facts = factsOf(value, label);
+  const facts = factsOf(withCurrencyOf(value, currencyOf), label);
   if (facts.length === 0 && typeof value === "object" && Object.keys(value).length === 0) return <span className="muted">no arguments</span>;
   return (
     <div className="labelled-values">

@@ -96,7 +96,7 @@ function Context({ detail }: { detail: Detail }) {
             {step.compensation ? (
               <>
                 Sagaboard calls <code>{step.compensation.tool}</code>
-                {step.compensation.args !== null && typeof step.compensation.args === "object" && Object.keys(step.compensation.args).length > 0 && <LabelledValues value={step.compensation.args} />}
+                {step.compensation.args !== null && typeof step.compensation.args === "object" && Object.keys(step.compensation.args).length > 0 && <LabelledValues value={step.compensation.args} currencyOf={step.args} />}
               </>
             ) : (
               <span className="muted">none (irreversible, or none could be built)</span>

@@ -136,7 +136,7 @@ function StagedTable({ screen }: { screen: TPivotScreen }) {
             <span>
               Sagaboard calls <code>{e.release.tool}</code>
             </span>
-            {e.release.args !== null && typeof e.release.args === "object" && Object.keys(e.release.args).length > 0 && <LabelledValues value={e.release.args} />}
+            {e.release.args !== null && typeof e.release.args === "object" && Object.keys(e.release.args).length > 0 && <LabelledValues value={e.release.args} currencyOf={e.args} />}
             {e.compensationState !== "NONE" && <StatusBadge status={e.compensationState} />}
           </div>
         ) : (

@@ -129,7 +129,7 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                 {step.compensation ? (
                   <div className="cell-stack">
                     <code>{step.compensation.tool}</code>
-                    <LabelledValues value={step.compensation.args} rawLabel="Raw arguments" />
+                    <LabelledValues value={step.compensation.args} rawLabel="Raw arguments" currencyOf={step.args} />
                   </div>
                 ) : (
                   <span className="muted">{step.toolClass === "IRREVERSIBLE" ? "none: only a correction message" : "—"}</span>

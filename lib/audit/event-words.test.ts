@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actorInWords, eventInWords, factsOf, moneyInWords, scopeInWords, typeInWords, valueInWords } from "./event-words";
+import { actorInWords, codeInWords, eventInWords, factsOf, moneyInWords, scopeInWords, typeInWords, valueInWords } from "./event-words";
 
 describe("event words", () => {
   it("say who acted", () => {
@@ -79,6 +79,20 @@ describe("event words", () => {
     expect(stuck.facts).toEqual([{ label: "stuck after ms", value: "900000" }]);
     expect(eventInWords({ type: "pivot.approved", data: { pivotId: "pvt_1", planHash: "a".repeat(64), reason: null } }).sentence).toMatch(/approved the plan/);
     expect(eventInWords({ type: "step.failed", data: { stepIdx: 2, reason: "card_declined", message: "declined" } }).sentence).toBe("Step #2 was refused by the real system: declined.");
+  });
+});
+
+describe("codes and times in recorded data", () => {
+  it("read as words: outcomes, revoke kinds and resolutions by their phrase, other status codes spaced, ISO times in UTC; tool names stay", () => {
+    expect(factsOf({ outcome: "NOT_EXECUTED", action: "COMPENSATE", revoke: "handled_outside_window", kind: "COMPENSATION_FAILED" })).toEqual([
+      { label: "outcome", value: "did not happen" },
+      { label: "action", value: "undo by its compensation" },
+      { label: "revoke", value: "handled by a person, past the window" },
+      { label: "kind", value: "compensation failed" },
+    ]);
+    expect(codeInWords("2026-12-03T22:28:05.000Z")).toBe("2026-12-03 22:28:05 UTC");
+    expect(codeInWords("create_ticket_draft")).toBe("create_ticket_draft");
+    expect(codeInWords("EUR")).toBe("EUR");
   });
 });
 

@@ -167,12 +167,40 @@ function cut(text: string): string {
   return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1).trimEnd()}…` : text;
 }
 
+/** Codes a person meets in recorded data, said as a sentence would say them. */
+const CODE_WORDS: Record<string, string> = {
+  NOT_EXECUTED: "did not happen",
+  COMPENSATE: "undo by its compensation",
+  OUT_OF_WINDOW: "past its window: a person decides",
+  handled_outside_window: "handled by a person, past the window",
+  commit_by_worker: "a worker commits the approved plan",
+};
+
+/** An ISO time as the dashboard writes times everywhere: `2026-12-03 22:28:05 UTC`. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A recorded code or time as words: a known code by its phrase, another capitals status code
+ * (`COMPENSATION_FAILED`) in lower case with spaces, an ISO time in UTC; anything else as it is (a
+ * tool's name, `create_ticket_draft`, stays: it is a name, not a code).
+ */
+export function codeInWords(value: string): string {
+  const known = CODE_WORDS[value];
+  if (known) return known;
+  if (/^[A-Z]{3,}(_[A-Z]+)+$/.test(value)) return value.replaceAll("_", " ").toLowerCase();
+  if (ISO_TIME.test(value)) {
+    const date = new Date(value);
+    if (!Number.isNaN(date.getTime())) return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  }
+  return value;
+}
+
 /** A JSON value as text a person reads (no braces or quotes): lists joined, objects as "field value" pairs. */
 export function valueInWords(value: unknown, depth = 0): string {
   if (value === null || value === undefined) return "none";
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "number") return String(value);
-  if (typeof value === "string") return HASH_LIKE.test(value) ? `${value.slice(0, 16)}…` : value === "" ? "(empty)" : cut(value);
+  if (typeof value === "string") return HASH_LIKE.test(value) ? `${value.slice(0, 16)}…` : value === "" ? "(empty)" : cut(codeInWords(value));
   if (Array.isArray(value)) return value.length === 0 ? "none" : listInWords(value, depth);
   if (isChange(value)) return value.from === null || value.from === undefined ? valueInWords(value.to, depth) : `${valueInWords(value.from, depth)} → ${valueInWords(value.to, depth)}`;
   if (typeof value === "object") {

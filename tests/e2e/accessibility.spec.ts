@@ -8,6 +8,7 @@ import type { Page } from "@playwright/test";
 import { expect, test, uniqueTag } from "./agent";
 import { signIn, type SeededUser } from "./fixtures";
 import { seedScreens, type SeededScreens } from "./screens";
+import { rawWordsOn } from "./words";
 
 /** Seeded once for the whole file (the suite runs in one worker, one test after another). */
 let seeded: SeededScreens | null = null;
@@ -29,7 +30,7 @@ async function seriousViolations(page: Page): Promise<string[]> {
 const SCREEN_NAMES = ["runs", "run-committing", "run-unwound", "pivot", "escalations", "escalation", "corrections", "correction", "revokes", "audit", "tools", "tool", "users", "tokens"];
 
 for (const name of SCREEN_NAMES) {
-  test(`axe finds no serious or critical violation on ${name}, at 1280 px and 390 px`, async ({ page, seedUser, db, agent, world }) => {
+  test(`axe finds no serious or critical violation on ${name}, at 1280 px and 390 px, and it reads in words`, async ({ page, seedUser, db, agent, world }) => {
     const { screens } = await seeding([db, agent, world, uniqueTag()]);
     const screen = screens.find((s) => s.name === name);
     if (!screen) throw new Error(`no seeded screen named ${name}`);
@@ -44,6 +45,9 @@ for (const name of SCREEN_NAMES) {
       for (const v of await seriousViolations(page)) found.push(`${viewport.width} px: ${v}`);
     }
     expect(found, `serious or critical axe violations on ${screen.path}`).toEqual([]);
+    // What a person reads is words: no status codes or machine times outside code and raw JSON.
+    const toolNames = [...(await db.toolPolicy.findMany({ select: { name: true } })), ...(await db.compensator.findMany({ select: { name: true } }))].map((t) => t.name);
+    expect(await rawWordsOn(page, toolNames), `raw vocabulary or ISO times on ${screen.path}`).toEqual([]);
   });
 }
 

@@ -97,7 +97,13 @@ test("past the window the button escalates: a REVOKE_OUT_OF_WINDOW item with who
   const reviewer = await seedUser("reviewer");
   await signIn(page, reviewer, `/runs/${runId}`);
   const panel = page.locator('section[aria-labelledby="revoke-title"]');
-  await expect(panel).toContainText("ago");
+  // A closed window says it closed, not that it "closes ... ago".
+  await expect(panel).toContainText(/Window closed 2d( \d+h)? ago/);
+  await expect(panel).not.toContainText("closes");
+  // Money reads alike in a step and in its undo: the refund says €15.00 too, never a bare 15.00.
+  const steps = page.locator('section[aria-labelledby="steps"]');
+  await expect(steps).toContainText("€15.00");
+  await expect(steps).not.toContainText(/(^|[^€\d])15\.00/);
   await panel.getByRole("button", { name: "Escalate…" }).click();
   const confirm = panel.getByRole("form", { name: /Escalate: pull back charge_card/ });
   await expect(confirm).toContainText("opens an escalation for payments-team");
