@@ -1,6 +1,7 @@
 /**
  * Phones: at 390 px no dashboard page scrolls sideways (wide tables scroll inside their own box or
- * stack), and the signed-in person's role and Sign out are on the first view of every page.
+ * stack), the signed-in person's role and Sign out are on the first view of every page, and the
+ * header takes at most 100 px of a phone's first view and one line at 1366 px.
  * Each page is visited by the role that uses it; screenshots at 390 px and 1280 px for a person to look at.
  */
 import type { Browser, Page } from "@playwright/test";
@@ -58,6 +59,15 @@ test("no dashboard page scrolls sideways at 390 px, and the role and Sign out ar
       expect(box!.x + box!.width, `${screen.name}: ${String(locator)} should fit the phone's width`).toBeLessThanOrEqual(PHONE.width);
       expect(box!.y + box!.height, `${screen.name}: ${String(locator)} should be on the first view`).toBeLessThanOrEqual(PHONE.height);
     }
+
+    // The header leaves the page the first view: at most 100 px on a phone, one line at 1366 px.
+    const phoneHeader = await page.locator(".site-header").boundingBox();
+    expect(phoneHeader!.height, `${screen.name}: the header's height at 390 px`).toBeLessThanOrEqual(100);
+    await page.setViewportSize({ width: 1366, height: 900 });
+    const tops = await page.locator(".site-header-inner > *, .site-header nav a, .site-header button").evaluateAll((els) =>
+      els.filter((el) => el.getBoundingClientRect().height > 0).map((el) => Math.round(el.getBoundingClientRect().top + el.getBoundingClientRect().height / 2)),
+    );
+    expect(Math.max(...tops) - Math.min(...tops), `${screen.name}: the header is one line at 1366 px`).toBeLessThanOrEqual(6);
 
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.screenshot({ path: screenshotPath(`phone-${screen.name}-1280`), fullPage: true });

@@ -29,7 +29,15 @@ test("sign out everywhere ends the sessions of other browsers too", async ({ pag
   const otherPage = await other.newPage();
   await signIn(otherPage, support);
   await signIn(page, support);
+  // It asks first, saying what it does; Cancel changes nothing.
   await page.getByRole("button", { name: "Sign out everywhere" }).click();
+  const ask = page.getByRole("dialog", { name: "Sign out everywhere?" });
+  await expect(ask).toContainText("Every browser and device where you are signed in");
+  await ask.getByRole("button", { name: "Cancel" }).click();
+  await expect(ask).toBeHidden();
+  expect((await otherPage.request.get("/api/dashboard/runs")).status()).toBe(200);
+  await page.getByRole("button", { name: "Sign out everywhere" }).click();
+  await ask.getByRole("button", { name: "Yes, sign out everywhere" }).click();
   await page.waitForURL(/\/signin/);
   expect((await otherPage.request.get("/api/dashboard/runs")).status()).toBe(401);
   await other.close();
