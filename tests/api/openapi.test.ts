@@ -128,6 +128,18 @@ describe("buildOpenApiDocument", () => {
     expect(Object.keys(beginCall.properties as JsonObject)).toEqual(expect.arrayContaining(["cursor", "planItem"]));
   });
 
+  it("types worker tasks per kind: one schema per kind, discriminated by kind, each payload the shape the worker reads", () => {
+    const full = buildOpenApiDocument(allEndpoints);
+    const schemas = full.components.schemas as Record<string, JsonObject>;
+    expect(schemas.WorkerTask).toMatchObject({ discriminator: { propertyName: "kind" } });
+    expect((schemas.WorkerTask!.oneOf as JsonObject[]).map((r) => r.$ref)).toHaveLength(6);
+    const payload = (name: string) => (schemas[name]!.properties as Record<string, JsonObject>).payload;
+    expect(payload("UnwindTask")).toMatchObject({ required: ["reason"] });
+    expect(payload("CommitPlanTask")).toMatchObject({ required: ["pivotId"] });
+    expect(payload("SendCorrectionTask")).toMatchObject({ required: ["correctionId", "messages"] });
+    expect(JSON.stringify(full.paths["/api/v1/worker/claim"])).toContain("#/components/schemas/WorkerTask");
+  });
+
   it("uses the one error body for 400/401/403/404/409/422", () => {
     for (const status of [400, 401, 403, 404, 409, 422]) {
       const response = doc.components.responses[`Error${status}`] as { content: Record<string, { schema: JsonObject }> };

@@ -60,4 +60,20 @@ describe("worker tokens", () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect((await call(runRoute.GET, `/api/v1/runs/${runId}`, { secret: worker, params: { runId } })).status).toBe(403);
   });
+
+  it("a task whose payload does not fit its kind is failed for good at the claim, never handed out", async () => {
+    const prisma = await getPrisma();
+    const agent = await makeToken(["create_ticket_draft"]);
+    const runId = (await call(runsRoute.POST, "/api/v1/runs", { secret: agent.secret, body: { title: "unfit payload" } })).json.run.id as string;
+    const { secret: worker } = await createAgentToken(prisma, { name: `worker-unfit-${Date.now()}`, tools: ["create_ticket_draft"], role: "worker", createdBy: "test" });
+    const task = await prisma.workerTask.create({
+      data: { id: `wtk_unfit_${Date.now()}`, kind: "COMMIT_PLAN", runId, tools: ["create_ticket_draft"], payload: { reason: "no pivot named" }, dedupeKey: `unfit:${runId}`, status: "PENDING", attempt: 0 },
+    });
+    const claimed = await call(claimRoute.POST, "/api/v1/worker/claim", { secret: worker, body: { workerId: "w-unfit", max: 4, leaseMs: 30000 } });
+    expect(claimed.status).toBe(200);
+    expect((claimed.json.tasks as { id: string }[]).map((t) => t.id)).not.toContain(task.id);
+    const after = await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } });
+    expect(after.status).toBe("FAILED");
+    expect(JSON.stringify(after.error)).toContain("INVALID_PAYLOAD");
+  });
 });

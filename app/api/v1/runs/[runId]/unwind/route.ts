@@ -1,9 +1,9 @@
 import * as api from "@/lib/api/contracts/worker";
 import { agentRoute, withStatus } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
+import { taskToWire } from "@/lib/api/schemas/worker";
 import { requestUnwindForAgent } from "@/lib/agent-api/request-unwind";
 
 export const POST = agentRoute(api.requestUnwind, async ({ prisma, principal, params, body }) => {
   const { created, task } = await requestUnwindForAgent({ prisma, principal, runId: params.runId, reason: body.reason });
-  return withStatus(created ? 202 : 200, { created, task: toWire(task) });
+  return withStatus(created ? 202 : 200, { created, task: taskToWire(task) });
 });
