@@ -3,7 +3,7 @@
  * non-idempotent ledger server that counts every effect, and @modelcontextprotocol/server-memory),
  * against a running Sagaboard. Effects are counted in the servers' own files, per key.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,6 +13,10 @@ import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
 import { editTool } from "@/lib/tools/update-tool";
+import { runWithSessionReader } from "@/lib/auth/current-user";
+import { pullRunRevoke } from "@/lib/revokes/pull-revoke";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { createUser } from "@/lib/users/create-user";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 
@@ -234,5 +238,42 @@ describe("MCP gateway", () => {
     expect(step.status).toBe("CONFIRMED");
     const events = await prisma.auditEvent.findMany({ where: { stepId: step.id }, select: { type: true } });
     expect(events.map((e) => e.type)).toContain("step.reconciled");
+  }, 120_000);
+
+  it("undo through the gateway: create_entities paired with delete_entities is pulled back from the dashboard, deleting only the names the call created", async () => {
+    const prisma = await getPrisma();
+    const ns = `mcpundo${Date.now().toString(36)}`;
+    const token = await makeToken([], ns);
+    const memory = path.join(DIR, `${ns}-memory.jsonl`);
+    // Bob was in the graph before the agent came: the call will skip him, so its undo must not delete him.
+    writeFileSync(memory, JSON.stringify({ type: "entity", name: "Bob", entityType: "person", observations: [] }) + "\n");
+    const upstream = ["node", path.join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")];
+    const env = { MEMORY_FILE_PATH: memory };
+    (await connect(token.secret, upstream, { env })).close(); // lands the tools
+
+    // The admin pairs create_entities with delete_entities; a worker token lets the gateway run it.
+    const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.create_entities` } });
+    await editTool(prisma, { name: row.name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED", toolClass: "COMPENSATABLE", compensator: `${ns}.delete_entities`, revocationWindowSec: 86_400, correctionSubject: null, correctionBody: null }, reason: "delete_entities undoes it" }, ADMIN);
+    const worker = await createAgentToken(prisma, { name: `${ns}-worker`, role: "worker", tools: [`${ns}.create_entities`], createdBy: "admin@example.com" });
+    const s = await connect(token.secret, upstream, { env, extra: ["--worker-token", worker.secret] });
+    try {
+      const created = (await s.client.callTool({ name: "create_entities", arguments: { entities: [{ name: "Ada", entityType: "person", observations: [] }, { name: "Bob", entityType: "person", observations: [] }] } })) as Result;
+      expect(created.isError ?? false, textOf(created)).toBe(false);
+      const step = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.create_entities` } });
+      expect(step).toMatchObject({ status: "CONFIRMED", phase: "STAGING", compensation: { tool: `${ns}.delete_entities`, args: { entityNames: ["Ada"] } } });
+
+      const reviewer = await createUser(prisma, { email: `${ns}@example.com`, name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
+      await runWithSessionReader(async () => reviewer.id, () => pullRunRevoke({ runId: step.runId, reason: "the agent made up a person" }));
+      const deadline = Date.now() + 30_000;
+      while ((await prisma.run.findUniqueOrThrow({ where: { id: step.runId } })).status !== "UNWOUND") {
+        if (Date.now() > deadline) throw new Error(`the run was not unwound; the gateway said:\n${s.stderr()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(await prisma.step.findUniqueOrThrow({ where: { id: step.id } })).toMatchObject({ status: "COMPENSATED" });
+      const names = readFileSync(memory, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { type: string; name?: string }).filter((l) => l.type === "entity").map((l) => l.name);
+      expect(names).toEqual(["Bob"]);
+    } finally {
+      await s.close();
+    }
   }, 120_000);
 });

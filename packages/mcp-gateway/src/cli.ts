@@ -14,6 +14,7 @@
  *   --hold-wait-ms N       how long a held call waits for a reviewer before answering "held" (20000)
  *   --call-timeout-ms N    how long a call may take before its outcome is recorded unknown (60000)
  *   --lookup-by-key T=L    look tool T's effects up with the server's tool L({ key }) (repeatable)
+ *   --worker-token TOKEN   a worker token for the namespace: the gateway runs the compensations a person asks for
  *   --table-cache-ms N     how long the tool table's classes are trusted before they are read again (5000)
  */
 import { parseArgs } from "node:util";
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     "call-timeout-ms": { type: "string" },
     "lookup-by-key": { type: "string", multiple: true },
     "table-cache-ms": { type: "string" },
+    "worker-token": { type: "string" },
   },
   strict: true,
 });
@@ -72,6 +74,7 @@ const config: GatewayConfig = {
   holdWaitMs: number("hold-wait-ms", values["hold-wait-ms"]),
   callTimeoutMs: number("call-timeout-ms", values["call-timeout-ms"]),
   tableCacheMs: number("table-cache-ms", values["table-cache-ms"]),
+  workerToken: values["worker-token"] ?? process.env.SAGABOARD_WORKER_TOKEN ?? null,
   lookupsByKey,
   listen: listen ?? null,
   crashAt: (process.env.SAGABOARD_MCP_CRASH_AT as GatewayConfig["crashAt"]) || null,

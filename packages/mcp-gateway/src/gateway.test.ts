@@ -39,7 +39,7 @@ function fakes(pivotAfterDecision: PivotRecord) {
     },
     pivot: async () => pivot!,
     decide: () => (pivot = pivotAfterDecision),
-    begin: async (_runId: string, cursor: number, tool: string, args: Json, planItem?: PlanItemAddress): Promise<BeginCallAnswer> => {
+    begin: async (_runId: string, cursor: number, tool: string, args: Json, { planItem }: { planItem?: PlanItemAddress } = {}): Promise<BeginCallAnswer> => {
       calls.begin.push({ tool, args, ...(planItem ? { planItem } : {}) });
       if (!planItem) return { kind: "held", reason: "IRREVERSIBLE", message: "irreversible", escalationId: "esc_1", pivotId: null, cursor };
       return { kind: "call", step: stepRow({ id: "stp_2", stepIdx: 1, tool, args, argsHash: argsHash(args), status: "INTENDED", phase: "COMMIT", stepKey: "k1" }), cursor: 1 };

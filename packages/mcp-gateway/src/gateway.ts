@@ -8,11 +8,12 @@
 import { argsHash } from "@/lib/saga/keys";
 import type { BeginCallAnswer } from "@/lib/saga/calls";
 import type { StepRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import type { CompensationPlan, Json } from "@/lib/saga/tools";
 import { SagaboardApiError } from "@/lib/client/transport";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
 import type { Lookup } from "./lookups";
+import { proposeCompensation } from "./undo";
 import type { Sagaboard, TableTool } from "./sagaboard";
 
 /** `_meta` a client may send: its own key for a logical call, a run to join, a deliberate repeat. */
@@ -31,6 +32,8 @@ export interface GatewayOptions {
   upstream: Upstream;
   /** The tools the real server listed. */
   upstreamTools: Tool[];
+  /** The name the real server gives in `initialize` (built-in lookups and compensations go by it). */
+  serverName?: string;
   /** The namespace the token declares into (`<token name>`). */
   namespace: string;
   /** The session's run. */
@@ -85,7 +88,7 @@ class Mutex {
 }
 
 export class Gateway {
-  private readonly o: Required<Omit<GatewayOptions, "crashAt">> & { crashAt: CrashPoint | null };
+  private readonly o: Required<Omit<GatewayOptions, "crashAt" | "serverName">> & { crashAt: CrashPoint | null; serverName?: string };
   private steps: StepRecord[] = [];
   /** The cursor after the last step this session addressed. */
   private nextCursor = 0;
@@ -192,9 +195,9 @@ export class Gateway {
             return text(`A reviewer ${pivot.status === "REJECTED" ? "rejected" : "set aside"} the plan with ${name}${pivot.reason ? `: ${pivot.reason}` : ""}; it was not sent.`, true, { "dev.sagaboard/held": false, "dev.sagaboard/pivotId": pivot.id });
           }
           sent = (pivot.plan[planned.index]?.args ?? args) as Json;
-          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, sent, planned);
+          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, sent, { planItem: planned, compensation: await this.propose(name, full, sent) });
         } else {
-          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args);
+          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args, { compensation: await this.propose(name, full, args) });
         }
       } catch (e) {
         if (e instanceof SagaboardApiError) return text(`Sagaboard refused ${name}: ${e.message}`, true, { "dev.sagaboard/error": e.code });
@@ -244,6 +247,13 @@ export class Gateway {
       return sent === args ? result : { ...result, _meta: { ...result._meta, "dev.sagaboard/editedByReviewer": true, "dev.sagaboard/sentArguments": sent } };
     }
     return text(`The log of run ${this.o.runId} kept changing while ${name} was being recorded; call it again.`, true);
+  }
+
+  /** The compensation a call proposes when an admin paired its tool with a compensator (undo.ts). */
+  private async propose(name: string, full: string, args: Json): Promise<CompensationPlan | null> {
+    const row = await this.tableTool(full);
+    if (!row?.compensator) return null;
+    return proposeCompensation({ client: this.o.upstream.client, serverName: this.o.serverName, mcpName: name, row, args: args as Record<string, unknown> });
   }
 
   /** The run's staged calls that happened (before any pivot). */

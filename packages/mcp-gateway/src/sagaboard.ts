@@ -15,7 +15,7 @@ import { SagaboardApiError, Transport, type TransportOptions } from "@/lib/clien
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
 import type { Actor, CallPort, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
 import type { PlanItemAddress } from "@/lib/saga/calls";
-import type { Json } from "@/lib/saga/tools";
+import type { CompensationPlan, Json } from "@/lib/saga/tools";
 import type { TDeclarationResult, TToolManifest } from "@/lib/tools/manifest";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
@@ -28,6 +28,8 @@ export interface TableTool {
   name: string;
   toolClass: string;
   policyVersion: number;
+  /** The compensating tool an admin paired it with. */
+  compensator?: string | null;
 }
 
 /** The agent's actor: the server replaces it with the token's own, it is sent for the type only. */
@@ -90,8 +92,9 @@ export class Sagaboard {
    * Begins a call at `cursor`, or as an item of an approved plan (the server decides: call, replay,
    * failed, reconcile or held).
    */
-  begin(runId: string, cursor: number, tool: string, args: Json, planItem?: PlanItemAddress): Promise<BeginCallAnswer> {
-    return this.calls.begin({ runId, cursor, tool, args, proposal: { compensation: null, correction: null, audience: [] }, tryAppend: !planItem, actor: ACTOR, ...(planItem ? { planItem } : {}) });
+  begin(runId: string, cursor: number, tool: string, args: Json, options: { planItem?: PlanItemAddress; compensation?: CompensationPlan | null } = {}): Promise<BeginCallAnswer> {
+    const { planItem, compensation = null } = options;
+    return this.calls.begin({ runId, cursor, tool, args, proposal: { compensation, correction: null, audience: [] }, tryAppend: !planItem, actor: ACTOR, ...(planItem ? { planItem } : {}) });
   }
 
   /** Asks for the pivot: the run's staged calls and this plan, approved together by one person. */

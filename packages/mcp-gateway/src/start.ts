@@ -13,7 +13,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportOptions } from "@/lib/client/transport";
 import type { TToolManifest } from "@/lib/tools/manifest";
-import { Gateway, RUN_META, localName, type CrashPoint } from "./gateway";
+import { Gateway, RUN_META, localName, tableName, type CrashPoint } from "./gateway";
+import { startUndoWorker } from "./undo";
 import { builtInLookups, lookupByKey, type Lookup } from "./lookups";
 import { Sagaboard } from "./sagaboard";
 import { connectUpstream, type Upstream, type UpstreamTarget } from "./upstream";
@@ -27,6 +28,8 @@ export interface GatewayConfig {
   callTimeoutMs?: number;
   tableCacheMs?: number;
   lookupsByKey: Record<string, string>;
+  /** A worker token for the namespace's tools: the gateway then runs the compensations a person asks for. */
+  workerToken?: string | null;
   /** Serve streamable HTTP on 127.0.0.1:listen; null: stdio. */
   listen: number | null;
   crashAt: CrashPoint | null;
@@ -50,7 +53,12 @@ export function manifestFor(tools: Tool[], owner: string, lookups: Record<string
         },
       };
     }),
-    compensators: [],
+    // Each tool may also answer another as its compensator: an admin pairs them in the tool table.
+    compensators: tools.map((tool) => ({
+      name: localName(tool.name),
+      description: `MCP tool ${tool.name}, as a compensating call`.slice(0, 480),
+      argsSchema: tool.inputSchema as Record<string, unknown>,
+    })),
   };
 }
 
@@ -74,6 +82,7 @@ function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: U
         sagaboard,
         upstream,
         upstreamTools: tools,
+        serverName: upstream.client.getServerVersion()?.name,
         namespace,
         runId: run.id,
         dashboardUrl: config.sagaboard.baseUrl.replace(/\/$/, ""),
@@ -116,6 +125,19 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
     `sagaboard-mcp-gateway: ${tools.length} tools of ${upstream.client.getServerVersion()?.name ?? "the server"} in namespace ${declared.namespace}` +
       (waiting.length ? `; ${waiting.length} wait for an admin's review (their calls are held): ${config.sagaboard.baseUrl.replace(/\/$/, "")}/admin/tools\n` : "\n"),
   );
+
+  if (config.workerToken) {
+    startUndoWorker({
+      sagaboard: { ...config.sagaboard, token: config.workerToken },
+      client: upstream.client,
+      serverName: upstream.client.getServerVersion()?.name,
+      tools,
+      namespace: declared.namespace,
+      tableName: (name) => tableName(declared.namespace, name),
+      lookups,
+      workerId: `mcp-gateway-${declared.namespace}-${process.pid}`,
+    });
+  }
 
   if (config.listen === null) {
     const server = mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools);

@@ -1,0 +1,145 @@
+/**
+ * Undo through the gateway. An admin pairs an MCP tool with another tool of the same server as its
+ * compensator in the tool table (memory `create_entities` -> `delete_entities`; a ledger's
+ * `append_entry` -> `remove_entry`); the gateway then proposes the compensation with each call, and
+ * its worker (started with `--worker-token`) runs it when a person unwinds the run or pulls a step back
+ * from the dashboard: the compensating tool is called on the real server, and the effect is read back
+ * with the tool's lookup before the compensation counts as done.
+ *
+ * The compensation's arguments come from what the call will really do, not only from what it asked:
+ * for `create_entities` they are the names that did not exist before the call (read just before the
+ * intent), since server-memory skips names it already holds and deleting those would destroy data
+ * the call never made. A compensator with no built-in rule gets `{ key }`, the step's key.
+ */
+import * as z from "zod";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { SagaEngine } from "@/lib/saga/engine";
+import { defineCompensator, defineTool, ToolRegistry, type CompensationContext, type Json } from "@/lib/saga/tools";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import type { TransportOptions } from "@/lib/client/transport";
+import { Worker } from "@/lib/worker/worker";
+import type { Lookup } from "./lookups";
+import type { TableTool } from "./sagaboard";
+import { KEY_META } from "./upstream";
+
+type Entity = { name: string };
+
+async function existingNames(client: Client, names: string[]): Promise<string[]> {
+  const answer = await client.callTool({ name: "open_nodes", arguments: { names } });
+  const entities = ((answer.structuredContent as { entities?: Entity[] } | undefined)?.entities ?? []) as Entity[];
+  return entities.map((e) => e.name);
+}
+
+/** Built-in compensation rules by (server, tool, compensator). */
+const MEMORY_RULES: Record<string, { compensator: string; build: (client: Client, args: Record<string, unknown>) => Promise<Json>; gone: (client: Client, args: Record<string, unknown>) => Promise<boolean> }> = {
+  create_entities: {
+    compensator: "delete_entities",
+    async build(client, args) {
+      const names = ((args.entities as Entity[] | undefined) ?? []).map((e) => e.name);
+      const before = await existingNames(client, names);
+      return { entityNames: names.filter((n) => !before.includes(n)) };
+    },
+    async gone(client, args) {
+      const names = (args.entityNames as string[] | undefined) ?? [];
+      return names.length === 0 || (await existingNames(client, names)).length === 0;
+    },
+  },
+};
+
+/** The compensation a call proposes, when the tool table pairs its tool with a compensator. */
+export async function proposeCompensation(input: {
+  client: Client;
+  serverName: string | undefined;
+  mcpName: string;
+  row: TableTool & { compensator?: string | null };
+  args: Record<string, unknown>;
+}): Promise<{ tool: string; args: Json } | null> {
+  const compensator = input.row.compensator;
+  if (!compensator) return null;
+  const rule = input.serverName === "memory-server" ? MEMORY_RULES[input.mcpName] : undefined;
+  if (rule && compensator.endsWith(`.${rule.compensator}`)) return { tool: compensator, args: await rule.build(input.client, input.args) };
+  return { tool: compensator, args: {} };
+}
+
+/** What the worker needs to know of the gateway. */
+export interface UndoWorkerOptions {
+  sagaboard: TransportOptions;
+  client: Client;
+  serverName: string | undefined;
+  tools: Tool[];
+  namespace: string;
+  tableName: (mcpName: string) => string;
+  lookups: Record<string, Lookup>;
+  workerId: string;
+}
+
+/**
+ * The worker that runs compensations (and the lookups of an unwind) for the gateway's tools on the
+ * real server. Each compensator is one of the server's own tools, called with the compensation's
+ * arguments (or `{ key }`) and its compensation key in `_meta`; done only when the effect is gone.
+ */
+export function startUndoWorker(options: UndoWorkerOptions): Worker {
+  const { client } = options;
+  const byTableName = new Map(options.tools.map((t) => [options.tableName(t.name), t]));
+  const lookupOf = (tableName: string) => {
+    const tool = byTableName.get(tableName);
+    return tool ? options.lookups[tool.name] : undefined;
+  };
+
+  const targetGone = async (args: Record<string, unknown>, ctx: CompensationContext): Promise<boolean> => {
+    const target = byTableName.get(ctx.target.tool);
+    const rule = options.serverName === "memory-server" && target ? MEMORY_RULES[target.name] : undefined;
+    if (rule) return rule.gone(client, args);
+    const lookup = lookupOf(ctx.target.tool);
+    if (!lookup) return false; // no way to read the server back: requested is not confirmed, a person checks
+    const seen = await lookup({ client, stepKey: ctx.target.stepKey, args: ctx.target.args as Record<string, unknown> });
+    return !seen.found;
+  };
+
+  const compensators = options.tools.map((tool) =>
+    defineCompensator({
+      name: options.tableName(tool.name),
+      args: z.record(z.string(), z.unknown()),
+      async run(args, ctx) {
+        const sent = Object.keys(args).length > 0 ? args : { key: ctx.target.stepKey };
+        const answer = await client.callTool({ name: tool.name, arguments: sent, _meta: { [KEY_META]: ctx.compensationKey } });
+        if (answer.isError) throw new Error(`${tool.name} refused the compensation: ${JSON.stringify(answer.content).slice(0, 300)}`);
+        return { externalRef: null };
+      },
+      async verify(args, ctx) {
+        return (await targetGone(args, ctx)) ? { done: true } : { done: false, remaining: { tool: ctx.target.tool, stepKey: ctx.target.stepKey } };
+      },
+    }),
+  );
+  // Tools with a lookup, so an unwind can settle an unknown step first; they are never called from here.
+  const tools = options.tools
+    .filter((tool) => options.lookups[tool.name])
+    .map((tool) =>
+      defineTool({
+        name: options.tableName(tool.name),
+        class: "IRREVERSIBLE",
+        args: z.record(z.string(), z.unknown()),
+        call: async () => {
+          throw new Error(`The gateway's worker does not call ${tool.name}; the client does, through the gateway.`);
+        },
+        lookup: async (stepKey, args) => {
+          const seen = await options.lookups[tool.name]!({ client, stepKey, args });
+          return seen.found ? { externalRef: null, result: seen.result as Json } : null;
+        },
+        correction: () => null,
+      }),
+    );
+  const registry = new ToolRegistry(tools, compensators);
+  const engine = new SagaEngine({ store: new HttpSagaStore(options.sagaboard), registry });
+  const worker = new Worker({
+    queue: new HttpTaskQueue(options.sagaboard),
+    engine,
+    workerId: options.workerId,
+    tools: options.tools.map((t) => options.tableName(t.name)),
+    log: (line) => process.stderr.write(`sagaboard-mcp-gateway worker: ${line}\n`),
+  });
+  worker.start();
+  return worker;
+}
