@@ -5,6 +5,7 @@
 import type { NotificationEvent, PrismaClient } from "@/generated/prisma";
 import type { Json } from "@/lib/saga/tools";
 import { TOPIC_LABELS, type NotificationTopic } from "./vocabulary";
+import { escalationOwnerOf } from "./fan-out-notifications";
 
 /** The dashboard's address as people reach it (links in emails and webhook bodies). */
 export function publicBaseUrl(env: NodeJS.ProcessEnv = process.env): string {
@@ -48,7 +49,7 @@ function duration(sec: number): string {
 export async function composeNotification(prisma: PrismaClient, event: NotificationEvent, baseUrl: string): Promise<ComposedNotification> {
   const data = event.data as Json;
   const run = event.runId ? await prisma.run.findUnique({ where: { id: event.runId }, select: { title: true } }) : null;
-  const escalation = event.subjectId?.startsWith("esc_") ? await prisma.escalation.findUnique({ where: { id: event.subjectId }, select: { title: true, owner: true, kind: true } }) : null;
+  const escalation = event.subjectId?.startsWith("esc_") ? await prisma.escalation.findUnique({ where: { id: event.subjectId }, select: { title: true, kind: true } }) : null;
   const title = run?.title ?? event.runId ?? "a run";
   const link = `${baseUrl}${itemPath(event.subjectId, event.runId)}`;
   const topic = event.topic as NotificationTopic;
@@ -58,7 +59,7 @@ export async function composeNotification(prisma: PrismaClient, event: Notificat
       subject = `Pivot waiting for a reviewer: ${title}`;
       break;
     case "escalation_raised":
-      subject = `Escalation for ${escalation?.owner ?? "the queue"}: ${escalation?.title ?? field(data, "kind") ?? "an item"} (${title})`;
+      subject = `Escalation for ${(event.subjectId ? await escalationOwnerOf(prisma, event.subjectId) : null) ?? "the queue"}: ${escalation?.title ?? field(data, "kind") ?? "an item"} (${title})`;
       break;
     case "sla_reminder":
       subject = `Reminder: ${escalation?.title ?? "a pivot"} has waited ${duration(Number(field(data, "ageSec") ?? 0))} (${title})`;

@@ -31,6 +31,19 @@ async function addressesOfTeam(prisma: PrismaClient, team: string | null): Promi
 }
 
 /**
+ * The team an escalation is routed to: the owner recorded with it, else the one the tool table names
+ * for its tool now (the escalation page and queue read it the same way: lib/escalations/escalation-view.ts).
+ */
+export async function escalationOwnerOf(prisma: PrismaClient, escalationId: string): Promise<string | null> {
+  const escalation = await prisma.escalation.findUnique({ where: { id: escalationId }, select: { owner: true, detail: true, step: { select: { tool: true } } } });
+  if (!escalation) return null;
+  if (escalation.owner) return escalation.owner;
+  const detail = escalation.detail;
+  const tool = escalation.step?.tool ?? (detail && typeof detail === "object" && !Array.isArray(detail) && typeof detail.tool === "string" ? detail.tool : null);
+  return tool ? ((await prisma.toolPolicy.findUnique({ where: { name: tool }, select: { owner: true } }))?.owner ?? null) : null;
+}
+
+/**
  * Who is emailed about `event`: reviewers for pivots, the owner team for escalations (reviewers when
  * the team has no addresses, so an item is never announced to nobody), the backup team too on a
  * breach, support for corrections. Revokes go to webhooks only.
@@ -38,8 +51,7 @@ async function addressesOfTeam(prisma: PrismaClient, team: string | null): Promi
 export async function emailRecipients(prisma: PrismaClient, event: Pick<NotificationEvent, "topic" | "subjectId" | "data">): Promise<string[]> {
   const owners = async (): Promise<string[]> => {
     if (event.subjectId?.startsWith("esc_")) {
-      const escalation = await prisma.escalation.findUnique({ where: { id: event.subjectId }, select: { owner: true } });
-      const team = await addressesOfTeam(prisma, escalation?.owner ?? null);
+      const team = await addressesOfTeam(prisma, await escalationOwnerOf(prisma, event.subjectId));
       if (team.length > 0) return team;
     }
     return addressesOfRole(prisma, "reviewer");

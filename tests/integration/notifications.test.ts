@@ -23,6 +23,7 @@ import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { createWebhook } from "@/lib/notifications/create-webhook";
+import { emailRecipients } from "@/lib/notifications/fan-out-notifications";
 import { findNotificationSettings } from "@/lib/notifications/find-webhooks";
 import { Notifier } from "@/lib/notifications/notifier";
 import { replayDelivery } from "@/lib/notifications/replay-delivery";
@@ -231,6 +232,10 @@ describe("email through SMTP", () => {
     expect(/Open it: (\S+)/.exec(toTeam!.text)?.[1]).toBe(`${BASE}/escalations/${hold.id}`);
     // The delivery id rides along, so a mail system can dedupe too.
     expect(toReviewer!.deliveryId).toMatch(/^dlv_/);
+
+    // An escalation raised with no owner recorded is still the tool owner's: the tool table routes it.
+    await prisma.escalation.update({ where: { id: hold.id }, data: { owner: null } });
+    expect(await emailRecipients(prisma, { topic: "escalation_raised", subjectId: hold.id, data: {} })).toEqual(["leads@example.com"]);
   });
 });
 
