@@ -57,6 +57,12 @@ test("a declared tool is held until the admin accepts it; an edit makes an appro
   const unreviewed = await db.toolPolicy.count({ where: { status: "UNREVIEWED" } });
   await expect(waits.getByRole("link", { name: new RegExp(`^${unreviewed} declared tools? waits? for your review`) })).toBeVisible();
   await expect(waits).toContainText("failed every attempt");
+  // The first view a person gets, at 1366 px and on a phone: the header on one line, at most 100 px on the phone.
+  for (const [width, height] of [[1366, 900], [390, 844]] as const) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: screenshotPath(`admin-landing-${width}`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
   await waits.getByRole("link", { name: /declared tools? waits? for your review/ }).click();
   await expect(page.getByRole("heading", { name: "Tool table" })).toBeVisible();
   await expect(page).toHaveURL(/status=UNREVIEWED/);
