@@ -91,6 +91,7 @@ describe("codes and times in recorded data", () => {
       { label: "kind", value: "compensation failed" },
     ]);
     expect(codeInWords("2026-12-03T22:28:05.000Z")).toBe("2026-12-03 22:28:05 UTC");
+    expect(codeInWords("outcome_unknown")).toBe("nobody knows whether it happened");
     expect(codeInWords("create_ticket_draft")).toBe("create_ticket_draft");
     expect(codeInWords("EUR")).toBe("EUR");
   });

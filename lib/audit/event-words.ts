@@ -173,6 +173,7 @@ const CODE_WORDS: Record<string, string> = {
   COMPENSATE: "undo by its compensation",
   OUT_OF_WINDOW: "past its window: a person decides",
   handled_outside_window: "handled by a person, past the window",
+  outcome_unknown: "nobody knows whether it happened",
   commit_by_worker: "a worker commits the approved plan",
 };
 
