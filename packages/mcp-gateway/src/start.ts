@@ -158,7 +158,7 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found; initialize again." }, id: null }));
         return;
       }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, created) });
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, created) });
       created.onclose = () => created.sessionId && sessions.delete(created.sessionId);
       await mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools).connect(created);
       transport = created;
