@@ -325,10 +325,10 @@ function ResolutionForm({ detail, check, onDone }: { detail: Detail; check: TRea
         <fieldset>
           <legend>What the real system shows</legend>
           <label className="choice">
-            <input type="radio" name="outcome" checked={outcome === "CONFIRMED"} onChange={() => setOutcome("CONFIRMED")} /> It happened (CONFIRMED)
+            <input type="radio" name="outcome" checked={outcome === "CONFIRMED"} onChange={() => setOutcome("CONFIRMED")} /> It happened: the step counts as done
           </label>
           <label className="choice">
-            <input type="radio" name="outcome" checked={outcome === "NOT_EXECUTED"} onChange={() => setOutcome("NOT_EXECUTED")} /> It did not happen (NOT EXECUTED: the agent may retry under the same key)
+            <input type="radio" name="outcome" checked={outcome === "NOT_EXECUTED"} onChange={() => setOutcome("NOT_EXECUTED")} /> It did not happen: the agent may retry under the same key
           </label>
           {outcome === "CONFIRMED" && (
             <>

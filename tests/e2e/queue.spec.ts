@@ -165,7 +165,7 @@ test.describe("the escalation queue", () => {
     await expect(page.locator(".check.found")).toContainText(ticketId);
     expect(await db.workerTask.count({ where: { stepId: unknown.id, kind: "LOOKUP", status: "DONE" } })).toBe(1);
     // The check fills the form; the person reads it and records it.
-    await expect(page.getByLabel("It happened (CONFIRMED)")).toBeChecked();
+    await expect(page.getByLabel("It happened: the step counts as done")).toBeChecked();
     await expect(page.getByLabel("External ref of the effect")).toHaveValue(ticketId);
     const evidence = page.getByLabel("Evidence (required): what you saw, and where");
     await expect(evidence).toHaveValue(new RegExp(`found ${ticketId}`));
