@@ -19,7 +19,8 @@ export type Lookup = (input: { client: Client; stepKey: string; args: Record<str
 
 type Entity = { name: string; entityType?: string; observations?: string[] };
 
-async function openNodes(client: Client, names: string[]): Promise<Entity[]> {
+/** server-memory's entities of these names that exist now. */
+export async function openNodes(client: Client, names: string[]): Promise<Entity[]> {
   const answer = await client.callTool({ name: "open_nodes", arguments: { names } });
   if (answer.isError) throw new Error(`open_nodes failed: ${JSON.stringify(answer.content).slice(0, 200)}`);
   const structured = answer.structuredContent as { entities?: Entity[] } | undefined;

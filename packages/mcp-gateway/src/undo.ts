@@ -20,16 +20,14 @@ import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import type { TransportOptions } from "@/lib/client/transport";
 import { Worker } from "@/lib/worker/worker";
-import type { Lookup } from "./lookups";
+import { openNodes, type Lookup } from "./lookups";
 import type { TableTool } from "./sagaboard";
 import { KEY_META } from "./upstream";
 
 type Entity = { name: string };
 
 async function existingNames(client: Client, names: string[]): Promise<string[]> {
-  const answer = await client.callTool({ name: "open_nodes", arguments: { names } });
-  const entities = ((answer.structuredContent as { entities?: Entity[] } | undefined)?.entities ?? []) as Entity[];
-  return entities.map((e) => e.name);
+  return (await openNodes(client, names)).map((e) => e.name);
 }
 
 /** Built-in compensation rules by (server, tool, compensator). */
