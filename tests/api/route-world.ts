@@ -71,7 +71,9 @@ export async function seedRouteWorld(prisma: PrismaClient, label: string): Promi
       method: "POST",
       headers: { authorization: `Bearer ${secrets.agentA}`, "content-type": "application/json" },
       body: JSON.stringify({
-        escalation: { stepId: step.id, kind: "OUTCOME_UNKNOWN", title: "did it land?", detail: {}, owner: null, dedupeKey: `step:${step.id}:grid` },
+        // Owned by a team outside support: support staff may work only escalations a support team owns
+        // (recorded, or from the tool table, which gives create_ticket_draft to support).
+        escalation: { stepId: step.id, kind: "OUTCOME_UNKNOWN", title: "did it land?", detail: {}, owner: "payments-team", dedupeKey: `step:${step.id}:grid` },
         event: { type: "escalation.raised" },
       }),
     }),
