@@ -60,10 +60,11 @@ export class Transport {
     path: string,
     schema: S,
     body?: unknown,
-    options: { extraTimeoutMs?: number; idempotencyKey?: boolean } = {},
+    /** `idempotencyKey`: true for a fresh key per request (kept across its re-sends), or the caller's own key. */
+    options: { extraTimeoutMs?: number; idempotencyKey?: boolean | string } = {},
   ): Promise<z.output<S>> {
     const extraTimeoutMs = options.extraTimeoutMs ?? 0;
-    const idempotencyKey = method !== "GET" && options.idempotencyKey ? randomUUID() : null;
+    const idempotencyKey = method === "GET" || !options.idempotencyKey ? null : options.idempotencyKey === true ? randomUUID() : options.idempotencyKey;
     let lastError: unknown;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       let response: Response;

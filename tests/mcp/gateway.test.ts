@@ -82,14 +82,17 @@ async function callApproved(client: Client, name: string, args: Record<string, u
   return (await client.callTool({ name, arguments: args }, undefined, options)) as Result;
 }
 
+/** A team's namespace, its agent token (with no tools yet: the gateway declares them), and a ledger file. */
+async function team(label: string) {
+  const ns = `${label}${Date.now().toString(36)}`;
+  return { prisma: await getPrisma(), ns, token: await makeToken([], ns), file: path.join(DIR, `${ns}.jsonl`) };
+}
+
 const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join(" ");
 
 describe("MCP gateway", () => {
   it("lands tools/list in the tool table unreviewed, holds their calls, runs an approved call once and replays a re-sent one", async () => {
-    const prisma = await getPrisma();
-    const ns = `mcpledger${Date.now().toString(36)}`;
-    const token = await makeToken([], ns);
-    const file = path.join(DIR, `${ns}.jsonl`);
+    const { prisma, ns, token, file } = await team("mcpledger");
     const s = await connect(token.secret, ledgerServer(file), { extra: ["--table-cache-ms", "300"] });
     try {
       const { tools } = await s.client.listTools();
@@ -153,10 +156,7 @@ describe("MCP gateway", () => {
   }, 120_000);
 
   it("a timeout after success and a client's cancel are UNKNOWN, settled by the late answer or the lookup; the re-sent call does not run again", async () => {
-    const prisma = await getPrisma();
-    const ns = `mcpslow${Date.now().toString(36)}`;
-    const token = await makeToken([], ns);
-    const file = path.join(DIR, `${ns}.jsonl`);
+    const { prisma, ns, token, file } = await team("mcpslow");
     const s = await connect(token.secret, ledgerServer(file), { extra: ["--call-timeout-ms", "800", "--lookup-by-key", "append_entry=find_entry"] });
     try {
       // The gateway's deadline passes while the server is still working: UNKNOWN, then its late answer settles it.
@@ -185,10 +185,7 @@ describe("MCP gateway", () => {
   }, 120_000);
 
   it("kill -9 of the gateway after the intent and after the effect: a restart joins the session's run and reconciles by key; one effect each", async () => {
-    const prisma = await getPrisma();
-    const ns = `mcpcrash${Date.now().toString(36)}`;
-    const token = await makeToken([], ns);
-    const file = path.join(DIR, `${ns}.jsonl`);
+    const { prisma, ns, token, file } = await team("mcpcrash");
     const session = `${ns}-session`;
     const opts = { session, extra: ["--lookup-by-key", "append_entry=find_entry"] };
     for (const [crashAt, text] of [["after_intent", "before"], ["after_upstream", "after"]] as const) {
@@ -214,9 +211,7 @@ describe("MCP gateway", () => {
   }, 120_000);
 
   it("@modelcontextprotocol/server-memory behind the gateway: a crash after create_entities is reconciled with open_nodes", async () => {
-    const prisma = await getPrisma();
-    const ns = `mcpmemory${Date.now().toString(36)}`;
-    const token = await makeToken([], ns);
+    const { prisma, ns, token } = await team("mcpmemory");
     const memory = path.join(DIR, `${ns}-memory.jsonl`);
     const upstream = ["node", path.join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")];
     const env = { MEMORY_FILE_PATH: memory };
@@ -241,9 +236,7 @@ describe("MCP gateway", () => {
   }, 120_000);
 
   it("undo through the gateway: create_entities paired with delete_entities is pulled back from the dashboard, deleting only the names the call created", async () => {
-    const prisma = await getPrisma();
-    const ns = `mcpundo${Date.now().toString(36)}`;
-    const token = await makeToken([], ns);
+    const { prisma, ns, token } = await team("mcpundo");
     const memory = path.join(DIR, `${ns}-memory.jsonl`);
     // Bob was in the graph before the agent came: the call will skip him, so its undo must not delete him.
     writeFileSync(memory, JSON.stringify({ type: "entity", name: "Bob", entityType: "person", observations: [] }) + "\n");

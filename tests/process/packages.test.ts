@@ -272,6 +272,18 @@ async function reviewer(line: string): Promise<void> {
   }
 }
 
+/**
+ * Runs an adapter agent whose call is held, deciding as a reviewer each line it prints; it must exit 0.
+ * Returns the held call it printed (HELD {...}) and its final RESULT {...}.
+ */
+async function heldAgent(script: string, token: string): Promise<{ held: { tool: string; reason: string }; result: unknown; out: string }> {
+  const decisions: Promise<void>[] = [];
+  const run = await agent(script, { URL: server.url, TOKEN: token }, (line) => decisions.push(reviewer(line)));
+  await Promise.all(decisions);
+  expect(run.code, run.out).toBe(0);
+  return { held: JSON.parse(run.out.split("HELD ")[1]!.split("\n")[0]!) as { tool: string; reason: string }, result: JSON.parse(run.out.split("RESULT ")[1]!) as unknown, out: run.out };
+}
+
 describe("@sagaboard/client installed from its tarball outside the checkout", () => {
   it("has no database, web framework or server module in the installed tree", async () => {
     const { stdout } = await exec("npm", ["ls", "--all", "--parseable"], { cwd: OUTSIDE }).catch((e: { stdout: string }) => ({ stdout: e.stdout }));
@@ -313,13 +325,9 @@ describe("@sagaboard/client installed from its tarball outside the checkout", ()
   it("holds a namespaced tool through the OpenAI Agents SDK adapter, and sends it once after the approval", async () => {
     const token = await makeToken(["trip.send_itinerary"], "trip-openai");
     await (await getPrisma()).run.count();
-    const decisions: Promise<void>[] = [];
-    const openai = await agent("openai.mjs", { URL: server.url, TOKEN: token.secret }, (line) => decisions.push(reviewer(line)));
-    await Promise.all(decisions);
-    expect(openai.code, openai.out).toBe(0);
-    const held = JSON.parse(openai.out.split("HELD ")[1]!.split("\n")[0]!) as { tool: string; reason: string };
+    const { held, result } = await heldAgent("openai.mjs", token.secret);
     expect(held).toMatchObject({ tool: "trip.send_itinerary", reason: "IRREVERSIBLE" });
-    const { runId, output } = JSON.parse(openai.out.split("RESULT ")[1]!) as { runId: string; output: string };
+    const { runId, output } = result as { runId: string; output: string };
     expect(output).toBe("Told Ada.");
     const [email, ...more] = await (await getPrisma()).step.findMany({ where: { runId } });
     expect(more).toHaveLength(0);
@@ -330,13 +338,9 @@ describe("@sagaboard/client installed from its tarball outside the checkout", ()
 
   it("runs the four-tool trip agent as a LangGraph.js graph: the held email interrupts the graph, a reviewer approves it in Sagaboard, it is sent once", async () => {
     const token = await makeToken(["trip.hold_car", "trip.hold_seat", "trip.book_hotel", "trip.send_itinerary"], "trip-langgraph");
-    const decisions: Promise<void>[] = [];
-    const graph = await agent("langgraph.mjs", { URL: server.url, TOKEN: token.secret }, (line) => decisions.push(reviewer(line)));
-    await Promise.all(decisions);
-    expect(graph.code, graph.out).toBe(0);
-    const held = JSON.parse(graph.out.split("HELD ")[1]!.split("\n")[0]!) as { tool: string; reason: string };
+    const { held, result } = await heldAgent("langgraph.mjs", token.secret);
     expect(held).toMatchObject({ tool: "trip.send_itinerary", reason: "IRREVERSIBLE" });
-    const { runId, sent } = JSON.parse(graph.out.split("RESULT ")[1]!) as { runId: string; sent: unknown };
+    const { runId, sent } = result as { runId: string; sent: unknown };
     expect(sent).toMatchObject({ to: "ada@example.com", city: "Faro" });
     const prisma = await getPrisma();
     expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("COMPLETED");

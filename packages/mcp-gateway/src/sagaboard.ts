@@ -11,7 +11,7 @@ import * as runs from "@/lib/api/contracts/runs";
 import { fillPath } from "@/lib/api/endpoint";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { httpCallPort } from "@/lib/client/http-calls";
-import { SagaboardApiError, Transport, type TransportOptions } from "@/lib/client/transport";
+import { Transport, type TransportOptions } from "@/lib/client/transport";
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
 import type { Actor, CallPort, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
 import type { PlanItemAddress } from "@/lib/saga/calls";
@@ -39,7 +39,7 @@ export class Sagaboard {
   private readonly http: Transport;
   private readonly calls: CallPort;
 
-  constructor(private readonly options: TransportOptions) {
+  constructor(options: TransportOptions) {
     this.http = new Transport(options);
     this.calls = httpCallPort(this.http, (fn) => fn());
   }
@@ -49,18 +49,8 @@ export class Sagaboard {
    * it, so a restarted gateway (or a reconnecting client) naming the same session joins the same run.
    */
   async startRun(title: string, sessionName: string | null, metadata: Json): Promise<RunRecord> {
-    const body = { title, metadata };
-    if (!sessionName) return run((await this.http.request("POST", runs.createRun.path, runs.createRun.response, body, { idempotencyKey: true })).run);
-    const key = `mcp-session-${createHash("sha256").update(sessionName).digest("hex").slice(0, 40)}`;
-    const response = await (this.options.fetch ?? fetch)(new URL(runs.createRun.path, this.options.baseUrl), {
-      method: "POST",
-      headers: { authorization: `Bearer ${this.options.token}`, "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
-    });
-    const parsed = (await response.json()) as { run?: object; error?: { code: string; message: string } };
-    if (!response.ok || !parsed.run) throw new SagaboardApiError(response.status, parsed.error?.code ?? "UNEXPECTED_RESPONSE", parsed.error?.message ?? `Sagaboard answered ${response.status}`, [], {});
-    return run(parsed.run);
+    const idempotencyKey = sessionName ? `mcp-session-${createHash("sha256").update(sessionName).digest("hex").slice(0, 40)}` : true;
+    return run((await this.http.request("POST", runs.createRun.path, runs.createRun.response, { title, metadata }, { idempotencyKey })).run);
   }
 
   /** A run named by the client (`_meta["dev.sagaboard/runId"]`), if the token's agent owns it. */
