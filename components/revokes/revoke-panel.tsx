@@ -73,7 +73,7 @@ function ConfirmPull({ title, sentence, button, onPull, onCancel }: { title: str
   );
 }
 
-function StepRow({ option, now, canPull, open, setOpen, pull }: { option: TRevokeOption; now: string; canPull: boolean; open: boolean; setOpen: (open: boolean) => void; pull: (reason: string) => Promise<void> }) {
+function StepRow({ option, now, canPull, open, pulling, setOpen, pull }: { option: TRevokeOption; now: string; canPull: boolean; open: boolean; pulling: boolean; setOpen: (open: boolean) => void; pull: (reason: string) => Promise<void> }) {
   const late = option.state === "out_of_window";
   return (
     <li className={styles.step}>
@@ -82,7 +82,17 @@ function StepRow({ option, now, canPull, open, setOpen, pull }: { option: TRevok
         {option.externalRef && <span className="muted small"> {option.externalRef}</span>}
       </div>
       {option.revoke ? (
-        <PulledBy revoke={option.revoke} />
+        <>
+          <PulledBy revoke={option.revoke} />
+          {open && !pulling && (
+            <p className="small" role="status">
+              {option.revoke.requestedBy} pulled this back while your confirmation was open, so yours was not sent: one pull per step is recorded.{" "}
+              <button type="button" className="button small" onClick={() => setOpen(false)}>
+                Close
+              </button>
+            </p>
+          )}
+        </>
       ) : (
         <div className={styles.stepBody}>
           <span className="small">
@@ -127,12 +137,19 @@ export function RevokePanel({ initial }: { initial: TRevokeOptions }) {
   const { data, refetch } = useLive<TRevokeOptions>(["revokes", runId], dashboardUrl(DashboardPath.getRevokeOptions, { runId }), initial, ZRevokeOptions);
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // While this person's own pull is on its way, a refresh that already shows it is not someone else's.
+  const [pulling, setPulling] = useState(false);
   const pullable = data.steps.filter((s) => s.state === "pullable" || s.state === "out_of_window").length;
 
   async function pull(url: string, reason: string) {
-    const result = await postParsed(url, ZPullResult, { reason });
-    setMessage(result.message);
-    setOpen(null);
+    setPulling(true);
+    try {
+      const result = await postParsed(url, ZPullResult, { reason });
+      setMessage(result.message);
+      setOpen(null);
+    } finally {
+      setPulling(false);
+    }
     await refetch();
   }
 
@@ -179,6 +196,7 @@ export function RevokePanel({ initial }: { initial: TRevokeOptions }) {
               now={data.now}
               canPull={data.canPull}
               open={open === option.stepId}
+              pulling={pulling}
               setOpen={(o) => setOpen(o ? option.stepId : null)}
               pull={(reason) => pull(dashboardUrl(DashboardPath.pullStepRevoke, { stepId: option.stepId }), reason)}
             />

@@ -4,6 +4,7 @@
  * the hosted payment ledger shows exactly one refund and the record shows who pulled it. Past the
  * window the button escalates instead. Support sees no trigger and the server refuses it with 403.
  */
+import type { APIResponse } from "@playwright/test";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
@@ -56,11 +57,17 @@ test("a reviewer pulls back a charge within its window: one refund even when two
   const robPage = await robContext.newPage();
   await signIn(robPage, rob);
   await confirm.getByLabel("Why (required)").fill("charged the wrong customer");
-  const [robAnswer] = await Promise.all([
-    robPage.request.post(`/api/dashboard/steps/${step.id}/revoke`, { data: { reason: "duplicate charge" }, headers: { origin: baseURL ?? "" } }),
-    confirm.getByRole("button", { name: "Pull back charge_card" }).click(),
-  ]);
-  expect(robAnswer.status()).toBe(200);
+  // Rob's request leaves when Rita's does, so the two meet at the server; firing Rob's first
+  // instead lets the page's live refresh show his pull and take Rita's form away before her click.
+  let robAnswer: Promise<APIResponse> | undefined;
+  await page.route(`**/api/dashboard/steps/${step.id}/revoke`, async (route) => {
+    robAnswer = robPage.request.post(`/api/dashboard/steps/${step.id}/revoke`, { data: { reason: "duplicate charge" }, headers: { origin: baseURL ?? "" } });
+    await route.continue();
+  });
+  await confirm.getByRole("button", { name: "Pull back charge_card" }).click();
+  await expect.poll(() => robAnswer !== undefined).toBe(true);
+  expect((await robAnswer!).status()).toBe(200);
+  await page.unroute(`**/api/dashboard/steps/${step.id}/revoke`);
   await expect(panel.getByRole("status")).toBeVisible();
   expect(await db.revoke.count({ where: { stepId: step.id } })).toBe(1);
   expect(await db.workerTask.count({ where: { stepId: step.id, kind: "COMPENSATE" } })).toBe(1);
@@ -87,6 +94,31 @@ test("a reviewer pulls back a charge within its window: one refund even when two
   await page.screenshot({ path: screenshotPath("revoke-records-390"), fullPage: true });
   await page.goto(`/runs/${runId}`);
   await page.screenshot({ path: screenshotPath("revoke-run-390"), fullPage: true });
+});
+
+test("someone else pulls the step while a reviewer's confirmation is open: the page says so and sends nothing more", async ({ page, db, baseURL, seedUser, agent, browser }) => {
+  const { runId } = await chargedRun(agent, `Charge pulled by another (${uniqueTag()})`);
+  const step = await db.step.findFirstOrThrow({ where: { runId, tool: "charge_card" } });
+  const rita = await seedUser("reviewer", { name: "Rita Late" });
+  const rob = await seedUser("reviewer", { name: "Rob Early" });
+  await signIn(page, rita, `/runs/${runId}`);
+  const panel = page.locator('section[aria-labelledby="revoke-title"]');
+  await panel.getByRole("button", { name: "Pull back…" }).click();
+  await panel.getByLabel("Why (required)").fill("wrong customer");
+
+  const robContext = await browser.newContext({ baseURL });
+  const robPage = await robContext.newPage();
+  await signIn(robPage, rob);
+  const robAnswer = await robPage.request.post(`/api/dashboard/steps/${step.id}/revoke`, { data: { reason: "duplicate charge" }, headers: { origin: baseURL ?? "" } });
+  expect(robAnswer.status()).toBe(200);
+  await robContext.close();
+
+  await expect(panel.getByRole("status")).toContainText("pulled this back while your confirmation was open", { timeout: 15_000 });
+  await expect(panel).toContainText("duplicate charge");
+  await page.screenshot({ path: screenshotPath("revoke-pulled-by-another"), fullPage: true });
+  await panel.getByRole("button", { name: "Close" }).click();
+  await expect(panel.getByRole("status")).toHaveCount(0);
+  expect(await db.revoke.count({ where: { stepId: step.id } })).toBe(1);
 });
 
 test("past the window the button escalates: a REVOKE_OUT_OF_WINDOW item with who asked and why, and no refund", async ({ page, db, world, seedUser, agent }) => {
