@@ -14,31 +14,34 @@ import { openPrisma } from "@/lib/db/prisma";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { publicBaseUrl } from "@/lib/notifications/compose-notification";
 import { Notifier } from "@/lib/notifications/notifier";
+import { createLogger, logSink } from "@/lib/observability/log";
 
 const notifierId = process.env.SAGABOARD_NOTIFIER_ID?.trim() || `notifier-${process.pid}`;
+const logger = createLogger("notifier").child({ notifierId });
+const log = logSink(logger);
 const rawPoll = process.env.SAGABOARD_NOTIFIER_POLL_MS?.trim();
 const pollMs = rawPoll ? Number(rawPoll) : 1_000;
 if (!Number.isInteger(pollMs) || pollMs < 10) {
-  console.error(`SAGABOARD_NOTIFIER_POLL_MS must be a whole number of at least 10 (got "${rawPoll}").`);
+  logger.fatal(`SAGABOARD_NOTIFIER_POLL_MS must be a whole number of at least 10 (got "${rawPoll}").`);
   process.exit(2);
 }
 
 const prisma = await openPrisma();
-const notifier = new Notifier({ prisma, store: new PrismaSagaStore(prisma), notifierId, pollMs, log: (line) => console.log(line) });
-console.log(
+const notifier = new Notifier({ prisma, store: new PrismaSagaStore(prisma), notifierId, pollMs, log });
+log(
   `${notifierId}: links point at ${publicBaseUrl()}; email ${process.env.SAGABOARD_SMTP_URL?.trim() ? "through SAGABOARD_SMTP_URL" : "off (SAGABOARD_SMTP_URL is not set)"}.`,
 );
 
 if (process.argv.includes("--once")) {
   const round = await notifier.runOnce();
-  console.log(`${notifierId}: ${round.fannedOut} notification(s) fanned out, ${round.attempts.length} delivery attempt(s), ${round.sla?.expired.length ?? 0} expiry(ies).`);
+  log(`${notifierId}: ${round.fannedOut} notification(s) fanned out, ${round.attempts.length} delivery attempt(s), ${round.sla?.expired.length ?? 0} expiry(ies).`);
   await prisma.$disconnect();
   process.exit(0);
 }
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    console.log(`${notifierId}: ${signal}: finishing this round, then stopping.`);
+    log(`${notifierId}: ${signal}: finishing this round, then stopping.`);
     void notifier.stop().then(async () => {
       await prisma.$disconnect();
       process.exit(0);
@@ -46,4 +49,4 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 notifier.start();
-console.log(`${notifierId}: started.`);
+log(`${notifierId}: started.`);

@@ -33,6 +33,9 @@ if (stale) {
 // other start. Here they are on for this process tree only: the server listens on this machine alone,
 // and the simulated systems take requests only with a secret the demo agent and worker hold.
 // SAGABOARD_SIM=0 keeps them off (and serves on every interface, as `next start` does).
+// The server, worker and notifier log JSON lines (lib/observability/log.ts); their output reaches this
+// terminal through a pipe, so they are told to print readable lines when this process runs in one.
+const logEnv = { SAGABOARD_LOG_FORMAT: process.env.SAGABOARD_LOG_FORMAT || (process.stdout.isTTY ? "pretty" : "json") };
 const simOn = process.env.SAGABOARD_SIM !== "0";
 const simEnv: Record<string, string> = simOn ? { SAGABOARD_SIM: "1", SAGABOARD_SIM_SECRET: process.env.SAGABOARD_SIM_SECRET || randomBytes(24).toString("base64url") } : {};
 const hostArgs = simOn ? ["-H", process.env.HOSTNAME || "127.0.0.1"] : [];
@@ -40,7 +43,7 @@ const hostArgs = simOn ? ["-H", process.env.HOSTNAME || "127.0.0.1"] : [];
 // next-auth builds its redirects from NEXTAUTH_URL; default it to the address printed below.
 const baseUrl = process.env.NEXTAUTH_URL ?? `http://${simOn ? "127.0.0.1" : "localhost"}:${port}`;
 const children: ChildProcess[] = [];
-const server = spawn(npx, ["next", "start", "-p", port, ...hostArgs], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...simEnv, NEXTAUTH_URL: baseUrl } });
+const server = spawn(npx, ["next", "start", "-p", port, ...hostArgs], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...logEnv, ...simEnv, NEXTAUTH_URL: baseUrl } });
 children.push(server);
 let ready = false;
 server.stdout.on("data", (chunk: Buffer) => {
@@ -63,7 +66,7 @@ async function bringToLife(): Promise<void> {
   const prefix = (name: string) => (chunk: Buffer) => process.stdout.write(chunk.toString().replace(/^(?=.)/gm, `[${name}] `));
   const worker = spawn(npx, ["tsx", "scripts/worker.ts"], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...simEnv, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.worker, SAGABOARD_WORKER_ID: "demo-worker" },
+    env: { ...process.env, ...logEnv, ...simEnv, SAGABOARD_URL: url, SAGABOARD_TOKEN: tokens.worker, SAGABOARD_WORKER_ID: "demo-worker" },
   });
   worker.stdout?.on("data", prefix("worker"));
   worker.stderr?.on("data", prefix("worker"));
@@ -71,7 +74,7 @@ async function bringToLife(): Promise<void> {
   // The notifier sends webhooks and email and keeps the SLAs, beside the database (lib/notifications).
   const notifier = spawn(npx, ["tsx", "scripts/notifier.ts"], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, SAGABOARD_NOTIFIER_ID: "demo-notifier", SAGABOARD_PUBLIC_URL: process.env.SAGABOARD_PUBLIC_URL || baseUrl },
+    env: { ...process.env, ...logEnv, SAGABOARD_NOTIFIER_ID: "demo-notifier", SAGABOARD_PUBLIC_URL: process.env.SAGABOARD_PUBLIC_URL || baseUrl },
   });
   notifier.stdout?.on("data", prefix("notifier"));
   notifier.stderr?.on("data", prefix("notifier"));

@@ -32,19 +32,23 @@ import { prismaTaskQueue } from "@/lib/worker/queue";
 import { stuckAfterPivotMs, stuckRunSweeper } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
 import { type TaskQueue } from "@/lib/worker/task";
+import { createLogger, logSink } from "@/lib/observability/log";
+
+const workerId = process.env.SAGABOARD_WORKER_ID?.trim() || `worker-${process.pid}`;
+const logger = createLogger("worker").child({ workerId });
+const log = logSink(logger);
 
 function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name]?.trim();
   if (!raw) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) {
-    console.error(`${name} must be a whole number of at least ${min} (got "${raw}").`);
+    logger.fatal(`${name} must be a whole number of at least ${min} (got "${raw}").`);
     process.exit(2);
   }
   return value;
 }
 
-const workerId = process.env.SAGABOARD_WORKER_ID?.trim() || `worker-${process.pid}`;
 const simUrl = process.env.SAGABOARD_SIM_URL?.trim();
 const once = process.argv.includes("--once");
 const pollMs = intFromEnv("SAGABOARD_WORKER_POLL_MS", 1_000, 10);
@@ -58,10 +62,10 @@ let world: WorldLike;
 if (url || simUrl) {
   // The connectors call the simulated systems hosted by the Sagaboard server, like real providers.
   world = new RemoteWorld((simUrl || url)!);
-  console.log(`${workerId}: the tool connectors call the simulated systems hosted at ${simUrl || url}.`);
+  log(`${workerId}: the tool connectors call the simulated systems hosted at ${simUrl || url}.`);
 } else {
   world = new World({ searchLagMs: 300 });
-  console.log(
+  log(
     `${workerId}: the tool connectors call an in-process simulated world, which starts empty: effects recorded by ` +
       "other processes are not in it, so their compensations will not find them. Set SAGABOARD_URL (and a worker " +
       "SAGABOARD_TOKEN) to work through a Sagaboard server and its hosted simulated systems.",
@@ -75,13 +79,13 @@ let localStore: SagaStore | null = null;
 let prisma: PrismaClient | null = null;
 if (url) {
   if (!token) {
-    console.error("SAGABOARD_URL is set but SAGABOARD_TOKEN is not: create a worker token with `npm run token -- create --role worker --name NAME --tools a,b`.");
+    logger.fatal("SAGABOARD_URL is set but SAGABOARD_TOKEN is not: create a worker token with `npm run token -- create --role worker --name NAME --tools a,b`.");
     process.exit(2);
   }
   // Over HTTP: the worker holds the tool credentials and a worker token; the server enforces policy.
   store = new HttpSagaStore({ baseUrl: url, token });
   queue = new HttpTaskQueue({ baseUrl: url, token });
-  console.log(`${workerId}: claims tasks from ${url} with its worker token.`);
+  log(`${workerId}: claims tasks from ${url} with its worker token.`);
 } else {
   // Beside the app: one client for the saga store and the task queue (two SQLite connections in one
   // process can deadlock).
@@ -96,11 +100,11 @@ let stuckAfterMs: number;
 try {
   stuckAfterMs = stuckAfterPivotMs();
 } catch (e) {
-  console.error(e instanceof Error ? e.message : String(e));
+  logger.fatal(e instanceof Error ? e.message : String(e));
   process.exit(2);
 }
-const stuckRuns = prisma && localStore ? stuckRunSweeper({ prisma, store: localStore, workerId, stuckAfterMs, log: (line) => console.log(line) }) : undefined;
-const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, stuckRuns, log: (line) => console.log(line) });
+const stuckRuns = prisma && localStore ? stuckRunSweeper({ prisma, store: localStore, workerId, stuckAfterMs, log }) : undefined;
+const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, stuckRuns, log });
 
 function totals(): string {
   const s = worker.stats;
@@ -111,7 +115,7 @@ function totals(): string {
 }
 
 async function shutdown(code: number): Promise<never> {
-  console.log(totals());
+  logger.info({ stats: worker.stats }, totals());
   await prisma?.$disconnect();
   process.exit(code);
 }
@@ -119,9 +123,9 @@ async function shutdown(code: number): Promise<never> {
 if (once) {
   try {
     const outcomes = await worker.runOnce();
-    if (outcomes.length === 0) console.log(`${workerId}: nothing to do: no claimable task needs only these tools (${tools.join(", ")}).`);
+    if (outcomes.length === 0) log(`${workerId}: nothing to do: no claimable task needs only these tools (${tools.join(", ")}).`);
   } catch (e) {
-    console.error(`${workerId}: the round failed: ${e instanceof Error ? e.message : String(e)}`);
+    logger.error(`${workerId}: the round failed: ${e instanceof Error ? e.message : String(e)}`);
     await shutdown(1);
   }
   await shutdown(0);
@@ -131,14 +135,14 @@ let signalled = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
     if (signalled) {
-      console.log(`${workerId}: ${signal} again: exiting now; tasks still claimed go to another worker when their leases expire.`);
+      log(`${workerId}: ${signal} again: exiting now; tasks still claimed go to another worker when their leases expire.`);
       process.exit(130);
     }
     signalled = true;
-    console.log(`${workerId}: ${signal}: finishing the tasks in hand, then stopping (send it again to exit at once).`);
+    log(`${workerId}: ${signal}: finishing the tasks in hand, then stopping (send it again to exit at once).`);
     void worker.stop().then(() => shutdown(0));
   });
 }
 
-console.log(`${workerId}: started; tools: ${tools.join(", ")}.`);
+log(`${workerId}: started; tools: ${tools.join(", ")}.`);
 worker.start();

@@ -6,6 +6,7 @@ import * as z from "zod";
 import { Prisma } from "@/generated/prisma";
 import { SagaError, type FieldIssue } from "@/lib/saga/errors";
 import { ApiError, validationError, zodIssuesToDetails, type ErrorBody, type ErrorExtra } from "./errors";
+import { serverLog } from "@/lib/observability/log";
 
 /** A status and the JSON body that answers an error. */
 export interface ErrorPayload {
@@ -28,7 +29,7 @@ function payload(status: number, code: string, message: string, details: FieldIs
  */
 export function toErrorPayload(e: unknown): ErrorPayload {
   if (e instanceof ApiError) {
-    if (e.code === "INTERNAL") console.error("[api] internal error:", e.cause ?? e);
+    if (e.code === "INTERNAL") serverLog().error({ err: e.cause ?? e }, "internal error answered 500");
     return payload(e.httpStatus, e.code, e.message, e.details, e.extra);
   }
   if (e instanceof SagaError) return payload(e.httpStatus, e.code, e.message, e.issues);
@@ -51,7 +52,7 @@ export function toErrorPayload(e: unknown): ErrorPayload {
       return payload(404, "NOT_FOUND", "The record this request addresses does not exist; check the id.", []);
     }
   }
-  console.error("[api] unexpected error:", e);
+  serverLog().error({ err: e }, "unexpected error answered 500");
   return payload(
     500,
     "INTERNAL",

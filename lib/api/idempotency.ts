@@ -20,6 +20,7 @@ import { canonicalJson } from "@/lib/saga/keys";
 import type { Json } from "@/lib/saga/tools";
 import { ApiError } from "./errors";
 import { TX_OPTIONS } from "@/lib/db/transactions";
+import { serverLog } from "@/lib/observability/log";
 
 /** The request header carrying the key. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -215,7 +216,7 @@ async function runClaimed(prisma: PrismaClient, id: string, produce: () => Promi
     );
   } catch (e) {
     // The effect happened but its response is not stored: free the key rather than block it for good.
-    console.error(`[idempotency] could not store the response of ${id}:`, e);
+    serverLog().error({ err: e, idempotencyId: id }, "could not store an idempotent response; the key is released");
     await release(prisma, id);
   }
   return response;
@@ -229,7 +230,7 @@ async function release(prisma: PrismaClient, id: string): Promise<void> {
       TX_OPTIONS,
     );
   } catch (e) {
-    console.error(`[idempotency] could not release ${id}; it expires after the abandonment timeout:`, e);
+    serverLog().error({ err: e, idempotencyId: id }, "could not release an idempotency key; it expires after the abandonment timeout");
   }
 }
 

@@ -13,6 +13,7 @@ import { sweepSlas, type SlaSweepReport } from "@/lib/sla/sweep-slas";
 import { publicBaseUrl } from "./compose-notification";
 import { deliverNotifications, type DeliverOptions, type DeliveryAttempt, type Mailer } from "./deliver-notifications";
 import { fanOutNotifications } from "./fan-out-notifications";
+import type { LogSink } from "@/lib/observability/log";
 
 /** How a notifier is set up. */
 export interface NotifierOptions extends Partial<Omit<DeliverOptions, "notifierId" | "mailer">> {
@@ -29,7 +30,7 @@ export interface NotifierOptions extends Partial<Omit<DeliverOptions, "notifierI
   /** Whether the SLA sweep runs (default true). */
   slas?: boolean;
   /** Where it says what it does (default: silent). */
-  log?: (line: string) => void;
+  log?: LogSink;
 }
 
 /** What one round did. */
@@ -74,9 +75,12 @@ export class Notifier {
     });
     const log = this.options.log;
     if (log) {
-      for (const s of sla?.expired ?? []) log(`${this.options.notifierId}: ${s} expired and was rejected (an expired item is never approved)`);
-      for (const m of sla?.marked ?? []) log(`${this.options.notifierId}: ${m.itemId} reached its SLA ${m.stage}`);
-      for (const a of attempts) log(`${this.options.notifierId}: ${a.channel} delivery ${a.deliveryId} to ${a.target}: ${a.ok ? "delivered" : `failed (${a.error ?? "unknown"})`}${a.recorded ? "" : " (taken over meanwhile; not recorded)"}`);
+      for (const s of sla?.expired ?? []) log(`${this.options.notifierId}: ${s} expired and was rejected (an expired item is never approved)`, { itemId: s, sla: "expired" });
+      for (const m of sla?.marked ?? []) log(`${this.options.notifierId}: ${m.itemId} reached its SLA ${m.stage}`, { itemId: m.itemId, sla: m.stage });
+      for (const a of attempts) {
+        const fields = { deliveryId: a.deliveryId, channel: a.channel, delivered: a.ok, recorded: a.recorded, level: a.ok ? ("info" as const) : ("warn" as const) };
+        log(`${this.options.notifierId}: ${a.channel} delivery ${a.deliveryId} to ${a.target}: ${a.ok ? "delivered" : `failed (${a.error ?? "unknown"})`}${a.recorded ? "" : " (taken over meanwhile; not recorded)"}`, fields);
+      }
     }
     return { sla, fannedOut, attempts };
   }
@@ -92,7 +96,7 @@ export class Notifier {
           const round = await this.runOnce();
           busy = round.attempts.length > 0 || round.fannedOut > 0;
         } catch (e) {
-          this.options.log?.(`${this.options.notifierId}: a round failed (${e instanceof Error ? e.message : String(e)}); trying again`);
+          this.options.log?.(`${this.options.notifierId}: a round failed (${e instanceof Error ? e.message : String(e)}); trying again`, { level: "warn" });
         }
         if (!busy && !this.stopping) {
           await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@ import { ApiError } from "@/lib/api/errors";
 import { hashTokenSecret, storedTools } from "./agent-token";
 import { storedRole, TOKEN_SECRET_PREFIX, type TokenRole } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/db/transactions";
+import { serverLog } from "@/lib/observability/log";
 
 /** An authenticated agent harness. */
 export interface AgentPrincipal {
@@ -115,7 +116,7 @@ async function touchLastUsed(prisma: PrismaClient, tokenId: string): Promise<voi
   try {
     await prisma.$transaction((tx) => tx.agentToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: new Date() } }), TX_OPTIONS);
   } catch (e) {
-    console.warn(`[tokens] could not record lastUsedAt of ${tokenId}:`, e);
+    serverLog().warn({ err: e, tokenId }, "could not record a token's lastUsedAt");
   }
 }
 

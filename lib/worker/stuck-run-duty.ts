@@ -9,6 +9,7 @@ import { hostname } from "node:os";
 import type { PrismaClient } from "@/generated/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { stuckAfterPivotMs, stuckRunSweeper, type SweepStuckRunsResult } from "./sweep-stuck-runs";
+import { logSink, serverLog, type LogSink } from "@/lib/observability/log";
 
 /** How often an app process sweeps when nothing is configured: every 30 s. */
 export const DEFAULT_STUCK_SWEEP_EVERY_MS = 30_000;
@@ -26,8 +27,8 @@ export interface StuckRunDutyOptions {
   stuckAfterMs?: number;
   /** Time between sweeps (default: SAGABOARD_STUCK_SWEEP_MS or 30 s). */
   everyMs?: number;
-  /** Where to say what it raised (default: the console). */
-  log?: (line: string) => void;
+  /** Where to say what it raised (default: the server's structured log). */
+  log?: LogSink;
 }
 
 /** A running duty. */
@@ -58,7 +59,7 @@ export function startStuckRunDuty(options: StuckRunDutyOptions): StuckRunDuty {
   const everyMs = options.everyMs ?? stuckSweepEveryMs() ?? DEFAULT_STUCK_SWEEP_EVERY_MS;
   const stuckAfterMs = options.stuckAfterMs ?? stuckAfterPivotMs();
   const sweeperId = options.sweeperId ?? `app-${hostname()}-${process.pid}`;
-  const log = options.log ?? ((line: string) => console.log(line));
+  const log = options.log ?? logSink(serverLog());
   let running: Promise<SweepStuckRunsResult> | null = null;
 
   const sweepNow = async (): Promise<SweepStuckRunsResult> => {
@@ -77,7 +78,7 @@ export function startStuckRunDuty(options: StuckRunDutyOptions): StuckRunDuty {
   };
 
   const timer = setInterval(() => {
-    sweepNow().catch((e: unknown) => log(`${sweeperId}: the stuck-run sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`));
+    sweepNow().catch((e: unknown) => log(`${sweeperId}: the stuck-run sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
   }, everyMs);
   timer.unref();
   return { sweepNow, stop: () => clearInterval(timer) };

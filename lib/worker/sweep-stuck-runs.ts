@@ -167,7 +167,7 @@ export interface StuckRunSweeper {
 }
 
 /** Wraps `sweepStuckRuns` for the worker loop: at most one sweep per `intervalMs` (app clock: it only paces). */
-export function stuckRunSweeper(options: SweepStuckRunsOptions & { intervalMs?: number; log?: (line: string) => void }): StuckRunSweeper {
+export function stuckRunSweeper(options: SweepStuckRunsOptions & { intervalMs?: number; log?: (line: string, fields?: { runId?: string; escalationId?: string; level?: "warn" }) => void }): StuckRunSweeper {
   const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   let last = -Infinity;
   return {
@@ -177,7 +177,11 @@ export function stuckRunSweeper(options: SweepStuckRunsOptions & { intervalMs?: 
       last = now;
       const result = await sweepStuckRuns(options);
       for (const s of result.stuck.filter((r) => r.created)) {
-        options.log?.(`${options.workerId}: run ${s.runId} has not moved since ${s.since.toISOString()} after its pivot; raised ${s.escalationId} (stuck after pivot)`);
+        options.log?.(`${options.workerId}: run ${s.runId} has not moved since ${s.since.toISOString()} after its pivot; raised ${s.escalationId} (stuck after pivot)`, {
+          runId: s.runId,
+          escalationId: s.escalationId,
+          level: "warn",
+        });
       }
       return result;
     },

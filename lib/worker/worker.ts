@@ -32,6 +32,33 @@ import type { StuckRunSweeper } from "./sweep-stuck-runs";
 import { WorkerTaskKind } from "./vocabulary";
 import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema, type TaskQueue, workerActor, type ClaimedTask, type SettleResult } from "./task";
 
+/** What a worker's log line carries besides its sentence: the ids a log pipeline filters on, and a level. */
+// A type, not an interface: it passes where a logger takes any fields (an interface has no index signature).
+export type WorkerLogFields = {
+  /** info (default), warn (a task failed, was handed back or lost its lease), error (the worker died). */
+  level?: "info" | "warn" | "error";
+  /** The task's id. */
+  taskId?: string;
+  /** The task's run. */
+  runId?: string;
+  /** The task's step, for step tasks (compensate, lookup). */
+  stepId?: string;
+  /** The task's kind (UNWIND, COMPENSATE, ...). */
+  kind?: string;
+  /** The claim's attempt. */
+  attempt?: number;
+  /** done, failed, retried, superseded, unsettled. */
+  outcome?: string;
+};
+
+/** Where the worker says what it does: a sentence a person reads, and fields a machine reads. */
+export type WorkerLog = (line: string, fields?: WorkerLogFields) => void;
+
+/** A task's ids as log fields. */
+function taskFields(task: ClaimedTask): WorkerLogFields {
+  return { taskId: task.id, runId: task.runId, ...(task.stepId ? { stepId: task.stepId } : {}), kind: task.kind, attempt: task.attempt };
+}
+
 /**
  * What the worker needs of the engine. `SagaEngine` provides it; the caller builds the engine (over
  * PrismaSagaStore in-process, or the HTTP store later) with this process's tool connectors.
@@ -73,7 +100,7 @@ export interface WorkerOptions {
   /** Claims of one task (its fencing token) after which a transient error fails it for good (default 5). */
   maxAttempts?: number;
   /** Where the worker says, in plain words, what it claims and does (default: silent). */
-  log?: (line: string) => void;
+  log?: WorkerLog;
   /** Raises STUCK_AFTER_PIVOT for approved runs gone quiet; the polling loop offers it every round (`stuckRunSweeper`). */
   stuckRuns?: StuckRunSweeper;
 }
@@ -191,7 +218,7 @@ export class Worker {
   private readonly heartbeatMs: number;
   private readonly pollMs: number;
   private readonly maxAttempts: number;
-  private readonly log: (line: string) => void;
+  private readonly log: WorkerLog;
   private readonly stuckRuns: StuckRunSweeper | null;
 
   private loop: Promise<void> | null = null;
@@ -236,7 +263,7 @@ export class Worker {
     this.stats.claimed += tasks.length;
     for (const task of tasks) {
       const previous = task.attempt > 1 ? `, attempt ${task.attempt}: an earlier holder gave it back or let its lease expire` : "";
-      this.log(`${this.workerId}: claimed task ${task.id} to ${describeTask(task)} (lease until ${task.leaseUntil.toISOString()}${previous})`);
+      this.log(`${this.workerId}: claimed task ${task.id} to ${describeTask(task)} (lease until ${task.leaseUntil.toISOString()}${previous})`, taskFields(task));
     }
     const results = await Promise.allSettled(tasks.map((task) => this.handle(task)));
     const outcomes: TaskOutcome[] = [];
@@ -277,13 +304,13 @@ export class Worker {
       } catch (e) {
         if (e instanceof SimulatedCrash) {
           this.crash = e;
-          this.log(`${this.workerId}: died (${e.message}); its tasks stay claimed until their leases expire`);
+          this.log(`${this.workerId}: died (${e.message}); its tasks stay claimed until their leases expire`, { level: "error" });
           return;
         }
-        this.log(`${this.workerId}: a round failed (${errorMessage(e)}); trying again in ${this.pollMs} ms`);
+        this.log(`${this.workerId}: a round failed (${errorMessage(e)}); trying again in ${this.pollMs} ms`, { level: "warn" });
       }
       // Apart from the tasks: a failed sweep is logged and tried again later, and never stops the loop.
-      await this.stuckRuns?.maybeSweep().catch((e: unknown) => this.log(`${this.workerId}: the sweep for stuck runs failed (${errorMessage(e)}); trying again later`));
+      await this.stuckRuns?.maybeSweep().catch((e: unknown) => this.log(`${this.workerId}: the sweep for stuck runs failed (${errorMessage(e)}); trying again later`, { level: "warn" }));
       if (!busy && !this.stopping) await this.pause(this.pollMs);
     }
     this.log(`${this.workerId}: stopped`);
@@ -459,7 +486,7 @@ export class Worker {
     } catch (e) {
       this.stats.unsettled++;
       const text = `${message}, but recording it failed (${errorMessage(e)}); the lease will expire and another worker will redo it safely`;
-      this.log(`${this.workerId}: task ${task.id} ${text}`);
+      this.log(`${this.workerId}: task ${task.id} ${text}`, { ...taskFields(task), outcome: "unsettled", level: "warn" });
       return { ...base, outcome: "unsettled", message: text };
     }
     if (!settled.settled) {
@@ -467,11 +494,11 @@ export class Worker {
       const now = settled.task;
       const holder = now ? `it is now ${now.status}, attempt ${now.attempt}${now.claimedBy ? `, held by ${now.claimedBy}` : ""}` : "it no longer exists";
       const text = `superseded: another worker took the task over after this worker's lease expired (${holder}); this result was not recorded and will not be retried`;
-      this.log(`${this.workerId}: task ${task.id} (attempt ${task.attempt}) ${text}`);
+      this.log(`${this.workerId}: task ${task.id} (attempt ${task.attempt}) ${text}`, { ...taskFields(task), outcome: "superseded", level: "warn" });
       return { ...base, outcome: "superseded", message: text };
     }
     this.stats[outcome]++;
-    this.log(`${this.workerId}: task ${task.id} ${message}`);
+    this.log(`${this.workerId}: task ${task.id} ${message}`, { ...taskFields(task), outcome, level: outcome === "done" ? "info" : "warn" });
     return { ...base, outcome, message };
   }
 
@@ -489,11 +516,12 @@ export class Worker {
             this.log(
               `${this.workerId}: lost the lease on task ${task.id} (attempt ${task.attempt}): another worker took it over; ` +
                 "the current work runs to its end but its result will not be recorded",
+              { ...taskFields(task), level: "warn" },
             );
             return false;
           },
           (e: unknown) => {
-            this.log(`${this.workerId}: heartbeat for task ${task.id} failed (${errorMessage(e)}); trying again`);
+            this.log(`${this.workerId}: heartbeat for task ${task.id} failed (${errorMessage(e)}); trying again`, { ...taskFields(task), level: "warn" });
             return true;
           },
         )
