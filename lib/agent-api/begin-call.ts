@@ -7,12 +7,12 @@ import { appendCall, beginCall, beginPlanItem, type BeginCallAnswer, type BeginC
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/tokens/authenticate-agent";
-import { ToolStatus } from "@/lib/tools/tool-status";
 import { audienceFromRule } from "@/lib/tools/audience";
 import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
-import { assertArgsMatchDeclared, assertToolEnabled, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
+import { assertToolEnabled } from "@/lib/saga/tool-table";
+import { assertArgsMatchDeclared, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
 
 /** A call as the agent begins it. */
 export interface BeginCallRequest {

@@ -28,10 +28,7 @@ export async function requestPivotForAgent({ prisma, principal, runId, pivot: in
       ...input,
       actor: agentActor(principal),
       // Versions and classes come from the tool table, never from the client.
-      toolFacts: async (tool) => {
-        const policy = await getToolPolicy(prisma, tool);
-        return { class: policy.class, policyVersion: policy.policyVersion ?? 1 };
-      },
+      toolFacts: (tool) => getToolPolicy(prisma, tool),
       auditData: { via: "api" },
     },
   );

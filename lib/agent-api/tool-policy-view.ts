@@ -5,23 +5,16 @@
 import * as z from "zod";
 import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
 import { SagaError } from "@/lib/saga/errors";
-import { ApprovalReason, type GateTool } from "@/lib/saga/gate";
+import { tableTool, type TableTool } from "@/lib/saga/tool-table";
 import type { CorrectionDraft, Json } from "@/lib/saga/tools";
-import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
+import { ToolClass } from "@/lib/saga/vocabulary";
 import { declaredArgsSchema } from "@/lib/tools/declared-args-schema";
-import { audiencesOf, fillTemplate, storedStatus } from "@/lib/tools/tool-policy";
-import { ToolStatus } from "@/lib/tools/tool-status";
+import { audiencesOf, fillTemplate } from "@/lib/tools/tool-policy";
 
 /** A tool-table row as a call is decided with it. */
-export interface ToolPolicyView extends GateTool {
-  /** The compensator the tool's compensation must name. */
-  compensator: string | null;
+export interface ToolPolicyView extends TableTool {
   /** Revocation window, seconds. */
   revocationWindowSec: number | null;
-  /** Review status: a disabled tool takes no new intents, an unreviewed one holds every call. */
-  status: ToolStatus;
-  /** Who disabled it (for the refusal), when disabled. */
-  disabledBy: string | null;
   /** The row's audiences, when it names any. */
   audiences: string[];
   /** The row's audience rule as written (a fixed list, or a recipient rule applied to each call's arguments). */
@@ -64,23 +57,11 @@ async function readToolPolicy(prisma: PrismaClient, name: string): Promise<ToolP
   return toolPolicyView(row);
 }
 
-/** A stored row as a call is decided with it. */
+/** A stored row as a call is decided with it: the saga core's reading of the row plus what the server adds. */
 export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
-  if (!TOOL_CLASSES.includes(row.toolClass as ToolClass)) {
-    throw new SagaError("INVALID_TOOL_DEFINITION", `The tool table gives "${row.name}" an unknown class "${row.toolClass}"; an admin must fix the row.`);
-  }
-  const status = storedStatus(row.status);
-  const holdEveryCall = status === ToolStatus.UNREVIEWED ? ApprovalReason.UNREVIEWED : row.alwaysRequireApproval ? ApprovalReason.ALWAYS_APPROVE : undefined;
   return {
-    name: row.name,
-    class: row.toolClass as ToolClass,
-    owner: row.owner ?? undefined,
-    policyVersion: row.policyVersion,
-    ...(holdEveryCall ? { holdEveryCall } : {}),
-    compensator: row.compensator,
+    ...tableTool(row),
     revocationWindowSec: row.revocationWindowSec,
-    status,
-    disabledBy: row.disabledBy,
     audiences: audiencesOf(row.audienceRule),
     audienceRule: row.audienceRule,
     correctionTemplate: row.correctionSubject && row.correctionBody ? { subject: row.correctionSubject, body: row.correctionBody } : null,
@@ -95,15 +76,6 @@ export function assertArgsMatchDeclared(policy: ToolPolicyView, args: Json): voi
   if (parsed.success) return;
   const issues = parsed.error.issues.map((i) => ({ path: ["args", ...i.path.map(String)].join("."), message: i.message }));
   throw new SagaError("INVALID_ARGS", `The arguments of ${policy.name} fail its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}.`, issues);
-}
-
-/** Refuses a new intent for a disabled tool, naming the tool and who disabled it. */
-export function assertToolEnabled(policy: ToolPolicyView): void {
-  if (policy.status === ToolStatus.DISABLED) {
-    throw new SagaError("TOOL_DISABLED", `Tool "${policy.name}" was disabled in the tool table by ${policy.disabledBy ?? "an admin"}; no new calls are recorded. Ask them (or an admin) to enable it at /admin/tools/${policy.name}.`, [
-      { path: "tool", message: "disabled in the tool table" },
-    ]);
-  }
 }
 
 /** The correction the table drafts for an irreversible call whose client sent none. */

@@ -8,7 +8,7 @@ import { can } from "@/lib/auth/roles";
 import { getPrisma } from "@/lib/db/prisma";
 import { onConnection } from "@/lib/db/transactions";
 import { DeliveryStatus } from "@/lib/notifications/vocabulary";
-import { ToolStatus } from "@/lib/tools/tool-status";
+import { ToolStatus } from "@/lib/saga/vocabulary";
 
 /** One kind of thing waiting for an admin. */
 export interface AdminWait {

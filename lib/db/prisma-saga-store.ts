@@ -19,6 +19,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { actorLabel, IntentGuardFailed, nextRunVersion, runScope, type AuditEventRecord, type AuditInput, type IntentGuard, type CorrectionRecord, type CreateEscalationResult, type EscalationRecord, type InsertIntentResult, type NewCorrection, type NewEscalation, type NewIntent, type NewPivot, type NewRun, type PivotRecord, type PlanItem, type RunRecord, type SagaStore, type StepFence, type StepPatch, type StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
 import type { ManualRepair, PivotEdit } from "@/lib/saga/store";
+import { tableTool, type TableTool } from "@/lib/saga/tool-table";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { CompensationState, CorrectionStatus, EscalationKind, EscalationStatus, Phase, PivotStatus, RUN_STATUSES, RunStatus, STEP_STATUSES, StepStatus, TOOL_CLASSES, type ToolClass } from "@/lib/saga/vocabulary";
 import { rawDriverOf } from "./raw-driver";
@@ -761,6 +762,11 @@ export class PrismaSagaStore implements SagaStore {
   async listAuditEvents(runId: string): Promise<AuditEventRecord[]> {
     const rows = await this.read((db) => db.auditEvent.findMany({ where: { scope: runScope(runId) }, orderBy: { seq: "asc" } }));
     return rows.map(toAuditEventRecord);
+  }
+
+  async toolTable(tool: string): Promise<TableTool | null> {
+    const row = await this.read((db) => db.toolPolicy.findUnique({ where: { name: tool } }));
+    return row ? tableTool(row) : null;
   }
 }
 

@@ -506,7 +506,7 @@ function countCalls(store: SagaStore): Map<string, number> {
   const port: (keyof SagaStore)[] = [
     "createRun", "getRun", "setRunStatus", "listSteps", "getStep", "insertIntent", "updateStep", "createPivot", "revisePivot", "getPivot",
     "listPivots", "decidePivot", "createEscalation", "getEscalation", "findEscalationByDedupeKey", "listEscalations", "resolveEscalation",
-    "createCorrection", "listCorrections", "listAuditEvents", "toolPolicyVersion",
+    "createCorrection", "listCorrections", "listAuditEvents", "toolTable",
   ];
   for (const name of port) {
     const fn = (store as unknown as Record<string, unknown>)[name];

@@ -7,19 +7,12 @@
  */
 import { closedRun, CLOSED_RUN_STATUSES } from "./calls";
 import { SagaError } from "./errors";
+import { currentPolicyVersion, type GateTool } from "./gate";
 import type { IdGenerator } from "./ids";
 import { argsHash, planHash } from "./keys";
 import type { Actor, PivotRecord, PlanItem, SagaStore } from "./store";
 import type { Json } from "./tools";
 import { Phase, PivotStatus, StepStatus, ToolClass } from "./vocabulary";
-
-/** What a pivot request needs to know of a tool. */
-export interface PivotToolFacts {
-  /** The tool's class (PURE tools need no approval and are refused in a plan). */
-  class: ToolClass;
-  /** Its current policy version: the approval is bound to it. */
-  policyVersion: number;
-}
 
 /** A pivot request, its plan's arguments already parsed by whoever knows the tools' schemas. */
 export interface RequestPivotInput {
@@ -33,8 +26,8 @@ export interface RequestPivotInput {
   deadline: Date | null;
   /** Who asks (the agent). */
   actor: Actor;
-  /** The tool facts, from the tool table as the deciding side reads it. */
-  toolFacts: (tool: string) => Promise<PivotToolFacts>;
+  /** The tool as the deciding side's tool table has it (PURE tools need no approval and are refused in a plan; the approval binds its policy version). */
+  toolFacts: (tool: string) => Promise<GateTool>;
   /** Extra audit data (`via: "api"`). */
   auditData?: Record<string, Json>;
 }
@@ -51,7 +44,7 @@ export async function requestPivot(deps: { store: SagaStore; ids: IdGenerator },
     if (facts.class === ToolClass.PURE) {
       throw new SagaError("INVALID_ARGS", `Plan item ${i} (${item.tool}) is PURE: pure calls need no approval; leave it out.`, [{ path: `plan.${i}.tool`, message: "pure tool" }]);
     }
-    plan.push({ tool: item.tool, args: item.args, argsHash: argsHash(item.args), policyVersion: facts.policyVersion, toolClass: facts.class });
+    plan.push({ tool: item.tool, args: item.args, argsHash: argsHash(item.args), policyVersion: currentPolicyVersion(facts), toolClass: facts.class });
   }
   const hash = planHash(plan);
   const latest = (await store.listPivots(input.runId)).at(-1);

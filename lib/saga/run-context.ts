@@ -7,13 +7,14 @@ import type { AgentPort } from "./agent-port";
 import { backoffDelay, type AgentDeps, type EngineDeps } from "./deps";
 import { beginCall, beginPlanItem, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal, type PlanItemAddress } from "./calls";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
-import { currentPolicyVersion, type ApprovalReason } from "./gate";
+import type { ApprovalReason } from "./gate";
 import { lookUpStep, toJson } from "./reconcile";
 import { requestPivot } from "./request-pivot";
 import type { Actor, PivotRecord, RunRecord, StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
 import { type UnwindReport } from "./unwind";
 import { unwindHere } from "./unwind-here";
+import { assertToolEnabled, registeredTool, type TableTool } from "./tool-table";
 import { PivotStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What a call returns when it did not throw. */
@@ -107,8 +108,8 @@ export class RunContext {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly actor: Actor;
   private readonly port: AgentPort;
-  /** Tool policy versions read since the last pivot or error (the store's tool table, when it has one). */
-  private readonly policyVersions = new Map<string, number>();
+  /** Tools as read since the last pivot or error (the store's tool table, when it has one). */
+  private readonly tools = new Map<string, TableTool>();
 
   constructor(
     private readonly deps: AgentDeps,
@@ -118,7 +119,7 @@ export class RunContext {
     fresh = false,
   ) {
     this.actor = { type: "agent", id: run.agent };
-    this.port = deps.server === null ? localAgentPort({ ...deps, store: deps.store }, (name) => this.policyVersion(name)) : deps.server;
+    this.port = deps.server === null ? localAgentPort({ ...deps, store: deps.store }, (name) => this.tool(name)) : deps.server;
     this.replaying = !fresh;
   }
 
@@ -136,7 +137,7 @@ export class RunContext {
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(() =>
       work().catch((e: unknown) => {
-        this.policyVersions.clear(); // whatever went wrong, the next call reads the table afresh
+        this.tools.clear(); // whatever went wrong, the next call reads the table afresh
         throw e;
       }),
     );
@@ -177,7 +178,7 @@ export class RunContext {
     try {
       return await this.proposePivot(request);
     } finally {
-      this.policyVersions.clear(); // a pivot changes what calls are decided on: read the table afresh
+      this.tools.clear(); // a pivot changes what calls are decided on: read the table afresh
     }
   }
 
@@ -193,7 +194,7 @@ export class RunContext {
 
   /** Waits until the pivot is decided or `timeoutMs` passes (long-polling when the store can, else polling on the clock). */
   async awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
-    this.policyVersions.clear();
+    this.tools.clear();
     const { clock } = this.deps;
     const port = this.port;
     const deadline = clock.now().getTime() + options.timeoutMs;
@@ -216,14 +217,14 @@ export class RunContext {
     return this.port.calls.complete({ runId: this.runId, actor: this.actor });
   }
 
-  /** The tool's policy version: the store's tool table when it has one, else the registry's. */
-  private async policyVersion(name: string): Promise<number> {
-    const known = this.policyVersions.get(name);
+  /** The tool as the store's tool table has it (read once until the next pivot or error), else as registered. */
+  private async tool(name: string): Promise<TableTool> {
+    const known = this.tools.get(name);
     if (known !== undefined) return known;
-    const fromTable = this.deps.store?.toolPolicyVersion ? await this.deps.store.toolPolicyVersion(name) : null;
-    const version = fromTable ?? currentPolicyVersion(this.deps.registry.tool(name));
-    this.policyVersions.set(name, version);
-    return version;
+    const fromTable = this.deps.store?.toolTable ? await this.deps.store.toolTable(name) : null;
+    const tool = fromTable ?? registeredTool(this.deps.registry.tool(name));
+    this.tools.set(name, tool);
+    return tool;
   }
 
   /** The compensation, correction and audience this process proposes for a call. */
@@ -252,7 +253,10 @@ export class RunContext {
     const { registry } = this.deps;
     const def = registry.tool(toolName);
     const args = toJson(parseArgsAt(registry, def, rawArgs, "args"));
-    if (def.class === ToolClass.PURE) {
+    // The class, holds and owner are the table's, as on the server: an admin's edit governs this call too.
+    const tool = await this.tool(def.name);
+    assertToolEnabled(tool);
+    if (tool.class === ToolClass.PURE) {
       const effect = await def.call(args, { stepKey: "", runId: this.runId, stepIdx: -1 });
       return { status: "ok", stepIdx: null, stepKey: null, externalRef: effect.externalRef, result: toJson(effect.result), replayed: false };
     }
@@ -339,32 +343,32 @@ export class RunContext {
 }
 
 /** The commands on this process's store: the engine decides in process, with the functions the server runs. */
-function localAgentPort(deps: EngineDeps, policyVersion: (tool: string) => Promise<number>): AgentPort {
+function localAgentPort(deps: EngineDeps, toolOf: (tool: string) => Promise<TableTool>): AgentPort {
   const calls: AgentPort["calls"] = {
     async begin(input) {
-      const def = deps.registry.tool(input.tool);
-      const tool = { name: def.name, class: def.class, owner: def.owner, policyVersion: await policyVersion(def.name), compensator: def.compensation?.with ?? null };
+      const tool = await toolOf(input.tool);
       const call = { runId: input.runId, tool, args: input.args, proposal: input.proposal, actor: input.actor };
       if (input.planItem) return beginPlanItem(deps, { ...call, planItem: input.planItem });
       return beginCall(deps, { ...call, cursor: input.cursor, tryAppend: input.tryAppend });
     },
-    outcome: (input) =>
-      recordOutcome(deps, {
+    async outcome(input) {
+      const owner = (await toolOf(input.step.tool)).owner ?? null;
+      return recordOutcome(deps, {
         stepId: input.step.id,
         stepIdx: input.step.stepIdx,
         outcome: input.outcome,
         attempts: input.step.attempts + input.attempts,
         actor: input.actor,
-        owner: (tool) => deps.registry.tool(tool).owner ?? null,
-      }),
-    reconciled: (input) => recordReconcile(deps, { ...input, owner: deps.registry.tool(input.step.tool).owner ?? null }),
+        owner: () => owner,
+      });
+    },
+    reconciled: async (input) => recordReconcile(deps, { ...input, owner: (await toolOf(input.step.tool)).owner ?? null }),
     complete: (input) => completeRun(deps, input.runId, input.actor),
   };
   return {
     calls,
     pivots: {
-      request: async (input) =>
-        requestPivot(deps, { ...input, toolFacts: async (tool) => ({ class: deps.registry.tool(tool).class, policyVersion: await policyVersion(tool) }) }),
+      request: (input) => requestPivot(deps, { ...input, toolFacts: toolOf }),
     },
     getPivot: (pivotId) => deps.store.getPivot(pivotId),
   };

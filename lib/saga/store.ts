@@ -9,6 +9,7 @@
  * - unique constraints, not application checks, carry the invariants: one row per step key,
  *   one row per (run, stepIdx), one escalation per dedupe key, one correction per step.
  */
+import type { TableTool } from "./tool-table";
 import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
 import type {
   CompensationState,
@@ -553,10 +554,11 @@ export interface SagaStore {
   listAuditEvents(runId: string): Promise<AuditEventRecord[]>;
 
   /**
-   * The tool's current policy version in the tool table, when the store has one (null: not in the
-   * table). Stores without a table omit it and the registry's version is used.
+   * The tool as the store's tool table has it now (null: not in the table). The engine decides
+   * in-process calls with it, as the server decides agent calls; stores without a table omit it
+   * and the registered definition is used.
    */
-  toolPolicyVersion?(tool: string): Promise<number | null>;
+  toolTable?(tool: string): Promise<TableTool | null>;
 }
 
 /** The agent side's ports (the commands it asks of whoever decides) live in agent-port.ts. */

@@ -8,7 +8,7 @@ import type { Json } from "@/lib/saga/tools";
 import { tokenScope } from "@/lib/tokens/agent-token";
 import { AgentTokenNameSchema, type TokenRole } from "@/lib/tokens/token-fields";
 import { checkToolPolicy, DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, fieldsOf, type TToolPolicyFields } from "./tool-policy";
-import { ToolStatus } from "./tool-status";
+import { ToolStatus } from "@/lib/saga/vocabulary";
 import { ZToolManifest, type TDeclarationResult, type TDeclaredTool } from "./manifest";
 import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
 import { TX_OPTIONS } from "@/lib/db/transactions";

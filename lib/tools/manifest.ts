@@ -3,8 +3,7 @@
  * here: the agent-side client builds manifests with it (lib/client/declare-tools.ts).
  */
 import * as z from "zod";
-import { ToolClass } from "@/lib/saga/vocabulary";
-import { ToolStatus } from "./tool-status";
+import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 
 /** A name inside a manifest: bare (`create_booking`, put in the namespace) or already namespaced. */
 const LocalName = z.string().trim().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter.");

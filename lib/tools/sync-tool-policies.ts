@@ -7,7 +7,7 @@ import { databaseNow } from "@/lib/db/dialect";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 import type { CorrectionDraft, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
 import { DEFAULT_WINDOW_SEC } from "@/lib/tools/tool-policy";
-import { ToolStatus } from "@/lib/tools/tool-status";
+import { ToolStatus } from "@/lib/saga/vocabulary";
 import { recordToolVersion, ToolChange } from "@/lib/tools/tool-versions";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkToolPolicy, diffFields, fillTemplate, type TToolPolicyFields } from "./tool-policy";
-import { ToolStatus } from "./tool-status";
+import { ToolStatus } from "@/lib/saga/vocabulary";
 
 const charge: TToolPolicyFields = {
   toolClass: "COMPENSATABLE",

@@ -11,8 +11,8 @@ import * as z from "zod";
 import type { ToolPolicy } from "@/generated/prisma";
 import { can, isRole, rolesThatCan, RoleSchema, type Role } from "@/lib/auth/roles";
 import type { FieldIssue } from "@/lib/saga/errors";
-import { ToolClass, TOOL_CLASSES } from "@/lib/saga/vocabulary";
-import { ToolStatus, TOOL_STATUSES } from "./tool-status";
+import { storedStatus } from "@/lib/saga/tool-table";
+import { ToolClass, TOOL_CLASSES, ToolStatus, TOOL_STATUSES } from "@/lib/saga/vocabulary";
 
 
 /** Who may pull a tool's revoke trigger when its row names nobody: everyone whose role can pull triggers. */
@@ -117,11 +117,6 @@ export const FIELD_LABELS = {
 export function storedRevokeRoles(value: unknown): Role[] {
   if (!Array.isArray(value)) return [...DEFAULT_REVOKE_ROLES];
   return value.filter((r): r is Role => typeof r === "string" && isRole(r));
-}
-
-/** The status stored in a row; anything unknown is treated as unreviewed (held), never as reviewed. */
-export function storedStatus(value: string): ToolStatus {
-  return (TOOL_STATUSES as readonly string[]).includes(value) ? (value as ToolStatus) : ToolStatus.UNREVIEWED;
 }
 
 /** The editable fields of a stored row. */

@@ -5,9 +5,8 @@
 import * as z from "zod";
 import type { ToolPolicy, ToolPolicyVersion } from "@/generated/prisma";
 import { RoleSchema } from "@/lib/auth/roles";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import { checkToolPolicy, fieldsOf, ZToolPolicyFields, type ConnectorFacts } from "./tool-policy";
-import { ToolStatus } from "./tool-status";
 import { describeAudienceRule } from "./audience";
 
 const Fields = z.object({

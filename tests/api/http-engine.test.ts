@@ -285,3 +285,43 @@ describe("a revoked token", () => {
     expect(await prisma.auditEvent.count({ where: { runId } })).toBe(events);
   });
 });
+
+describe("one tool table for both deciding sides", () => {
+  /** The same call in process (the engine on the server's own store) and over HTTP: what each answered, and the intents it left. */
+  async function callBothWays(setupResult: Awaited<ReturnType<typeof setup>>, label: string) {
+    const { engine, prisma, world } = setupResult;
+    const local = new SagaEngine({ store: new PrismaSagaStore(prisma), registry: createSupportToolRegistry(world), clock: new ManualClock() });
+    const answers: Record<string, unknown> = {};
+    for (const [side, e] of [["in process", local], ["over HTTP", engine()]] as const) {
+      const run = await e.startRun({ title: `${label} ${side}`, agent: "table-agent" });
+      try {
+        const outcome = await run.call("create_ticket", { summary: `${label} ${side}`, orderId: "4410" });
+        answers[side] = outcome.status === "approval_required" ? { held: outcome.reason } : { ran: outcome.status };
+      } catch (e) {
+        answers[side] = { refused: (e as { code?: string }).code };
+      }
+      answers[`${side} intents`] = await prisma.step.count({ where: { runId: run.runId } });
+    }
+    return answers;
+  }
+
+  it("an admin's edit governs a call whichever side decides it: held, refused or run alike in process and over HTTP", async () => {
+    const s = await setup(["create_ticket"]);
+    const edit = (data: Record<string, unknown>) => s.prisma.toolPolicy.update({ where: { name: "create_ticket" }, data: { ...data, policyVersion: { increment: 1 } } });
+    const tickets = () => s.world.ledger.effects({ op: "ticketing.create" }).length;
+
+    expect(await callBothWays(s, "as registered")).toEqual({ "in process": { ran: "ok" }, "in process intents": 1, "over HTTP": { ran: "ok" }, "over HTTP intents": 1 });
+
+    await edit({ alwaysRequireApproval: true });
+    expect(await callBothWays(s, "always approve")).toEqual({ "in process": { held: "ALWAYS_APPROVE" }, "in process intents": 0, "over HTTP": { held: "ALWAYS_APPROVE" }, "over HTTP intents": 0 });
+    await edit({ alwaysRequireApproval: false, toolClass: "IRREVERSIBLE" });
+    expect(await callBothWays(s, "irreversible")).toEqual({ "in process": { held: "IRREVERSIBLE" }, "in process intents": 0, "over HTTP": { held: "IRREVERSIBLE" }, "over HTTP intents": 0 });
+    await edit({ toolClass: "COMPENSATABLE", status: "DISABLED", disabledBy: "ada@example.com" });
+    expect(await callBothWays(s, "disabled")).toEqual({ "in process": { refused: "TOOL_DISABLED" }, "in process intents": 0, "over HTTP": { refused: "TOOL_DISABLED" }, "over HTTP intents": 0 });
+    await edit({ status: "UNREVIEWED", disabledBy: null });
+    expect(await callBothWays(s, "unreviewed")).toEqual({ "in process": { held: "UNREVIEWED" }, "in process intents": 0, "over HTTP": { held: "UNREVIEWED" }, "over HTTP intents": 0 });
+
+    // Only the two calls made while the row allowed them reached the ticket system.
+    expect(tickets()).toBe(2);
+  });
+});
