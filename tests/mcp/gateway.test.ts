@@ -3,7 +3,8 @@
  * non-idempotent ledger server that counts every effect, and @modelcontextprotocol/server-memory),
  * against a running Sagaboard. Effects are counted in the servers' own files, per key.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -269,4 +270,94 @@ describe("MCP gateway", () => {
       await s.close();
     }
   }, 120_000);
+
+  it("@modelcontextprotocol/server-filesystem behind the gateway: a crash after a write is reconciled by reading the file back; the session unwound from the dashboard leaves the sandbox byte-identical (file and tree hashes); a write that would create a file is held", async () => {
+    const { prisma, ns, token } = await team("mcpfs");
+    const box = path.join(DIR, `${ns}-box`);
+    mkdirSync(path.join(box, "sub"), { recursive: true });
+    writeFileSync(path.join(box, "notes.txt"), "first line\nsecond line\r\nthird: café ☕\n");
+    writeFileSync(path.join(box, "plan.md"), "# Plan\n");
+    writeFileSync(path.join(box, "sub", "todo.txt"), "buy milk\n");
+    writeFileSync(path.join(box, "logo.bin"), Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
+    const start = treeHashes(box);
+    const upstream = ["node", path.join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), box];
+    (await connect(token.secret, upstream)).close(); // lands the tools
+
+    // The admin reviews the table: reads pass through; writes and moves are undone by the server's own tools.
+    const review = async (tool: string, changes: Record<string, unknown>) => {
+      const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.${tool}` } });
+      await editTool(prisma, { name: row.name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED", correctionSubject: null, correctionBody: null, ...changes }, reason: "reviewed for the test" }, ADMIN);
+    };
+    for (const tool of ["read_text_file", "get_file_info", "list_directory"]) await review(tool, { toolClass: "PURE", owner: null });
+    await review("write_file", { toolClass: "COMPENSATABLE", compensator: `${ns}.write_file`, revocationWindowSec: 86_400 });
+    await review("move_file", { toolClass: "COMPENSATABLE", compensator: `${ns}.move_file`, revocationWindowSec: 86_400 });
+    const worker = await createAgentToken(prisma, { name: `${ns}-worker`, role: "worker", tools: ["write_file", "move_file"].map((t) => `${ns}.${t}`), createdBy: "admin@example.com" });
+    // The gateway dies after the server wrote plan.md and before the outcome was recorded.
+    const planWrite = { path: path.join(box, "plan.md"), content: "# Plan v2\nship it\n" };
+    const dying = await connect(token.secret, upstream, { session: ns, env: { SAGABOARD_MCP_CRASH_AT: "after_upstream" } });
+    await expect(dying.client.callTool({ name: "write_file", arguments: planWrite })).rejects.toThrow();
+    await dying.close().catch(() => undefined);
+    expect(readFileSync(planWrite.path, "utf8")).toBe(planWrite.content);
+
+    const s = await connect(token.secret, upstream, { session: ns, extra: ["--worker-token", worker.secret] });
+    try {
+      const ok = async (name: string, args: Record<string, unknown>) => {
+        const answer = (await s.client.callTool({ name, arguments: args })) as Result;
+        expect(answer.isError ?? false, textOf(answer)).toBe(false);
+        return answer;
+      };
+      // The client re-sends it: the lookup reads the file back and finds the write, so it is not written again.
+      await ok("write_file", planWrite);
+      const reconciled = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.write_file` } });
+      expect((await prisma.auditEvent.findMany({ where: { stepId: reconciled.id }, select: { type: true } })).map((e) => e.type)).toContain("step.reconciled");
+      await ok("write_file", { path: path.join(box, "notes.txt"), content: "first line\n2nd line\n" });
+      await ok("move_file", { source: path.join(box, "sub", "todo.txt"), destination: path.join(box, "sub", "done.txt") });
+      // The server has no delete: a write that creates a file cannot be undone by it, so it is held, not sent.
+      const creating = (await s.client.callTool({ name: "write_file", arguments: { path: path.join(box, "new.txt"), content: "hello" } })) as Result;
+      expect(creating._meta?.["dev.sagaboard/held"], textOf(creating)).toBe(true);
+      expect(existsSync(path.join(box, "new.txt"))).toBe(false);
+      const engine = new SagaEngine({ store: new PrismaSagaStore(prisma), registry: new ToolRegistry() });
+      await engine.decideHeldCall(creating._meta!["dev.sagaboard/escalationId"] as string, { approve: false, actor: REVIEWER });
+      expect(treeHashes(box)).not.toEqual(start);
+
+      const steps = await prisma.step.findMany({ where: { tool: { startsWith: `${ns}.` } }, orderBy: { stepIdx: "asc" } });
+      expect(steps.map((st) => `${st.tool.slice(ns.length + 1)}:${st.status}`)).toEqual(["write_file:CONFIRMED", "write_file:CONFIRMED", "move_file:CONFIRMED"]);
+      expect(steps[0]!.compensation).toEqual({ tool: `${ns}.write_file`, args: { path: planWrite.path, content: "# Plan\n" } });
+      expect(steps[1]!.compensation).toEqual({ tool: `${ns}.write_file`, args: { path: path.join(box, "notes.txt"), content: "first line\nsecond line\r\nthird: café ☕\n" } });
+
+      // The run fails late and a reviewer pulls the whole session back from the dashboard.
+      const reviewer = await createUser(prisma, { email: `${ns}@example.com`, name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
+      await runWithSessionReader(async () => reviewer.id, () => pullRunRevoke({ runId: steps[0]!.runId, reason: "the agent rewrote the wrong project" }));
+      const deadline = Date.now() + 30_000;
+      while ((await prisma.run.findUniqueOrThrow({ where: { id: steps[0]!.runId } })).status !== "UNWOUND") {
+        if (Date.now() > deadline) throw new Error(`the run was not unwound; the gateway said:\n${s.stderr()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const after = await prisma.step.findMany({ where: { runId: steps[0]!.runId }, orderBy: { stepIdx: "asc" } });
+      expect(after.map((st) => st.status)).toEqual(["COMPENSATED", "COMPENSATED", "COMPENSATED"]);
+      // Undone in reverse: the move first, the plan's write last.
+      const confirmed = await prisma.auditEvent.findMany({ where: { type: "compensation.confirmed", stepId: { in: after.map((st) => st.id) } }, orderBy: { seq: "asc" }, select: { stepId: true } });
+      expect(confirmed.map((e) => after.findIndex((st) => st.id === e.stepId))).toEqual([2, 1, 0]);
+      expect(treeHashes(box)).toEqual(start);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
 });
+
+/** Every file and folder under `root` with its sha256 (folders: "dir"), sorted, plus one hash of the whole tree. */
+function treeHashes(root: string): { tree: string; files: Record<string, string> } {
+  const files: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = path.join(dir, name);
+      const rel = path.relative(root, full);
+      if (statSync(full).isDirectory()) {
+        files[rel] = "dir";
+        walk(full);
+      } else files[rel] = createHash("sha256").update(readFileSync(full)).digest("hex");
+    }
+  };
+  walk(root);
+  return { tree: createHash("sha256").update(JSON.stringify(Object.entries(files))).digest("hex"), files };
+}

@@ -6,6 +6,9 @@
  * Two kinds:
  * - built in for `@modelcontextprotocol/server-memory`: its writes are named by their arguments, so
  *   `open_nodes` tells whether the entities or observations exist;
+ * - built in for `@modelcontextprotocol/server-filesystem`: `write_file` is found when the file's
+ *   text is what it wrote (`read_text_file`), `move_file` when the destination exists and the source
+ *   does not (`get_file_info`);
  * - by key, for servers that read `_meta["dev.sagaboard/idempotencyKey"]`: `--lookup-by-key
  *   append_entry=find_entry` calls `find_entry({ key })`, whose structured answer says `found`.
  */
@@ -49,9 +52,61 @@ const MEMORY: Record<string, Lookup> = {
   },
 };
 
+/** server-filesystem's text of a file, or null when it cannot be read (absent, outside the sandbox). */
+export async function readText(client: Client, path: string): Promise<string | null> {
+  const answer = await client.callTool({ name: "read_text_file", arguments: { path } });
+  if (answer.isError) return null;
+  const structured = answer.structuredContent as { content?: unknown } | undefined;
+  if (typeof structured?.content === "string") return structured.content;
+  return (answer.content as { type: string; text?: string }[] | undefined)?.find((c) => c.type === "text")?.text ?? null;
+}
+
+/** server-filesystem's `get_file_info` as fields ("size: 12" lines), or null when the path does not exist. */
+async function fileInfo(client: Client, path: string): Promise<Record<string, string> | null> {
+  const answer = await client.callTool({ name: "get_file_info", arguments: { path } });
+  if (answer.isError) return null;
+  const text = (answer.content as { type: string; text?: string }[] | undefined)?.find((c) => c.type === "text")?.text ?? "";
+  return Object.fromEntries(text.split("\n").map((line) => [line.slice(0, line.indexOf(":")).trim(), line.slice(line.indexOf(":") + 1).trim()]));
+}
+
+/** Whether a path exists in server-filesystem's sandbox. */
+export async function pathExists(client: Client, path: string): Promise<boolean> {
+  return (await fileInfo(client, path)) !== null;
+}
+
+/**
+ * A file's exact bytes as text, when writing that text back restores them: it exists, is a regular
+ * file of at most `maxBytes`, and reads back as UTF-8 of exactly its size (a binary file or another
+ * encoding would not survive the round trip). Null otherwise.
+ */
+export async function preImage(client: Client, path: string, maxBytes: number): Promise<string | null> {
+  const info = await fileInfo(client, path);
+  if (!info || info.isFile !== "true") return null;
+  const size = Number(info.size);
+  if (!Number.isFinite(size) || size > maxBytes) return null;
+  const text = await readText(client, path);
+  return text !== null && Buffer.byteLength(text, "utf8") === size ? text : null;
+}
+
+/** server-filesystem: a write is found when the file holds what it wrote; a move when the destination exists and the source does not. */
+const FILESYSTEM: Record<string, Lookup> = {
+  async write_file({ client, args }) {
+    if (typeof args.path !== "string" || typeof args.content !== "string") return { found: false };
+    if ((await readText(client, args.path)) !== args.content) return { found: false };
+    const text = `Successfully wrote to ${args.path}`;
+    return { found: true, result: { content: [{ type: "text", text }], structuredContent: { content: text } } };
+  },
+  async move_file({ client, args }) {
+    if (typeof args.source !== "string" || typeof args.destination !== "string") return { found: false };
+    if (!(await pathExists(client, args.destination)) || (await pathExists(client, args.source))) return { found: false };
+    const text = `Successfully moved ${args.source} to ${args.destination}`;
+    return { found: true, result: { content: [{ type: "text", text }], structuredContent: { content: text } } };
+  },
+};
+
 /** The built-in lookups for a server, by the name it gives in `initialize`. */
 export function builtInLookups(serverName: string | undefined): Record<string, Lookup> {
-  return serverName === "memory-server" ? MEMORY : {};
+  return serverName === "memory-server" ? MEMORY : serverName === "secure-filesystem-server" ? FILESYSTEM : {};
 }
 
 /** A lookup through the server's own key-lookup tool: `lookupTool({ key })` answers `{ found, result? }`. */

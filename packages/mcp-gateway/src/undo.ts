@@ -9,7 +9,10 @@
  * The compensation's arguments come from what the call will really do, not only from what it asked:
  * for `create_entities` they are the names that did not exist before the call (read just before the
  * intent), since server-memory skips names it already holds and deleting those would destroy data
- * the call never made. A compensator with no built-in rule gets `{ key }`, the step's key.
+ * the call never made. For server-filesystem's `write_file` they are the file as it was just before
+ * the intent (restored with `write_file`), for `move_file` the move back; a write
+ * that would create a file cannot be undone by that server (it has no delete), so none is built and
+ * the call is held for a person. A compensator with no built-in rule gets `{ key }`, the step's key.
  */
 import * as z from "zod";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -20,7 +23,7 @@ import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import type { TransportOptions } from "@/lib/client/transport";
 import { Worker } from "@/lib/worker/worker";
-import { openNodes, type Lookup } from "./lookups";
+import { openNodes, pathExists, preImage, readText, type Lookup } from "./lookups";
 import type { TableTool } from "./sagaboard";
 import { KEY_META } from "./upstream";
 
@@ -30,8 +33,19 @@ async function existingNames(client: Client, names: string[]): Promise<string[]>
   return (await openNodes(client, names)).map((e) => e.name);
 }
 
-/** Built-in compensation rules by (server, tool, compensator). */
-const MEMORY_RULES: Record<string, { compensator: string; build: (client: Client, args: Record<string, unknown>) => Promise<Json>; gone: (client: Client, args: Record<string, unknown>) => Promise<boolean> }> = {
+/**
+ * A built-in compensation rule for one tool of a known server: the compensator (one of the server's
+ * own tools) it must be paired with, how to build the compensation's arguments just before the intent
+ * (null: this call cannot be undone by the server's tools, so the gate holds it for a person), and how
+ * to tell that the compensation took (the effect is gone, or the start state is back).
+ */
+interface Rule {
+  compensator: string;
+  build: (client: Client, args: Record<string, unknown>) => Promise<Json | null>;
+  gone: (client: Client, args: Record<string, unknown>) => Promise<boolean>;
+}
+
+const MEMORY_RULES: Record<string, Rule> = {
   create_entities: {
     compensator: "delete_entities",
     async build(client, args) {
@@ -46,7 +60,50 @@ const MEMORY_RULES: Record<string, { compensator: string; build: (client: Client
   },
 };
 
-/** The compensation a call proposes, when the tool table pairs its tool with a compensator. */
+/** The largest pre-image kept in a step's compensation; a bigger file's write is held for a person. */
+export const MAX_PRE_IMAGE_BYTES = 256 * 1024;
+
+/**
+ * server-filesystem: a write is undone by writing back the file as it was just before the intent (its
+ * pre-image, read then); a move by moving it back. The server has no delete, so a write that would
+ * create a file (or overwrite one that is not plain UTF-8 text, or is larger than
+ * MAX_PRE_IMAGE_BYTES) cannot be undone by it: no compensation is built and the call is held.
+ * (`edit_file` has no rule: nothing can tell afterwards whether an edit landed, so it cannot be
+ * reconciled and stays IRREVERSIBLE, every call held.)
+ */
+const FILESYSTEM_RULES: Record<string, Rule> = {
+  write_file: {
+    compensator: "write_file",
+    async build(client, args) {
+      if (typeof args.path !== "string") return null;
+      const before = await preImage(client, args.path, MAX_PRE_IMAGE_BYTES);
+      return before === null ? null : { path: args.path, content: before };
+    },
+    async gone(client, args) {
+      return typeof args.path === "string" && typeof args.content === "string" && (await readText(client, args.path)) === args.content;
+    },
+  },
+  move_file: {
+    compensator: "move_file",
+    async build(_client, args) {
+      if (typeof args.source !== "string" || typeof args.destination !== "string") return null;
+      return { source: args.destination, destination: args.source };
+    },
+    async gone(client, args) {
+      // The compensation moves destination -> source back: done when the original is home again and the moved copy is gone.
+      return typeof args.source === "string" && typeof args.destination === "string" && (await pathExists(client, args.destination)) && !(await pathExists(client, args.source));
+    },
+  },
+};
+
+/** Built-in rules by the name a server gives in `initialize`. */
+const RULES: Record<string, Record<string, Rule>> = { "memory-server": MEMORY_RULES, "secure-filesystem-server": FILESYSTEM_RULES };
+
+function ruleFor(serverName: string | undefined, mcpName: string): Rule | undefined {
+  return serverName ? RULES[serverName]?.[mcpName] : undefined;
+}
+
+/** The compensation a call proposes, when the tool table pairs its tool with a compensator; null when it cannot be built. */
 export async function proposeCompensation(input: {
   client: Client;
   serverName: string | undefined;
@@ -56,8 +113,11 @@ export async function proposeCompensation(input: {
 }): Promise<{ tool: string; args: Json } | null> {
   const compensator = input.row.compensator;
   if (!compensator) return null;
-  const rule = input.serverName === "memory-server" ? MEMORY_RULES[input.mcpName] : undefined;
-  if (rule && compensator.endsWith(`.${rule.compensator}`)) return { tool: compensator, args: await rule.build(input.client, input.args) };
+  const rule = ruleFor(input.serverName, input.mcpName);
+  if (rule && compensator.endsWith(`.${rule.compensator}`)) {
+    const args = await rule.build(input.client, input.args);
+    return args === null ? null : { tool: compensator, args };
+  }
   return { tool: compensator, args: {} };
 }
 
@@ -88,7 +148,7 @@ export function startUndoWorker(options: UndoWorkerOptions): Worker {
 
   const targetGone = async (args: Record<string, unknown>, ctx: CompensationContext): Promise<boolean> => {
     const target = byTableName.get(ctx.target.tool);
-    const rule = options.serverName === "memory-server" && target ? MEMORY_RULES[target.name] : undefined;
+    const rule = target ? ruleFor(options.serverName, target.name) : undefined;
     if (rule) return rule.gone(client, args);
     const lookup = lookupOf(ctx.target.tool);
     if (!lookup) return false; // no way to read the server back: requested is not confirmed, a person checks
