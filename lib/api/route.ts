@@ -26,6 +26,7 @@ import {
   type StoredResponse,
 } from "./idempotency";
 import { findUnknownFields } from "./unknown-fields";
+import { observeAgentRequest } from "@/lib/observability/agent-requests";
 
 /** The largest request body accepted, in bytes (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -128,7 +129,11 @@ export function agentRoute<
           : verifiedAgent(await authenticateAgent(prisma, authorization));
       const { principal } = auth;
       const { rawBody, inputs } = await readInputs(endpoint, request, context);
-      const produce = () => respond(endpoint, () => handler({ ...inputs, request, principal, prisma, activeToken: auth.activeToken, verified: auth.verified }));
+      // Timed for the latency histogram, and traced when tracing is on (lib/observability); a replayed answer is neither.
+      const produce = () =>
+        observeAgentRequest(endpoint.operationId, request, () =>
+          respond(endpoint, () => handler({ ...inputs, request, principal, prisma, activeToken: auth.activeToken, verified: auth.verified })),
+        );
       if (key === null) return jsonResponse(await produce());
 
       const url = new URL(request.url);

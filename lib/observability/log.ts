@@ -27,7 +27,7 @@ export interface LogFields {
 export type LogFormat = "json" | "pretty";
 
 /** The format this process writes: SAGABOARD_LOG_FORMAT, else pretty on a terminal, else JSON. */
-export function logFormat(env: NodeJS.ProcessEnv = process.env, isTty: boolean = Boolean(process.stdout.isTTY)): LogFormat {
+export function logFormat(env: Record<string, string | undefined> = process.env, isTty: boolean = Boolean(process.stdout.isTTY)): LogFormat {
   const asked = env.SAGABOARD_LOG_FORMAT?.trim().toLowerCase();
   if (asked === "json" || asked === "pretty") return asked;
   return isTty ? "pretty" : "json";
@@ -36,7 +36,7 @@ export function logFormat(env: NodeJS.ProcessEnv = process.env, isTty: boolean =
 const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal", "silent"]);
 
 /** The level this process logs at (SAGABOARD_LOG_LEVEL, default info; an unknown name is info). */
-export function logLevel(env: NodeJS.ProcessEnv = process.env): Level | "silent" {
+export function logLevel(env: Record<string, string | undefined> = process.env): Level | "silent" {
   const asked = env.SAGABOARD_LOG_LEVEL?.trim().toLowerCase();
   return asked && LEVELS.has(asked) ? (asked as Level | "silent") : "info";
 }

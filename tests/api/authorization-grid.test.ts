@@ -31,6 +31,8 @@ interface Cell {
 const event = { type: "grid.check" };
 const GRID: Record<string, Cell> = {
   "GET /api/health": { access: "public" },
+  // Only the scrape token (SAGABOARD_METRICS_TOKEN) is answered; no principal here holds it, and agents' and people's credentials are not it.
+  "GET /api/metrics": { access: { roles: [] } },
   "GET /api/v1/openapi.json": { access: "public" },
   "GET /api/sim/faults": { access: "public" },
   "POST /api/sim/faults": { access: "public", body: () => ({ op: "payments.charge", fault: { kind: "timeout" }, times: 1 }) },

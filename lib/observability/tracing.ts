@@ -1,0 +1,122 @@
+/**
+ * Traces (OpenTelemetry), off unless OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+ * is set: then every logged call the agent API records becomes one span, exported over OTLP/HTTP
+ * (JSON) in batches, named and labelled as the GenAI semantic conventions name a tool span
+ * (`execute_tool <tool>`, gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id) plus
+ * Sagaboard's own attributes (run, step, class, phase, key, outcome, reconcile result).
+ *
+ * The agent's W3C `traceparent` header (both clients send it) makes each span a child of the agent's
+ * own span, so Sagaboard's spans join the agent's trace. A logged call is two requests (its intent,
+ * then its outcome); its span is made when the outcome is recorded, starting at the intent's time
+ * (the step row's createdAt), so it covers the provider's call. A step settled by reconcile (after a
+ * crash or an unknown outcome) gets a `reconcile <tool>` span with the reconcile's result.
+ */
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Tracer } from "@opentelemetry/api";
+import { parseTraceParent } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import type { Json } from "@/lib/saga/tools";
+
+/** What traceAgentAnswer reads of a handler's answer. */
+interface Answer {
+  status: number;
+  body: Json;
+}
+
+let state: { provider: TracerProvider; tracer: Tracer } | null | undefined;
+
+/** Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; null: tracing is off. */
+export function tracesUrl(env: Record<string, string | undefined> = process.env): string | null {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  return base ? `${base.replace(/\/+$/, "")}/v1/traces` : null;
+}
+
+/**
+ * Starts tracing in this process with `processor` (tests pass their own), or an OTLP exporter to
+ * `url` in batches. Called on first use when the environment names an endpoint.
+ */
+export function startTracing(options: { url?: string; processor?: SpanProcessor; serviceName?: string } = {}): void {
+  const processor = options.processor ?? new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: options.url ?? tracesUrl() ?? undefined }) });
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": options.serviceName ?? process.env.OTEL_SERVICE_NAME?.trim() ?? "sagaboard" }),
+    spanProcessors: [processor],
+  });
+  state = { provider, tracer: provider.getTracer("sagaboard") };
+}
+
+/** Sends what is buffered and stops tracing in this process (tests; a server exits without it). */
+export async function stopTracing(): Promise<void> {
+  const current = state;
+  state = null;
+  await current?.provider.shutdown();
+}
+
+/** Whether spans are made: decided once per process from the environment, unless startTracing ran. */
+export function tracingOn(): boolean {
+  if (state === undefined) {
+    const url = tracesUrl();
+    if (url) startTracing({ url });
+    else state = null;
+  }
+  return state !== null;
+}
+
+/** The trace id of a W3C traceparent header, or undefined when there is none or it does not parse. */
+export function traceIdOf(traceparent: string | null): string | undefined {
+  return traceparent ? parseTraceParent(traceparent)?.traceId : undefined;
+}
+
+const str = (v: Json | undefined): string | undefined => (typeof v === "string" ? v : undefined);
+const lower = (v: string | undefined) => v?.toLowerCase();
+
+/** The attributes of a logged step (a wire StepRecord). */
+function stepAttributes(step: Record<string, Json>): Attributes {
+  const attributes: Attributes = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": str(step.tool),
+    "gen_ai.tool.call.id": str(step.id),
+    "sagaboard.run.id": str(step.runId),
+    "sagaboard.step.id": str(step.id),
+    "sagaboard.step.idx": typeof step.stepIdx === "number" ? step.stepIdx : undefined,
+    "sagaboard.step.key": str(step.stepKey),
+    "sagaboard.tool.class": lower(str(step.toolClass)),
+    "sagaboard.phase": lower(str(step.phase)),
+    "sagaboard.outcome": lower(str(step.status)),
+  };
+  if (typeof step.attempts === "number") attributes["sagaboard.step.attempts"] = step.attempts;
+  return attributes;
+}
+
+/** The operations whose answer is a logged call's record, and the span each makes. */
+const SPANNED: Record<string, "execute_tool" | "reconcile"> = { reportOutcome: "execute_tool", reportReconcile: "reconcile" };
+
+/**
+ * Makes the span of one agent API answer, when it records a logged call's outcome or a reconcile
+ * (other answers make none). `startedAt` is when the request arrived (epoch ms).
+ */
+export function traceAgentAnswer(operationId: string, request: Request, answer: Answer, startedAt: number): void {
+  const kind = SPANNED[operationId];
+  if (!kind || !state || answer.status >= 300) return;
+  const body = answer.body;
+  const step = body && typeof body === "object" && !Array.isArray(body) ? body.step : undefined;
+  if (!step || typeof step !== "object" || Array.isArray(step)) return;
+  const parent = parseTraceParent(request.headers.get("traceparent") ?? "");
+  const context = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+  const attributes = stepAttributes(step);
+  const intendedAt = typeof step.createdAt === "string" ? Date.parse(step.createdAt) : NaN;
+  const outcome = str(step.status);
+  if (kind === "reconcile") {
+    attributes["sagaboard.reconcile.result"] = lower(outcome);
+    attributes["sagaboard.operation"] = "reconcile";
+  }
+  const span = state.tracer.startSpan(
+    `${kind} ${str(step.tool) ?? "tool"}`,
+    { kind: SpanKind.INTERNAL, startTime: kind === "execute_tool" && Number.isFinite(intendedAt) ? Math.min(intendedAt, startedAt) : startedAt, attributes },
+    context,
+  );
+  if (outcome === "FAILED" || outcome === "UNKNOWN") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === "FAILED" ? "the provider refused the call" : "nobody knows whether it happened" });
+  span.end();
+}
