@@ -41,6 +41,12 @@ export interface TransportOptions {
   retries?: number;
   /** fetch to use (tests). */
   fetch?: typeof fetch;
+  /**
+   * The W3C `traceparent` of the agent's current span, read before every request and sent as the
+   * `traceparent` header, so the server's spans for the call join the agent's trace. With
+   * OpenTelemetry: `() => { const c: Record<string, string> = {}; propagation.inject(context.active(), c); return c.traceparent; }`.
+   */
+  traceparent?: () => string | undefined;
 }
 
 export class Transport {
@@ -68,6 +74,7 @@ export class Transport {
     let lastError: unknown;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       let response: Response;
+      const traceparent = this.options.traceparent?.();
       try {
         response = await this.fetchImpl(new URL(path, this.options.baseUrl), {
           method,
@@ -75,6 +82,7 @@ export class Transport {
             authorization: `Bearer ${this.options.token}`,
             ...(body === undefined ? {} : { "content-type": "application/json" }),
             ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+            ...(traceparent ? { traceparent } : {}),
           },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.timeoutMs + extraTimeoutMs),

@@ -106,3 +106,35 @@ def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
     assert sent == []
     assert seen[-1][2]["planItem"] == {"pivotId": "piv_1", "index": 0}
     assert isinstance(ApprovalRequired("trip.send_itinerary", held).answer, dict)
+
+
+def test_every_request_carries_the_agents_traceparent_when_given_one():
+    got: List[Any] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            got.append(self.headers.get("traceparent"))
+            data = json.dumps({"run": {"id": "run_1"}}).encode()
+            self.send_response(201)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        parents = iter(["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", None])
+        sb = Sagaboard(url, "tok", traceparent=lambda: next(parents))
+        sb.request("POST", "/api/v1/runs", {"title": "t"})
+        sb.request("POST", "/api/v1/runs", {"title": "t"})
+        Sagaboard(url, "tok").request("POST", "/api/v1/runs", {"title": "t"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert got == ["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", None, None]

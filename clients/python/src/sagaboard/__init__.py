@@ -151,8 +151,13 @@ def _ref(result: Any) -> Optional[str]:
 class Sagaboard:
     """A connection to a Sagaboard server with one agent token, and the tools this process holds."""
 
-    def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0,
+                 traceparent: Optional[Callable[[], Optional[str]]] = None) -> None:
+        """`traceparent`: returns the W3C traceparent of the agent's current span, sent with every request so
+        the server's spans join the agent's trace. With OpenTelemetry: `lambda: (lambda c: (inject(c), c.get("traceparent"))[1])({})`
+        (`from opentelemetry.propagate import inject`)."""
         self.url, self.token = url.rstrip("/"), token
+        self.traceparent = traceparent
         self.recheck_after, self.max_attempts, self.backoff, self.timeout = recheck_after, max_attempts, backoff, timeout
         self.tools: Dict[str, Tool] = {}
         self.compensators: Dict[str, Tuple[Send, Verify]] = {}
@@ -243,6 +248,9 @@ class Sagaboard:
             data, headers["content-type"] = json.dumps(body).encode(), "application/json"
         if idempotent:
             headers["idempotency-key"] = str(uuid.uuid4())  # the same key on every retry: applied once
+        parent = self.traceparent() if self.traceparent else None
+        if parent:
+            headers["traceparent"] = parent
         for attempt in range(1, 4):
             req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
             try:

@@ -1,0 +1,135 @@
+/**
+ * Traces: an in-process OTLP/HTTP receiver takes what the server exports while an agent (the HTTP
+ * client, sending its own span's W3C traceparent) runs a clean run and the seed-003 incident (an
+ * unknown outcome, a crash after the charge and a resume, a refusal). Each logged call's outcome is
+ * one `execute_tool` span and each reconcile one `reconcile` span, all children of the agent's span,
+ * carrying the GenAI tool attributes and the step's own (key, class, phase, outcome, reconcile result).
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { ManualClock } from "@/lib/saga/clock";
+import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
+import { SagaEngine } from "@/lib/saga/engine";
+import { World } from "@/lib/sim";
+import { startTracing, stopTracing } from "@/lib/observability/tracing";
+import { refundAndReship } from "../support/support-agent";
+import { routeFetch } from "../support/api-router";
+import { makeToken, useTestDatabase } from "./api-test-kit";
+
+const getPrisma = useTestDatabase("tracing");
+const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const AGENT_SPAN = "00f067aa0ba902b7";
+
+/** A span as OTLP/JSON carries it, with its attributes flattened. */
+interface ReceivedSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  attributes: Record<string, string | number>;
+}
+
+const received: ReceivedSpan[] = [];
+const contentTypes: string[] = [];
+let receiver: Server;
+let url: string;
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      contentTypes.push(String(req.headers["content-type"]));
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+        resourceSpans: { scopeSpans: { spans: (Omit<ReceivedSpan, "attributes"> & { attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[] })[] }[] }[];
+      };
+      for (const rs of body.resourceSpans) {
+        for (const ss of rs.scopeSpans) {
+          for (const s of ss.spans) {
+            const attributes = Object.fromEntries(s.attributes.map((a) => [a.key, a.value.stringValue ?? Number(a.value.intValue)]));
+            received.push({ name: s.name, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId, attributes });
+          }
+        }
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+});
+
+afterAll(async () => {
+  await stopTracing();
+  await new Promise((resolve) => receiver.close(resolve));
+});
+
+describe("traces of logged calls", () => {
+  it("exports one execute_tool span per logged call and one reconcile span per reconcile, under the agent's traceparent", async () => {
+    startTracing({ url });
+    const prisma = await getPrisma();
+    const clock = new ManualClock();
+    const world = new World({ clock, searchLagMs: 1500 });
+    const registry = createSupportToolRegistry(world);
+    await syncToolPolicies(prisma, registry);
+    const token = await makeToken(["search_orders", "create_ticket", "charge_card", "reship_order"]);
+    const crashPoints = new CrashPoints();
+    const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, traceparent: () => `00-${AGENT_TRACE}-${AGENT_SPAN}-01` });
+    const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
+
+    const clean = await engine().startRun({ title: "Clean", agent: "x" });
+    await clean.call("create_ticket", { summary: "Refund for order 7", orderId: "7" });
+    await clean.call("charge_card", { customerId: "cus_ada", amount: 500, currency: "eur", reason: "fee", receipt: false });
+
+    world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
+    world.faults.inject("payments.charge", { kind: "crash_after_effect" });
+    world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
+    const first = await engine().startRun({ title: "Refund and reship order 1182", agent: "x" });
+    await expect(refundAndReship(first)).rejects.toBeInstanceOf(SimulatedCrash);
+    expect(await refundAndReship(await engine().resume(first.runId))).toBe("failed");
+    await stopTracing(); // flushes the batch
+
+    expect(new Set(contentTypes)).toEqual(new Set(["application/json"]));
+    for (const s of received) expect([s.traceId, s.parentSpanId], s.name).toEqual([AGENT_TRACE, AGENT_SPAN]);
+    expect(new Set(received.map((s) => s.spanId)).size).toBe(received.length);
+
+    const steps = await prisma.step.findMany({ where: { runId: { in: [clean.runId, first.runId] } }, orderBy: [{ createdAt: "asc" }, { stepIdx: "asc" }] });
+    const byId = new Map(steps.map((s) => [s.id, s]));
+    // Every span names a step of these runs, and carries that row's key, class and phase.
+    for (const s of received) {
+      const row = byId.get(String(s.attributes["gen_ai.tool.call.id"]));
+      expect(row, s.name).toBeDefined();
+      expect(s.attributes).toMatchObject({
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": row!.tool,
+        "sagaboard.run.id": row!.runId,
+        "sagaboard.step.id": row!.id,
+        "sagaboard.step.key": row!.stepKey,
+        "sagaboard.step.idx": row!.stepIdx,
+        "sagaboard.tool.class": row!.toolClass.toLowerCase(),
+        "sagaboard.phase": row!.phase.toLowerCase(),
+      });
+      expect(s.name).toBe(`${s.attributes["sagaboard.operation"] === "reconcile" ? "reconcile" : "execute_tool"} ${row!.tool}`);
+    }
+    const seen = received.map((s) => [s.name, s.attributes["sagaboard.outcome"], s.attributes["sagaboard.reconcile.result"] ?? null]).sort();
+    expect(seen).toEqual(
+      [
+        // The clean run: one span per logged call, confirmed.
+        ["execute_tool create_ticket", "confirmed", null],
+        ["execute_tool charge_card", "confirmed", null],
+        // Seed 003: the ticket timed out (unknown), the next call reconciled it (found); the charge's
+        // process died before its outcome was reported, and the resume reconciled it; the reship was refused.
+        ["execute_tool create_ticket", "unknown", null],
+        ["reconcile create_ticket", "confirmed", "confirmed"],
+        ["reconcile charge_card", "confirmed", "confirmed"],
+        ["execute_tool reship_order", "failed", null],
+      ].sort(),
+    );
+    // One execute_tool span per logged call of the clean run: its rows, no more, no fewer.
+    const cleanSpans = received.filter((s) => s.attributes["sagaboard.run.id"] === clean.runId);
+    expect(cleanSpans.map((s) => s.attributes["gen_ai.tool.call.id"]).sort()).toEqual(steps.filter((s) => s.runId === clean.runId).map((s) => s.id).sort());
+  });
+});
