@@ -3,7 +3,8 @@
  * (declared into the token's namespace: new or changed tools are unreviewed, and every call of an
  * unreviewed tool is held), and serves MCP clients over stdio or streamable HTTP. Each client session
  * is a Sagaboard run, created on its first call (or the run a client names in `_meta`, or the run of
- * `--session NAME`, which a restarted gateway joins again).
+ * `--session NAME`, which a restarted gateway joins again). Resources, prompts, completions and the
+ * logging level pass straight through (passthrough.ts).
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -14,6 +15,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@model
 import type { TransportOptions } from "@/lib/client/transport";
 import type { TToolManifest } from "@/lib/tools/manifest";
 import { Gateway, RUN_META, localName, tableName, type CrashPoint } from "./gateway";
+import { PassThrough } from "./passthrough";
 import { startUndoWorker } from "./undo";
 import { builtInLookups, lookupByKey, type Lookup } from "./lookups";
 import { Sagaboard } from "./sagaboard";
@@ -101,8 +103,9 @@ function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: U
   };
 }
 
-function mcpServer(forSession: (server: Server, runMeta: unknown) => Promise<Gateway>, tools: Tool[]): Server {
-  const server = new Server({ name: "sagaboard-mcp-gateway", version: "0.1.0" }, { capabilities: { tools: {} } });
+function mcpServer(forSession: (server: Server, runMeta: unknown) => Promise<Gateway>, tools: Tool[], passThrough: PassThrough): Server {
+  const server = new Server({ name: "sagaboard-mcp-gateway", version: "0.1.0" }, { capabilities: { tools: {}, ...passThrough.capabilities() } });
+  passThrough.attach(server);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const meta = request.params._meta as Record<string, unknown> | undefined;
@@ -139,8 +142,9 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
     });
   }
 
+  const passThrough = new PassThrough(upstream.client);
   if (config.listen === null) {
-    const server = mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools);
+    const server = mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools, passThrough);
     await server.connect(new StdioServerTransport());
     return;
   }
@@ -160,7 +164,7 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
       }
       const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, created) });
       created.onclose = () => created.sessionId && sessions.delete(created.sessionId);
-      await mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools).connect(created);
+      await mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools, passThrough).connect(created);
       transport = created;
     }
     await transport.handleRequest(req, res);
