@@ -9,6 +9,7 @@ import { defineCompensator, defineTool, ToolRegistry, type Json, type ToolEffect
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { ProviderError, SAGA_KEY_HEADER } from "@/lib/sim";
 import type { WorldLike } from "@/lib/sim/remote";
+import { checkedAnswer } from "./provider-answer";
 
 /** The label (Jira) that carries a step key. */
 export function sagaLabel(stepKey: string): string {
@@ -43,6 +44,15 @@ function requireRef(ref: string | null, what: string): string {
   if (!ref) throw new ToolRejected(`the log holds no external id for this ${what}`, "no_external_ref");
   return ref;
 }
+
+// What a forward call's answer must be before it confirms a step (lib/connectors/provider-answer.ts):
+// the fields the step records, of their types, and the echo that says it answers this call.
+const PaymentIntentAnswer = z.object({ id: z.string().startsWith("pi_"), status: z.string(), amount: z.number().int(), metadata: z.record(z.string(), z.string()) });
+const TicketAnswer = z.object({ id: z.string().regex(/^SUP-\d+$/), status: z.string(), labels: z.array(z.string()) });
+const EmailAnswer = (prefix: string) => z.object({ id: z.string().startsWith(prefix), headers: z.record(z.string(), z.string()) });
+const ShipmentAnswer = z.object({ id: z.string().startsWith("shp_"), status: z.string(), externalId: z.string().optional() });
+const CrmAnswer = z.object({ id: z.string().min(1) });
+const CrmUpdateAnswer = z.object({ recordId: z.string().min(1), key: z.string() });
 
 /** Orders the pure lookup tool knows about (the demo's shop). */
 const ORDERS: Record<string, { orderId: string; customerId: string; email: string; total: number; items: string[] }> = {
@@ -166,12 +176,15 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Draft an email to the customer (nobody sees it until it is sent).",
       args: z.object({ to: z.email(), subject: z.string().min(1), body: z.string().min(1) }),
       call: async (args, ctx) => {
-        const draft = await provider(() => email.createDraft({ ...args, headers: { [SAGA_KEY_HEADER]: ctx.stepKey } }));
+        const answer = await provider(() => email.createDraft({ ...args, headers: { [SAGA_KEY_HEADER]: ctx.stepKey } }));
+        const draft = checkedAnswer("email.createDraft", EmailAnswer("drf_"), answer, (d) => d.headers[SAGA_KEY_HEADER] === ctx.stepKey);
         return effect(draft.id, { draftId: draft.id });
       },
       lookup: async (key) => {
-        const [draft] = await email.searchDrafts(SAGA_KEY_HEADER, key);
-        return draft ? effect(draft.id, { draftId: draft.id }) : null;
+        const [found] = await email.searchDrafts(SAGA_KEY_HEADER, key);
+        if (!found) return null;
+        const draft = checkedAnswer("email.searchDrafts", EmailAnswer("drf_"), found, (d) => d.headers[SAGA_KEY_HEADER] === key);
+        return effect(draft.id, { draftId: draft.id });
       },
       compensation: { with: "delete_email_draft", build: () => ({}) },
       audience: () => ["agent"],
@@ -183,12 +196,15 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Stage a support ticket that is not in the team's queue yet.",
       args: z.object({ summary: z.string().min(1), orderId: z.string().min(1) }),
       call: async (args, ctx) => {
-        const ticket = await provider(() => ticketing.createDraft({ ...args, labels: [sagaLabel(ctx.stepKey)] }));
+        const answer = await provider(() => ticketing.createDraft({ ...args, labels: [sagaLabel(ctx.stepKey)] }));
+        const ticket = checkedAnswer("ticketing.createDraft", TicketAnswer, answer, (t) => t.labels.includes(sagaLabel(ctx.stepKey)));
         return effect(ticket.id, { ticketId: ticket.id, status: ticket.status });
       },
       lookup: async (key) => {
-        const [ticket] = await ticketing.searchByLabel(sagaLabel(key));
-        return ticket ? effect(ticket.id, { ticketId: ticket.id, status: ticket.status }) : null;
+        const [found] = await ticketing.searchByLabel(sagaLabel(key));
+        if (!found) return null;
+        const ticket = checkedAnswer("ticketing.searchByLabel", TicketAnswer, found, (t) => t.labels.includes(sagaLabel(key)));
+        return effect(ticket.id, { ticketId: ticket.id, status: ticket.status });
       },
       compensation: { with: "delete_ticket_draft", build: () => ({}) },
       audience: () => ["agent"],
@@ -200,12 +216,15 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Open a ticket in the support team's queue.",
       args: z.object({ summary: z.string().min(1), orderId: z.string().min(1) }),
       call: async (args, ctx) => {
-        const ticket = await provider(() => ticketing.create({ ...args, labels: [sagaLabel(ctx.stepKey)] }));
+        const answer = await provider(() => ticketing.create({ ...args, labels: [sagaLabel(ctx.stepKey)] }));
+        const ticket = checkedAnswer("ticketing.create", TicketAnswer, answer, (t) => t.labels.includes(sagaLabel(ctx.stepKey)));
         return effect(ticket.id, { ticketId: ticket.id, status: ticket.status });
       },
       lookup: async (key) => {
-        const [ticket] = await ticketing.searchByLabel(sagaLabel(key));
-        return ticket ? effect(ticket.id, { ticketId: ticket.id, status: ticket.status }) : null;
+        const [found] = await ticketing.searchByLabel(sagaLabel(key));
+        if (!found) return null;
+        const ticket = checkedAnswer("ticketing.searchByLabel", TicketAnswer, found, (t) => t.labels.includes(sagaLabel(key)));
+        return effect(ticket.id, { ticketId: ticket.id, status: ticket.status });
       },
       compensation: { with: "close_ticket", build: () => ({ reason: "rolled back by the agent run" }) },
       audience: () => ["support_team"],
@@ -217,14 +236,17 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Place an authorisation hold (manual capture): released by cancelling, never shows as a charge.",
       args: z.object({ customerId: z.string().min(1), amount: money, currency: z.string().length(3) }),
       call: async (args, ctx) => {
-        const pi = await provider(() =>
+        const answer = await provider(() =>
           payments.authorize({ ...args, metadata: { saga_key: ctx.stepKey } }, { idempotencyKey: ctx.stepKey }),
         );
+        const pi = checkedAnswer("payments.authorize", PaymentIntentAnswer, answer, (p) => p.metadata.saga_key === ctx.stepKey);
         return effect(pi.id, { paymentIntentId: pi.id, status: pi.status, amount: pi.amount });
       },
       lookup: async (key) => {
-        const [pi] = await payments.searchByMetadata("saga_key", key);
-        return pi ? effect(pi.id, { paymentIntentId: pi.id, status: pi.status, amount: pi.amount }) : null;
+        const [found] = await payments.searchByMetadata("saga_key", key);
+        if (!found) return null;
+        const pi = checkedAnswer("payments.searchByMetadata", PaymentIntentAnswer, found, (p) => p.metadata.saga_key === key);
+        return effect(pi.id, { paymentIntentId: pi.id, status: pi.status, amount: pi.amount });
       },
       compensation: { with: "cancel_authorization", build: () => ({}) },
       audience: () => ["finance"],
@@ -236,7 +258,8 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Capture an authorised payment (the commit after the pivot).",
       args: z.object({ paymentIntentId: z.string().startsWith("pi_"), amount: money, receipt: z.boolean().default(false) }),
       call: async (args, ctx) => {
-        const pi = await provider(() => payments.capture(args.paymentIntentId, { idempotencyKey: ctx.stepKey }));
+        const answer = await provider(() => payments.capture(args.paymentIntentId, { idempotencyKey: ctx.stepKey }));
+        const pi = checkedAnswer("payments.capture", PaymentIntentAnswer, answer, (p) => p.id === args.paymentIntentId);
         return effect(pi.id, { paymentIntentId: pi.id, status: pi.status });
       },
       // The capture acts on a known intent, so reading it back is the lookup.
@@ -262,17 +285,20 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
         finalSale: z.boolean().default(false),
       }),
       call: async (args, ctx) => {
-        const pi = await provider(() =>
+        const answer = await provider(() =>
           payments.charge(
             { customerId: args.customerId, amount: args.amount, currency: args.currency, receipt: args.receipt, metadata: { saga_key: ctx.stepKey, reason: args.reason } },
             { idempotencyKey: ctx.stepKey },
           ),
         );
+        const pi = checkedAnswer("payments.charge", PaymentIntentAnswer, answer, (p) => p.metadata.saga_key === ctx.stepKey);
         return effect(pi.id, { paymentIntentId: pi.id, status: pi.status, amount: pi.amount });
       },
       lookup: async (key) => {
-        const [pi] = await payments.searchByMetadata("saga_key", key);
-        return pi ? effect(pi.id, { paymentIntentId: pi.id, status: pi.status, amount: pi.amount }) : null;
+        const [found] = await payments.searchByMetadata("saga_key", key);
+        if (!found) return null;
+        const pi = checkedAnswer("payments.searchByMetadata", PaymentIntentAnswer, found, (p) => p.metadata.saga_key === key);
+        return effect(pi.id, { paymentIntentId: pi.id, status: pi.status, amount: pi.amount });
       },
       compensation: { with: "refund_charge", build: (args) => (args.finalSale ? null : { amount: args.amount }) },
       audience: (args) => (args.receipt ? ["customer"] : ["finance"]),
@@ -292,12 +318,15 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Ask the warehouse to ship the order again.",
       args: z.object({ orderId: z.string().min(1), address: z.string().optional() }),
       call: async (args, ctx) => {
-        const shipment = await provider(() => warehouse.reship(args, { idempotencyKey: ctx.stepKey }));
+        const answer = await provider(() => warehouse.reship(args, { idempotencyKey: ctx.stepKey }));
+        const shipment = checkedAnswer("warehouse.reship", ShipmentAnswer, answer, (x) => x.externalId === ctx.stepKey);
         return effect(shipment.id, { shipmentId: shipment.id, status: shipment.status });
       },
       lookup: async (key) => {
-        const shipment = await warehouse.findByExternalId(key);
-        return shipment ? effect(shipment.id, { shipmentId: shipment.id, status: shipment.status }) : null;
+        const found = await warehouse.findByExternalId(key);
+        if (!found) return null;
+        const shipment = checkedAnswer("warehouse.findByExternalId", ShipmentAnswer, found, (x) => x.externalId === key);
+        return effect(shipment.id, { shipmentId: shipment.id, status: shipment.status });
       },
       compensation: { with: "cancel_shipment", build: () => ({}) },
       audience: () => ["warehouse"],
@@ -309,12 +338,15 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Write fields on a CRM record; the compensation restores the snapshot taken before the write.",
       args: z.object({ recordId: z.string().min(1), patch: z.record(z.string(), z.json()) }),
       call: async (args, ctx) => {
-        const record = await provider(() => crm.update(args.recordId, args.patch, { idempotencyKey: ctx.stepKey }));
+        const answer = await provider(() => crm.update(args.recordId, args.patch, { idempotencyKey: ctx.stepKey }));
+        const record = checkedAnswer("crm.update", CrmAnswer, answer, (r) => r.id === args.recordId);
         return effect(record.id, { recordId: record.id });
       },
       lookup: async (key) => {
-        const update = await crm.findUpdateByKey(key);
-        return update ? effect(update.recordId, { recordId: update.recordId }) : null;
+        const found = await crm.findUpdateByKey(key);
+        if (!found) return null;
+        const update = checkedAnswer("crm.findUpdateByKey", CrmUpdateAnswer, found, (u) => u.key === key);
+        return effect(update.recordId, { recordId: update.recordId });
       },
       compensation: { with: "restore_crm_snapshot", build: () => ({}) },
       audience: () => ["sales"],
@@ -326,12 +358,15 @@ export function createSupportToolRegistry(world: WorldLike): ToolRegistry {
       description: "Send an email. Nothing takes it back; only a correction can answer it.",
       args: z.object({ to: z.email(), subject: z.string().min(1), body: z.string().min(1) }),
       call: async (args, ctx) => {
-        const message = await provider(() => email.send({ ...args, headers: { [SAGA_KEY_HEADER]: ctx.stepKey } }));
+        const answer = await provider(() => email.send({ ...args, headers: { [SAGA_KEY_HEADER]: ctx.stepKey } }));
+        const message = checkedAnswer("email.send", EmailAnswer("msg_"), answer, (m) => m.headers[SAGA_KEY_HEADER] === ctx.stepKey);
         return effect(message.id, { messageId: message.id });
       },
       lookup: async (key) => {
-        const [message] = await email.searchSent(SAGA_KEY_HEADER, key);
-        return message ? effect(message.id, { messageId: message.id }) : null;
+        const [found] = await email.searchSent(SAGA_KEY_HEADER, key);
+        if (!found) return null;
+        const message = checkedAnswer("email.searchSent", EmailAnswer("msg_"), found, (m) => m.headers[SAGA_KEY_HEADER] === key);
+        return effect(message.id, { messageId: message.id });
       },
       audience: () => ["customer"],
       correction: (args) => ({

@@ -14,7 +14,62 @@ export type Fault =
   /** The effect is real and the caller dies before it can write that down. */
   | { kind: "crash_after_effect" }
   /** Latency only; lets tests race the clock without changing the outcome. */
-  | { kind: "slow"; ms: number };
+  | { kind: "slow"; ms: number }
+  /** The effect is real and the caller gets a broken answer instead of the result (`malformAnswer`). */
+  | { kind: "malformed_after_effect"; shape: MalformedShape };
+
+/** The broken answers a provider (or something between it and the caller) gives after a real effect. */
+export const MALFORMED_SHAPES = [
+  /** Not the answer at all: an HTML error page from a proxy. */
+  "garbage",
+  /** The answer's body cut off halfway (what a client that reads text on a JSON error passes on). */
+  "truncated",
+  /** A success without the provider's id. */
+  "no_id",
+  /** The id as a number, fields of the wrong types. */
+  "wrong_type",
+  /** The right answer inside a body of megabytes. */
+  "huge",
+  /** A well-formed answer about another request: another object's id, another caller's key. */
+  "other_key",
+] as const;
+/** One of `MALFORMED_SHAPES`. */
+export type MalformedShape = (typeof MALFORMED_SHAPES)[number];
+
+/** Replaces every occurrence of `from` in the strings of `value` (ids, keys, labels, headers). */
+function replaceDeep(value: unknown, from: string, to: string): unknown {
+  if (typeof value === "string") return value.split(from).join(to);
+  if (Array.isArray(value)) return value.map((v) => replaceDeep(v, from, to));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceDeep(v, from, to)]));
+  return value;
+}
+
+/** What the caller receives instead of `value` (the real answer for the call under `key`). */
+export function malformAnswer(shape: MalformedShape, value: unknown, key: string | undefined): unknown {
+  const record = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  switch (shape) {
+    case "garbage":
+      return "<html><body><h1>502 Bad Gateway</h1></body></html>";
+    case "truncated": {
+      const text = JSON.stringify(value);
+      return text.slice(0, Math.floor(text.length / 2));
+    }
+    case "no_id": {
+      const { id: _id, ...rest } = record;
+      return rest;
+    }
+    case "wrong_type":
+      return { ...record, id: 4242, status: ["ok"] };
+    case "huge":
+      return { ...record, debug: "x".repeat(2 * 1024 * 1024) };
+    case "other_key": {
+      const id = typeof record.id === "string" ? record.id : "";
+      const otherKey = key ? `${key.slice(0, -4)}${key.endsWith("ffff") ? "eeee" : "ffff"}` : "";
+      const answer = key ? replaceDeep(value, key, otherKey) : value;
+      return id ? replaceDeep(answer, id, `${id}0`) : answer;
+    }
+  }
+}
 
 /** How often and for which calls a fault fires. */
 export interface InjectOptions {

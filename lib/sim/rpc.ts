@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { SimulatedCrash } from "../saga/crash-points";
 import { ProviderError, ProviderRejection, ProviderServerError, ProviderTimeout } from "./errors";
-import type { Fault } from "./faults";
+import { MALFORMED_SHAPES, type Fault } from "./faults";
 import type { World } from "./world";
 
 /** The systems of a World that can be called over HTTP. */
@@ -183,6 +183,7 @@ export const FaultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("timeout_after_effect") }).strict(),
   z.object({ kind: z.literal("crash_after_effect") }).strict(),
   z.object({ kind: z.literal("slow"), ms: z.number().int().min(0).max(600_000) }).strict(),
+  z.object({ kind: z.literal("malformed_after_effect"), shape: z.enum(MALFORMED_SHAPES) }).strict(),
 ]) satisfies z.ZodType<Fault>;
 
 /** Body of `POST /api/sim/faults`. `times: "infinite"` arms the fault until cleared. */

@@ -2,7 +2,7 @@
 import { systemClock, type Clock } from "../saga/clock";
 import { CrashPoint, SimulatedCrash } from "../saga/crash-points";
 import { ProviderError, ProviderRejection, ProviderTimeout } from "./errors";
-import { errorBeforeEffect, FaultInjector } from "./faults";
+import { errorBeforeEffect, FaultInjector, malformAnswer } from "./faults";
 import { Ledger, type Outcome } from "./ledger";
 
 /** Wiring for one system; a World passes shared instances so all systems tell one story. */
@@ -133,6 +133,8 @@ export abstract class SimSystem {
     if (!applied.replayed) applied.after?.();
     if (fault?.kind === "timeout_after_effect") throw new ProviderTimeout();
     if (fault?.kind === "crash_after_effect") throw new SimulatedCrash(CrashPoint.AFTER_EFFECT);
+    // The caller is told something that is not this call's result (a fault of the answer, not of the effect).
+    if (fault?.kind === "malformed_after_effect") return malformAnswer(fault.shape, structuredClone(applied.value), ids.key) as T;
     return structuredClone(applied.value);
   }
 
