@@ -5,6 +5,7 @@
  * exactly what the saga log's rows say happened, and by what the script did; the latency histogram
  * by the requests the agent sent; an anonymous caller is refused.
  */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
@@ -156,5 +157,15 @@ describe("the metrics endpoint", () => {
     expect(moved(before, after, 'sagaboard_agent_api_request_duration_seconds_count{operation="beginCall"}')).toBe(begins);
     expect(moved(before, after, 'sagaboard_agent_api_request_duration_seconds_count{operation="reportOutcome"}')).toBe(outcomes);
     expect(after.get('sagaboard_agent_api_request_duration_seconds_bucket{operation="beginCall",le="+Inf"}')).toBe(after.get('sagaboard_agent_api_request_duration_seconds_count{operation="beginCall"}'));
+  });
+
+  it("serves every metric the Grafana dashboard in docs/ reads", async () => {
+    process.env.SAGABOARD_METRICS_TOKEN = TOKEN;
+    const text = await (await scrapeResponse(`Bearer ${TOKEN}`)).text();
+    const families = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) => (type === "histogram" ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!])));
+    const dashboard = readFileSync("docs/grafana-saga-health.json", "utf8");
+    const read = new Set([...dashboard.matchAll(/\bsagaboard_[a-z_]+/g)].map(([name]) => name));
+    expect(read.size).toBeGreaterThan(10);
+    expect([...read].filter((name) => !families.has(name))).toEqual([]);
   });
 });
