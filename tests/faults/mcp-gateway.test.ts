@@ -1,0 +1,175 @@
+/**
+ * The MCP gateway's fault matrix: each fault is played for N trials between a real MCP client and
+ * the non-idempotent ledger server (which appends a line per real effect, stamped with the key the
+ * gateway sent), and counted against that ledger and the saga log, one printed line per fault:
+ *
+ *   fault-matrix: mcp:<fault> store=<sqlite|postgresql> trials=N duplicates=0 lost=0 unknown_at_rest=0 escalated=K cancels_unknown=C/C
+ *
+ * duplicates: a logical call (one text) with more than one line, or a line whose key is no step's
+ * (an effect without an intent); lost: a call answered as done with no line; unknown_at_rest: a step
+ * still INTENDED or UNKNOWN when the fault is over; escalated: escalations a person must settle;
+ * cancels_unknown: of the calls the client gave up on, how many the log recorded as UNKNOWN (never
+ * FAILED) before they were settled.
+ *
+ * Trials: one per fault in CI; SAGABOARD_FAULT_MATRIX_TRIALS when set, at most 10 (real processes).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "../api/api-test-kit";
+import { startTestServer, type TestServer } from "../support/http-server";
+import { entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";
+import { MATRIX_TRIALS, matrixLine, recordMatrixLine } from "./fault-matrix";
+
+const getPrisma = useTestDatabase("mcp-fault-matrix");
+let server: TestServer;
+const kit = gatewayKit(getPrisma, () => server.url);
+// Real processes (a gateway, a server) per trial: one in CI unless SAGABOARD_FAULT_MATRIX_TRIALS asks,
+// and at most 10 even when the nightly run asks for more.
+const TRIALS = process.env.SAGABOARD_FAULT_MATRIX_TRIALS ? Math.min(10, MATRIX_TRIALS) : 1;
+const LOOKUP = ["--lookup-by-key", "append_entry=find_entry"];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  server = await startTestServer();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  kit.cleanup();
+});
+
+interface Trial {
+  /** The call's text: one logical call. */
+  text: string;
+  /** The client was answered with the call's result. */
+  answered: boolean;
+  /** The client gave up on the call (a timeout or an abort) at least once. */
+  gaveUp: boolean;
+}
+
+/** Counts one fault's trials against the ledger and the saga log, prints its line, and returns the tally. */
+async function tally(fault: string, ns: string, file: string, trials: Trial[]) {
+  const prisma = await getPrisma();
+  const lines = entries(file);
+  const steps = await prisma.step.findMany({ where: { tool: `${ns}.append_entry` } });
+  const keys = new Set(steps.map((st) => st.stepKey));
+  const byText = (text: string) => lines.filter((l) => l.text === text).length;
+  const duplicates = trials.reduce((n, t) => n + Math.max(0, byText(t.text) - 1), 0) + lines.filter((l) => !l.key || !keys.has(l.key)).length;
+  const lost = trials.filter((t) => t.answered && byText(t.text) === 0).length;
+  const unknownAtRest = steps.filter((st) => st.status === "INTENDED" || st.status === "UNKNOWN").length;
+  const escalated = await prisma.escalation.count({ where: { runId: { in: [...new Set(steps.map((st) => st.runId))] }, status: "OPEN", kind: { not: "APPROVAL_REQUIRED" } } });
+  const gaveUp = trials.filter((t) => t.gaveUp);
+  const unknownEvents = await prisma.auditEvent.findMany({ where: { type: "step.unknown", stepId: { in: steps.map((st) => st.id) } }, select: { stepId: true } });
+  const wentUnknown = new Set(unknownEvents.map((e) => steps.find((st) => st.id === e.stepId)?.args).map((a) => (a as { text?: string } | undefined)?.text));
+  const cancelsUnknown = gaveUp.filter((t) => wentUnknown.has(t.text)).length;
+  const failed = steps.filter((st) => st.status === "FAILED").length;
+  const figures = { duplicateEffects: duplicates, lostIntents: lost, unknownAtRest, unapprovedIrreversible: 0, failedCompensations: 0, escalatedCompensations: 0, rows: steps.length, effects: lines.length, violations: [] };
+  recordMatrixLine(matrixLine({ name: `mcp:${fault}`, trials: trials.length, figures, escalated }) + (gaveUp.length > 0 ? ` cancels_unknown=${cancelsUnknown}/${gaveUp.length}` : ""));
+  return { duplicates, lost, unknownAtRest, escalated, cancels: gaveUp.length, cancelsUnknown, failed };
+}
+
+/** Re-sends a call (a new request id each time) until the log answers it, as a client would after losing its answer. */
+async function resendUntilAnswered(call: () => Promise<Result>, label: string): Promise<Result> {
+  for (let i = 0; i < 20; i++) {
+    const answer = await call();
+    if (!answer.isError) return answer;
+    await sleep(400); // still unknown: the late answer or the lookup has not settled it yet
+    if (i === 19) throw new Error(`${label} was never answered: ${textOf(answer)}`);
+  }
+  throw new Error("unreachable");
+}
+
+describe("MCP gateway fault matrix", () => {
+  it("a call re-sent with a new request id after its answer was lost: answered from the log, one effect", async () => {
+    const { ns, token, file } = await kit.team("mxresend");
+    const s = await kit.connect(token.secret, ledgerServer(file));
+    const trials: Trial[] = [];
+    try {
+      for (let t = 0; t < TRIALS; t++) {
+        const text = `resend ${t}`;
+        const first = await kit.callApproved(s.client, "append_entry", { text });
+        for (let again = 0; again < 3; again++) expect((await s.client.callTool({ name: "append_entry", arguments: { text } })).structuredContent).toEqual(first.structuredContent);
+        trials.push({ text, answered: !first.isError, gaveUp: false });
+      }
+    } finally {
+      await s.close();
+    }
+    expect(await tally("resend-new-id", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+  }, 120_000);
+
+  it("the client times out on a slow call the server completes (60 s on a 90 s operation, scaled down), or aborts it mid-call: UNKNOWN, settled by key, never run twice", async () => {
+    const { ns, token, file } = await kit.team("mxcancel");
+    const s = await kit.connect(token.secret, ledgerServer(file), { extra: LOOKUP });
+    const trials: Trial[] = [];
+    try {
+      for (let t = 0; t < TRIALS; t++) {
+        for (const how of ["timeout", "abort"] as const) {
+          const text = `${how} ${t}`;
+          const args = { text, delayMs: 1200 };
+          const held = (await s.client.callTool({ name: "append_entry", arguments: args })) as Result;
+          if (held._meta?.["dev.sagaboard/held"]) await kit.approve(held._meta["dev.sagaboard/escalationId"] as string);
+          const abort = new AbortController();
+          if (how === "abort") setTimeout(() => abort.abort(), 300);
+          const options = how === "timeout" ? { timeout: 600 } : { signal: abort.signal };
+          const gaveUp = await s.client.callTool({ name: "append_entry", arguments: args }, undefined, options).then(
+            () => false,
+            () => true,
+          );
+          const answer = await resendUntilAnswered(() => s.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
+          trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp });
+        }
+      }
+    } finally {
+      await s.close();
+    }
+    const result = await tally("client-timeout-or-abort", ns, file, trials);
+    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0, failed: 0 });
+    expect(result.cancels).toBe(trials.length);
+    expect(result.cancelsUnknown).toBe(result.cancels);
+  }, 180_000);
+
+  it("kill -9 of the gateway after the intent and after the effect, then a restart: the session's run is joined and each call settled by key, one effect", async () => {
+    const { ns, token, file } = await kit.team("mxkill");
+    const trials: Trial[] = [];
+    for (let t = 0; t < TRIALS; t++) {
+      for (const crashAt of ["after_intent", "after_upstream"] as const) {
+        const text = `${crashAt} ${t}`;
+        const opts = { session: `${ns}-${t}`, extra: LOOKUP };
+        const dying = await kit.connect(token.secret, ledgerServer(file), { ...opts, env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
+        await expect(kit.callApproved(dying.client, "append_entry", { text })).rejects.toThrow();
+        await dying.close().catch(() => undefined);
+        const restarted = await kit.connect(token.secret, ledgerServer(file), opts);
+        try {
+          const answer = (await restarted.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+          trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
+        } finally {
+          await restarted.close();
+        }
+      }
+    }
+    expect(await tally("kill-9-and-restart", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+  }, 240_000);
+
+  it("an approval that comes late while the client keeps re-sending the held call: nothing runs before it, exactly one effect after", async () => {
+    const { ns, token, file } = await kit.team("mxlate");
+    const s = await kit.connect(token.secret, ledgerServer(file));
+    const trials: Trial[] = [];
+    try {
+      for (let t = 0; t < TRIALS; t++) {
+        const text = `late ${t}`;
+        const resend = () => s.client.callTool({ name: "append_entry", arguments: { text } }) as Promise<Result>;
+        const held = await resend();
+        const escalationId = held._meta?.["dev.sagaboard/escalationId"];
+        // The client retries five times while nobody decides (ten minutes in production): each is held again, on the same escalation.
+        for (let i = 0; i < 5; i++) expect((await resend())._meta?.["dev.sagaboard/escalationId"]).toBe(escalationId);
+        expect(entries(file).filter((l) => l.text === text)).toHaveLength(0);
+        await kit.approve(escalationId as string);
+        const ran = await resend();
+        expect(await resend()).toEqual(ran);
+        trials.push({ text, answered: ran.structuredContent?.text === text, gaveUp: false });
+      }
+    } finally {
+      await s.close();
+    }
+    expect(await tally("approval-late", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+  }, 120_000);
+});
