@@ -11,6 +11,7 @@ import { DEFAULT_ABANDONED_AFTER_MS, requestHash } from "@/lib/api/idempotency";
 import { agentRoute } from "@/lib/api/route";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { randomIds } from "@/lib/saga/ids";
+import { serverLog } from "@/lib/observability/log";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 
 const prisma = useTestDatabase("idempotency");
@@ -156,7 +157,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("releases the key after a 5xx so the client may retry with it", async () => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const log = vi.spyOn(serverLog(), "error").mockImplementation(() => {});
     failWith = new Error("database went away");
     const first = await send("key-5xx", { name: "g", amount: 7 });
     log.mockRestore();

@@ -9,6 +9,7 @@ import { defineEndpoint } from "@/lib/api/endpoint";
 import { ApiError, ErrorBodySchema } from "@/lib/api/errors";
 import { agentRoute, MAX_BODY_BYTES, publicRoute, withStatus } from "@/lib/api/route";
 import { SagaError } from "@/lib/saga/errors";
+import { serverLog } from "@/lib/observability/log";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 
 useTestDatabase("route");
@@ -123,18 +124,19 @@ describe("agentRoute", () => {
   });
 
   it("answers 500 with a generic message when the handler's result breaks the response contract", async () => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const log = vi.spyOn(serverLog(), "error").mockImplementation(() => {});
     behaviour = () => ({ runId: "run_1", amount: "lots" });
     const res = await post(goodBody);
     expect(res.status).toBe(500);
     expect(res.json.error.code).toBe("INTERNAL");
     expect(res.json.error.message).not.toContain("amount");
-    expect(String(log.mock.calls.flat().map((a) => (a instanceof Error ? a.message : a)))).toContain("amount");
+    // The server's log has the detail the answer leaves out (pino: the error under `err`).
+    expect(String(log.mock.calls.flat().map((a: unknown) => (a && typeof a === "object" && "err" in a && a.err instanceof Error ? a.err.message : a)))).toContain("amount");
     log.mockRestore();
   });
 
   it("answers 500 when the handler answers a status its contract does not list", async () => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const log = vi.spyOn(serverLog(), "error").mockImplementation(() => {});
     behaviour = () => withStatus(202, { runId: "run_1", amount: 1, created: true, limit: null });
     expect((await post(goodBody)).status).toBe(500);
     log.mockRestore();
@@ -161,7 +163,7 @@ describe("agentRoute", () => {
     ["Prisma P2025", () => new Prisma.PrismaClientKnownRequestError("gone", { code: "P2025", clientVersion: "6.19.3" }), 404, "NOT_FOUND"],
     ["TypeError", () => new TypeError("cannot read properties of undefined (reading 'password')"), 500, "INTERNAL"],
   ])("maps a thrown %s to the one error body", async (_name, make, status, code) => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const log = vi.spyOn(serverLog(), "error").mockImplementation(() => {});
     behaviour = () => {
       throw make();
     };
