@@ -9,7 +9,9 @@
  * own span, so Sagaboard's spans join the agent's trace. A logged call is two requests (its intent,
  * then its outcome); its span is made when the outcome is recorded, starting at the intent's time
  * (the step row's createdAt), so it covers the provider's call. A step settled by reconcile (after a
- * crash or an unknown outcome) gets a `reconcile <tool>` span with the reconcile's result.
+ * crash or an unknown outcome) gets a `reconcile <tool>` span with the reconcile's result; a
+ * compensation a worker or an unwinding agent reports, `compensate <tool>` with its state and key; a
+ * pivot request, `request_pivot`.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Tracer } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
@@ -90,33 +92,66 @@ function stepAttributes(step: Record<string, Json>): Attributes {
   return attributes;
 }
 
-/** The operations whose answer is a logged call's record, and the span each makes. */
-const SPANNED: Record<string, "execute_tool" | "reconcile"> = { reportOutcome: "execute_tool", reportReconcile: "reconcile" };
+/** The operations whose answer is a step's record, and the span each makes. */
+const STEP_SPANS: Record<string, "execute_tool" | "reconcile" | "compensate"> = {
+  reportOutcome: "execute_tool",
+  reportReconcile: "reconcile",
+  reportCompensation: "compensate",
+};
+
+const objectOf = (v: Json | undefined): Record<string, Json> | undefined => (v && typeof v === "object" && !Array.isArray(v) ? v : undefined);
 
 /**
- * Makes the span of one agent API answer, when it records a logged call's outcome or a reconcile
- * (other answers make none). `startedAt` is when the request arrived (epoch ms).
+ * Makes the span of one agent API answer, when it records a logged call's outcome, a reconcile, a
+ * compensation's result or a pivot request (other answers make none). `startedAt` is when the
+ * request arrived (epoch ms).
  */
 export function traceAgentAnswer(operationId: string, request: Request, answer: Answer, startedAt: number): void {
-  const kind = SPANNED[operationId];
-  if (!kind || !state || answer.status >= 300) return;
-  const body = answer.body;
-  const step = body && typeof body === "object" && !Array.isArray(body) ? body.step : undefined;
-  if (!step || typeof step !== "object" || Array.isArray(step)) return;
+  if (!state || answer.status >= 300) return;
+  const kind = STEP_SPANS[operationId];
+  const body = objectOf(answer.body);
   const parent = parseTraceParent(request.headers.get("traceparent") ?? "");
   const context = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+  if (operationId === "requestPivot") {
+    const pivot = objectOf(body?.pivot);
+    if (!pivot) return;
+    const plan = pivot.plan;
+    const span = state.tracer.startSpan(
+      "request_pivot",
+      {
+        kind: SpanKind.INTERNAL,
+        startTime: startedAt,
+        attributes: {
+          "sagaboard.operation": "request_pivot",
+          "sagaboard.run.id": str(pivot.runId),
+          "sagaboard.pivot.id": str(pivot.id),
+          "sagaboard.pivot.status": lower(str(pivot.status)),
+          "sagaboard.pivot.plan_items": Array.isArray(plan) ? plan.length : undefined,
+        },
+      },
+      context,
+    );
+    span.end();
+    return;
+  }
+  const step = objectOf(body?.step);
+  if (!kind || !step) return;
   const attributes = stepAttributes(step);
+  attributes["sagaboard.operation"] = kind;
   const intendedAt = typeof step.createdAt === "string" ? Date.parse(step.createdAt) : NaN;
   const outcome = str(step.status);
-  if (kind === "reconcile") {
-    attributes["sagaboard.reconcile.result"] = lower(outcome);
-    attributes["sagaboard.operation"] = "reconcile";
+  if (kind === "reconcile") attributes["sagaboard.reconcile.result"] = lower(outcome);
+  if (kind === "compensate") {
+    attributes["sagaboard.compensation.state"] = lower(str(step.compensationState));
+    attributes["sagaboard.compensation.key"] = str(step.compensationKey);
   }
   const span = state.tracer.startSpan(
     `${kind} ${str(step.tool) ?? "tool"}`,
     { kind: SpanKind.INTERNAL, startTime: kind === "execute_tool" && Number.isFinite(intendedAt) ? Math.min(intendedAt, startedAt) : startedAt, attributes },
     context,
   );
-  if (outcome === "FAILED" || outcome === "UNKNOWN") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === "FAILED" ? "the provider refused the call" : "nobody knows whether it happened" });
+  if (outcome === "FAILED" || outcome === "UNKNOWN" || outcome === "COMPENSATION_FAILED") {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === "FAILED" ? "the provider refused the call" : outcome === "UNKNOWN" ? "nobody knows whether it happened" : "the compensation failed" });
+  }
   span.end();
 }

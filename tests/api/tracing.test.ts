@@ -1,8 +1,9 @@
 /**
  * Traces: an in-process OTLP/HTTP receiver takes what the server exports while an agent (the HTTP
  * client, sending its own span's W3C traceparent) runs a clean run and the seed-003 incident (an
- * unknown outcome, a crash after the charge and a resume, a refusal). Each logged call's outcome is
- * one `execute_tool` span and each reconcile one `reconcile` span, all children of the agent's span,
+ * unknown outcome, a crash after the charge and a resume, a refusal, the unwind). Each logged call's
+ * outcome is one `execute_tool` span, each reconcile one `reconcile` span, each compensation one
+ * `compensate` span and the pivot request one `request_pivot` span, all children of the agent's span,
  * carrying the GenAI tool attributes and the step's own (key, class, phase, outcome, reconcile result).
  */
 import { createServer, type Server } from "node:http";
@@ -68,7 +69,7 @@ afterAll(async () => {
 });
 
 describe("traces of logged calls", () => {
-  it("exports one execute_tool span per logged call and one reconcile span per reconcile, under the agent's traceparent", async () => {
+  it("exports one execute_tool span per logged call, one per reconcile, compensation and pivot request, under the agent's traceparent", async () => {
     startTracing({ url });
     const prisma = await getPrisma();
     const clock = new ManualClock();
@@ -83,13 +84,16 @@ describe("traces of logged calls", () => {
     const clean = await engine().startRun({ title: "Clean", agent: "x" });
     await clean.call("create_ticket", { summary: "Refund for order 7", orderId: "7" });
     await clean.call("charge_card", { customerId: "cus_ada", amount: 500, currency: "eur", reason: "fee", receipt: false });
+    const pivot = await clean.requestPivot({ summary: "Reship order 7.", plan: [{ tool: "reship_order", args: { orderId: "7" } }] });
 
     world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
     world.faults.inject("payments.charge", { kind: "crash_after_effect" });
     world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
     const first = await engine().startRun({ title: "Refund and reship order 1182", agent: "x" });
     await expect(refundAndReship(first)).rejects.toBeInstanceOf(SimulatedCrash);
-    expect(await refundAndReship(await engine().resume(first.runId))).toBe("failed");
+    const resumed = await engine().resume(first.runId);
+    expect(await refundAndReship(resumed)).toBe("failed");
+    expect(await resumed.unwind("warehouse rejected the reship")).toMatchObject({ status: "UNWOUND" });
     await stopTracing(); // flushes the batch
 
     expect(new Set(contentTypes)).toEqual(new Set(["application/json"]));
@@ -98,8 +102,12 @@ describe("traces of logged calls", () => {
 
     const steps = await prisma.step.findMany({ where: { runId: { in: [clean.runId, first.runId] } }, orderBy: [{ createdAt: "asc" }, { stepIdx: "asc" }] });
     const byId = new Map(steps.map((s) => [s.id, s]));
-    // Every span names a step of these runs, and carries that row's key, class and phase.
-    for (const s of received) {
+    // The pivot request is a span of its own.
+    const pivotSpans = received.filter((s) => s.name === "request_pivot");
+    expect(pivotSpans.map((s) => [s.attributes["sagaboard.pivot.id"], s.attributes["sagaboard.run.id"], s.attributes["sagaboard.pivot.plan_items"]])).toEqual([[pivot.id, clean.runId, 1]]);
+    // Every other span names a step of these runs, and carries that row's key, class and phase.
+    const stepSpans = received.filter((s) => s.name !== "request_pivot");
+    for (const s of stepSpans) {
       const row = byId.get(String(s.attributes["gen_ai.tool.call.id"]));
       expect(row, s.name).toBeDefined();
       expect(s.attributes).toMatchObject({
@@ -112,9 +120,10 @@ describe("traces of logged calls", () => {
         "sagaboard.tool.class": row!.toolClass.toLowerCase(),
         "sagaboard.phase": row!.phase.toLowerCase(),
       });
-      expect(s.name).toBe(`${s.attributes["sagaboard.operation"] === "reconcile" ? "reconcile" : "execute_tool"} ${row!.tool}`);
+      expect(s.name).toBe(`${s.attributes["sagaboard.operation"]} ${row!.tool}`);
+      if (s.attributes["sagaboard.operation"] === "compensate") expect(s.attributes["sagaboard.compensation.key"]).toBe(row!.compensationKey);
     }
-    const seen = received.map((s) => [s.name, s.attributes["sagaboard.outcome"], s.attributes["sagaboard.reconcile.result"] ?? null]).sort();
+    const seen = stepSpans.map((s) => [s.name, s.attributes["sagaboard.outcome"], s.attributes["sagaboard.reconcile.result"] ?? s.attributes["sagaboard.compensation.state"] ?? null]).sort();
     expect(seen).toEqual(
       [
         // The clean run: one span per logged call, confirmed.
@@ -126,10 +135,13 @@ describe("traces of logged calls", () => {
         ["reconcile create_ticket", "confirmed", "confirmed"],
         ["reconcile charge_card", "confirmed", "confirmed"],
         ["execute_tool reship_order", "failed", null],
+        // The unwind: each compensation confirmed by reading the real system back.
+        ["compensate create_ticket", "compensated", "confirmed"],
+        ["compensate charge_card", "compensated", "confirmed"],
       ].sort(),
     );
     // One execute_tool span per logged call of the clean run: its rows, no more, no fewer.
-    const cleanSpans = received.filter((s) => s.attributes["sagaboard.run.id"] === clean.runId);
+    const cleanSpans = stepSpans.filter((s) => s.attributes["sagaboard.run.id"] === clean.runId);
     expect(cleanSpans.map((s) => s.attributes["gen_ai.tool.call.id"]).sort()).toEqual(steps.filter((s) => s.runId === clean.runId).map((s) => s.id).sort());
   });
 });
