@@ -14,6 +14,11 @@
  *                                        behind: the lease (60 s by the database clock) holds, the
  *                                        second gets nothing, the first unwinds and completes under its
  *                                        fence; the charge is refunded once.
+ *   lease-takeover                       the same with a 100 ms lease that runs out (by the database
+ *                                        clock) while the first worker's app clock is 2 hours ahead:
+ *                                        the second worker takes the task over, the first's late
+ *                                        completion is refused by the fence, the second completes it;
+ *                                        one refund.
  * Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per fault).
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -131,4 +136,29 @@ describe("clock trouble: the app's clock skewed against the database's", () => {
       });
     });
   }
+
+  it("lease-takeover: a lease runs out by the database clock, not the app's; the late holder is fenced out", async () => {
+    const prisma = await getPrisma();
+    const store = sharedSagaStore(prisma);
+    await fault("lease-takeover", async (t) => {
+      const run = await engine.startRun({ title: `lease takeover ${t}`, agent: AGENT.id });
+      expect((await run.call("charge_card", { customerId: "cus_ada", amount: 800 + t, currency: "eur", reason: `takeover ${t}` })).status).toBe("ok");
+      const tools = [`skew-takeover-${t}`];
+      await enqueueTask(prisma, { kind: "UNWIND", runId: run.runId, tools, payload: { reason: "clock skew" }, dedupeKey: `takeover:${run.runId}` });
+      const [first] = await withAppClock(2 * HOUR, () => claimTasks(prisma, { workerId: "w-late", tools, max: 1, leaseMs: 100 }));
+      expect(first).toBeTruthy();
+      // Wait until the database's clock is past the lease (the app's says it is hours away).
+      const leaseUntil = (await prisma.workerTask.findUniqueOrThrow({ where: { id: first!.id } })).leaseUntil!;
+      while ((await databaseNow(prisma)).getTime() <= leaseUntil.getTime()) await new Promise((r) => setTimeout(r, 20));
+      const [second] = await withAppClock(-2 * HOUR, () => claimTasks(prisma, { workerId: "w-next", tools, max: 1, leaseMs: 60_000 }));
+      expect(second, "taken over once the database clock passed the lease").toMatchObject({ id: first!.id, attempt: first!.attempt + 1 });
+      const report = await withAppClock(-2 * HOUR, () => engine.unwind(run.runId, AGENT, "taken over"));
+      expect(report.status).toBe(RunStatus.UNWOUND);
+      const late = await withAppClock(2 * HOUR, () => completeTask(prisma, { taskId: first!.id, attempt: first!.attempt, workerId: "w-late", result: { status: "late" } }));
+      expect(late, "the late holder changes nothing").toMatchObject({ settled: false });
+      expect(await completeTask(prisma, { taskId: second!.id, attempt: second!.attempt, workerId: "w-next", result: { status: report.status } })).toMatchObject({ settled: true });
+      expect((await store.listSteps(run.runId)).map((s) => s.status)).toEqual([StepStatus.COMPENSATED]);
+      return run.runId;
+    });
+  });
 });
