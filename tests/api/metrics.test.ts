@@ -10,6 +10,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { createWebhook } from "@/lib/notifications/create-webhook";
+import { Notifier } from "@/lib/notifications/notifier";
+import { webhookTargetPolicy } from "@/lib/notifications/webhook-target";
+import { sweepStuckRuns } from "@/lib/worker/sweep-stuck-runs";
 import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
@@ -95,13 +99,19 @@ describe("the metrics endpoint", () => {
     world.faults.inject("payments.refund", { kind: "reject", status: 402, code: "insufficient_balance" });
     expect(await second.unwind("changed our mind")).toMatchObject({ status: "NEEDS_ATTENTION" });
 
-    // 3. An irreversible email held, then approved at the pivot and sent.
+    // 3. An irreversible email held, then approved at the pivot and sent; the agent then goes quiet
+    //    (a stuck run), and the webhook told of the waiting pivot cannot be reached (a failed delivery).
+    await createWebhook(prisma, { name: "metrics-hook", url: "http://127.0.0.1:9/hook", topics: ["pivot_waiting"], createdBy: "admin@example.com", targetPolicy: { ...webhookTargetPolicy(), allowPrivate: true } });
     const third = await engine().startRun({ title: "Apology", agent: "x" });
     const mail = { to: "ada@example.com", subject: "Sorry", body: "Your order is on its way." };
     expect(await third.call("send_email", mail)).toMatchObject({ status: "approval_required" });
     const pivot = await third.requestPivot({ summary: "Send the apology.", plan: [{ tool: "send_email", args: mail }] });
     await server.decidePivot(pivot.id, { approve: true, actor: reviewer, planHash: pivot.planHash });
     expect(await third.call("send_email", mail)).toMatchObject({ status: "ok" });
+    const notifier = new Notifier({ prisma, store: new PrismaSagaStore(prisma), notifierId: "n-metrics", mailer: null, baseUrl: "http://sagaboard.test", slas: false, maxAttempts: 1 });
+    expect((await notifier.runOnce()).attempts.map((a) => a.ok)).toEqual([false]);
+    await new Promise((r) => setTimeout(r, 400)); // quiet for longer than the threshold below, by the database's clock
+    expect((await sweepStuckRuns({ prisma, store: new PrismaSagaStore(prisma), workerId: "w-metrics", stuckAfterMs: 300 })).stuck.map((r) => r.runId)).toEqual([third.runId]);
 
     const after = await scrape();
     const runIds = [first.runId, second.runId, third.runId];
@@ -143,6 +153,11 @@ describe("the metrics endpoint", () => {
     const bounds = [60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 129600];
     for (const le of bounds) expect(moved(before, after, `sagaboard_pivot_decision_seconds_bucket{decision="approved",le="${le}"}`), `le ${le}`).toBe(seconds <= le ? 1 : 0);
     expect(after.get("sagaboard_pivots_waiting")).toBe(0);
+
+    expect(moved(before, after, "sagaboard_runs_stuck")).toBe(1);
+    const failedDeliveries = await prisma.notificationDelivery.count({ where: { channel: "webhook", status: "FAILED" } });
+    expect(failedDeliveries).toBe(1);
+    expect(moved(before, after, 'sagaboard_notification_deliveries{channel="webhook",status="failed"}')).toBe(failedDeliveries);
 
     // Runs by status, against the rows.
     for (const status of ["UNWOUND", "NEEDS_ATTENTION", "COMPLETED", "RUNNING"]) {
