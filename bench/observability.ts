@@ -4,10 +4,14 @@
  * spread on a shared machine (±20%) hides it: the hook with tracing off, and on (spans made and
  * batched to an exporter that drops them, so the figure is the span's cost in the request, not
  * the network's). Median of 5 rounds of 20,000 answers each, in microseconds per request.
+ * `--db URL` also times a scrape's reads (lib/observability/saga-metrics.ts) on that database, e.g.
+ * one `npm run bench:dashboard -- --keep` left behind (median of 5 scrapes).
  */
 import type { ExportResult } from "@opentelemetry/core";
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
+import { openPrisma } from "@/lib/db/prisma";
 import { observeAgentRequest } from "@/lib/observability/agent-requests";
+import { sagaMetricFamilies } from "@/lib/observability/saga-metrics";
 import { startTracing, stopTracing, tracingOn } from "@/lib/observability/tracing";
 import type { Json } from "@/lib/saga/tools";
 
@@ -58,3 +62,17 @@ await stopTracing();
 console.log(`answer without the hook   ${none.toFixed(2)} µs/request`);
 console.log(`hook, tracing off         ${off.toFixed(2)} µs/request`);
 console.log(`hook, tracing on          ${on.toFixed(2)} µs/request (a span each: ${exported} exported)`);
+
+const db = process.argv.includes("--db") ? process.argv[process.argv.indexOf("--db") + 1] : undefined;
+if (db) {
+  const prisma = await openPrisma(db);
+  const [steps, runs] = [await prisma.step.count(), await prisma.run.count()];
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    await sagaMetricFamilies(prisma);
+    times.push(performance.now() - started);
+  }
+  await prisma.$disconnect();
+  console.log(`a scrape's reads            ${times.sort((a, b) => a - b)[2]!.toFixed(1)} ms (median of 5; ${runs} runs, ${steps} steps)`);
+}
