@@ -12,11 +12,15 @@
  * trials then unwind (the compensation acts on that id and reads it back undone); odd ones also
  * commit an approved email whose answer is malformed the same way: unknown, then committed again,
  * reconciled, sent once. Judged by the oracle on the ledger (tests/faults/fault-matrix.ts).
+ * lookup-broken: the charge's answer has no id and the provider's search answers garbage as well (its
+ * endpoint wrapped in the test): the step stays UNKNOWN with an OUTCOME_UNKNOWN escalation, the raw
+ * answers in the step's reason and the escalation; a person settles it with the provider's id as
+ * evidence, and the unwind refunds that charge once.
  * Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per shape).
  */
-import { describe, expect, it } from "vitest";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SagaError, ToolOutcomeUnknown } from "@/lib/saga/errors";
+import { EscalationKind, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
 import { MALFORMED_SHAPES, type MalformedShape } from "@/lib/sim/faults";
 import { storeLabel } from "../support/fault-oracle";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";
@@ -64,8 +68,16 @@ async function malformedThenReconciled(sc: Scenario, run: Awaited<ReturnType<Ret
 }
 
 describe(`malformed tool responses on ${factory.name}`, () => {
+  // One database for every shape: each fault is judged on its own runs and its own part of the ledger.
+  let sc: Scenario;
+  beforeAll(async () => {
+    sc = await makeScenario(factory.make);
+  });
+  afterAll(async () => {
+    await sc?.cleanup();
+  });
+
   it.each(MALFORMED_SHAPES.map((shape) => ({ shape })))("$shape: never CONFIRMED on the answer; UNKNOWN, reconciled by key, once", async ({ shape }) => {
-    const sc = await makeScenario(factory.make);
     try {
       const runIds: string[] = [];
       const from = sc.world.ledger.operations().length;
@@ -101,7 +113,50 @@ describe(`malformed tool responses on ${factory.name}`, () => {
       expect(figures.effects, "each trial's effects were counted").toBeGreaterThanOrEqual(MATRIX_TRIALS);
     } finally {
       sc.world.faults.clear();
-      await sc.cleanup();
+    }
+  });
+
+  it("lookup-broken: the lookup cannot settle it either; a person does, from the raw answers kept", async () => {
+    const payments = sc.world.payments;
+    const search = payments.searchByMetadata;
+    try {
+      const runIds: string[] = [];
+      const from = sc.world.ledger.operations().length;
+      for (let t = 0; t < MATRIX_TRIALS; t++) {
+        const engine = sc.engine();
+        const run = await engine.startRun({ title: `lookup broken ${t}`, agent: AGENT.id });
+        runIds.push(run.runId);
+        const args = { customerId: "cus_ada", amount: 2500 + t, currency: "eur", reason: `lookup broken ${t}` };
+        sc.world.faults.inject("payments.charge", { kind: "malformed_after_effect", shape: "no_id" });
+        await expect(run.call("charge_card", args)).rejects.toBeInstanceOf(ToolOutcomeUnknown);
+        payments.searchByMetadata = async () => [{ error: "<html>search is down</html>" }] as unknown as Awaited<ReturnType<typeof search>>;
+        const retried = await run.call("charge_card", args).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(retried instanceof ToolOutcomeUnknown || retried instanceof SagaError, String(retried)).toBe(true);
+        payments.searchByMetadata = search;
+
+        const step = (await sc.store.listSteps(run.runId)).at(-1)!;
+        expect(step.status, "never confirmed, never guessed").toBe(StepStatus.UNKNOWN);
+        const [open] = await sc.store.listEscalations({ runId: run.runId, status: ["OPEN"] });
+        expect(open).toMatchObject({ kind: EscalationKind.OUTCOME_UNKNOWN, stepId: step.id });
+        expect(JSON.stringify(step.error) + JSON.stringify(open!.detail), "the raw answers are kept for the person").toMatch(/search is down/);
+        const [effect] = sc.world.ledger.effects({ op: "payments.charge" }).filter((e) => e.key === step.stepKey);
+        expect(effect, "the charge happened").toBeTruthy();
+        await engine.settleUnknown(open!.id, { outcome: "CONFIRMED", evidence: `payment ${effect!.ref} carries the step's key`, externalRef: effect!.ref!, actor: REVIEWER });
+        const report = await sc.engine().unwind(run.runId, AGENT, "lookup broken: roll back");
+        expect(report.status).toBe(RunStatus.UNWOUND);
+        expect((await sc.store.listSteps(run.runId)).map((s) => s.status)).toEqual([StepStatus.COMPENSATED]);
+      }
+      const { figures, escalations } = await figuresFor(sc.store, sc.world.ledger.operations().slice(from), runIds);
+      const line = matrixLine({ name: "malformed-answers:lookup-broken", trials: MATRIX_TRIALS, figures, escalated: escalations.length });
+      recordMatrixLine(line);
+      expect(figures.violations, line).toEqual([]);
+      expect(escalations.length, "each trial went to a person").toBe(MATRIX_TRIALS);
+    } finally {
+      payments.searchByMetadata = search;
+      sc.world.faults.clear();
     }
   });
 });
