@@ -31,7 +31,17 @@ function Audience({ audience, rank, source = "tool" }: { audience: string[] | nu
 }
 
 /** The commit plan: what approving lets the agent do (and, for a reviewer, an Edit button per item). */
-function PlanTable({ plan, onEdit }: { plan: TPlanItemView[]; onEdit: ((idx: number) => void) | null }) {
+/** How one plan item stands after the approval: the step that carries it, or not begun. */
+function CommitCell({ step }: { step: TPivotScreen["committed"][number] | undefined }) {
+  if (!step) return <span className="muted small">not run yet</span>;
+  return (
+    <span className="small">
+      ran: <StatusBadge status={step.status} /> <span className="muted">step {step.stepIdx}</span>
+    </span>
+  );
+}
+
+function PlanTable({ plan, onEdit, committed }: { plan: TPlanItemView[]; onEdit: ((idx: number) => void) | null; committed: TPivotScreen["committed"] | null }) {
   return (
     <div className="table-wrap wide-json">
       <table className="stack-on-phone">
@@ -55,6 +65,7 @@ function PlanTable({ plan, onEdit }: { plan: TPlanItemView[]; onEdit: ((idx: num
                 <div className="cell-stack">
                   <code>{item.tool}</code>
                   <ClassBadge toolClass={item.toolClass} />
+                  {committed && <CommitCell step={committed.find((c) => c.idx === item.idx)} />}
                 </div>
               </td>
               <td data-label="System">{systemLabel(item.system)}</td>
@@ -258,6 +269,8 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
   const reasonRef = useRef<HTMLTextAreaElement>(null);
 
   const pending = live.pivot.status === "PENDING";
+  const approved = live.pivot.status === "APPROVED";
+  const ran = live.committed.filter((c) => c.status === "CONFIRMED").length;
   const canDecide = live.abilities.canDecide && pending && live.run.status === "AWAITING_PIVOT";
   const revised = pending && live.pivot.planHash !== loaded.pivot.planHash;
   const irreversible = mustConfirm(loaded.plan);
@@ -457,27 +470,45 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
                 <span className="muted small">each can be undone</span>
               )}
             </div>
-            <div className="fact">
-              <span className="fact-label">Deadline</span>
-              {loaded.pivot.deadline ? (
-                <>
-                  <span className="fact-value">
-                    <Countdown until={loaded.pivot.deadline} now={live.now} />
-                  </span>
-                  <span className="muted small">
-                    <Time at={loaded.pivot.deadline} /> UTC
-                  </span>
-                </>
-              ) : (
-                <span className="fact-value muted">none given</span>
-              )}
-            </div>
+            {approved ? (
+              <div className="fact" data-testid="commit-progress">
+                <span className="fact-label">Commit</span>
+                <span className="fact-value">
+                  {ran} of {loaded.plan.length} ran
+                </span>
+                <span className="muted small">{live.run.status === "COMPLETED" ? "the run is complete" : ran < loaded.plan.length ? "the agent commits the plan item by item" : `the run is ${live.run.status.toLowerCase().replaceAll("_", " ")}`}</span>
+              </div>
+            ) : !pending ? (
+              <div className="fact">
+                <span className="fact-label">Decision</span>
+                <span className="fact-value">rejected</span>
+                <span className="muted small">no call of the plan may run</span>
+              </div>
+            ) : (
+              <div className="fact">
+                <span className="fact-label">Deadline</span>
+                {loaded.pivot.deadline ? (
+                  <>
+                    <span className="fact-value">
+                      <Countdown until={loaded.pivot.deadline} now={live.now} />
+                    </span>
+                    <span className="muted small">
+                      <Time at={loaded.pivot.deadline} /> UTC
+                    </span>
+                  </>
+                ) : (
+                  <span className="fact-value muted">none given</span>
+                )}
+              </div>
+            )}
             <div className="fact">
               <span className="fact-label">Staged, releasable</span>
               <span className="fact-value">
                 {openStaged.length} of {live.staged.length}
               </span>
-              {live.releasableUntil ? (
+              {!pending ? (
+                <span className="muted small">{approved ? "kept: the plan was approved" : "released as the run unwinds"}</span>
+              ) : live.releasableUntil ? (
                 <span className="muted small">
                   first expires <Countdown until={live.releasableUntil} now={live.now} />
                 </span>
@@ -501,13 +532,18 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
 
           <section className="plan-section" aria-labelledby="plan">
             <h2 id="plan">
-              What approving lets the agent do<span className="count">{loaded.plan.length}</span>
+              {approved ? "What the approval lets the agent do" : pending ? "What approving lets the agent do" : "What the agent asked to do"}
+              <span className="count">{loaded.plan.length}</span>
             </h2>
             <p className="muted small section-note">
-              Only these calls, with exactly these arguments and policy versions, may run after approval; each runs once. Irreversible calls are marked in magenta.
+              {approved
+                ? "Only these calls, with exactly these arguments and policy versions, run after the approval; each runs once. Under each call: how it stands now."
+                : pending
+                  ? "Only these calls, with exactly these arguments and policy versions, may run after approval; each runs once. Irreversible calls are marked in magenta."
+                  : "The pivot was rejected: none of these calls may run."}
               {canDecide && " You may edit an item's arguments (wording, a smaller amount) before approving: the agent then makes the edited call, and only that one."}
             </p>
-            <PlanTable plan={loaded.plan} onEdit={canDecide && !revised ? (idx) => setEditing(idx) : null} />
+            <PlanTable plan={loaded.plan} onEdit={canDecide && !revised ? (idx) => setEditing(idx) : null} committed={approved ? live.committed : null} />
             {editingItem && (
               <PlanItemEditor
                 key={`${editingItem.idx}-${loaded.pivot.planHash}`}

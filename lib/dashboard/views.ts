@@ -174,6 +174,8 @@ export const ZPivotScreen = z.object({
   releasableUntil: IsoDate.nullable(),
   /** The run's other pivots, oldest first. */
   otherPivots: z.array(z.object({ id: z.string(), status: PivotStatusSchema, createdAt: IsoDate })),
+  /** Once approved: the step that carries each plan item a commit has begun (the latest, by plan position). */
+  committed: z.array(z.object({ idx: z.number().int(), stepIdx: z.number().int(), status: StepStatusSchema })),
   /** The server's clock when this was read. */
   now: IsoDate,
   /** What the signed-in user may do here. */

@@ -89,6 +89,12 @@ export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
   }).filter((g) => g.stepIds.length > 0);
 
   const plan = planItemViews(pivot.plan, policies, registry);
+  // A plan item retried under its key (NOT_EXECUTED, then again) has several steps: the latest tells.
+  const committed = new Map<number, StepRecord>();
+  for (const s of steps) {
+    if (s.approvalId !== pivot.id || s.planItemIdx === null) continue;
+    if ((committed.get(s.planItemIdx)?.stepIdx ?? -1) < s.stepIdx) committed.set(s.planItemIdx, s);
+  }
   const open = staged.filter((e) => !e.settled);
   return {
     pivot: pivotSummary(pivot),
@@ -101,6 +107,7 @@ export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
     policyChanged: plan.some((i) => i.policyChanged),
     releasableUntil: earliest([...open.map((e) => (e.releasableUntil ? new Date(e.releasableUntil) : null)), pivot.deadline])?.toISOString() ?? null,
     otherPivots: pivots.filter((p) => p.id !== pivot.id).map((p) => ({ id: p.id, status: p.status, createdAt: p.createdAt.toISOString() })),
+    committed: [...committed].sort(([a], [b]) => a - b).map(([idx, s]) => ({ idx, stepIdx: s.stepIdx, status: s.status })),
     now: new Date().toISOString(),
     // The role read once above (`userCan` would read the User row again).
     abilities: { canDecide: can(user.role, "pivot.decide") },

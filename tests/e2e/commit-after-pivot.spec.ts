@@ -76,6 +76,18 @@ test.describe("after the pivot", () => {
       const email = await db.step.findFirstOrThrow({ where: { runId: run.id, approvalId: pivot.id, tool: "send_email" } });
       expect(await effects(world, { op: "email.send", key: email.stepKey })).toHaveLength(1);
 
+      // The reviewer's pivot screen follows live: the plan's calls ran, and the decision's deadline is gone.
+      const progress = page.getByTestId("commit-progress");
+      await expect(progress).toContainText(`${pivot.plan.length} of ${pivot.plan.length} ran`, { timeout: 15_000 });
+      await expect(progress).toContainText("the run is complete");
+      await expect(page.getByRole("heading", { name: "What the approval lets the agent do" })).toBeVisible();
+      await expect(page.getByTestId(`plan-item-${pivot.plan.length - 1}`)).toContainText("CONFIRMED");
+      await page.screenshot({ path: screenshotPath("commit-demo-pivot-after"), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.screenshot({ path: screenshotPath("commit-demo-pivot-after-390"), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 720 });
+
       await page.goto(`/runs/${run.id}`);
       await expect(page.getByRole("heading", { name: /Reship order 2001 with an apology/ })).toBeVisible();
       await expect(page.getByTestId("run-progress")).toContainText(/complete/i);

@@ -189,8 +189,14 @@ describe("pivot decisions", () => {
     expect(chainProblems(events)).toEqual([]);
 
     // The agent proceeds with exactly the approved calls; the email reaches the (simulated) world once.
+    expect((await getPivotScreen(first.id)).committed).toEqual([]);
     expect(await run.call("capture_payment", { paymentIntentId, amount: 1800 })).toMatchObject({ status: "ok" });
+    expect((await getPivotScreen(first.id)).committed).toEqual([{ idx: 0, stepIdx: expect.any(Number), status: "CONFIRMED" }]);
     expect(await run.call("send_email", revisedMail)).toMatchObject({ status: "ok" });
+    expect((await getPivotScreen(first.id)).committed.map((c) => [c.idx, c.status])).toEqual([
+      [0, "CONFIRMED"],
+      [1, "CONFIRMED"],
+    ]);
     const world = getHostedWorld();
     expect(world.ledger.effects({ op: "email.send" }).filter((x) => (x.args as { to?: string }).to === apology.to)).toHaveLength(1);
     expect(world.ledger.effects({ op: "payments.capture", ref: paymentIntentId })).toHaveLength(1);
