@@ -64,4 +64,23 @@ describe("describeRunProgress", () => {
     const done = describeRunProgress(input({ run: { status: "COMPLETED", agent: "support-agent" } }));
     expect(done).toMatchObject({ waitingOn: "nobody", stuckAt: null });
   });
+
+  it("a run whose agent's token was revoked waits for a person, naming the step left in flight", () => {
+    const running = input({
+      run: { status: "RUNNING", agent: "support-agent" },
+      steps: [
+        { stepIdx: 0, tool: "create_ticket", status: "CONFIRMED", approvalId: null, planItemIdx: null },
+        { stepIdx: 1, tool: "charge_card", status: "INTENDED", approvalId: null, planItemIdx: null },
+      ],
+      pivots: [],
+      agentToken: { revoked: true },
+    });
+    const progress = describeRunProgress(running);
+    expect(progress.waitingOn).toBe("person");
+    expect(progress.expected).toBe(
+      "The agent's token was revoked, so the agent cannot go on; nobody knows yet whether step 2 (charge_card) happened, and pulling back checks that first. Pull back the whole run to undo what it did, or give the agent a new token for a new run.",
+    );
+    expect(describeRunProgress({ ...running, agentToken: { revoked: false } }).waitingOn).toBe("agent");
+    expect(describeRunProgress({ ...running, run: { status: "UNWOUND", agent: "support-agent" } }).waitingOn).toBe("nobody");
+  });
 });

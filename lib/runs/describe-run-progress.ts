@@ -57,6 +57,8 @@ export interface RunProgressInput {
   now: Date;
   /** Silence after which an approved run is raised as stuck (SAGABOARD_STUCK_AFTER_PIVOT_MS). */
   stuckAfterMs: number;
+  /** The agent token the run's agent names, as the tokens table has it now (absent: no token by that name, e.g. an in-process agent). */
+  agentToken?: { revoked: boolean } | null;
 }
 
 const OPEN = new Set(["OPEN", "CLAIMED"]);
@@ -84,6 +86,21 @@ function committingSentence(input: RunProgressInput, open: number): { expected: 
       ", and then complete the run.",
     waitingOn: "agent",
   };
+}
+
+/**
+ * What the page says of a run whose agent was cut off (its token revoked) before it finished: nobody
+ * will come back to it, so a person decides, and a step left in flight is named (it is checked
+ * against its system before anything is undone).
+ */
+function cutOffSentence(input: RunProgressInput): string {
+  const inFlight = input.steps.filter((s) => s.status === "INTENDED" || s.status === "UNKNOWN");
+  const which = inFlight.map((s) => `step ${s.stepIdx + 1} (${s.tool})`).join(", ");
+  return (
+    "The agent's token was revoked, so the agent cannot go on" +
+    (inFlight.length > 0 ? `; nobody knows yet whether ${which} happened, and pulling back checks that first` : "") +
+    ". Pull back the whole run to undo what it did, or give the agent a new token for a new run."
+  );
 }
 
 /** Works out what the run page says about progress. */
@@ -131,6 +148,11 @@ export function describeRunProgress(input: RunProgressInput): RunProgress {
     default:
       expected = `The run is ${input.run.status.replaceAll("_", " ").toLowerCase()}.`;
       waitingOn = "nobody";
+  }
+  // A run its agent can no longer move waits for a person, whatever the agent was expected to do.
+  if (input.agentToken?.revoked && (waitingOn === "agent" || input.run.status === "AWAITING_PIVOT")) {
+    expected = cutOffSentence(input);
+    waitingOn = "person";
   }
   // The sweep raises one escalation per silence: once a person settled it, the same silence is not raised again.
   const settled = sinceForStuck !== null && input.escalations.some((e) => e.kind === "STUCK_AFTER_PIVOT" && e.stepId === null && e.createdAt >= sinceForStuck!);

@@ -51,6 +51,8 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
     );
   }
   const { steps, pivots, escalations, corrections, ...runRow } = run;
+  // A revoked token never comes back: the page says the run waits for a person (read after the run, so never older).
+  const token = await withDb((prisma) => prisma.agentToken.findUnique({ where: { name: run.agent }, select: { revokedAt: true } }));
   const plans = pivots.map((p) => ({ ...p, plan: ZPlan.parse(p.plan) }));
   const progress = describeRunProgress({
     run: runRow,
@@ -62,6 +64,7 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
     stepIdxById: new Map(steps.map((s) => [s.id, s.stepIdx])),
     now,
     stuckAfterMs: configuredStuckAfterMs(),
+    agentToken: token ? { revoked: token.revokedAt !== null } : null,
   });
   return {
     run: runRow,

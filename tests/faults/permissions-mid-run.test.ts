@@ -18,7 +18,8 @@
  * the agent's hands (disabled, stricter) lets its outcome be recorded, CONFIRMED on the provider's id;
  * one that does (revoked) refuses the outcome and the step stays INTENDED, never guessed, until a
  * person unwinds the run from the dashboard, which reconciles it by key before refunding it. Every run
- * ends unwound by that person; the oracle counts the ledger (tests/faults/fault-matrix.ts).
+ * ends unwound by that person; the oracle counts the ledger (tests/faults/fault-matrix.ts). For a revoked
+ * token the run page says the agent cannot go on, names the step left in flight, and says what to do.
  * Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per fault and moment).
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +32,7 @@ import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import type { PrismaClient } from "@/lib/db/prisma";
 import { approvePivot } from "@/lib/pivots/approve-pivot";
 import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
+import { getRunTimeline } from "@/lib/runs/get-run-timeline";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { SagaError } from "@/lib/saga/errors";
@@ -54,6 +56,7 @@ const clock = new ManualClock();
 const world = new World({ clock, searchLagMs: 1500 });
 const registry = createSupportToolRegistry(world);
 let prisma: PrismaClient;
+let viewerId: string;
 
 type Change = "token-revoked" | "tool-disabled" | "class-stricter";
 const CHANGES: Change[] = ["token-revoked", "tool-disabled", "class-stricter"];
@@ -61,6 +64,7 @@ const CHANGES: Change[] = ["token-revoked", "tool-disabled", "class-stricter"];
 beforeAll(async () => {
   prisma = await getPrisma();
   await syncToolPolicies(prisma, registry);
+  viewerId = (await createUser(prisma, { email: `viewer-${process.pid}@example.com`, name: "Vi", role: "viewer", password: "correct horse battery", by: { type: "system", id: "test" } })).id;
 });
 
 /** The charge_card row back to what the connectors registered (a previous trial may have changed it). */
@@ -158,6 +162,13 @@ async function trial(change: Change, moment: "between" | "in-flight", n: number)
     expect(world.ledger.effects({ op: "payments.charge" }).length - chargesBefore, "no second charge").toBe(1);
   }
 
+  if (change === "token-revoked") {
+    // The run page tells a person the agent is gone, what was left in flight, and what to do.
+    const page = await runWithSessionReader(async () => viewerId, () => getRunTimeline(run.runId));
+    expect(page.progress.waitingOn).toBe("person");
+    expect(page.progress.expected).toMatch(/token was revoked.*Pull back the whole run/);
+    if (moment === "in-flight") expect(page.progress.expected).toMatch(/step 2 \(charge_card\)/);
+  }
   // A person unwinds the run from the dashboard: an in-flight step is reconciled by key first.
   const report = await person.unwind(run.runId, PERSON, `${change}: pulled back`);
   expect(report.compensationFailed.length + report.unresolved.length, JSON.stringify(report)).toBe(0);
