@@ -14,6 +14,9 @@
  *   two-reviewers       two reviewers decide one pivot at the same moment (approve vs reject, or both
  *                       approve): one decision wins, the other is told (already_decided), and the plan
  *                       runs once or not at all, as the winner decided.
+ *   two-reviewers-held-call  the same for a held irreversible call (approve vs reject at once): one
+ *                       decision, the other reviewer's item skipped with who decided; the call runs once
+ *                       when approved (the agent's next call), never when rejected.
  *   session-ended       a reviewer opens the pivot, her session ends (signed out everywhere), then she
  *                       approves: refused as signed out, the pivot still pending; it then expires.
  * Every trial: email.send effects counted in the ledger against what was approved, 0 duplicates, 0 lost
@@ -28,6 +31,7 @@ import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { approvePivot } from "@/lib/pivots/approve-pivot";
 import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
 import { rejectPivot } from "@/lib/pivots/reject-pivot";
+import { decideHeldCalls } from "@/lib/escalations/decide-held-calls";
 import { SagaEngine } from "@/lib/saga/engine";
 import { SagaError } from "@/lib/saga/errors";
 import type { RunContext } from "@/lib/saga/run-context";
@@ -194,6 +198,38 @@ describe("approval unavailable", () => {
         await expect(run.commitPlan(pivot.id)).rejects.toBeInstanceOf(SagaError);
         expect((await engine.unwind(run.runId, AGENT, "rejected")).status).toBe(RunStatus.UNWOUND);
         expect(sends() - before, "rejected: nothing is sent").toBe(0);
+      }
+      return [run.runId];
+    });
+  });
+
+  it("two-reviewers-held-call: two decisions on one held call at once; one wins, the other is told who decided", async () => {
+    const prisma = await getPrisma();
+    await fault("two-reviewers-held-call", async (t) => {
+      const n = 500 + t;
+      const before = sends();
+      const run = await engine.startRun({ title: `held call, two reviewers ${n}`, agent: AGENT.id });
+      const held = await run.call("send_email", email(n));
+      const escalationId = held.status === "approval_required" ? held.escalationId! : "";
+      expect(escalationId).toMatch(/^esc_/);
+      const [a, b] = [await reviewer("dan"), await reviewer("eve")];
+      const results = await Promise.all([
+        a.as(() => decideHeldCalls({ escalationIds: [escalationId], approve: true })),
+        b.as(() => decideHeldCalls({ escalationIds: [escalationId], approve: false, note: "not this email" })),
+      ]);
+      expect(results.map((r) => r.decided).sort(), JSON.stringify(results)).toEqual([0, 1]);
+      const loser = results.find((r) => r.decided === 0)!;
+      expect(loser.items[0]).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^(already decided by|held by) /) });
+      const row = await prisma.escalation.findUniqueOrThrow({ where: { id: escalationId } });
+      const approved = (row.resolution as { approved?: unknown } | null)?.approved === true;
+      const again = await (await engine.resume(run.runId)).call("send_email", email(n));
+      if (approved) {
+        expect(again).toMatchObject({ status: "ok" });
+        expect(await (await engine.resume(run.runId)).call("send_email", email(n))).toMatchObject({ status: "ok", replayed: true });
+        expect(sends() - before, "approved: sent once").toBe(1);
+      } else {
+        expect(again).toMatchObject({ status: "approval_required", reason: "REJECTED" });
+        expect(sends() - before, "rejected: nothing sent").toBe(0);
       }
       return [run.runId];
     });
