@@ -9,6 +9,7 @@ import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
 import { recordManualRepair } from "@/lib/saga/record-manual-repair";
 import { EscalationKind, EscalationStatus, PIVOT_REJECTION_CODES, StepStatus } from "@/lib/saga/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
+import { expireIfDue } from "@/lib/sla/sweep-slas";
 import { dashboardEngine, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TResolveResult } from "@/lib/dashboard/views";
@@ -152,6 +153,10 @@ export async function resolveEscalation(escalationId: string, request: TEscalati
   }
   if (escalation.kind !== resolution.kind) {
     throw new SagaError("ESCALATION_CONFLICT", `Escalation ${id} is ${escalation.kind}, not ${resolution.kind}; use the resolution form of its kind.`);
+  }
+  // A held call past its SLA's expiry (database clock) is rejected by it, never approved, whether or not a sweep has run.
+  if (resolution.kind === EscalationKind.APPROVAL_REQUIRED && resolution.approve && (await expireIfDue(await getPrisma(), store, id))) {
+    return { ok: false, reason: "resolved", resolvedBy: (await store.getEscalation(id))?.resolvedBy ?? null };
   }
   try {
     await decide(user, id, resolution);

@@ -10,6 +10,7 @@ import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/voca
 import { dashboardEngine, connectorRegistry, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "@/lib/dashboard/views";
+import { expireIfDue } from "@/lib/sla/sweep-slas";
 
 /** A reviewer's decision as the use cases pass it on. */
 export interface PivotDecisionInput {
@@ -51,7 +52,10 @@ async function refusal(store: PrismaSagaStore, pivot: PivotRecord, input: PivotD
 
 /** Decides the pivot through the engine (row + audit event in one transaction) for `user`. */
 export async function decidePivotFor(user: DashboardUser, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
-  const store = sharedSagaStore(await getPrisma());
+  const prisma = await getPrisma();
+  const store = sharedSagaStore(prisma);
+  // Expiry by the database clock wins over an approval that comes after it, whether or not a sweep has run.
+  if (input.approve) await expireIfDue(prisma, store, input.pivotId);
   const pivot = await store.getPivot(input.pivotId);
   if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${input.pivotId} does not exist; reload the runs list.`);
   const refused = await refusal(store, pivot, input);

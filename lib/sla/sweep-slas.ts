@@ -66,31 +66,38 @@ function after(k: Keyset | undefined) {
   return k ? { OR: [{ createdAt: { gt: k.createdAt } }, { createdAt: k.createdAt, id: { gt: k.id } }] } : {};
 }
 
+const PIVOT_FIELDS = { id: true, runId: true, createdAt: true, plan: true, planHash: true, deadline: true } as const;
+const ESCALATION_FIELDS = { id: true, runId: true, stepId: true, kind: true, createdAt: true, detail: true, step: { select: { tool: true } } } as const;
+type PivotRow = Prisma.PivotGetPayload<{ select: typeof PIVOT_FIELDS }>;
+type EscalationRow = Prisma.EscalationGetPayload<{ select: typeof ESCALATION_FIELDS }>;
+
+function pivotItem(rules: ReadonlyMap<string, SlaRule>, p: PivotRow): WaitingItem {
+  const policy = pivotSla(rules, planTools(p.plan));
+  return { id: p.id, runId: p.runId, stepId: null, what: "pivot", createdAt: p.createdAt, policy, points: slaPoints(policy, p.createdAt, p.deadline), planHash: p.planHash };
+}
+
+function escalationItem(rules: ReadonlyMap<string, SlaRule>, e: EscalationRow): WaitingItem {
+  const kind = e.kind as EscalationKind;
+  const policy = escalationSla(rules, kind, toolOf(e.detail, e.step?.tool ?? null));
+  return { id: e.id, runId: e.runId, stepId: e.stepId, what: kind, createdAt: e.createdAt, policy, points: slaPoints(policy, e.createdAt), planHash: null };
+}
+
 async function waitingItems(prisma: PrismaClient, rules: ReadonlyMap<string, SlaRule>, batch: number, from: { pivot?: Keyset; escalation?: Keyset }): Promise<{ items: WaitingItem[]; more: boolean; last: { pivot?: Keyset; escalation?: Keyset } }> {
   const [pivots, escalations] = await onConnection(prisma, async () => [
     await prisma.pivot.findMany({
       where: { status: PivotStatus.PENDING, ...after(from.pivot) },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       take: batch,
-      select: { id: true, runId: true, createdAt: true, plan: true, planHash: true, deadline: true },
+      select: PIVOT_FIELDS,
     }),
     await prisma.escalation.findMany({
       where: { status: { in: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] }, ...after(from.escalation) },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       take: batch,
-      select: { id: true, runId: true, stepId: true, kind: true, createdAt: true, detail: true, step: { select: { tool: true } } },
+      select: ESCALATION_FIELDS,
     }),
   ] as const);
-  const items: WaitingItem[] = [];
-  for (const p of pivots) {
-    const policy = pivotSla(rules, planTools(p.plan));
-    items.push({ id: p.id, runId: p.runId, stepId: null, what: "pivot", createdAt: p.createdAt, policy, points: slaPoints(policy, p.createdAt, p.deadline), planHash: p.planHash });
-  }
-  for (const e of escalations) {
-    const kind = e.kind as EscalationKind;
-    const policy = escalationSla(rules, kind, toolOf(e.detail, e.step?.tool ?? null));
-    items.push({ id: e.id, runId: e.runId, stepId: e.stepId, what: kind, createdAt: e.createdAt, policy, points: slaPoints(policy, e.createdAt), planHash: null });
-  }
+  const items: WaitingItem[] = [...pivots.map((p) => pivotItem(rules, p)), ...escalations.map((e) => escalationItem(rules, e))];
   const keyset = (rows: readonly Keyset[], previous: Keyset | undefined) => (rows.length > 0 ? { createdAt: rows.at(-1)!.createdAt, id: rows.at(-1)!.id } : previous);
   const last = { pivot: keyset(pivots, from.pivot), escalation: keyset(escalations, from.escalation) };
   return { items, more: pivots.length === batch || escalations.length === batch, last };
@@ -141,6 +148,26 @@ async function expire(store: SagaStore, item: WaitingItem, now: Date): Promise<b
   const resolution = { approved: false, expired: true, note };
   const resolved = await store.resolveEscalation(item.id, { resolvedBy: SLA_ACTOR.id, resolution }, { type: "escalation.resolved", actor: SLA_ACTOR, data: { escalationId: item.id, kind: item.what, resolution } });
   return resolved !== null;
+}
+
+/**
+ * Rejects one pending pivot or held call now if its SLA has expired by the database clock, as the
+ * sweep would on its next round: a person approving between the expiry and that round is answered
+ * "already decided" instead of approving what expiry must reject. True when this call rejected it.
+ */
+export async function expireIfDue(prisma: PrismaClient, store: SagaStore, itemId: string): Promise<boolean> {
+  const item = await onConnection(prisma, async () => {
+    const rules = await loadSlaRules(prisma);
+    if (itemId.startsWith("piv_")) {
+      const pivot = await prisma.pivot.findFirst({ where: { id: itemId, status: PivotStatus.PENDING }, select: PIVOT_FIELDS });
+      return pivot ? pivotItem(rules, pivot) : null;
+    }
+    const escalation = await prisma.escalation.findFirst({ where: { id: itemId, status: { in: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] } }, select: ESCALATION_FIELDS });
+    return escalation ? escalationItem(rules, escalation) : null;
+  });
+  if (!item?.points.expireAt) return false;
+  const now = await onConnection(prisma, () => databaseNow(prisma));
+  return now >= item.points.expireAt && (await expire(store, item, now));
 }
 
 /** One sweep over everything waiting for people, a page at a time (so old items never starve newer ones). */

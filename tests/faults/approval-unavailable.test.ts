@@ -165,6 +165,32 @@ describe("approval unavailable", () => {
     });
   });
 
+  it("approved-after-expiry: a reviewer approves a pivot or a held call past its expiry before any sweep ran: told it was already decided (rejected by its SLA), nothing runs", async () => {
+    const prisma = await getPrisma();
+    await fault("approved-after-expiry", async (t) => {
+      const n = 250 + t;
+      const before = sends();
+      const r = await reviewer(`late-${n}`);
+      // A pivot: no sweep has run since it expired (a deployment without a notifier, or between rounds).
+      const { run, pivot } = await waitingRun(n);
+      await backdate(prisma, { pivotId: pivot.id }, await pastPivotExpiry());
+      const answer = await r.as(() => approvePivot({ pivotId: pivot.id, planHash: pivot.planHash }));
+      expect(answer).toMatchObject({ ok: false, reason: "already_decided", pivot: { status: PivotStatus.REJECTED, decidedBy: "sla" } });
+      await expect(run.commitPlan(pivot.id)).rejects.toMatchObject({ code: "PIVOT_NOT_APPROVED" });
+      // A held call, approved from the queue past its expiry.
+      const held = await run.call("send_email", email(n + 1000));
+      const escalationId = held.status === "approval_required" ? held.escalationId! : "";
+      const policy = escalationSla(await loadSlaRules(prisma), EscalationKind.APPROVAL_REQUIRED, "send_email");
+      await backdate(prisma, { escalationId }, policy.expireSec! + 60);
+      const bulk = await r.as(() => decideHeldCalls({ escalationIds: [escalationId], approve: true }));
+      expect(bulk.items).toEqual([expect.objectContaining({ escalationId, outcome: "skipped" })]);
+      expect(await prisma.escalation.findUniqueOrThrow({ where: { id: escalationId } })).toMatchObject({ status: "RESOLVED", resolvedBy: "sla" });
+      expect(await run.call("send_email", email(n + 1000))).toMatchObject({ status: "approval_required", reason: "REJECTED" });
+      expect(sends() - before, "nothing approved after its expiry runs").toBe(0);
+      return [run.runId];
+    });
+  });
+
   it("two-reviewers: two decisions at once; one wins, the other is told; the plan runs as the winner decided, once", async () => {
     const store = sharedSagaStore(await getPrisma());
     await fault("two-reviewers", async (t) => {
