@@ -7,7 +7,7 @@ import { DashboardRequestError, errorMessage, postParsed } from "@/components/da
 import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/tools/views";
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
-import { DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/tools/duration";
+import { DEFAULT_WINDOW_SEC, DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/tools/duration";
 import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
@@ -356,6 +356,8 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
   const [draft, setDraft] = useState<Draft>(() => draftOf(tool));
   const [reason, setReason] = useState("");
   const [verified, setVerified] = useState(false);
+  /** The default window the form filled in when the class changed, in words (shown until saved). */
+  const [windowFilled, setWindowFilled] = useState<string | null>(null);
   const { busy, outcome, save } = useToolSave(tool, onSaved);
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
   const changes = changesOf(tool, draft);
@@ -367,6 +369,14 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
   }
 
 
+  /** A class that can be pulled back, chosen while the window is empty, gets its default window, shown before saving. */
+  function changeClass(toolClass: string) {
+    const fallback = DEFAULT_WINDOW_SEC[toolClass as keyof typeof DEFAULT_WINDOW_SEC] ?? null;
+    const filled = fallback !== null && secondsOfDraft(draft.window) === null;
+    setDraft((d) => ({ ...d, toolClass, ...(filled ? { window: durationDraftOf(fallback) } : {}) }));
+    setWindowFilled(filled ? formatWindow(fallback) : null);
+  }
+
   const releasable = draft.toolClass === "REVERSIBLE" || draft.toolClass === "COMPENSATABLE";
   const aria = (field: string) => (outcome?.fields?.[field] ? { "aria-invalid": true, "aria-describedby": `err-${field}` } : {});
   return (
@@ -377,7 +387,7 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
         <div className={styles.fields}>
           <div className={styles.field}>
             <label htmlFor="f-toolClass">Class</label>
-            <select id="f-toolClass" value={draft.toolClass} onChange={(e) => set("toolClass", e.target.value)} {...aria("toolClass")}>
+            <select id="f-toolClass" value={draft.toolClass} onChange={(e) => changeClass(e.target.value)} {...aria("toolClass")}>
               {CLASSES.map((c) => (
                 <option key={c} value={c}>
                   {c}
@@ -413,6 +423,7 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
           </div>
           <div className={styles.field}>
             <DurationField id="f-revocationWindowSec" label="Revocation window" value={draft.window} onChange={(next) => set("window", next)} placeholder="none" describedBy={aria("revocationWindowSec")} />
+            {windowFilled && <small className="muted">Filled with the class&apos;s default ({windowFilled}): without one, every pull-back would be outside the window. Change or clear it before saving.</small>}
             <FieldError outcome={outcome} field="revocationWindowSec" />
           </div>
           <div className={styles.field}>

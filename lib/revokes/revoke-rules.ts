@@ -7,7 +7,8 @@ import { systemOfTool } from "@/lib/tools/tool-systems";
 import { onConnection } from "@/lib/db/transactions";
 import type { Role } from "@/lib/auth/roles";
 import { EscalationKind, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
-import { DEFAULT_REVOKE_ROLES, DEFAULT_WINDOW_SEC, storedRevokeRoles } from "@/lib/tools/tool-policy";
+import { DEFAULT_WINDOW_SEC } from "@/lib/tools/duration";
+import { DEFAULT_REVOKE_ROLES, storedRevokeRoles } from "@/lib/tools/tool-policy";
 import { toRevokeSummary, type TRevokeSummary } from "./views";
 
 /** The step's revocation window: when it closes, and whether it is open at `now`. */

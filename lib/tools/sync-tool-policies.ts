@@ -6,7 +6,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/db/dialect";
 import { TX_OPTIONS } from "@/lib/db/transactions";
 import type { CorrectionDraft, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
-import { DEFAULT_WINDOW_SEC } from "@/lib/tools/tool-policy";
+import { DEFAULT_WINDOW_SEC } from "@/lib/tools/duration";
 import { ToolStatus } from "@/lib/saga/vocabulary";
 import { recordToolVersion, ToolChange } from "@/lib/tools/tool-versions";
 

@@ -4,7 +4,7 @@
  */
 import type { PrismaClient } from "@/lib/db/prisma";
 import type { ToolRegistry } from "@/lib/saga/tools";
-import { DEFAULT_WINDOW_SEC } from "./tool-policy";
+import { DEFAULT_WINDOW_SEC } from "./duration";
 import { storedEditableArgs } from "@/lib/pivots/reviewer-edits";
 
 /** Where a tool's policy facts came from. */

@@ -58,6 +58,12 @@ describe("checkToolPolicy", () => {
     expect(paths({ ...charge, status: ToolStatus.UNREVIEWED })).toEqual(["status"]);
   });
 
+  it("warns when a tool that can be pulled back has no revocation window", () => {
+    const { issues, warnings } = checkToolPolicy("charge_card", { ...charge, revocationWindowSec: null }, charge, connectors);
+    expect(issues).toEqual([]);
+    expect(warnings).toEqual(["No revocation window: a pull-back of any compensatable call is outside it and becomes an escalation (the class's default is 24 h)."]);
+  });
+
   it("warns when the revocation window outlives the provider's key retention", () => {
     const { issues, warnings } = checkToolPolicy("charge_card", { ...charge, revocationWindowSec: 48 * 3600 }, charge, connectors);
     expect(issues).toEqual([]);

@@ -12,14 +12,12 @@ import type { ToolPolicy } from "@/generated/prisma";
 import { can, isRole, rolesThatCan, RoleSchema, type Role } from "@/lib/auth/roles";
 import type { FieldIssue } from "@/lib/saga/errors";
 import { storedStatus } from "@/lib/saga/tool-table";
+import { DEFAULT_WINDOW_SEC } from "./duration";
 import { ToolClass, TOOL_CLASSES, ToolStatus, TOOL_STATUSES } from "@/lib/saga/vocabulary";
 
 
 /** Who may pull a tool's revoke trigger when its row names nobody: everyone whose role can pull triggers. */
 export const DEFAULT_REVOKE_ROLES: readonly Role[] = rolesThatCan("revoke.pull");
-
-/** Default revocation window per class, when a tool enters the table without one. */
-export const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = { PURE: null, REVERSIBLE: 24 * 3600, COMPENSATABLE: 24 * 3600, IRREVERSIBLE: null };
 
 /** The longest window or retention the table takes: a year, in seconds. */
 const MAX_SECONDS = 366 * 24 * 3600;
@@ -245,6 +243,9 @@ export function checkToolPolicy(name: string, next: TToolPolicyFields, current: 
     warnings.push(
       `The revocation window (${hours(next.revocationWindowSec)}) is longer than the provider keeps idempotency keys (${hours(next.keyRetentionSec)}): past ${hours(next.keyRetentionSec)}, reconcile-by-lookup is the only protection against a second effect.`,
     );
+  }
+  if ((next.toolClass === ToolClass.REVERSIBLE || next.toolClass === ToolClass.COMPENSATABLE) && next.revocationWindowSec === null) {
+    warnings.push(`No revocation window: a pull-back of any ${next.toolClass.toLowerCase()} call is outside it and becomes an escalation (the class's default is ${hours(DEFAULT_WINDOW_SEC[next.toolClass]!)}).`);
   }
   if (next.status === ToolStatus.UNREVIEWED) warnings.push("Unreviewed: every call is held for a person until an admin accepts the tool.");
   if (next.status === ToolStatus.DISABLED) warnings.push("Disabled: every new call is refused.");

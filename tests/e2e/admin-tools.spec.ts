@@ -166,6 +166,13 @@ test("a bad edit in the browser names the field, and the row is unchanged", asyn
   const before = await db.toolPolicy.findUniqueOrThrow({ where: { name: "charge_card" } });
   await signIn(page, admin, `/admin/tools/${before.name}`);
   const form = page.locator('form[aria-labelledby="edit"]');
+  // A class that can be pulled back, chosen while the window is empty, gets the class's default window, shown before saving.
+  await form.getByLabel("Revocation window", { exact: true }).fill("");
+  await form.getByLabel("Class", { exact: true }).selectOption("IRREVERSIBLE");
+  await form.getByLabel("Class", { exact: true }).selectOption("COMPENSATABLE");
+  await expect(form.getByLabel("Revocation window", { exact: true })).toHaveValue("1");
+  await expect(form).toContainText("Filled with the class's default (1d)");
+  await page.reload();
   await form.getByLabel("Revocation window", { exact: true }).fill("-2");
   await form.getByRole("button", { name: /^Save/ }).click();
   await expect(form.getByRole("alert")).toContainText("Not saved: one field needs a change (marked above): Revocation window. Nothing was changed.");
