@@ -10,11 +10,11 @@ import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints, SimulatedCrash } from "@/lib/saga/crash-points";
+import { CrashPoints } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
 import { World } from "@/lib/sim";
-import { refundAndReship } from "../support/support-agent";
+import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";
@@ -62,15 +62,7 @@ async function ticketCompensator(prisma: Awaited<ReturnType<typeof getPrisma>>):
 describe("the engine over HTTP", () => {
   it("replays the seed-003 incident: one ticket closed once, one charge refunded once, no apology", async () => {
     const { world, engine, prisma } = await setup();
-    world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
-    world.faults.inject("payments.charge", { kind: "crash_after_effect" });
-    world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
-
-    const first = await engine().startRun({ title: "Refund and reship order 1182", agent: "ignored: the token names the agent" });
-    await expect(refundAndReship(first)).rejects.toBeInstanceOf(SimulatedCrash);
-    const resumed = await engine().resume(first.runId);
-    expect(await refundAndReship(resumed)).toBe("failed");
-    const report = await resumed.unwind("warehouse rejected the reship");
+    const { runId, report } = await playSeed003(world, engine, "ignored: the token names the agent");
     expect(report).toMatchObject({ status: "UNWOUND", compensated: [1, 0], corrections: [] });
 
     expect(world.ledger.count({ op: "ticketing.create" })).toBe(1);
@@ -79,13 +71,13 @@ describe("the engine over HTTP", () => {
     expect(world.ledger.count({ op: "payments.charge" })).toBe(1);
     expect(world.ledger.count({ op: "payments.refund" })).toBe(1);
     expect(world.ledger.count({ op: "payments.receipt" })).toBe(0);
-    const rows = await prisma.step.findMany({ where: { runId: first.runId }, orderBy: { stepIdx: "asc" } });
+    const rows = await prisma.step.findMany({ where: { runId }, orderBy: { stepIdx: "asc" } });
     expect(rows.map((r) => [r.tool, r.status])).toEqual([
       ["create_ticket", "COMPENSATED"],
       ["charge_card", "COMPENSATED"],
       ["reship_order", "FAILED"],
     ]);
-    expect((await prisma.run.findUniqueOrThrow({ where: { id: first.runId } })).status).toBe("UNWOUND");
+    expect((await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("UNWOUND");
   });
 
   it("holds irreversible calls until a reviewer approves the pivot on the server, then runs the plan only", async () => {

@@ -2,8 +2,12 @@
  * A scripted support agent that imitates a model: it rephrases its arguments every time it retries,
  * and retries eagerly when told an outcome is unknown. It knows nothing of the log; the harness does.
  */
+import { SimulatedCrash } from "@/lib/saga/crash-points";
+import type { SagaEngine } from "@/lib/saga/engine";
 import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
+import type { UnwindReport } from "@/lib/saga/unwind";
+import type { World } from "@/lib/sim/world";
 
 /** How a model rewords the same ticket summary on each retry (seed 003). */
 export const TICKET_PHRASINGS = ["Refund for order 1182", "Order #1182 refund", "Refund: order no. 1182", "1182 - refund request"];
@@ -38,4 +42,28 @@ export async function refundAndReship(run: RunContext): Promise<"done" | "failed
     throw e;
   }
   return "done";
+}
+
+/**
+ * The seed-003 incident end to end: the ticket's answer is lost (created, reconciled), the worker is
+ * killed right after the charge (the engine's crash point must be armed by the caller's
+ * `crash_after_effect` fault), the warehouse refuses the reship; a new process resumes from the log
+ * and unwinds. The run's id and the unwind's report.
+ */
+export async function playSeed003(world: Pick<World, "faults">, engine: () => SagaEngine, agent = "support-agent"): Promise<{ runId: string; report: UnwindReport }> {
+  world.faults.inject("ticketing.create", { kind: "timeout_after_effect" });
+  world.faults.inject("payments.charge", { kind: "crash_after_effect" });
+  world.faults.inject("warehouse.reship", { kind: "reject", status: 422, code: "out_of_stock" });
+  const first = await engine().startRun({ title: "Refund and reship order 1182", agent });
+  const crashed = await refundAndReship(first).then(
+    () => false,
+    (e: unknown) => {
+      if (e instanceof SimulatedCrash) return true;
+      throw e;
+    },
+  );
+  if (!crashed) throw new Error("seed 003: the worker should have been killed after the charge");
+  const resumed = await engine().resume(first.runId);
+  if ((await refundAndReship(resumed)) !== "failed") throw new Error("seed 003: the warehouse should have refused the reship");
+  return { runId: first.runId, report: await resumed.unwind("warehouse rejected the reship") };
 }
