@@ -22,6 +22,17 @@ if (databaseKindOfUrl(url) === "postgresql" && url) {
 } else {
   const file = sqliteFilePath();
   mkdirSync(path.dirname(file), { recursive: true });
-  execFileSync(process.platform === "win32" ? "npx.cmd" : "npx", ["prisma", "migrate", "deploy"], { stdio: "inherit" });
-  console.log(`db:migrate: ${file} is up to date.`);
+  // Prisma's own report (its config banner, the driver-adapter notice, every migration's folder) is
+  // printed only when it fails; otherwise one line says what was applied.
+  let out: string;
+  try {
+    out = execFileSync(process.platform === "win32" ? "npx.cmd" : "npx", ["prisma", "migrate", "deploy"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    const failed = e as { stdout?: string; stderr?: string; status?: number };
+    process.stderr.write(`${failed.stdout ?? ""}${failed.stderr ?? ""}`);
+    console.error(`db:migrate: prisma migrate deploy failed on ${file} (exit ${failed.status ?? "?"}); its output is above.`);
+    process.exit(failed.status ?? 1);
+  }
+  const applied = [...out.matchAll(/└─ (\S+)\/\s*$/gm)].map((m) => m[1]);
+  console.log(applied.length > 0 ? `db:migrate: applied ${applied.length} migration(s) to ${file}.` : `db:migrate: ${file} is up to date.`);
 }

@@ -5,7 +5,7 @@
  * its own process, working through the API against the simulated systems the app hosts. Prints where
  * to open it and how to sign in.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { openPrisma } from "@/lib/db/prisma";
 import { dataDirectory } from "@/lib/db/url";
@@ -25,8 +25,16 @@ run(npm, ["run", "--silent", "db:migrate"]);
 run(npm, ["run", "--silent", "db:seed"], { ...process.env, SAGABOARD_SEED_RUNS: "0" });
 const stale = needsBuild();
 if (stale) {
-  console.log(`Building Sagaboard (${stale})...`);
-  run(npm, ["run", "--silent", "build"]);
+  // Next's build report (every route, its telemetry notice) is shown only when the build fails.
+  console.log(`Building Sagaboard (${stale}); this takes a minute or two the first time...`);
+  const started = Date.now();
+  const build = spawnSync(npm, ["run", "--silent", "build"], { encoding: "utf8", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
+  if (build.status !== 0) {
+    process.stderr.write(`${build.stdout ?? ""}${build.stderr ?? ""}`);
+    console.error(`The build failed (exit ${build.status ?? build.signal}); its output is above.`);
+    process.exit(build.status ?? 1);
+  }
+  console.log(`Built in ${Math.round((Date.now() - started) / 1000)} s.`);
 }
 
 // The demo's simulated systems (payments, ticketing, email, warehouse, CRM at /api/sim) are off in any
@@ -43,12 +51,16 @@ const hostArgs = simOn ? ["-H", process.env.HOSTNAME || "127.0.0.1"] : [];
 // next-auth builds its redirects from NEXTAUTH_URL; default it to the address printed below.
 const baseUrl = process.env.NEXTAUTH_URL ?? `http://${simOn ? "127.0.0.1" : "localhost"}:${port}`;
 const children: ChildProcess[] = [];
-const server = spawn(npx, ["next", "start", "-p", port, ...hostArgs], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...logEnv, ...simEnv, NEXTAUTH_URL: baseUrl } });
+const server = spawn(npx, ["next", "start", "-p", port, ...hostArgs], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...logEnv, ...simEnv, NEXTAUTH_URL: baseUrl, NEXT_TELEMETRY_DISABLED: "1" } });
 children.push(server);
 let ready = false;
+// Next's start-up banner (version, addresses, "Ready in") is said once below in Sagaboard's words; its other lines pass through.
+const NEXT_BANNER = /^\s*(▲ Next\.js|- Local:|- Network:|✓ Ready in|✓ Starting|✓ Running next\.config)/;
 server.stdout.on("data", (chunk: Buffer) => {
-  process.stdout.write(chunk);
-  if (!ready && chunk.toString().includes("Ready")) {
+  const text = chunk.toString();
+  const shown = text.split("\n").filter((line) => !NEXT_BANNER.test(line));
+  if (shown.some((line) => line.trim() !== "")) process.stdout.write(shown.join("\n"));
+  if (!ready && text.includes("Ready")) {
     ready = true;
     void bringToLife().catch((e: unknown) => console.error(`The demo could not start: ${e instanceof Error ? e.message : String(e)}`));
   }

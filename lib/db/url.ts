@@ -28,7 +28,8 @@ export function sqliteFilePath(url: string | undefined = process.env.DATABASE_UR
     throw new Error(`DATABASE_URL names a PostgreSQL database, not a SQLite file; this needs the SQLite store.`);
   }
   const file = url.slice("file:".length);
-  return path.isAbsolute(file) ? file : path.resolve(process.cwd(), file);
+  // Resolved at run time, never traced into the build (the database file is the deployment's, not the app's).
+  return path.isAbsolute(file) ? file : path.resolve(/*turbopackIgnore: true*/ process.cwd(), file);
 }
 
 /**
@@ -39,7 +40,7 @@ export function sqliteFilePath(url: string | undefined = process.env.DATABASE_UR
 export function dataDirectory(url: string | undefined = process.env.DATABASE_URL): string {
   if (databaseKindOfUrl(url) === "sqlite") return path.dirname(sqliteFilePath(url));
   const dir = process.env.SAGABOARD_DATA_DIR;
-  return dir ? path.resolve(process.cwd(), dir) : path.dirname(DEFAULT_SQLITE_PATH);
+  return dir ? path.resolve(/*turbopackIgnore: true*/ process.cwd(), dir) : path.dirname(DEFAULT_SQLITE_PATH);
 }
 
 /** The PostgreSQL pool size: DATABASE_POOL_SIZE, default 10. */
