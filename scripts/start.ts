@@ -28,7 +28,7 @@ if (stale) {
   // Next's build report (every route, its telemetry notice) is shown only when the build fails.
   console.log(`Building Sagaboard (${stale}); this takes a minute or two the first time...`);
   const started = Date.now();
-  const build = spawnSync(npm, ["run", "--silent", "build"], { encoding: "utf8", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
+  const build = spawnSync(npm, ["run", "--silent", "build"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
   if (build.status !== 0) {
     process.stderr.write(`${build.stdout ?? ""}${build.stderr ?? ""}`);
     console.error(`The build failed (exit ${build.status ?? build.signal}); its output is above.`);

@@ -41,7 +41,17 @@ function CommitCell({ step }: { step: TPivotScreen["committed"][number] | undefi
   );
 }
 
-function PlanTable({ plan, onEdit, committed }: { plan: TPlanItemView[]; onEdit: ((idx: number) => void) | null; committed: TPivotScreen["committed"] | null }) {
+/**
+ * The arguments of the staged effect a plan item refers to by its external id (a capture naming the
+ * authorisation's payment intent), so an amount in the item reads in that effect's currency.
+ */
+function referredArgs(item: TPlanItemView, staged: TStagedEffect[]): unknown {
+  if (item.args === null || typeof item.args !== "object" || Array.isArray(item.args)) return undefined;
+  const refs = new Set(Object.values(item.args).filter((v): v is string => typeof v === "string"));
+  return staged.find((e) => e.externalRef !== null && refs.has(e.externalRef))?.args;
+}
+
+function PlanTable({ plan, staged, onEdit, committed }: { plan: TPlanItemView[]; staged: TStagedEffect[]; onEdit: ((idx: number) => void) | null; committed: TPivotScreen["committed"] | null }) {
   return (
     <div className="table-wrap wide-json">
       <table className="stack-on-phone">
@@ -70,7 +80,7 @@ function PlanTable({ plan, onEdit, committed }: { plan: TPlanItemView[]; onEdit:
               </td>
               <td data-label="System">{systemLabel(item.system)}</td>
               <td data-label="Arguments">
-                <LabelledValues value={item.args} />
+                <LabelledValues value={item.args} currencyOf={referredArgs(item, staged)} />
               </td>
               <td data-label="Who sees it">
                 <Audience audience={item.audience} rank={item.audienceRank} source={item.audienceSource} />
@@ -543,7 +553,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
                   : "The pivot was rejected: none of these calls may run."}
               {canDecide && " You may edit an item's arguments (wording, a smaller amount) before approving: the agent then makes the edited call, and only that one."}
             </p>
-            <PlanTable plan={loaded.plan} onEdit={canDecide && !revised ? (idx) => setEditing(idx) : null} committed={approved ? live.committed : null} />
+            <PlanTable plan={loaded.plan} staged={live.staged} onEdit={canDecide && !revised ? (idx) => setEditing(idx) : null} committed={approved ? live.committed : null} />
             {editingItem && (
               <PlanItemEditor
                 key={`${editingItem.idx}-${loaded.pivot.planHash}`}

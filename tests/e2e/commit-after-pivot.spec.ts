@@ -82,6 +82,8 @@ test.describe("after the pivot", () => {
       await expect(progress).toContainText("the run is complete");
       await expect(page.getByRole("heading", { name: "What the approval lets the agent do" })).toBeVisible();
       await expect(page.getByTestId(`plan-item-${pivot.plan.length - 1}`)).toContainText("CONFIRMED");
+      // The capture's amount reads in the currency of the authorisation it names, as the staged table does.
+      await expect(page.getByTestId("plan-item-0")).toContainText("€18.00");
       await page.screenshot({ path: screenshotPath("commit-demo-pivot-after"), fullPage: true });
       await page.setViewportSize({ width: 390, height: 844 });
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
