@@ -765,7 +765,7 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async toolTable(tool: string): Promise<TableTool | null> {
-    const row = await this.read((db) => db.toolPolicy.findUnique({ where: { name: tool } }));
+    const row = await this.hot.toolRow(tool);
     return row ? tableTool(row) : null;
   }
 }

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
 import { runScope, type IntentGuard } from "@/lib/saga/store";
+import type { ToolTableRow } from "@/lib/saga/tool-table";
 import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { DatabaseObserver } from "./raw-driver";
@@ -31,6 +32,7 @@ import {
   numberedParams,
   Recent,
   RUN_COLUMNS,
+  TOOL_ROW_SQL,
   setColumns,
   STEP_COLUMNS,
   type Durability,
@@ -171,6 +173,7 @@ const LAST_LINK_SQL = prepared(`SELECT "seq", "hash" FROM "AuditEvent" WHERE "sc
 const EXISTING_STEP_SQL = prepared(`SELECT * FROM "Step" WHERE "stepKey" = $1 OR ("runId" = $2 AND "stepIdx" = $3::int4) ORDER BY "createdAt" LIMIT 1`);
 const RUN_EXISTS_SQL = prepared(`SELECT 1 FROM "Run" WHERE "id" = $1`);
 const RUN_OF_STEP_SQL = prepared(`SELECT "runId" FROM "Step" WHERE "id" = $1`);
+const TOOL_ROW = prepared(TOOL_ROW_SQL("$1"));
 const CLOCK_SQL = prepared(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::text AS ms`);
 
 /** A statement's text and the name it is prepared under (the server plans it once per connection). */
@@ -209,6 +212,11 @@ export class PostgresStepLog implements StepLogSql {
     const result = await db.query<R>({ name: sql.name, text: sql.text, values, types: PG_TYPES });
     if (write && db === this.pool) this.observer?.commit?.();
     return result;
+  }
+
+  async toolRow(name: string): Promise<ToolTableRow | null> {
+    const { rows } = await this.query<ToolTableRow & pg.QueryResultRow>(TOOL_ROW, [name]);
+    return rows[0] ?? null;
   }
 
   /** The database clock through a measured offset (see the module comment). */

@@ -22,6 +22,7 @@
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
 import { runScope, type IntentGuard, type StepFence } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
+import type { ToolTableRow } from "@/lib/saga/tool-table";
 import { chainLink, type ChainHead } from "./audit-chain";
 
 /** Whether outcome writes wait for the flush. */
@@ -110,6 +111,10 @@ export const STEP_COLUMNS = [
 
 export const AUDIT_COLUMNS = `"scope","seq","runId","stepId","type","actor","data","at","prevHash","hash"`;
 
+/** The tool-table columns a call is decided with (ToolTableRow), in both dialects. */
+export const TOOL_ROW_SQL = (param: string) =>
+  `SELECT "name", "toolClass", "owner", "policyVersion", "status", "alwaysRequireApproval", "compensator", "disabledBy" FROM "ToolPolicy" WHERE "name" = ${param}`;
+
 export const RUN_COLUMNS = ["id", "title", "agent", "onBehalfOf", "metadata", "status", "createdAt", "updatedAt"] as const satisfies readonly (keyof RunRow)[];
 
 /** Writes the saga log's hot path for one Prisma client's database. */
@@ -126,6 +131,11 @@ export interface StepLogSql {
   updateStep(stepId: string, fence: HotFence, set: StepColumns, audit: Omit<HotAudit, "runId" | "stepId">, durability: Durability): Promise<StepRow | null>;
   /** Tells the cache that the chain of `runId` now ends at this link (a Prisma transaction appended it). */
   noteLink(runId: string, link: Link): void;
+  /**
+   * A tool's row in the tool table, as a call is decided with it: one prepared statement on the
+   * driver, so reading it once per run costs what a hot-path statement costs, not a Prisma query.
+   */
+  toolRow(name: string): Promise<ToolTableRow | null>;
   /** The database clock without a round trip (PostgreSQL: the measured offset; SQLite: the same OS clock). */
   now(): Promise<Date>;
 }

@@ -10,6 +10,7 @@ import type Database from "better-sqlite3";
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
 import { intentGuardHolds } from "@/lib/saga/intent-guard";
 import { runScope, type IntentGuard } from "@/lib/saga/store";
+import type { ToolTableRow } from "@/lib/saga/tool-table";
 import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import type { DatabaseObserver } from "./raw-driver";
 import {
@@ -22,6 +23,7 @@ import {
   nextLink,
   questionMarks,
   RUN_COLUMNS,
+  TOOL_ROW_SQL,
   setColumns,
   STEP_COLUMNS,
   type Durability,
@@ -83,6 +85,13 @@ export class SqliteStepLog implements StepLogSql {
       } finally {
         if (relaxed) db.pragma("synchronous = FULL");
       }
+    });
+  }
+
+  toolRow(name: string): Promise<ToolTableRow | null> {
+    return this.exclusive((db) => {
+      const row = this.stmt(db, TOOL_ROW_SQL("?")).get(name) as (Omit<ToolTableRow, "alwaysRequireApproval"> & { alwaysRequireApproval: number }) | undefined;
+      return row ? { ...row, alwaysRequireApproval: row.alwaysRequireApproval === 1 } : null;
     });
   }
 
