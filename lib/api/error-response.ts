@@ -7,6 +7,7 @@ import { Prisma } from "@/generated/prisma";
 import { SagaError, type FieldIssue } from "@/lib/saga/errors";
 import { ApiError, validationError, zodIssuesToDetails, type ErrorBody, type ErrorExtra } from "./errors";
 import { serverLog } from "@/lib/observability/log";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "./database-unavailable";
 
 /** A status and the JSON body that answers an error. */
 export interface ErrorPayload {
@@ -25,9 +26,21 @@ function payload(status: number, code: string, message: string, details: FieldIs
  * Maps anything thrown to a status and an error body:
  * ApiError -> its status; SagaError -> its status, code and issues; ZodError -> 400 naming each field;
  * Prisma P2002 -> 409 CONFLICT, P2025 -> 404 NOT_FOUND (by code, never by message);
+ * the database unreachable or locked (database-unavailable.ts) -> 503 UNAVAILABLE, "try later";
  * anything else -> 500 INTERNAL with a generic message (the real one goes to the server log).
  */
 export function toErrorPayload(e: unknown): ErrorPayload {
+  // Before the Prisma codes: a lost connection is an outage to wait out, not the request's fault nor our bug.
+  if (isDatabaseUnavailable(e)) {
+    serverLog().warn({ err: e }, "database unavailable: answered 503 UNAVAILABLE");
+    return payload(
+      503,
+      "UNAVAILABLE",
+      `Sagaboard cannot reach its database right now. Send the same request again in ${DATABASE_RETRY_AFTER_SECONDS} s or later (Retry-After): ` +
+        "what was recorded before the interruption answers the repeat, so a retry never doubles an effect.",
+      [],
+    );
+  }
   if (e instanceof ApiError) {
     if (e.code === "INTERNAL") serverLog().error({ err: e.cause ?? e }, "internal error answered 500");
     return payload(e.httpStatus, e.code, e.message, e.details, e.extra);
@@ -64,5 +77,10 @@ export function toErrorPayload(e: unknown): ErrorPayload {
 /** The JSON Response that answers anything thrown (see `toErrorPayload`). */
 export function toErrorResponse(e: unknown): Response {
   const { status, body } = toErrorPayload(e);
-  return Response.json(body, { status });
+  return Response.json(body, { status, headers: retryAfterHeaders(status) });
+}
+
+/** A 503 says when to come back (Retry-After, in seconds); other statuses carry no header. */
+export function retryAfterHeaders(status: number): Record<string, string> {
+  return status === 503 ? { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) } : {};
 }

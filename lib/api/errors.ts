@@ -32,6 +32,11 @@ export const ApiErrorCode = {
   PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
   /** Too many attempts (sign-in after repeated wrong passwords); wait for the Retry-After header's seconds. */
   RATE_LIMITED: "RATE_LIMITED",
+  /**
+   * Sagaboard cannot reach its database for a moment (restarted, connections cut, SQLite's file
+   * locked by another process): try the same request again after the Retry-After header's seconds.
+   */
+  UNAVAILABLE: "UNAVAILABLE",
   /** Our bug or an outage; the message is generic and the details are in the server log. */
   INTERNAL: "INTERNAL",
 } as const;
@@ -51,6 +56,7 @@ export const API_ERROR_HTTP_STATUS = {
   INVALID_TRANSITION: 422,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
   INTERNAL: 500,
 } as const satisfies Record<ApiErrorCode, number>;
 

@@ -16,7 +16,7 @@ import type { Json } from "@/lib/saga/tools";
 import { authenticateAgent, authenticateAgentForGuardedWrite, verifiedAgent, type AgentPrincipal } from "@/lib/tokens/authenticate-agent";
 import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "./endpoint";
 import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "./errors";
-import { toErrorPayload, toErrorResponse } from "./error-response";
+import { retryAfterHeaders, toErrorPayload, toErrorResponse } from "./error-response";
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_METHODS,
@@ -376,7 +376,7 @@ const API_CACHE_CONTROL = "no-store, no-transform";
 
 /** A JSON response that no cache keeps. */
 export function jsonResponse({ status, body }: StoredResponse, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { "cache-control": API_CACHE_CONTROL, ...headers } });
+  return Response.json(body, { status, headers: { "cache-control": API_CACHE_CONTROL, ...retryAfterHeaders(status), ...headers } });
 }
 
 /** Marks an (error) response as not cacheable (and not compressed). */

@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { ErrorBodySchema } from "@/lib/api/errors";
+import { currentTraceparent } from "@/lib/observability/trace-scope";
 
 /** An error answer from Sagaboard: code, message that says what to do, and the fields at fault. */
 export class SagaboardApiError extends Error {
@@ -45,6 +46,8 @@ export interface TransportOptions {
    * The W3C `traceparent` of the agent's current span, read before every request and sent as the
    * `traceparent` header, so the server's spans for the call join the agent's trace. With
    * OpenTelemetry: `() => { const c: Record<string, string> = {}; propagation.inject(context.active(), c); return c.traceparent; }`.
+   * Without it (or when it returns none), the trace context of the work in progress is sent: a
+   * worker task's, the MCP gateway's tool call's (lib/observability/trace-scope.ts).
    */
   traceparent?: () => string | undefined;
 }
@@ -74,7 +77,7 @@ export class Transport {
     let lastError: unknown;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       let response: Response;
-      const traceparent = this.options.traceparent?.();
+      const traceparent = this.options.traceparent?.() ?? currentTraceparent();
       try {
         response = await this.fetchImpl(new URL(path, this.options.baseUrl), {
           method,
@@ -103,8 +106,10 @@ export class Transport {
         throw peek;
       }
       if (response.status >= 500 && response.status !== 501) {
+        // A 503 says when to come back (Sagaboard's database is away for a moment): wait at least that.
+        const retryAfterMs = retryAfter(response);
         lastError = await readError(response);
-        await pause(attempt);
+        if (attempt < this.retries) await pause(attempt, retryAfterMs);
         continue;
       }
       if (!response.ok) throw await readError(response);
@@ -125,6 +130,12 @@ async function readError(response: Response): Promise<SagaboardApiError> {
   }
 }
 
-function pause(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+/** The Retry-After header's delay in ms (seconds form only), capped at 30 s; 0 without one. */
+function retryAfter(response: Response): number {
+  const seconds = Number(response.headers.get("retry-after"));
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(30_000, seconds * 1000) : 0;
+}
+
+function pause(attempt: number, atLeastMs = 0): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(atLeastMs, Math.min(2000, 100 * 2 ** attempt))));
 }

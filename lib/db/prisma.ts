@@ -65,8 +65,18 @@ function listen(client: unknown, options: OpenOptions): void {
   });
 }
 
+/**
+ * How long a write waits for another process's lock before it fails (busy_timeout): 10 s, or
+ * SAGABOARD_SQLITE_BUSY_TIMEOUT_MS. A wait blocks the whole process (better-sqlite3 is synchronous),
+ * so the database-unavailable fault suite shortens it to rehearse "locked past the timeout" in CI time.
+ */
+function sqliteBusyTimeoutMs(): number {
+  const value = Number(process.env.SAGABOARD_SQLITE_BUSY_TIMEOUT_MS);
+  return Number.isInteger(value) && value > 0 ? value : 10_000;
+}
+
 async function openSqlite(url: string | undefined, options: OpenOptions): Promise<PrismaClient> {
-  const adapter = serializeConnections(new PrismaBetterSQLite3({ url: `file:${sqliteFilePath(url)}`, timeout: 10_000 }));
+  const adapter = serializeConnections(new PrismaBetterSQLite3({ url: `file:${sqliteFilePath(url)}`, timeout: sqliteBusyTimeoutMs() }));
   const client = new PrismaClient({ adapter, log: logOption(options) }) as PrismaClient;
   listen(client, options);
   await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
