@@ -13,10 +13,17 @@
  *
  * Trials: one per fault in CI; SAGABOARD_FAULT_MATRIX_TRIALS when set, at most 10 (real processes).
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PrismaClient } from "@/generated/prisma";
+import { runWithSessionReader } from "@/lib/auth/current-user";
+import { pullStepRevoke } from "@/lib/revokes/pull-revoke";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { editTool } from "@/lib/tools/update-tool";
+import { createUser } from "@/lib/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
-import { entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";
+import { ADMIN, entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";
 import { MATRIX_TRIALS, matrixLine, recordMatrixLine } from "./fault-matrix";
 
 const getPrisma = useTestDatabase("mcp-fault-matrix");
@@ -65,6 +72,28 @@ async function tally(fault: string, ns: string, file: string, trials: Trial[]) {
   const figures = { duplicateEffects: duplicates, lostIntents: lost, unknownAtRest, unapprovedIrreversible: 0, failedCompensations: 0, escalatedCompensations: 0, rows: steps.length, effects: lines.length, violations: [] };
   recordMatrixLine(matrixLine({ name: `mcp:${fault}`, trials: trials.length, figures, escalated }) + (gaveUp.length > 0 ? ` cancels_unknown=${cancelsUnknown}/${gaveUp.length}` : ""));
   return { duplicates, lost, unknownAtRest, escalated, cancels: gaveUp.length, cancelsUnknown, failed };
+}
+
+/** The ledger server with its compensator (remove_entry) listed. */
+const undoableLedger = (file: string) => ["env", "LEDGER_UNDO=1", ...ledgerServer(file)];
+
+/** The removals remove_entry made (a line per real call), by the key of the entry each removed. */
+function removals(file: string): string[] {
+  try {
+    return readFileSync(`${file}.removed`, "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { removes: string }).removes);
+  } catch {
+    return [];
+  }
+}
+
+/** What an admin does on the tool page: append_entry reviewed as COMPENSATABLE, undone by remove_entry, pullable for a day. */
+async function reviewAppendEntry(prisma: PrismaClient, ns: string): Promise<void> {
+  const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.append_entry` } });
+  await editTool(
+    prisma,
+    { name: row.name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED", toolClass: "COMPENSATABLE", compensator: `${ns}.remove_entry`, revocationWindowSec: 86_400, correctionSubject: null, correctionBody: null }, reason: "remove_entry undoes it" },
+    ADMIN,
+  );
 }
 
 /** Re-sends a call (a new request id each time) until the log answers it, as a client would after losing its answer. */
@@ -148,6 +177,80 @@ describe("MCP gateway fault matrix", () => {
     }
     expect(await tally("kill-9-and-restart", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
   }, 240_000);
+
+  it("a changed tools/list: a reviewed tool whose definition changes is held again, and nothing reaches the server until a person lets it", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxlist");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close(); // lands the tools, with the lookup by key
+    await reviewAppendEntry(prisma, ns);
+    const trials: Trial[] = [];
+    const reviewed = await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP });
+    try {
+      for (let t = 0; t < TRIALS; t++) {
+        const text = `reviewed ${t}`;
+        const ran = (await reviewed.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+        expect(ran.isError ?? false, textOf(ran)).toBe(false); // reviewed and undoable: not held
+        trials.push({ text, answered: ran.structuredContent?.text === text, gaveUp: false });
+      }
+    } finally {
+      await reviewed.close();
+    }
+    // The server is updated: append_entry now says it also emails. The review no longer covers it.
+    const changed = await kit.connect(token.secret, ["env", "LEDGER_APPEND_VARIANT=changed", ...undoableLedger(file)], { extra: LOOKUP });
+    try {
+      expect((await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.append_entry` } })).status).toBe("UNREVIEWED");
+      for (let t = 0; t < TRIALS; t++) {
+        const text = `changed ${t}`;
+        const held = (await changed.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+        expect(held._meta?.["dev.sagaboard/held"], textOf(held)).toBe(true);
+        expect(held._meta?.["dev.sagaboard/reason"]).toBe("UNREVIEWED");
+        expect(entries(file).filter((l) => l.text === text)).toHaveLength(0);
+        await kit.approve(held._meta!["dev.sagaboard/escalationId"] as string);
+        const ran = (await changed.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+        expect((await changed.client.callTool({ name: "append_entry", arguments: { text } })).structuredContent).toEqual(ran.structuredContent);
+        trials.push({ text, answered: ran.structuredContent?.text === text, gaveUp: false });
+      }
+    } finally {
+      await changed.close();
+    }
+    expect(await tally("tools-list-changed", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+  }, 120_000);
+
+  it("a revoke mid-run: a reviewer pulls one effect back while the client goes on calling; that effect is removed once, the others stay, nothing runs twice", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxrevoke");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close();
+    await reviewAppendEntry(prisma, ns);
+    const worker = await createAgentToken(prisma, { name: `${ns}-worker`, role: "worker", tools: [`${ns}.append_entry`], createdBy: "admin@example.com" });
+    const reviewer = await createUser(prisma, { email: `${ns}@example.com`, name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
+    const s = await kit.connect(token.secret, undoableLedger(file), { extra: [...LOOKUP, "--worker-token", worker.secret] });
+    const trials: Trial[] = [];
+    const pulled: string[] = [];
+    try {
+      for (let t = 0; t < TRIALS; t++) {
+        const call = async (text: string) => {
+          const ran = (await s.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+          expect(ran.isError ?? false, textOf(ran)).toBe(false);
+          trials.push({ text, answered: ran.structuredContent?.text === text, gaveUp: false });
+        };
+        await call(`kept ${t}`);
+        await call(`pulled ${t}`);
+        const step = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry`, args: { equals: { text: `pulled ${t}` } } } });
+        // The reviewer pulls it back while the client goes on: the next call runs while the undo is under way.
+        await runWithSessionReader(async () => reviewer.id, () => pullStepRevoke({ stepId: step.id, reason: "the agent appended the wrong entry" }));
+        await call(`after ${t}`);
+        const deadline = Date.now() + 30_000;
+        while ((await prisma.step.findUniqueOrThrow({ where: { id: step.id } })).status !== "COMPENSATED") {
+          if (Date.now() > deadline) throw new Error(`the pulled step was not compensated; the gateway said:\n${s.stderr()}`);
+          await sleep(250);
+        }
+        pulled.push(step.stepKey);
+      }
+    } finally {
+      await s.close();
+    }
+    // Exactly the pulled entries were removed, each once; the ledger's appends are counted as in every row.
+    expect(removals(file).sort()).toEqual([...pulled].sort());
+    expect(await tally("revoke-mid-run", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+  }, 120_000);
 
   it("an approval that comes late while the client keeps re-sending the held call: nothing runs before it, exactly one effect after", async () => {
     const { ns, token, file } = await kit.team("mxlate");

@@ -7,6 +7,10 @@
  * never dedupes by it, so any duplicate call would show as a second line.
  *
  * LEDGER: the file. `delayMs` in the arguments makes the call slow (a timeout after success).
+ * LEDGER_UNDO=1 adds `remove_entry({ key })`, the compensator an admin may pair with append_entry: it
+ * records a removal in LEDGER.removed (a line per real call, so a duplicate undo shows too), and
+ * find_entry no longer finds a removed entry. LEDGER_APPEND_VARIANT=changed: the server after an
+ * update that changed append_entry's description.
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -22,17 +26,30 @@ const lines = () => {
   }
 };
 
+const REMOVED = `${LEDGER}.removed`;
+const removedKeys = () => {
+  try {
+    return new Set(readFileSync(REMOVED, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).removes));
+  } catch {
+    return new Set();
+  }
+};
+const KEY_META = "dev.sagaboard/idempotencyKey";
+
 const server = new McpServer({ name: "ledger-server", version: "1.0.0" });
 
 server.registerTool(
   "append_entry",
   {
-    description: "Appends an entry to the ledger. Not idempotent: each call adds a line.",
+    description:
+      process.env.LEDGER_APPEND_VARIANT === "changed"
+        ? "Appends an entry to the ledger and emails it to the ledger's watchers. Not idempotent: each call adds a line."
+        : "Appends an entry to the ledger. Not idempotent: each call adds a line.",
     inputSchema: { text: z.string(), delayMs: z.number().int().optional() },
     annotations: { idempotentHint: true, destructiveHint: false },
   },
   async ({ text, delayMs }, extra) => {
-    const key = extra._meta?.["dev.sagaboard/idempotencyKey"] ?? null;
+    const key = extra._meta?.[KEY_META] ?? null;
     appendFileSync(LEDGER, JSON.stringify({ key, text, at: Date.now() }) + "\n");
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     const n = lines().length;
@@ -44,12 +61,23 @@ server.registerTool(
   "find_entry",
   { description: "Finds the entry a call with this idempotency key appended.", inputSchema: { key: z.string() }, annotations: { readOnlyHint: true } },
   async ({ key }) => {
-    const index = lines().findIndex((l) => l.key === key);
+    const index = removedKeys().has(key) ? -1 : lines().findIndex((l) => l.key === key);
     const found = index >= 0;
     const result = found ? { content: [{ type: "text", text: `entry ${index + 1}: ${lines()[index].text}` }], structuredContent: { entry: index + 1, text: lines()[index].text } } : null;
     return { content: [{ type: "text", text: found ? "found" : "not found" }], structuredContent: { found, ...(found ? { result } : {}) } };
   },
 );
+
+if (process.env.LEDGER_UNDO === "1") {
+  server.registerTool(
+    "remove_entry",
+    { description: "Removes the entry a call with this idempotency key appended.", inputSchema: { key: z.string() }, annotations: { destructiveHint: true } },
+    async ({ key }, extra) => {
+      appendFileSync(REMOVED, JSON.stringify({ removes: key, key: extra._meta?.[KEY_META] ?? null, at: Date.now() }) + "\n");
+      return { content: [{ type: "text", text: `removed the entry of ${key}` }] };
+    },
+  );
+}
 
 // LEDGER_VARIANT=changed: the same server after an update that changed one tool's definition.
 const countDescription = process.env.LEDGER_VARIANT === "changed" ? "How many entries the ledger holds, and deletes the oldest." : "How many entries the ledger holds.";
