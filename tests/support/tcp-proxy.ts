@@ -7,7 +7,8 @@
  *   `restore()`: the database or the server went away;
  * - `partition()`: connections stay open but nothing passes either way, the bytes held until
  *   `heal()` delivers them late (a network partition; what was sent in it arrives afterwards);
- * - `delay(ms)`: every chunk waits `ms` before it is passed on (a slow server or link);
+ * - `delay(ms, "answers")`: every chunk (or only the server's) waits `ms` before it is passed on (a
+ *   slow link, or a slow server);
  * - `armOnce(rule)`: the next client chunk containing `match` triggers one fault at that exact point
  *   of the conversation: `cut-before` (reset before the chunk reaches the server: the write never
  *   happened), `cut-after` (the chunk reaches the server, and when the server answers, the answer is
@@ -44,8 +45,8 @@ export interface TcpProxy {
   partition(): void;
   /** Delivers what the partition held and passes bytes again. */
   heal(): void;
-  /** Delays every chunk by `ms` from now on (0: no delay). */
-  delay(ms: number): void;
+  /** Delays every chunk (`both`, the default) or only the server's (`answers`) by `ms` from now on (0: no delay). */
+  delay(ms: number, which?: "both" | "answers"): void;
   /** Arms one fault for the next client chunk containing `rule.match`; resolves when it fired. */
   armOnce(rule: ProxyRule): Promise<void>;
   /** Whether connections are being refused. */
@@ -72,7 +73,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const stats = { accepted: 0, reset: 0, fired: 0 };
   let cut = false;
   let partitioned = false;
-  let delayMs = 0;
+  let delayUpMs = 0;
+  let delayDownMs = 0;
   let restoreTimer: ReturnType<typeof setTimeout> | null = null;
 
   const reset = (pair: Pair) => {
@@ -87,7 +89,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   /** Passes `chunk` to `to`, after the delay and the partition, in order. */
   const chains = new WeakMap<net.Socket, Promise<void>>();
-  const pass = (to: net.Socket, chunk: Buffer) => {
+  const pass = (to: net.Socket, chunk: Buffer, delayMs: number) => {
     const previous = chains.get(to) ?? Promise.resolve();
     const next = previous.then(async () => {
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
@@ -118,7 +120,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       const haystack = pair.tailUp + text;
       pair.tailUp = haystack.slice(-256);
       const hit = armed.findIndex((a) => haystack.includes(a.rule.match));
-      if (hit < 0) return pass(upstream, chunk);
+      if (hit < 0) return pass(upstream, chunk, delayUpMs);
       const [{ rule, fired }] = armed.splice(hit, 1) as [{ rule: ProxyRule; fired: () => void }];
       stats.fired++;
       fired();
@@ -127,7 +129,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         if (rule.downMs !== undefined) restoreTimer = setTimeout(() => (cut = false), rule.downMs);
         return;
       }
-      pass(upstream, chunk);
+      pass(upstream, chunk, delayUpMs);
       pair.onAnswer = rule;
     });
     upstream.on("data", (chunk: Buffer) => {
@@ -146,7 +148,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         const previous = chains.get(client) ?? Promise.resolve();
         chains.set(client, previous.then(() => new Promise((r) => setTimeout(r, rule.holdMs ?? 0))));
       }
-      pass(client, chunk);
+      pass(client, chunk, delayDownMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -166,8 +168,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       partitioned = false;
       for (const release of held.splice(0)) release();
     },
-    delay: (ms) => {
-      delayMs = ms;
+    delay: (ms, which = "both") => {
+      delayUpMs = which === "both" ? ms : 0;
+      delayDownMs = ms;
     },
     armOnce: (rule) => new Promise<void>((fired) => armed.push({ rule, fired })),
     get isCut() {

@@ -1,0 +1,222 @@
+/**
+ * Fault matrix, second pass: the network between agent, server and worker. The app's route handlers
+ * are served over real HTTP (tests/support/http-server.ts) and agents and workers reach them through
+ * a TCP proxy of this suite's own (tests/support/tcp-proxy.ts) that delays, holds, drops and
+ * partitions, with the real fetch and the TypeScript client's own timeouts and re-sends. On this
+ * run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1); nothing here is store-specific.
+ *
+ *   timeout-after-commit  the server committed the charge's intent, then its outcome, but each answer
+ *                         is held past the agent's timeout: the agent re-sends; the intent's repeat
+ *                         is reconciled by key before anything is called, the outcome's repeat gets
+ *                         the recorded row back. One charge.
+ *   answer-lost           the same two answers never come (the connection is reset instead): the
+ *                         re-sends are answered from the log. One charge.
+ *   worker-partitioned    a worker unwinding a run is cut off from the server right after its refund,
+ *                         while still running, past its lease: another worker takes the task over,
+ *                         verifies the refund instead of sending another, and completes it; when the
+ *                         partition heals, the first worker's held writes arrive late and the fence
+ *                         refuses them (its heartbeat finds the lease gone, its completion is
+ *                         superseded). One refund.
+ *   slow-server           every answer takes a second or more (2 s per chunk with SAGABOARD_FAULT_FULL):
+ *                         runs complete, each effect once.
+ * Every trial: 0 duplicate effects, 0 lost intents, no INTENDED/UNKNOWN row at rest (the oracle over
+ * the simulated systems' ledger). Trials: SAGABOARD_FAULT_MATRIX_TRIALS (2), 10+ with SAGABOARD_FAULT_FULL=1.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { databaseNow } from "@/lib/db/dialect";
+import type { PrismaClient } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { SagaEngine } from "@/lib/saga/engine";
+import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { World } from "@/lib/sim";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { enqueueTask } from "@/lib/worker/enqueue-task";
+import { Worker } from "@/lib/worker/worker";
+import { makeToken, useTestDatabase } from "../api/api-test-kit";
+import { startTestServer, type TestServer } from "../support/http-server";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy";
+import { figuresFor, matrixLine, MATRIX_TRIALS, recordMatrixLine } from "./fault-matrix";
+
+const FULL = process.env.SAGABOARD_FAULT_FULL === "1";
+const TRIALS = FULL ? Math.max(MATRIX_TRIALS, 10) : MATRIX_TRIALS;
+const getPrisma = useTestDatabase("fault-network");
+const world = new World({ searchLagMs: 0 });
+const registry = createSupportToolRegistry(world);
+let prisma: PrismaClient;
+let server: TestServer;
+let proxy: TcpProxy;
+/** The server as agents and workers see it: through the proxy. */
+let viaProxy: string;
+let agentToken: { secret: string; name: string };
+
+beforeAll(async () => {
+  prisma = await getPrisma();
+  await syncToolPolicies(prisma, registry);
+  agentToken = await makeToken(["create_ticket", "charge_card"], `net-agent-${process.pid}`);
+  server = await startTestServer();
+  proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(server.url).port) });
+  viaProxy = `http://127.0.0.1:${proxy.port}`;
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await server?.close();
+});
+
+/** An agent through the proxy; `timeoutMs` is its client's per-request timeout. */
+function agent(timeoutMs = 10_000): SagaEngine {
+  const store = new HttpSagaStore({ baseUrl: viaProxy, token: agentToken.secret, timeoutMs });
+  return new SagaEngine({ store, registry, recheckAfterMs: 20, backoffMs: 10 });
+}
+
+const charge = (n: number) => ({ customerId: "cus_ada", amount: 3000 + n, currency: "eur", reason: `network fault ${n}` });
+const chargesSince = (from: number) => world.ledger.effects({ op: "payments.charge" }).slice(from);
+
+/** The request line the proxy recognises a request by (its method and path). */
+const requestLine = (method: string, path: string) => `${method} ${path} HTTP/1.1`;
+
+/** Calls `fn` once when the provider's `op` has taken effect (the connector wrapped for one call). */
+function afterNextEffect<K extends "charge" | "refund">(op: K, fn: (result: { id: string }) => void): void {
+  const payments = world.payments as unknown as Record<K, (...args: unknown[]) => Promise<{ id: string }>>;
+  const original = payments[op];
+  payments[op] = async (...args: unknown[]) => {
+    payments[op] = original;
+    const result = await original.apply(world.payments, args);
+    fn(result);
+    return result;
+  };
+}
+
+/** The charge step's audit event types, oldest first. */
+async function chargeEvents(runId: string): Promise<string[]> {
+  const step = await prisma.step.findFirstOrThrow({ where: { runId, tool: "charge_card" } });
+  return (await prisma.auditEvent.findMany({ where: { stepId: step.id }, select: { type: true }, orderBy: { seq: "asc" } })).map((e) => e.type);
+}
+
+async function fault(name: string, trial: (t: number) => Promise<string>, trials = TRIALS): Promise<void> {
+  const from = world.ledger.operations().length;
+  const runIds: string[] = [];
+  for (let t = 0; t < trials; t++) runIds.push(await trial(t));
+  const { figures, escalations } = await figuresFor(new PrismaSagaStore(prisma), world.ledger.operations().slice(from), runIds);
+  const line = matrixLine({ name: `network:${name}`, trials, figures, escalated: escalations.length });
+  recordMatrixLine(line);
+  expect(figures.violations, line).toEqual([]);
+  expect(figures.effects, "every trial made its effect").toBeGreaterThanOrEqual(trials);
+}
+
+/**
+ * One charge whose intent and outcome answers both go wrong at the proxy (`action`); the client's own
+ * re-sends must end with one charge, CONFIRMED, the intent reconciled before anything was called.
+ */
+async function chargeThroughLostAnswers(n: number, action: "hold-answer" | "drop-answer", engine: SagaEngine): Promise<string> {
+  const run = await engine.startRun({ title: `network ${action} ${n}`, agent: agentToken.name });
+  const before = world.ledger.effects({ op: "payments.charge" }).length;
+  const beginFault = proxy.armOnce({ match: requestLine("POST", `/api/v1/runs/${run.runId}/calls`), action, holdMs: 1500 });
+  let outcomeFault: Promise<void> = Promise.resolve();
+  afterNextEffect("charge", () => {
+    outcomeFault = proxy.armOnce({ match: "/outcome HTTP/1.1", action, holdMs: 1500 });
+  });
+  expect(await run.call("charge_card", charge(n))).toMatchObject({ status: "ok" });
+  await beginFault;
+  await outcomeFault;
+  const effects = chargesSince(before);
+  expect(effects, "one charge").toHaveLength(1);
+  expect(await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } })).toMatchObject({ status: StepStatus.CONFIRMED, externalRef: effects[0]!.ref });
+  // The first intent had committed: its repeat was reconciled by key (absent) before the one call.
+  expect(await chargeEvents(run.runId)).toEqual(expect.arrayContaining(["step.intended", "step.reconciled", "step.retry_intended", "step.confirmed"]));
+  await run.complete();
+  return run.runId;
+}
+
+describe("the network between agent, server and worker", () => {
+  it("timeout-after-commit: answers held past the agent's timeout; the re-sends are answered from the log, one charge", async () => {
+    await fault("timeout-after-commit", (t) => chargeThroughLostAnswers(100 + t, "hold-answer", agent(600)));
+  });
+
+  it("answer-lost: the connection is reset instead of the answer; the re-sends are answered from the log, one charge", async () => {
+    await fault("answer-lost", (t) => chargeThroughLostAnswers(200 + t, "drop-answer", agent()));
+  });
+
+  it("worker-partitioned: a worker cut off past its lease while running; another takes over; its late writes are refused by the fence", async () => {
+    const LEASE_MS = 500;
+    await fault("worker-partitioned", async (t) => {
+      const n = 300 + t;
+      const run = await agent().startRun({ title: `partitioned worker ${n}`, agent: agentToken.name });
+      expect(await run.call("charge_card", charge(n))).toMatchObject({ status: "ok" });
+      await run.complete().catch(() => undefined);
+      const tools = ["charge_card"];
+      await enqueueTask(prisma, { kind: "UNWIND", runId: run.runId, tools, payload: { reason: "network fault" }, dedupeKey: `net:${run.runId}` });
+      const refundsBefore = world.ledger.effects({ op: "payments.refund" }).length;
+      const worker = async (id: string, baseUrl: string) => {
+        const { secret } = await createAgentToken(prisma, { name: `${id}-${process.pid}`, tools, role: "worker", createdBy: "test" });
+        const transport = { baseUrl, token: secret };
+        const engine = new SagaEngine({ store: new HttpSagaStore(transport), registry, recheckAfterMs: 20, backoffMs: 10 });
+        return new Worker({ queue: new HttpTaskQueue(transport), engine, workerId: id, tools, leaseMs: LEASE_MS, heartbeatMs: 150 });
+      };
+      const first = await worker(`w-cut-${n}`, viaProxy);
+      const second = await worker(`w-next-${n}`, server.url);
+
+      // The partition starts right after the first worker's refund: it still runs, its writes wait in the network.
+      afterNextEffect("refund", () => proxy.partition());
+      const firstRound = first.runOnce();
+      const task = await waitFor(async () => {
+        const row = await prisma.workerTask.findFirst({ where: { runId: run.runId, status: "CLAIMED" } });
+        return row && world.ledger.effects({ op: "payments.refund" }).length > refundsBefore ? row : null;
+      });
+      while ((await databaseNow(prisma)).getTime() <= task.leaseUntil!.getTime()) await new Promise((r) => setTimeout(r, 50));
+      const [taken] = await second.runOnce();
+      expect(taken, JSON.stringify(taken)).toMatchObject({ outcome: "done", attempt: 2 });
+      expect(await prisma.step.findFirstOrThrow({ where: { runId: run.runId } })).toMatchObject({ status: StepStatus.COMPENSATED });
+
+      proxy.heal();
+      const [late] = await firstRound;
+      expect(late, "the partitioned worker's late completion is refused by the fence").toMatchObject({ outcome: "superseded", attempt: 1 });
+      expect(first.stats.leasesLost + first.stats.superseded).toBeGreaterThan(0);
+      expect(await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({ status: "DONE", attempt: 2, claimedBy: `w-next-${n}` });
+      expect((await new PrismaSagaStore(prisma).getRun(run.runId))?.status).toBe(RunStatus.UNWOUND);
+      expect(world.ledger.effects({ op: "payments.refund" }).length - refundsBefore, "refunded once").toBe(1);
+      return run.runId;
+    });
+  });
+
+  it("slow-server: every answer takes seconds; runs complete, each effect once", async () => {
+    const DELAY_MS = FULL ? 2000 : 1000;
+    proxy.delay(DELAY_MS, "answers");
+    try {
+      // The trials run side by side (agents do), so the CI run pays the delay once, not per trial.
+      const from = world.ledger.operations().length;
+      const started = Date.now();
+      const runIds = await Promise.all(
+        Array.from({ length: TRIALS }, async (_, t) => {
+          const run = await agent(DELAY_MS * 4).startRun({ title: `slow server ${t}`, agent: agentToken.name });
+          expect(await run.call("charge_card", charge(400 + t))).toMatchObject({ status: "ok" });
+          await run.complete();
+          return run.runId;
+        }),
+      );
+      expect(Date.now() - started, "each request waited on the slow answers").toBeGreaterThanOrEqual(4 * DELAY_MS);
+      const { figures, escalations } = await figuresFor(new PrismaSagaStore(prisma), world.ledger.operations().slice(from), runIds);
+      const line = matrixLine({ name: "network:slow-server", trials: TRIALS, figures, escalated: escalations.length });
+      recordMatrixLine(line);
+      expect(figures.violations, line).toEqual([]);
+      expect(figures.effects).toBe(TRIALS);
+    } finally {
+      proxy.delay(0);
+    }
+  });
+});
+
+/** Polls `probe` until it returns a value (10 s at most). */
+async function waitFor<T>(probe: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("waited 10 s for a condition that never came");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
