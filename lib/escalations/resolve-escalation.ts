@@ -13,6 +13,7 @@ import { expireIfDue } from "@/lib/sla/sweep-slas";
 import { dashboardEngine, userActor, withDb, type DashboardUser } from "@/lib/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TResolveResult } from "@/lib/dashboard/views";
+import { actorAttributes, escalationAttributes, inRunSpan } from "@/lib/observability/people-spans";
 
 const note = (what: string) => z.string().trim().min(1, what).max(4000);
 
@@ -131,13 +132,30 @@ async function stuckTask(escalationId: string, decision: StuckDecision, note: st
   return { taskId: task.id, pivotId };
 }
 
+/** A resolution in one low-cardinality word, for its trace span: approved, rejected, confirmed, repaired, commit_by_worker... */
+function decisionOf(r: Resolution): string {
+  switch (r.kind) {
+    case EscalationKind.APPROVAL_REQUIRED:
+      return r.approve ? "approved" : "rejected";
+    case EscalationKind.OUTCOME_UNKNOWN:
+      return r.outcome.toLowerCase();
+    case EscalationKind.COMPENSATION_FAILED:
+      return "repaired";
+    case EscalationKind.STUCK_AFTER_PIVOT:
+      return r.decision;
+    case EscalationKind.REVOKE_OUT_OF_WINDOW:
+      return "handled_outside_window";
+  }
+}
+
 /**
  * Resolves an escalation the signed-in user holds, with the form of its kind: approve or reject a
  * held call, settle an unknown outcome with evidence (written back to the step), record a manual
  * repair of a failed compensation (written back to the step), decide a stuck post-pivot step, answer
  * a revoke past its window. A NEEDS_ATTENTION run with nothing left for people becomes UNWOUND.
  * Only the claimer may resolve: anyone else gets `{ ok: false, reason: "not_claimer", heldBy }`.
- * The engine writes the resolution, the saga log change and the audit event together.
+ * The engine writes the resolution, the saga log change and the audit event together; with tracing
+ * on, a `resolve_escalation` span in the run's trace (a worker task it asks for is the span's child).
  */
 export async function resolveEscalation(escalationId: string, request: TEscalationResolution): Promise<TResolveResult> {
   const id = ZEscalationId.parse(escalationId);
@@ -158,10 +176,13 @@ export async function resolveEscalation(escalationId: string, request: TEscalati
   if (resolution.kind === EscalationKind.APPROVAL_REQUIRED && resolution.approve && (await expireIfDue(await getPrisma(), store, id))) {
     return { ok: false, reason: "resolved", resolvedBy: (await store.getEscalation(id))?.resolvedBy ?? null };
   }
+  const attributes = { ...escalationAttributes(escalation), "sagaboard.escalation.decision": decisionOf(resolution), ...actorAttributes("user", user.role) };
   try {
-    await decide(user, id, resolution);
-    // The run is finished when this was the last thing people had to do for it.
-    await finishUnwoundRun(store, escalation.runId, userActor(user));
+    await inRunSpan(await getPrisma(), "resolve_escalation", escalation.runId, attributes, async () => {
+      await decide(user, id, resolution);
+      // The run is finished when this was the last thing people had to do for it.
+      await finishUnwoundRun(store, escalation.runId, userActor(user));
+    });
   } catch (e) {
     if (!(e instanceof SagaError) || e.code !== "ESCALATION_CONFLICT") throw e;
     // Resolved meanwhile (a reconcile settled the step itself, or a double submit): say by whom.

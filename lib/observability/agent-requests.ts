@@ -3,12 +3,20 @@
  * the request's time goes into the latency histogram; when tracing is on (tracing.ts) a logged
  * call's outcome becomes its span; at SAGABOARD_LOG_LEVEL=debug each answer is a log line with its
  * run, step and trace ids. Off, it costs two clock reads, an array write and a level check per request.
+ * On, the handler also runs with the agent's traceparent as the current trace context (a task it
+ * enqueues carries it), and the requests that are once per run (creating it, asking for a pivot)
+ * keep the run's trace context for what people and workers do later (run-trace.ts).
  */
 import type { Logger } from "pino";
 import type { Json } from "@/lib/saga/tools";
+import type { SpanContext } from "@opentelemetry/api";
+import { getPrisma } from "@/lib/db/prisma";
 import { serverLog } from "./log";
+import { traceEscalationRaised, actorAttributes } from "./people-spans";
 import { observeRequestSeconds } from "./request-latency";
-import { traceAgentAnswer, traceIdOf, tracingOn } from "./tracing";
+import { recordRunTrace } from "./run-trace";
+import { withTraceparent } from "./trace-scope";
+import { traceAgentAnswer, traceIdOf, traceparentOf, tracingOn } from "./tracing";
 
 /** What a handler answered (the stored response: status and body). */
 export interface AgentAnswer {
@@ -24,13 +32,45 @@ let log: Logger | undefined;
 export async function observeAgentRequest<T extends AgentAnswer>(operationId: string, request: Request, answer: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const startedAt = tracingOn() ? Date.now() : 0;
-  const result = await answer();
+  const result = startedAt !== 0 ? await withTraceparent(request.headers.get("traceparent"), answer) : await answer();
   const seconds = (performance.now() - started) / 1000;
   observeRequestSeconds(operationId, seconds);
-  if (startedAt !== 0) traceAgentAnswer(operationId, request, result, startedAt);
+  if (startedAt !== 0) await keepRunTrace(operationId, request, result, traceAgentAnswer(operationId, request, result, startedAt));
   if ((log ??= serverLog()).isLevelEnabled("debug")) log.debug(answerFields(operationId, request, result, seconds), `${operationId} answered ${result.status}`);
   return result;
 }
+
+/**
+ * After a run's creation or a pivot request, keeps the run's trace context (the agent's header, or
+ * the request_pivot span's); after an escalation the agent raised, its `raise_escalation` span. Never
+ * fails the request: a failed write is a warning (the later spans then start traces of their own).
+ */
+async function keepRunTrace(operationId: string, request: Request, result: AgentAnswer, span: SpanContext | undefined): Promise<void> {
+  if (result.status >= 300 || !KEEPS_RUN_TRACE.has(operationId)) return;
+  const body = objectOf(result.body);
+  const traceparent = request.headers.get("traceparent");
+  try {
+    if (operationId === "createRun") {
+      const run = objectOf(body?.run);
+      if (typeof run?.id === "string") await recordRunTrace(await getPrisma(), run.id, traceparent);
+    } else if (operationId === "requestPivot") {
+      const pivot = objectOf(body?.pivot);
+      if (typeof pivot?.runId === "string" && span) await recordRunTrace(await getPrisma(), pivot.runId, traceparentOf(span));
+    } else {
+      const escalation = objectOf(body?.escalation);
+      if (body?.created === true && escalation && typeof escalation.id === "string" && typeof escalation.runId === "string" && typeof escalation.kind === "string") {
+        const facts = { id: escalation.id, runId: escalation.runId, kind: escalation.kind, stepId: typeof escalation.stepId === "string" ? escalation.stepId : null };
+        const prisma = await getPrisma();
+        await withTraceparent(traceparent, () => traceEscalationRaised(prisma, facts, "agent", actorAttributes("agent", "agent")));
+      }
+    }
+  } catch (e) {
+    serverLog().warn({ operation: operationId, err: e }, "could not keep the run's trace context; later spans of this run start a trace of their own");
+  }
+}
+
+/** The operations after which the run's trace is kept (or an escalation's raise traced): once per run or pivot, never per logged call. */
+const KEEPS_RUN_TRACE: ReadonlySet<string> = new Set(["createRun", "requestPivot", "raiseEscalation"]);
 
 const objectOf = (v: Json | undefined): Record<string, Json> | undefined => (v && typeof v === "object" && !Array.isArray(v) ? v : undefined);
 

@@ -11,9 +11,14 @@
  * (the step row's createdAt), so it covers the provider's call. A step settled by reconcile (after a
  * crash or an unknown outcome) gets a `reconcile <tool>` span with the reconcile's result; a
  * compensation a worker or an unwinding agent reports, `compensate <tool>` with its state and key; a
- * pivot request, `request_pivot`.
+ * pivot request, `request_pivot`. What people and sweeps do for a run later (pivot decisions,
+ * escalations, revokes) are spans of lib/observability/people-spans.ts, in the same trace through
+ * the context lib/observability/run-trace.ts keeps.
+ *
+ * A process that traces flushes its buffered spans when it is told to stop (SIGTERM, SIGINT): see
+ * `flushOnSignals`.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Tracer } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type SpanContext, type Tracer } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -49,7 +54,7 @@ export function startTracing(options: { url?: string; processor?: SpanProcessor;
   state = { provider, tracer: provider.getTracer("sagaboard") };
 }
 
-/** Sends what is buffered and stops tracing in this process (tests; a server exits without it). */
+/** Sends what is buffered and stops tracing in this process (tests, and a stopping process: `flushOnSignals`). */
 export async function stopTracing(): Promise<void> {
   const current = state;
   state = null;
@@ -60,10 +65,66 @@ export async function stopTracing(): Promise<void> {
 export function tracingOn(): boolean {
   if (state === undefined) {
     const url = tracesUrl();
-    if (url) startTracing({ url });
-    else state = null;
+    if (url) {
+      startTracing({ url });
+      flushOnSignals();
+    } else state = null;
   }
   return state !== null;
+}
+
+/** The tracer spans are made with, or null while tracing is off. */
+export function activeTracer(): Tracer | null {
+  return tracingOn() ? state!.tracer : null;
+}
+
+/** How long a stopping process waits for its last spans to be sent (a collector that does not answer must not hold it up). */
+export const FLUSH_TIMEOUT_MS = 2_000;
+
+/** Stops tracing, sending what is buffered, or gives up after `timeoutMs`; never throws (the process is stopping anyway). */
+export function stopTracingWithin(timeoutMs: number = FLUSH_TIMEOUT_MS): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+  });
+  return Promise.race([stopTracing().catch(() => {}), timeout]).finally(() => clearTimeout(timer));
+}
+
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+let flushInstalled = false;
+
+/**
+ * On SIGTERM or SIGINT, sends the buffered spans before the process ends (at most FLUSH_TIMEOUT_MS).
+ * The server (Next's own handler), the worker and the notifier each handle the signal themselves and
+ * end with `process.exit` once they have stopped; that exit waits here for the flush, which began
+ * at the signal. A process where nobody else handles the signal is ended here after the flush, with
+ * the code the signal would have given it (our listener alone would otherwise keep it running).
+ */
+export function flushOnSignals(): void {
+  if (flushInstalled) return;
+  flushInstalled = true;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => flushAndExit(signal));
+}
+
+function flushAndExit(signal: keyof typeof SIGNAL_EXIT_CODES): void {
+  const flushed = stopTracingWithin();
+  const exit = process.exit.bind(process);
+  process.exit = ((code?: number | string | null) => {
+    void flushed.then(() => exit(code ?? undefined));
+  }) as typeof process.exit;
+  if (process.listenerCount(signal) === 0) void flushed.then(() => exit(SIGNAL_EXIT_CODES[signal]));
+}
+
+/** A span's context as a W3C traceparent header (what a child in another process or hours later starts from). */
+export function traceparentOf(span: SpanContext): string {
+  return `00-${span.traceId}-${span.spanId}-${(span.traceFlags & 0xff).toString(16).padStart(2, "0")}`;
+}
+
+/** The context a span made under `traceparent` is a child of (the root: a new trace, when there is none or it does not parse). */
+export function contextOf(traceparent: string | null | undefined): Context {
+  const parent = traceparent ? parseTraceParent(traceparent) : null;
+  return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
 
 /** The trace id of a W3C traceparent header, or undefined when there is none or it does not parse. */
@@ -103,18 +164,17 @@ const objectOf = (v: Json | undefined): Record<string, Json> | undefined => (v &
 
 /**
  * Makes the span of one agent API answer, when it records a logged call's outcome, a reconcile, a
- * compensation's result or a pivot request (other answers make none). `startedAt` is when the
- * request arrived (epoch ms).
+ * compensation's result or a pivot request (other answers make none), and returns its context.
+ * `startedAt` is when the request arrived (epoch ms).
  */
-export function traceAgentAnswer(operationId: string, request: Request, answer: Answer, startedAt: number): void {
-  if (!state || answer.status >= 300) return;
+export function traceAgentAnswer(operationId: string, request: Request, answer: Answer, startedAt: number): SpanContext | undefined {
+  if (!state || answer.status >= 300) return undefined;
   const kind = STEP_SPANS[operationId];
   const body = objectOf(answer.body);
-  const parent = parseTraceParent(request.headers.get("traceparent") ?? "");
-  const context = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+  const context = contextOf(request.headers.get("traceparent"));
   if (operationId === "requestPivot") {
     const pivot = objectOf(body?.pivot);
-    if (!pivot) return;
+    if (!pivot) return undefined;
     const plan = pivot.plan;
     const span = state.tracer.startSpan(
       "request_pivot",
@@ -132,10 +192,10 @@ export function traceAgentAnswer(operationId: string, request: Request, answer: 
       context,
     );
     span.end();
-    return;
+    return span.spanContext();
   }
   const step = objectOf(body?.step);
-  if (!kind || !step) return;
+  if (!kind || !step) return undefined;
   const attributes = stepAttributes(step);
   attributes["sagaboard.operation"] = kind;
   const intendedAt = typeof step.createdAt === "string" ? Date.parse(step.createdAt) : NaN;
@@ -154,4 +214,5 @@ export function traceAgentAnswer(operationId: string, request: Request, answer: 
     span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === "FAILED" ? "the provider refused the call" : outcome === "UNKNOWN" ? "nobody knows whether it happened" : "the compensation failed" });
   }
   span.end();
+  return span.spanContext();
 }

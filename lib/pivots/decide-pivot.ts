@@ -11,6 +11,7 @@ import { dashboardEngine, connectorRegistry, userActor, withDb, type DashboardUs
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "@/lib/dashboard/views";
 import { expireIfDue } from "@/lib/sla/sweep-slas";
+import { actorAttributes, inRunSpan } from "@/lib/observability/people-spans";
 
 /** A reviewer's decision as the use cases pass it on. */
 export interface PivotDecisionInput {
@@ -50,7 +51,17 @@ async function refusal(store: PrismaSagaStore, pivot: PivotRecord, input: PivotD
   return null;
 }
 
-/** Decides the pivot through the engine (row + audit event in one transaction) for `user`. */
+/** What a decision span says of the outcome: the decision taken, or why none was (already decided, plan changed...). */
+function decisionAttributes(result: TPivotDecisionResult): Record<string, string | number> {
+  if (!result.ok) return { "sagaboard.pivot.result": result.reason };
+  const waited = result.pivot.decidedAt && result.pivot.createdAt ? (Date.parse(String(result.pivot.decidedAt)) - Date.parse(String(result.pivot.createdAt))) / 1000 : NaN;
+  return { "sagaboard.pivot.result": "decided", "sagaboard.pivot.status": result.pivot.status.toLowerCase(), ...(Number.isFinite(waited) ? { "sagaboard.pivot.wait_seconds": waited } : {}) };
+}
+
+/**
+ * Decides the pivot through the engine (row + audit event in one transaction) for `user`: a
+ * `decide_pivot` span in the agent's trace when tracing is on (lib/observability/people-spans.ts).
+ */
 export async function decidePivotFor(user: DashboardUser, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
   const prisma = await getPrisma();
   const store = sharedSagaStore(prisma);
@@ -58,6 +69,18 @@ export async function decidePivotFor(user: DashboardUser, input: PivotDecisionIn
   if (input.approve) await expireIfDue(prisma, store, input.pivotId);
   const pivot = await store.getPivot(input.pivotId);
   if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${input.pivotId} does not exist; reload the runs list.`);
+  const attributes = {
+    "sagaboard.pivot.id": pivot.id,
+    "sagaboard.pivot.decision": input.approve ? "approve" : "reject",
+    "sagaboard.pivot.plan_items": pivot.plan.length,
+    ...(input.approve ? {} : { "sagaboard.pivot.reason_code": (input.reasonCode ?? "OTHER").toLowerCase() }),
+    ...actorAttributes("user", user.role),
+  };
+  return inRunSpan(prisma, "decide_pivot", pivot.runId, attributes, () => decide(store, user, pivot, input), decisionAttributes);
+}
+
+/** The decision itself, once the pivot is read: refusals a person can act on, else the engine's fenced decision. */
+async function decide(store: PrismaSagaStore, user: DashboardUser, pivot: PivotRecord, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
   const refused = await refusal(store, pivot, input);
   if (refused) return refused;
   const engine = await dashboardEngine();

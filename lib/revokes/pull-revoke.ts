@@ -10,13 +10,14 @@ import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { onConnection } from "@/lib/db/transactions";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
-import { runScope, type Actor } from "@/lib/saga/store";
+import { runScope, type Actor, type RunRecord } from "@/lib/saga/store";
 import { audienceRank, EscalationKind, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { enqueueTask } from "@/lib/worker/enqueue-task";
 import { WorkerTaskKind } from "@/lib/worker/vocabulary";
 import { revokeRolesOf, revokeWindow, stepsBeyondRole, summarizeRevokes } from "./revoke-rules";
 import { RevokeKind, type TPullResult } from "./views";
 import { TX_OPTIONS } from "@/lib/db/transactions";
+import { actorAttributes, inRunSpan, traceEscalationRaised } from "@/lib/observability/people-spans";
 
 const Reason = z.string().trim().min(1, "Say why it is pulled back: the reason goes into the record and to whoever handles it.").max(2000);
 
@@ -112,7 +113,7 @@ async function ensureStepEffect(prisma: PrismaClient, revoke: Revoke, step: Step
     return prisma.revoke.update({ where: { id: revoke.id }, data: { correctionId: correction.id } });
   }
   if (revoke.kind === RevokeKind.OUT_OF_WINDOW && !revoke.escalationId) {
-    const { escalation } = await store.createEscalation(
+    const { escalation, created } = await store.createEscalation(
       {
         id: randomIds.next("esc"),
         runId: step.runId,
@@ -133,6 +134,7 @@ async function ensureStepEffect(prisma: PrismaClient, revoke: Revoke, step: Step
       },
       { type: "escalation.raised", actor, data: { kind: EscalationKind.REVOKE_OUT_OF_WINDOW, stepIdx: step.stepIdx, revokeId: revoke.id } },
     );
+    if (created) await traceEscalationRaised(prisma, escalation, "revoke", actorAttributes("user", revoke.role));
     return prisma.revoke.update({ where: { id: revoke.id }, data: { escalationId: escalation.id } });
   }
   return revoke;
@@ -159,7 +161,24 @@ export async function pullStepRevoke(request: z.input<typeof ZPullStepRevokeRequ
   const actor = userActor(user);
   const { step, policy } = await readStep(prisma, stepId);
   assertMayPull(user, step, policy);
+  const attributes = { "sagaboard.revoke.scope": "step", "sagaboard.step.id": step.id, "gen_ai.tool.name": step.tool, ...actorAttributes("user", user.role) };
+  return inRunSpan(prisma, "revoke", step.runId, attributes, () => pullStep(prisma, user, actor, step, policy, reason), revokeAttributes);
+}
 
+/** What a revoke span says came of the pull: whether this person's pull made it, and what it became (in its window or past it). */
+function revokeAttributes(result: TPullResult): Record<string, string | boolean | number> {
+  const late = result.steps.filter((s) => s.kind === RevokeKind.OUT_OF_WINDOW).length;
+  return {
+    "sagaboard.revoke.created": result.created,
+    "sagaboard.revoke.kind": result.revoke.kind.toLowerCase(),
+    ...(result.revoke.kind === RevokeKind.RUN
+      ? { "sagaboard.revoke.steps_in_window": result.steps.length - late, "sagaboard.revoke.steps_out_of_window": late }
+      : { "sagaboard.revoke.in_window": result.revoke.kind !== RevokeKind.OUT_OF_WINDOW }),
+  };
+}
+
+/** The step's pull once the person may: the row (once, whoever pulls at once) and its effect. */
+async function pullStep(prisma: PrismaClient, user: CurrentUser, actor: Actor, step: Step, policy: ToolPolicy | null, reason: string): Promise<TPullResult> {
   let existing = await onConnection(prisma, () => prisma.revoke.findUnique({ where: { dedupeKey: stepKeyOf(step.id) } }));
   if (!existing && step.status !== StepStatus.CONFIRMED) {
     throw new ApiError(
@@ -259,13 +278,28 @@ export async function pullRunRevoke(request: z.input<typeof ZPullRunRevokeReques
   const steps = await onConnection(prisma, () => prisma.step.findMany({ where: { runId }, orderBy: { stepIdx: "desc" } }));
   const policies = await onConnection(prisma, () => prisma.toolPolicy.findMany({ where: { name: { in: [...new Set(steps.map((s) => s.tool))] } } }));
   const policyOf = (tool: string) => policies.find((p) => p.name === tool) ?? null;
-  const confirmed = steps.filter((s) => s.status === StepStatus.CONFIRMED);
   const refused = stepsBeyondRole(user.role, steps, policyOf);
   if (refused.length > 0) {
     const named = refused.map((s) => `step ${s.stepIdx} (${s.tool}, ${s.status}, ${s.id})`).join(", ");
     throw new ApiError("FORBIDDEN", `The tool table does not let the ${user.role} role pull back ${named}, so the run cannot be pulled back whole by you. Pull back the other steps one by one, or ask someone the table names.`);
   }
+  const attributes = { "sagaboard.revoke.scope": "run", ...actorAttributes("user", user.role) };
+  return inRunSpan(prisma, "revoke", run.id, attributes, () => pullRun(prisma, user, actor, run, steps, policyOf, reason), revokeAttributes);
+}
 
+/** The run's pull once the person may pull all of it: its rows, the late steps' escalations, the agent stopped, the worker's UNWIND task. */
+async function pullRun(
+  prisma: PrismaClient,
+  user: CurrentUser,
+  actor: Actor,
+  run: RunRecord,
+  steps: readonly Step[],
+  policyOf: (tool: string) => ToolPolicy | null,
+  reason: string,
+): Promise<TPullResult> {
+  const runId = run.id;
+  const store = sharedSagaStore(prisma);
+  const confirmed = steps.filter((s) => s.status === StepStatus.CONFIRMED);
   let existing = await onConnection(prisma, () => prisma.revoke.findUnique({ where: { dedupeKey: runKeyOf(runId) } }));
   let created = false;
   if (!existing) {

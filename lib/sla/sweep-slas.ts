@@ -13,6 +13,7 @@ import { appendRunAudit, onConnection, writeTransaction } from "@/lib/db/transac
 import type { Actor, SagaStore } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
+import { actorAttributes, escalationAttributes, inRunSpan } from "@/lib/observability/people-spans";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints, type SlaPolicy } from "./sla-rules";
 
 /** The actor of everything the SLA sweep does (`system:sla` in the audit log). */
@@ -132,8 +133,22 @@ function hours(sec: number): string {
   return sec >= 7200 ? `${Math.round(sec / 360) / 10} hours` : sec >= 120 ? `${Math.round(sec / 60)} minutes` : `${sec} seconds`;
 }
 
+/**
+ * Rejects an expired item (its span: `decide_pivot` or `resolve_escalation` by the `sla` actor, in the
+ * run's trace when tracing is on); false when it was decided (or moved) meanwhile.
+ */
+async function expire(prisma: PrismaClient, store: SagaStore, item: WaitingItem, now: Date): Promise<boolean> {
+  const pivot = item.what === "pivot";
+  const attributes = pivot
+    ? { "sagaboard.pivot.id": item.id, "sagaboard.pivot.decision": "reject", "sagaboard.pivot.reason_code": "expired" }
+    : { ...escalationAttributes({ id: item.id, runId: item.runId, stepId: item.stepId, kind: item.what }), "sagaboard.escalation.decision": "rejected" };
+  return inRunSpan(prisma, pivot ? "decide_pivot" : "resolve_escalation", item.runId, { ...attributes, ...actorAttributes("system", SLA_ACTOR.id) }, () => expireItem(store, item, now), (expired) => ({
+    [pivot ? "sagaboard.pivot.result" : "sagaboard.escalation.result"]: expired ? (pivot ? "decided" : "resolved") : "already_decided",
+  }));
+}
+
 /** Rejects an expired item through the store's fenced decision; false when it was decided (or moved) meanwhile. */
-async function expire(store: SagaStore, item: WaitingItem, now: Date): Promise<boolean> {
+async function expireItem(store: SagaStore, item: WaitingItem, now: Date): Promise<boolean> {
   const waited = hours(Math.round((now.getTime() - item.createdAt.getTime()) / 1000));
   if (item.what === "pivot") {
     const reason = `Expired: no reviewer decided within ${waited} (SLA rule ${item.policy.source}); an expired pivot is rejected, never approved. Revise the plan and request the pivot again, or unwind the run.`;
@@ -167,7 +182,7 @@ export async function expireIfDue(prisma: PrismaClient, store: SagaStore, itemId
   });
   if (!item?.points.expireAt) return false;
   const now = await onConnection(prisma, () => databaseNow(prisma));
-  return now >= item.points.expireAt && (await expire(store, item, now));
+  return now >= item.points.expireAt && (await expire(prisma, store, item, now));
 }
 
 /** One sweep over everything waiting for people, a page at a time (so old items never starve newer ones). */
@@ -182,7 +197,7 @@ export async function sweepSlas(prisma: PrismaClient, options: SlaSweepOptions):
     report.items += page.items.length;
     for (const item of page.items) {
       if (item.points.expireAt && now >= item.points.expireAt) {
-        if (await expire(options.store, item, now)) report.expired.push(item.id);
+        if (await expire(prisma, options.store, item, now)) report.expired.push(item.id);
         continue;
       }
       for (const [stage, dueAt] of [["reminder", item.points.reminderAt], ["breach", item.points.breachAt]] as const) {

@@ -6,6 +6,9 @@ import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
+import { currentTraceparent, withTaskTrace } from "@/lib/observability/trace-scope";
+import { runTraceparent } from "@/lib/observability/run-trace";
+import { tracingOn } from "@/lib/observability/tracing";
 import { appendTaskAudit, isUniqueViolation, jsonIn, readTx, toTaskRecord, writeTx } from "./task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "./vocabulary";
 import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayloadSchema, ZCommitPlanPayloadSchema } from "./task";
@@ -49,6 +52,16 @@ export const ZEnqueueTaskSchema = z
     }
   });
 
+/**
+ * The trace context a new task carries (tracing on only): the work in progress's (the person's
+ * decision or revoke that asked for the task, the agent's request), else the run's kept one. The
+ * worker sends it with the task's requests, so its spans join the run's trace. Off: none, no read.
+ */
+async function taskTraceparent(prisma: PrismaClient, runId: string): Promise<string | undefined> {
+  if (!tracingOn()) return undefined;
+  return currentTraceparent() ?? (await runTraceparent(prisma, runId));
+}
+
 /** What callers pass to `enqueueTask`. */
 export type TEnqueueTaskRequest = z.input<typeof ZEnqueueTaskSchema>;
 
@@ -71,6 +84,7 @@ export async function enqueueTask(prisma: PrismaClient, request: TEnqueueTaskReq
   const actor: Actor = input.actor ?? QUEUE_ACTOR;
   const tools = [...new Set(input.tools)].sort();
   const stepId = input.stepId ?? null;
+  const payload = withTaskTrace(input.payload as Json, await taskTraceparent(prisma, input.runId));
   try {
     const task = await writeTx(prisma, async (tx, now) => {
       // The insert first: it takes the write lock (and the unique index decides dedupe).
@@ -84,7 +98,7 @@ export async function enqueueTask(prisma: PrismaClient, request: TEnqueueTaskReq
           status: WorkerTaskStatus.PENDING,
           attempt: 0,
           dedupeKey: input.dedupeKey,
-          payload: jsonIn(input.payload as Json),
+          payload: jsonIn(payload),
           createdAt: now,
           updatedAt: now,
         },

@@ -26,6 +26,7 @@ import type { UnwindOptions, UnwindReport } from "@/lib/saga/unwind";
 import type { RunContext } from "@/lib/saga/run-context";
 import type { ReconcileReport } from "@/lib/saga/calls";
 import { reconcileBody } from "@/lib/api/schemas/calls";
+import { taskTraceparent, withTraceparent } from "@/lib/observability/trace-scope";
 import type { TLookupResultInput } from "./lookup-task";
 import { ZSendCorrectionPayloadSchema } from "./send-correction-payload";
 import type { StuckRunSweeper } from "./sweep-stuck-runs";
@@ -335,7 +336,9 @@ export class Worker {
     const lease = this.keepLease(task);
     let result: Json;
     try {
-      result = await this.execute(task);
+      // Under the task's trace context: the HTTP client sends it with the task's requests, so the
+      // server's compensate and execute_tool spans for this work join the run's trace.
+      result = await withTraceparent(taskTraceparent(task.payload), () => this.execute(task));
     } catch (e) {
       await lease.stop();
       if (e instanceof SimulatedCrash) throw e;

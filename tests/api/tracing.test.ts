@@ -6,8 +6,6 @@
  * `compensate` span and the pivot request one `request_pivot` span, all children of the agent's span,
  * carrying the GenAI tool attributes and the step's own (key, class, phase, outcome, reconcile result).
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
@@ -20,57 +18,26 @@ import { startTracing, stopTracing } from "@/lib/observability/tracing";
 import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
 import { makeToken, useTestDatabase } from "./api-test-kit";
+import { startOtlpReceiver, type OtlpReceiver } from "./tracing-receiver";
 
 const getPrisma = useTestDatabase("tracing");
 const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const AGENT_SPAN = "00f067aa0ba902b7";
 
-/** A span as OTLP/JSON carries it, with its attributes flattened. */
-interface ReceivedSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  attributes: Record<string, string | number>;
-}
-
-const received: ReceivedSpan[] = [];
-const contentTypes: string[] = [];
-let receiver: Server;
-let url: string;
+let receiver: OtlpReceiver;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      contentTypes.push(String(req.headers["content-type"]));
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-        resourceSpans: { scopeSpans: { spans: (Omit<ReceivedSpan, "attributes"> & { attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[] })[] }[] }[];
-      };
-      for (const rs of body.resourceSpans) {
-        for (const ss of rs.scopeSpans) {
-          for (const s of ss.spans) {
-            const attributes = Object.fromEntries(s.attributes.map((a) => [a.key, a.value.stringValue ?? Number(a.value.intValue)]));
-            received.push({ name: s.name, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId, attributes });
-          }
-        }
-      }
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+  receiver = await startOtlpReceiver();
 });
 
 afterAll(async () => {
   await stopTracing();
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
 });
 
 describe("traces of logged calls", () => {
   it("exports one execute_tool span per logged call, one per reconcile, compensation and pivot request, under the agent's traceparent", async () => {
-    startTracing({ url });
+    startTracing({ url: receiver.url });
     const prisma = await getPrisma();
     const clock = new ManualClock();
     const world = new World({ clock, searchLagMs: 1500 });
@@ -90,7 +57,8 @@ describe("traces of logged calls", () => {
     expect(first.report).toMatchObject({ status: "UNWOUND" });
     await stopTracing(); // flushes the batch
 
-    expect(new Set(contentTypes)).toEqual(new Set(["application/json"]));
+    const received = receiver.spans;
+    expect(new Set(receiver.contentTypes)).toEqual(new Set(["application/json"]));
     for (const s of received) expect([s.traceId, s.parentSpanId], s.name).toEqual([AGENT_TRACE, AGENT_SPAN]);
     expect(new Set(received.map((s) => s.spanId)).size).toBe(received.length);
 

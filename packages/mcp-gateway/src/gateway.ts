@@ -10,6 +10,7 @@ import type { BeginCallAnswer } from "@/lib/saga/calls";
 import type { StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, Json } from "@/lib/saga/tools";
 import { SagaboardApiError } from "@/lib/client/transport";
+import { withTraceparent } from "@/lib/observability/trace-scope";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
 import type { Lookup } from "./lookups";
@@ -20,6 +21,12 @@ import type { Sagaboard, TableTool } from "./sagaboard";
 export const CLIENT_KEY_META = KEY_META;
 export const RUN_META = "dev.sagaboard/runId";
 export const REPEAT_META = "dev.sagaboard/repeat";
+/**
+ * The W3C trace context an MCP client sends for OpenTelemetry in a request's `_meta` (`traceparent`,
+ * as instrumented MCP clients do): forwarded as the `traceparent` of the gateway's requests to
+ * Sagaboard for that call, so the server's spans for it join the client's trace.
+ */
+export const TRACEPARENT_META = "traceparent";
 
 /** Points in a call where a test kills the gateway (`SAGABOARD_MCP_CRASH_AT`). */
 export type CrashPoint = "after_intent" | "after_upstream";
@@ -136,8 +143,13 @@ export class Gateway {
     return this.table.tools.get(name);
   }
 
-  /** One `tools/call` from the client. */
-  async call(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
+  /** One `tools/call` from the client, under the client's trace context when its `_meta` carries one (a malformed one is ignored). */
+  call(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
+    const traceparent = meta?.[TRACEPARENT_META];
+    return withTraceparent(typeof traceparent === "string" ? traceparent : null, () => this.callTool(name, rawArgs, meta, signal));
+  }
+
+  private async callTool(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
     const upstreamTool = this.o.upstreamTools.find((t) => t.name === name);
     if (!upstreamTool) return text(`Unknown tool ${name}: the server behind this gateway lists ${this.o.upstreamTools.map((t) => t.name).join(", ")}.`, true);
     const args = (rawArgs ?? {}) as Json;

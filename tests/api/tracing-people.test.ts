@@ -1,0 +1,206 @@
+/**
+ * Traces of what happens to a run after the agent's requests, received by an in-process OTLP
+ * receiver: a reviewer's approval of the agent's pivot is a `decide_pivot` span under the agent's
+ * `request_pivot` span; a held call's escalation worked by a reviewer is a `resolve_escalation` span
+ * in the agent's trace; a revoke is a `revoke` span there, and the COMPENSATE task it enqueues
+ * carries its context, so the worker's compensation (over the API, without a traceparent of its
+ * own) is a `compensate` span under the revoke; and the MCP gateway forwards its client's
+ * `_meta.traceparent` with its requests for that call. Who acted is a role, never an email.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as approveRoute from "@/app/api/dashboard/pivots/[pivotId]/approve/route";
+import * as claimRoute from "@/app/api/dashboard/escalations/[escalationId]/claim/route";
+import * as resolveRoute from "@/app/api/dashboard/escalations/[escalationId]/resolve/route";
+import * as stepRevokeRoute from "@/app/api/dashboard/steps/[stepId]/revoke/route";
+import { runWithSessionReader } from "@/lib/auth/current-user";
+import { HttpSagaStore } from "@/lib/client/http-store";
+import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { startTracing, stopTracing } from "@/lib/observability/tracing";
+import { ManualClock } from "@/lib/saga/clock";
+import { SagaEngine } from "@/lib/saga/engine";
+import { World } from "@/lib/sim";
+import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { createUser } from "@/lib/users/create-user";
+import { Worker } from "@/lib/worker/worker";
+import { Gateway } from "@/packages/mcp-gateway/src/gateway";
+import { Sagaboard } from "@/packages/mcp-gateway/src/sagaboard";
+import type { Upstream } from "@/packages/mcp-gateway/src/upstream";
+import { routeFetch } from "../support/api-router";
+import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./tracing-receiver";
+
+const getPrisma = useTestDatabase("tracing-people");
+const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const AGENT_SPAN = "00f067aa0ba902b7";
+const AGENT_PARENT = `00-${AGENT_TRACE}-${AGENT_SPAN}-01`;
+const users: Record<string, string> = {};
+let receiver: OtlpReceiver;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  const prisma = await getPrisma();
+  const user = await createUser(prisma, { email: "rita-tracing@example.com", name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
+  users.rita = user.id;
+});
+
+afterAll(async () => {
+  await stopTracing();
+  await receiver.close();
+});
+
+/** Calls a dashboard route as Rita, the reviewer (same origin, as the browser). */
+function asRita(handler: Parameters<typeof call>[0], path: string, options: { body?: unknown; params?: Record<string, string> } = {}): Promise<CallResult> {
+  return runWithSessionReader(async () => users.rita ?? null, () => call(handler, path, { ...options, headers: options.body === undefined ? {} : { origin: "http://localhost" } }));
+}
+
+/** Exports what is buffered and returns the spans received since `from`. */
+async function flushed(from: number): Promise<ReceivedSpan[]> {
+  await stopTracing();
+  return receiver.spans.slice(from);
+}
+
+function one(spans: ReceivedSpan[], name: string, where: (s: ReceivedSpan) => boolean = () => true): ReceivedSpan {
+  const found = spans.filter((s) => s.name === name && where(s));
+  expect(found, `${name} spans`).toHaveLength(1);
+  return found[0]!;
+}
+
+/** No attribute of any span names a person: roles only. */
+function expectNoEmails(spans: ReceivedSpan[]): void {
+  for (const s of spans) for (const v of Object.values(s.attributes)) expect(String(v), s.name).not.toContain("@");
+}
+
+/** The agent over the API with its own span's traceparent, on the support tools. */
+async function agent(tools: string[]) {
+  const world = new World({ clock: new ManualClock() });
+  const registry = createSupportToolRegistry(world);
+  const token = await makeToken(tools);
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, traceparent: () => AGENT_PARENT });
+  return { world, registry, engine: new SagaEngine({ store, registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 }) };
+}
+
+describe("traces of people's decisions", () => {
+  it("a reviewer's approval of the agent's pivot is a decide_pivot span under its request_pivot span; a held call worked by the reviewer is a resolve_escalation span in the agent's trace", async () => {
+    const from = receiver.spans.length;
+    startTracing({ url: receiver.url });
+    const prisma = await getPrisma();
+    const { engine } = await agent(["create_email_draft", "create_ticket_draft", "authorize_payment", "send_email", "reship_order"]);
+    const run = await engine.startRun({ title: "Reship order 2001", agent: "x" });
+    await run.call("create_email_draft", { to: "bo@example.com", subject: "Your replacement", body: "We re-shipped order 2001." });
+    // An irreversible call before the pivot is held for a person.
+    const held = await run.call("send_email", { to: "bo@example.com", subject: "Hello", body: "A word before the plan." });
+    expect(held).toMatchObject({ status: "approval_required" });
+    const escalation = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "APPROVAL_REQUIRED" } });
+    expect((await asRita(claimRoute.POST, `/api/dashboard/escalations/${escalation.id}/claim`, { body: {}, params: { escalationId: escalation.id } })).status).toBe(200);
+    const resolved = await asRita(resolveRoute.POST, `/api/dashboard/escalations/${escalation.id}/resolve`, { body: { kind: "APPROVAL_REQUIRED", approve: false, note: "not before the plan" }, params: { escalationId: escalation.id } });
+    expect(resolved.status).toBe(200);
+
+    const pivot = await run.requestPivot({ summary: "Reship order 2001.", plan: [{ tool: "reship_order", args: { orderId: "2001" } }] });
+    const approved = await asRita(approveRoute.POST, `/api/dashboard/pivots/${pivot.id}/approve`, { body: { planHash: pivot.planHash }, params: { pivotId: pivot.id } });
+    expect(approved.status).toBe(200);
+    const spans = await flushed(from);
+
+    const requested = one(spans, "request_pivot");
+    expect([requested.traceId, requested.parentSpanId]).toEqual([AGENT_TRACE, AGENT_SPAN]);
+    const decided = one(spans, "decide_pivot");
+    expect([decided.traceId, decided.parentSpanId]).toEqual([AGENT_TRACE, requested.spanId]);
+    expect(decided.attributes).toMatchObject({
+      "sagaboard.run.id": run.runId,
+      "sagaboard.pivot.id": pivot.id,
+      "sagaboard.pivot.decision": "approve",
+      "sagaboard.pivot.result": "decided",
+      "sagaboard.pivot.status": "approved",
+      "sagaboard.pivot.plan_items": 1,
+      "sagaboard.actor.type": "user",
+      "sagaboard.actor.role": "reviewer",
+    });
+    expect(decided.attributes["sagaboard.pivot.wait_seconds"]).toBeGreaterThanOrEqual(0);
+    // The held call was worked before the pivot request: a child of the agent's span kept at the run's creation.
+    const worked = one(spans, "resolve_escalation");
+    expect([worked.traceId, worked.parentSpanId]).toEqual([AGENT_TRACE, AGENT_SPAN]);
+    expect(worked.attributes).toMatchObject({
+      "sagaboard.run.id": run.runId,
+      "sagaboard.escalation.id": escalation.id,
+      "sagaboard.escalation.kind": "approval_required",
+      "sagaboard.escalation.decision": "rejected",
+      "sagaboard.actor.role": "reviewer",
+    });
+    expectNoEmails(spans);
+  });
+
+  it("a revoke is a span in the agent's trace, and the worker's compensation over the API (no traceparent of its own) is a compensate span under it", async () => {
+    const from = receiver.spans.length;
+    startTracing({ url: receiver.url });
+    const prisma = await getPrisma();
+    const { world, registry, engine } = await agent(["charge_card"]);
+    const run = await engine.startRun({ title: "charge then regret", agent: "x" });
+    await run.call("charge_card", { customerId: "cus_bo", amount: 1500, currency: "eur", reason: "reship fee", receipt: false });
+    await run.complete();
+    const step = await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
+    const pulled = await asRita(stepRevokeRoute.POST, `/api/dashboard/steps/${step.id}/revoke`, { body: { reason: "wrong customer" }, params: { stepId: step.id } });
+    expect(pulled.status).toBe(200);
+
+    const { secret } = await createAgentToken(prisma, { name: `tracing-worker-${Date.now()}`, tools: ["charge_card"], role: "worker", createdBy: "test" });
+    const transport = { baseUrl: "http://sagaboard.test", token: secret, fetch: routeFetch };
+    const workerEngine = new SagaEngine({ store: new HttpSagaStore(transport), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
+    const worker = new Worker({ queue: new HttpTaskQueue(transport), engine: workerEngine, workerId: "traced-w", tools: ["charge_card"] });
+    expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["done"]);
+    expect(world.ledger.count({ op: "payments.refund", outcome: "effect" })).toBe(1);
+    const spans = await flushed(from);
+
+    const revoke = one(spans, "revoke");
+    expect([revoke.traceId, revoke.parentSpanId]).toEqual([AGENT_TRACE, AGENT_SPAN]);
+    expect(revoke.attributes).toMatchObject({
+      "sagaboard.run.id": run.runId,
+      "sagaboard.step.id": step.id,
+      "sagaboard.revoke.scope": "step",
+      "sagaboard.revoke.kind": "compensate",
+      "sagaboard.revoke.in_window": true,
+      "sagaboard.revoke.created": true,
+      "sagaboard.actor.role": "reviewer",
+    });
+    const task = await prisma.workerTask.findFirstOrThrow({ where: { stepId: step.id, kind: "COMPENSATE" } });
+    expect((task.payload as { traceparent?: string }).traceparent).toBe(`00-${AGENT_TRACE}-${revoke.spanId}-01`);
+    const compensated = one(spans, "compensate charge_card");
+    expect([compensated.traceId, compensated.parentSpanId]).toEqual([AGENT_TRACE, revoke.spanId]);
+    expect(compensated.attributes).toMatchObject({ "sagaboard.step.id": step.id, "sagaboard.compensation.state": "confirmed" });
+    expectNoEmails(spans);
+  });
+});
+
+describe("the MCP gateway", () => {
+  it("sends its client's _meta.traceparent with its requests for that call, and none for a call without one", async () => {
+    const token = await makeToken(["send_email"]);
+    const seen: { path: string; traceparent: string | null }[] = [];
+    const recording: typeof fetch = (input, init) => {
+      seen.push({ path: new URL(String(input)).pathname, traceparent: new Headers(init?.headers).get("traceparent") });
+      return routeFetch(input, init);
+    };
+    const sagaboard = new Sagaboard({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: recording });
+    const run = await sagaboard.startRun("MCP session", null, {});
+    const upstream = { client: { callTool: async () => ({ content: [{ type: "text", text: "sent" }] }) }, transport: { forget: () => undefined, answerFor: async () => null } };
+    const gateway = new Gateway({
+      sagaboard,
+      upstream: upstream as unknown as Upstream,
+      upstreamTools: [{ name: "send_letter", inputSchema: { type: "object" } }],
+      namespace: "team",
+      runId: run.id,
+      dashboardUrl: "http://sagaboard.test",
+      lookups: {},
+      holdWaitMs: 0,
+    });
+    await gateway.load();
+    const clientParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    seen.length = 0;
+    await gateway.call("send_letter", { to: "ada@example.com" }, { traceparent: clientParent }, new AbortController().signal);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.some((r) => r.path === `/api/v1/runs/${run.id}/calls`)).toBe(true);
+    expect(seen.map((r) => r.traceparent)).toEqual(seen.map(() => clientParent));
+
+    seen.length = 0;
+    await gateway.call("send_letter", { to: "bo@example.com" }, { traceparent: "not a traceparent" }, new AbortController().signal);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.map((r) => r.traceparent)).toEqual(seen.map(() => null));
+  });
+});
