@@ -8,7 +8,7 @@
 import { hostname } from "node:os";
 import type { PrismaClient } from "@/generated/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { stuckAfterPivotMs, stuckRunSweeper, type SweepStuckRunsResult } from "./sweep-stuck-runs";
+import { stuckAfterPivotMs, stuckRunSweeper, type StuckRunSweeper, type SweepStuckRunsResult } from "./sweep-stuck-runs";
 import { logSink, serverLog, type LogSink } from "@/lib/observability/log";
 
 /** How often an app process sweeps when nothing is configured: every 30 s. */
@@ -61,13 +61,15 @@ export function startStuckRunDuty(options: StuckRunDutyOptions): StuckRunDuty {
   const sweeperId = options.sweeperId ?? `app-${hostname()}-${process.pid}`;
   const log = options.log ?? logSink(serverLog());
   let running: Promise<SweepStuckRunsResult> | null = null;
+  // One sweeper for the process's life, so each sweep goes on where the previous one stopped.
+  let sweeper: StuckRunSweeper | null = null;
 
   const sweepNow = async (): Promise<SweepStuckRunsResult> => {
     if (running) return running; // one sweep at a time per process
     running = (async () => {
       const prisma = await options.prisma();
       // intervalMs 0: the timer paces; maybeSweep always sweeps when asked.
-      const sweeper = stuckRunSweeper({ prisma, store: sharedSagaStore(prisma), workerId: sweeperId, stuckAfterMs, intervalMs: 0, log });
+      sweeper ??= stuckRunSweeper({ prisma, store: sharedSagaStore(prisma), workerId: sweeperId, stuckAfterMs, intervalMs: 0, log });
       return (await sweeper.maybeSweep())!;
     })();
     try {

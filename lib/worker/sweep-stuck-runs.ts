@@ -27,8 +27,19 @@ export const STUCK_AFTER_PIVOT_ENV = "SAGABOARD_STUCK_AFTER_PIVOT_MS";
 /** The smallest threshold accepted: below a second every pause between two calls would be "stuck". */
 const MIN_STUCK_AFTER_PIVOT_MS = 1_000;
 
-/** Runs looked at per sweep, oldest first; the next sweep looks again. */
+/** Runs looked at per sweep, oldest first; the next sweep goes on after the last one (see RunCursor). */
 const DEFAULT_SWEEP_LIMIT = 200;
+
+/**
+ * Where a sweep stopped: the next one goes on after this run, and wraps to the oldest when it reaches
+ * the end. Without it every sweep read the same oldest `limit` runs: once that many approved runs
+ * were raised and left COMMITTING (a person resolved "done by hand"), a newer stuck run was never
+ * looked at again.
+ */
+export interface RunCursor {
+  createdAt: Date;
+  id: string;
+}
 
 /**
  * The configured threshold: `SAGABOARD_STUCK_AFTER_PIVOT_MS`, or 15 minutes. Throws with what to set
@@ -66,6 +77,8 @@ export interface SweepStuckRunsOptions {
   limit?: number;
   /** Escalation ids (default: random). */
   ids?: IdGenerator;
+  /** Go on after this run (the previous sweep's `next`); from the oldest when absent. */
+  after?: RunCursor | null;
 }
 
 /** One run a sweep raised (or found already raised). */
@@ -88,28 +101,37 @@ export interface SweepStuckRunsResult {
   checked: number;
   /** Runs found silent for too long, each with its escalation. */
   stuck: StuckRun[];
+  /** Where the next sweep goes on; null when this one reached the newest run (the next starts over). */
+  next: RunCursor | null;
 }
 
 /**
- * One sweep: every COMMITTING run (up to `limit`, oldest first) that no person is already handling
- * and whose agent has been silent since the approval for `stuckAfterMs` gets its escalation.
+ * One sweep: every COMMITTING run (up to `limit`, oldest first after `after`) that no person is
+ * already handling and whose agent has been silent since the approval for `stuckAfterMs` gets its
+ * escalation.
  */
 export async function sweepStuckRuns(options: SweepStuckRunsOptions): Promise<SweepStuckRunsResult> {
   const { prisma, store, workerId } = options;
   const stuckAfterMs = options.stuckAfterMs ?? stuckAfterPivotMs();
   const ids = options.ids ?? randomIds;
   const checkedAt = await databaseNow(prisma);
+  const limit = options.limit ?? DEFAULT_SWEEP_LIMIT;
+  const after = options.after;
   const runs = await prisma.run.findMany({
-    where: { status: RunStatus.COMMITTING },
-    select: { id: true, title: true, agent: true },
+    where: {
+      status: RunStatus.COMMITTING,
+      // An open item means a person already has the run in front of them (a held call, an unknown outcome).
+      escalations: { none: { status: { in: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] } } },
+      ...(after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {}),
+    },
+    select: { id: true, title: true, agent: true, createdAt: true },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    take: options.limit ?? DEFAULT_SWEEP_LIMIT,
+    take: limit,
   });
+  const last = runs.at(-1);
+  const next = runs.length === limit && last ? { createdAt: last.createdAt, id: last.id } : null;
   const stuck: StuckRun[] = [];
   for (const run of runs) {
-    // An open item means a person already has the run in front of them (a held call, an unknown outcome).
-    const open = await prisma.escalation.count({ where: { runId: run.id, status: { in: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] } } });
-    if (open > 0) continue;
     const since = await prisma.auditEvent.findFirst({
       where: { scope: runScope(run.id), OR: [{ actor: actorLabel({ type: "agent", id: run.agent }) }, { type: "pivot.approved" }] },
       orderBy: { seq: "desc" },
@@ -154,7 +176,7 @@ export async function sweepStuckRuns(options: SweepStuckRunsOptions): Promise<Sw
     );
     stuck.push({ runId: run.id, escalationId: raised.escalation.id, created: raised.created, since: since.at });
   }
-  return { checkedAt, checked: runs.length, stuck };
+  return { checkedAt, checked: runs.length, stuck, next };
 }
 
 /** How often a worker sweeps, at most (default: every 30 s); the sweep itself is cheap but not free. */
@@ -170,12 +192,14 @@ export interface StuckRunSweeper {
 export function stuckRunSweeper(options: SweepStuckRunsOptions & { intervalMs?: number; log?: (line: string, fields?: { runId?: string; escalationId?: string; level?: "warn" }) => void }): StuckRunSweeper {
   const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   let last = -Infinity;
+  let after: RunCursor | null = null; // each sweep goes on where the previous one stopped
   return {
     async maybeSweep() {
       const now = Date.now();
       if (now - last < intervalMs) return null;
       last = now;
-      const result = await sweepStuckRuns(options);
+      const result = await sweepStuckRuns({ ...options, after });
+      after = result.next;
       for (const s of result.stuck.filter((r) => r.created)) {
         options.log?.(`${options.workerId}: run ${s.runId} has not moved since ${s.since.toISOString()} after its pivot; raised ${s.escalationId} (stuck after pivot)`, {
           runId: s.runId,

@@ -149,6 +149,26 @@ describe("the sweep for runs stuck after their pivot", () => {
     }
   });
 
+  it("each sweep goes on where the last one stopped, so approved runs a person already dealt with never hide a newer stuck one", async () => {
+    const handled = await approvedQuietRun("Finished by hand, still COMMITTING");
+    await sleep(400);
+    const first = await sweepStuckRuns({ prisma, store: new PrismaSagaStore(prisma), workerId: "w-rot", stuckAfterMs: 300, limit: 10_000 });
+    expect(first.stuck.map((s) => s.runId)).toContain(handled.runId);
+    // A person resolved every stuck escalation so far ("done by hand"): those runs stay COMMITTING.
+    await prisma.escalation.updateMany({ where: { kind: "STUCK_AFTER_PIVOT", status: "OPEN" }, data: { status: "RESOLVED", resolvedBy: "rita@example.com", resolvedAt: new Date() } });
+    const newer = await approvedQuietRun("Newer and stuck");
+    await sleep(400);
+
+    // One run per sweep: the old sweep read the same oldest run every time and never reached the newer one.
+    const sweeper = stuckRunSweeper({ prisma, store: new PrismaSagaStore(prisma), workerId: "w-rot", stuckAfterMs: 300, intervalMs: 0, limit: 1 });
+    const committing = await prisma.run.count({ where: { status: "COMMITTING" } });
+    const checked: number[] = [];
+    for (let i = 0; i < committing + 1 && (await stuckEscalations(newer.runId)).length === 0; i++) checked.push((await sweeper.maybeSweep())!.checked);
+    expect(await stuckEscalations(newer.runId)).toHaveLength(1);
+    expect(Math.max(...checked)).toBe(1);
+    expect(await stuckEscalations(handled.runId)).toHaveLength(1); // raised once, resolved, never again
+  });
+
   it("the app's duty reads its interval from SAGABOARD_STUCK_SWEEP_MS (0: off) and refuses nonsense by name", () => {
     expect(stuckSweepEveryMs({})).toBe(30_000);
     expect(stuckSweepEveryMs({ SAGABOARD_STUCK_SWEEP_MS: "500" })).toBe(500);
