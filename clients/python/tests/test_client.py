@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from sagaboard import ApprovalRequired, Run, Sagaboard, SagaboardError, args_schema
+from sagaboard import ApprovalRequired, Run, Sagaboard, SagaboardError, Worker, args_schema
 
 
 def test_args_schema_comes_from_the_signature_after_call():
@@ -108,14 +108,24 @@ def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
     assert isinstance(ApprovalRequired("trip.send_itinerary", held).answer, dict)
 
 
-def test_every_request_carries_the_agents_traceparent_when_given_one():
+TASK_PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+TASK_ANSWERS: Dict[str, Any] = {
+    "/api/v1/worker/claim": {"tasks": [{"id": "tsk_1", "kind": "UNWIND", "runId": "run_1", "stepId": None, "attempt": 1, "payload": {"reason": "pulled back", "traceparent": TASK_PARENT}}]},
+    "/api/v1/runs/run_1/unwind/next": {"action": "done", "status": "UNWOUND"},
+    "/api/v1/worker/tasks/tsk_1/complete": {"settled": True, "task": None},
+}
+
+
+def test_every_request_carries_the_agents_traceparent_when_given_one_and_a_workers_its_tasks():
     got: List[Any] = []
+    paths: List[str] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length") or 0))
             got.append(self.headers.get("traceparent"))
-            data = json.dumps({"run": {"id": "run_1"}}).encode()
+            paths.append(self.path)
+            data = json.dumps(TASK_ANSWERS.get(self.path, {"run": {"id": "run_1"}})).encode()
             self.send_response(201)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
@@ -134,7 +144,11 @@ def test_every_request_carries_the_agents_traceparent_when_given_one():
         sb.request("POST", "/api/v1/runs", {"title": "t"})
         sb.request("POST", "/api/v1/runs", {"title": "t"})
         Sagaboard(url, "tok").request("POST", "/api/v1/runs", {"title": "t"})
+        assert got == ["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", None, None]
+        # A worker sends its task's trace context (from the task's payload) with that task's requests, not with the claim.
+        del got[:], paths[:]
+        assert Worker(Sagaboard(url, "tok"), "w-1").run_once() == [{"action": "done", "status": "UNWOUND"}]
+        assert list(zip(paths, got)) == [("/api/v1/worker/claim", None), ("/api/v1/runs/run_1/unwind/next", TASK_PARENT), ("/api/v1/worker/tasks/tsk_1/complete", TASK_PARENT)]
     finally:
         server.shutdown()
         server.server_close()
-    assert got == ["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", None, None]

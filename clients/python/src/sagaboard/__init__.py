@@ -18,8 +18,10 @@ result when it says "replay".
 """
 from __future__ import annotations
 
+import contextvars
 import inspect
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +29,11 @@ import uuid
 from dataclasses import dataclass, field
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+
+# The trace context of the worker task in progress (its payload's `traceparent`): sent with the task's
+# requests when the client's own `traceparent` gives none, so the server's spans join the run's trace.
+_task_traceparent: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("sagaboard_task_traceparent", default=None)
+_TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
 
 __all__ = [
     "Sagaboard", "Run", "Worker", "Call", "Tool", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
@@ -248,7 +255,7 @@ class Sagaboard:
             data, headers["content-type"] = json.dumps(body).encode(), "application/json"
         if idempotent:
             headers["idempotency-key"] = str(uuid.uuid4())  # the same key on every retry: applied once
-        parent = self.traceparent() if self.traceparent else None
+        parent = (self.traceparent() if self.traceparent else None) or _task_traceparent.get()
         if parent:
             headers["traceparent"] = parent
         for attempt in range(1, 4):
@@ -465,29 +472,40 @@ class Worker:
         tasks = self.sb.request("POST", "/api/v1/worker/claim", {"workerId": self.worker_id, "max": max_tasks, "leaseMs": self.lease_ms})["tasks"]
         results: List[Json] = []
         for task in tasks:
-            fence = {"attempt": task["attempt"], "workerId": self.worker_id}
-            if task["kind"] not in self.KINDS:
-                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {', '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
-                continue
-            if task["kind"] == "SEND_CORRECTION" and "send_email" not in self.sb.tools:
-                self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": "this worker registers no send_email tool, so it cannot send a correction; another worker may"}, "retry": True})
-                continue
-            result: Json
-            if task["kind"] == "SEND_CORRECTION":
-                result = self.send_correction(task["runId"], task.get("payload") or {})
-            elif task["kind"] == "COMMIT_PLAN":
-                result = self.commit_plan(task["runId"], (task.get("payload") or {}).get("pivotId"))
-            elif task["kind"] == "COMPENSATE":
-                result = self.compensate_step(task["stepId"], (task.get("payload") or {}).get("draftedBy"))
-            elif task["kind"] == "LOOKUP":
-                step = self.sb.request("GET", f"/api/v1/steps/{task['stepId']}")["step"]
-                result = {"stepId": step["id"], "lookup": look_up(self.sb, self._tool(step["tool"]), step)}
-            else:
-                payload = task.get("payload") or {}
-                result = self.unwind(task["runId"], payload.get("reason") or "unwind requested", payload.get("skipStepIds"), payload.get("draftedBy"))
-            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result})
-            results.append(result)
+            parent = (task.get("payload") or {}).get("traceparent") if isinstance(task.get("payload"), dict) else None
+            trace = _task_traceparent.set(parent if isinstance(parent, str) and _TRACEPARENT.match(parent) else None)
+            try:
+                result = self._work(task)
+            finally:
+                _task_traceparent.reset(trace)
+            if result is not None:
+                results.append(result)
         return results
+
+    def _work(self, task: Json) -> Optional[Json]:
+        """One claimed task: worked and completed (its result), or handed back for another worker (None)."""
+        fence = {"attempt": task["attempt"], "workerId": self.worker_id}
+        if task["kind"] not in self.KINDS:
+            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {', '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
+            return None
+        if task["kind"] == "SEND_CORRECTION" and "send_email" not in self.sb.tools:
+            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": "this worker registers no send_email tool, so it cannot send a correction; another worker may"}, "retry": True})
+            return None
+        result: Json
+        if task["kind"] == "SEND_CORRECTION":
+            result = self.send_correction(task["runId"], task.get("payload") or {})
+        elif task["kind"] == "COMMIT_PLAN":
+            result = self.commit_plan(task["runId"], (task.get("payload") or {}).get("pivotId"))
+        elif task["kind"] == "COMPENSATE":
+            result = self.compensate_step(task["stepId"], (task.get("payload") or {}).get("draftedBy"))
+        elif task["kind"] == "LOOKUP":
+            step = self.sb.request("GET", f"/api/v1/steps/{task['stepId']}")["step"]
+            result = {"stepId": step["id"], "lookup": look_up(self.sb, self._tool(step["tool"]), step)}
+        else:
+            payload = task.get("payload") or {}
+            result = self.unwind(task["runId"], payload.get("reason") or "unwind requested", payload.get("skipStepIds"), payload.get("draftedBy"))
+        self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result})
+        return result
 
     def unwind(self, run_id: str, reason: str, skip_step_ids: Optional[List[str]] = None, drafted_by: Optional[str] = None) -> Json:
         """Unwinds a run as the server says, leaving `skip_step_ids` as they are (a whole-run revoke's steps past their window)."""
