@@ -7,6 +7,7 @@
  * own) is a `compensate` span under the revoke; and the MCP gateway forwards its client's
  * `_meta.traceparent` with its requests for that call. Who acted is a role, never an email.
  */
+import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as approveRoute from "@/app/api/dashboard/pivots/[pivotId]/approve/route";
 import * as claimRoute from "@/app/api/dashboard/escalations/[escalationId]/claim/route";
@@ -202,5 +203,25 @@ describe("the MCP gateway", () => {
     await gateway.call("send_letter", { to: "bo@example.com" }, { traceparent: "not a traceparent" }, new AbortController().signal);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.map((r) => r.traceparent)).toEqual(seen.map(() => null));
+  });
+});
+
+describe("a stopping process", () => {
+  it("sends its buffered spans on SIGTERM, whether it handles the signal itself (then exits with its own code) or not (143)", async () => {
+    const stop = async (args: string[]): Promise<{ pid: number; code: number | null }> => {
+      const child = spawn(process.execPath, ["--import", "tsx", "tests/api/tracing-exit-child.ts", ...args], {
+        env: { ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "60000" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      await new Promise<void>((resolve) => child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve()));
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      child.kill("SIGTERM");
+      return { pid: child.pid!, code: await exited };
+    };
+    const [alone, handled] = await Promise.all([stop([]), stop(["--own-handler"])]);
+    expect([alone.code, handled.code]).toEqual([143, 0]);
+    const names = receiver.spans.map((s) => s.name);
+    expect(names).toContain(`last words ${alone.pid}`);
+    expect(names).toContain(`last words ${handled.pid}`);
   });
 });
