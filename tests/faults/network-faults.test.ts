@@ -5,12 +5,16 @@
  * partitions, with the real fetch and the TypeScript client's own timeouts and re-sends. On this
  * run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1); nothing here is store-specific.
  *
- *   timeout-after-commit  the server committed the charge's intent, then its outcome, but each answer
- *                         is held past the agent's timeout: the agent re-sends; the intent's repeat
- *                         is reconciled by key before anything is called, the outcome's repeat gets
- *                         the recorded row back. One charge.
- *   answer-lost           the same two answers never come (the connection is reset instead): the
+ *   timeout-after-commit  the server committed the charge's intent (even trials) or its outcome (odd
+ *                         ones), but the answer is held past the agent's timeout: the agent re-sends;
+ *                         the intent's repeat is reconciled by key before anything is called, the
+ *                         outcome's repeat gets the recorded row back. One charge.
+ *   answer-lost           the same answers never come (the connection is reset instead): the
  *                         re-sends are answered from the log. One charge.
+ *   claim-answer-lost     a worker's claim is granted, its answer reset: the task waits out its lease
+ *                         (a known wait: HttpTaskQueue.claim), then is taken again and runs once.
+ *   complete-answer-lost  a worker's completion is recorded, its answer reset: the re-send is told it
+ *                         settled (Idempotency-Key), not that another worker superseded it.
  *   worker-partitioned    a worker unwinding a run is cut off from the server right after its refund,
  *                         while still running, past its lease: another worker takes the task over,
  *                         verifies the refund instead of sending another, and completes it; when the
@@ -91,6 +95,14 @@ function afterNextEffect<K extends "charge" | "refund">(op: K, fn: (result: { id
   };
 }
 
+/** A worker over the API at `baseUrl` with a worker token of its own. */
+async function httpWorker(id: string, baseUrl: string, tools: string[], leaseMs: number): Promise<Worker> {
+  const { secret } = await createAgentToken(prisma, { name: `${id}-${process.pid}`, tools, role: "worker", createdBy: "test" });
+  const transport = { baseUrl, token: secret };
+  const engine = new SagaEngine({ store: new HttpSagaStore(transport), registry, recheckAfterMs: 20, backoffMs: 10 });
+  return new Worker({ queue: new HttpTaskQueue(transport), engine, workerId: id, tools, leaseMs, heartbeatMs: Math.floor(leaseMs / 3) });
+}
+
 /** The charge step's audit event types, oldest first. */
 async function chargeEvents(runId: string): Promise<string[]> {
   const step = await prisma.step.findFirstOrThrow({ where: { runId, tool: "charge_card" } });
@@ -109,36 +121,37 @@ async function fault(name: string, trial: (t: number) => Promise<string>, trials
 }
 
 /**
- * One charge whose intent and outcome answers both go wrong at the proxy (`action`); the client's own
- * re-sends must end with one charge, CONFIRMED, the intent reconciled before anything was called.
+ * One charge whose intent's answer (even trials) or outcome's answer (odd trials) goes wrong at the
+ * proxy (`action`) after the server committed it; the client's own re-sends must end with one charge,
+ * CONFIRMED. A lost intent answer is seen in the log: the re-sent intent found the row in flight and
+ * reconciled it by key (absent) before the one call; a lost outcome answer's re-send got the row back.
  */
-async function chargeThroughLostAnswers(n: number, action: "hold-answer" | "drop-answer", engine: SagaEngine): Promise<string> {
+async function chargeThroughLostAnswer(n: number, t: number, action: "hold-answer" | "drop-answer", engine: SagaEngine): Promise<string> {
   const run = await engine.startRun({ title: `network ${action} ${n}`, agent: agentToken.name });
   const before = world.ledger.effects({ op: "payments.charge" }).length;
-  const beginFault = proxy.armOnce({ match: requestLine("POST", `/api/v1/runs/${run.runId}/calls`), action, holdMs: 1500 });
-  let outcomeFault: Promise<void> = Promise.resolve();
-  afterNextEffect("charge", () => {
-    outcomeFault = proxy.armOnce({ match: "/outcome HTTP/1.1", action, holdMs: 1500 });
-  });
+  const onIntent = t % 2 === 0;
+  let fired: Promise<void> = Promise.resolve();
+  if (onIntent) fired = proxy.armOnce({ match: requestLine("POST", `/api/v1/runs/${run.runId}/calls`), action, holdMs: 1000 });
+  else afterNextEffect("charge", () => (fired = proxy.armOnce({ match: "/outcome HTTP/1.1", action, holdMs: 1000 })));
   expect(await run.call("charge_card", charge(n))).toMatchObject({ status: "ok" });
-  await beginFault;
-  await outcomeFault;
+  await fired;
   const effects = chargesSince(before);
   expect(effects, "one charge").toHaveLength(1);
   expect(await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } })).toMatchObject({ status: StepStatus.CONFIRMED, externalRef: effects[0]!.ref });
-  // The first intent had committed: its repeat was reconciled by key (absent) before the one call.
-  expect(await chargeEvents(run.runId)).toEqual(expect.arrayContaining(["step.intended", "step.reconciled", "step.retry_intended", "step.confirmed"]));
+  const events = await chargeEvents(run.runId);
+  if (onIntent) expect(events).toEqual(["step.intended", "step.reconciled", "step.retry_intended", "step.confirmed"]);
+  else expect(events).toEqual(["step.intended", "step.confirmed"]);
   await run.complete();
   return run.runId;
 }
 
 describe("the network between agent, server and worker", () => {
   it("timeout-after-commit: answers held past the agent's timeout; the re-sends are answered from the log, one charge", async () => {
-    await fault("timeout-after-commit", (t) => chargeThroughLostAnswers(100 + t, "hold-answer", agent(600)));
+    await fault("timeout-after-commit", (t) => chargeThroughLostAnswer(100 + t, t, "hold-answer", agent(400)));
   });
 
   it("answer-lost: the connection is reset instead of the answer; the re-sends are answered from the log, one charge", async () => {
-    await fault("answer-lost", (t) => chargeThroughLostAnswers(200 + t, "drop-answer", agent()));
+    await fault("answer-lost", (t) => chargeThroughLostAnswer(200 + t, t, "drop-answer", agent()));
   });
 
   it("worker-partitioned: a worker cut off past its lease while running; another takes over; its late writes are refused by the fence", async () => {
@@ -151,14 +164,8 @@ describe("the network between agent, server and worker", () => {
       const tools = ["charge_card"];
       await enqueueTask(prisma, { kind: "UNWIND", runId: run.runId, tools, payload: { reason: "network fault" }, dedupeKey: `net:${run.runId}` });
       const refundsBefore = world.ledger.effects({ op: "payments.refund" }).length;
-      const worker = async (id: string, baseUrl: string) => {
-        const { secret } = await createAgentToken(prisma, { name: `${id}-${process.pid}`, tools, role: "worker", createdBy: "test" });
-        const transport = { baseUrl, token: secret };
-        const engine = new SagaEngine({ store: new HttpSagaStore(transport), registry, recheckAfterMs: 20, backoffMs: 10 });
-        return new Worker({ queue: new HttpTaskQueue(transport), engine, workerId: id, tools, leaseMs: LEASE_MS, heartbeatMs: 150 });
-      };
-      const first = await worker(`w-cut-${n}`, viaProxy);
-      const second = await worker(`w-next-${n}`, server.url);
+      const first = await httpWorker(`w-cut-${n}`, viaProxy, tools, LEASE_MS);
+      const second = await httpWorker(`w-next-${n}`, server.url, tools, LEASE_MS);
 
       // The partition starts right after the first worker's refund: it still runs, its writes wait in the network.
       afterNextEffect("refund", () => proxy.partition());
@@ -179,6 +186,48 @@ describe("the network between agent, server and worker", () => {
       expect(await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({ status: "DONE", attempt: 2, claimedBy: `w-next-${n}` });
       expect((await new PrismaSagaStore(prisma).getRun(run.runId))?.status).toBe(RunStatus.UNWOUND);
       expect(world.ledger.effects({ op: "payments.refund" }).length - refundsBefore, "refunded once").toBe(1);
+      return run.runId;
+    });
+  });
+
+  it("claim-answer-lost: a worker's claim is granted but its answer lost; the task waits out its lease, then runs once", async () => {
+    const LEASE_MS = 400;
+    await fault("claim-answer-lost", async (t) => {
+      const n = 350 + t;
+      const run = await agent().startRun({ title: `claim answer lost ${n}`, agent: agentToken.name });
+      expect(await run.call("charge_card", charge(n))).toMatchObject({ status: "ok" });
+      const tools = ["charge_card"];
+      await enqueueTask(prisma, { kind: "UNWIND", runId: run.runId, tools, payload: { reason: "network fault" }, dedupeKey: `net:${run.runId}` });
+      const refundsBefore = world.ledger.effects({ op: "payments.refund" }).length;
+      const worker = await httpWorker(`w-claim-${n}`, viaProxy, tools, LEASE_MS);
+      const lost = proxy.armOnce({ match: requestLine("POST", "/api/v1/worker/claim"), action: "drop-answer" });
+      // The re-sent claim finds the task claimed by the lost answer: nothing this round (a known wait,
+      // see HttpTaskQueue.claim), and nothing ran.
+      expect(await worker.runOnce()).toEqual([]);
+      await lost;
+      const task = await prisma.workerTask.findFirstOrThrow({ where: { runId: run.runId } });
+      expect(task).toMatchObject({ status: "CLAIMED", attempt: 1 });
+      while ((await databaseNow(prisma)).getTime() <= task.leaseUntil!.getTime()) await new Promise((r) => setTimeout(r, 50));
+      expect(await worker.runOnce(), "taken again once the lease ran out").toEqual([expect.objectContaining({ runId: run.runId, outcome: "done", attempt: 2 })]);
+      expect((await new PrismaSagaStore(prisma).getRun(run.runId))?.status).toBe(RunStatus.UNWOUND);
+      expect(world.ledger.effects({ op: "payments.refund" }).length - refundsBefore, "refunded once").toBe(1);
+      return run.runId;
+    });
+  });
+
+  it("complete-answer-lost: a worker's completion is recorded but its answer lost; the re-send is told it settled, not that it was superseded", async () => {
+    await fault("complete-answer-lost", async (t) => {
+      const n = 370 + t;
+      const run = await agent().startRun({ title: `complete answer lost ${n}`, agent: agentToken.name });
+      expect(await run.call("charge_card", charge(n))).toMatchObject({ status: "ok" });
+      const tools = ["charge_card"];
+      await enqueueTask(prisma, { kind: "UNWIND", runId: run.runId, tools, payload: { reason: "network fault" }, dedupeKey: `net:${run.runId}` });
+      const worker = await httpWorker(`w-done-${n}`, viaProxy, tools, 30_000);
+      const lost = proxy.armOnce({ match: "/complete HTTP/1.1", action: "drop-answer" });
+      const outcomes = await worker.runOnce();
+      await lost;
+      expect(outcomes, "its own completion, recorded once").toEqual([expect.objectContaining({ runId: run.runId, outcome: "done", attempt: 1 })]);
+      expect(worker.stats).toMatchObject({ done: 1, superseded: 0 });
       return run.runId;
     });
   });
