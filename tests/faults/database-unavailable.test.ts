@@ -18,6 +18,9 @@
  *   commit-unanswered (PostgreSQL) cut right after the intent (even trials) or the outcome (odd ones)
  *                     reached the server, before its answer: committed, nobody told; the agent's
  *                     retry is answered from the log.
+ *   backend-killed    (PostgreSQL) the app's backend is killed by pg_terminate_backend (only this
+ *                     suite's: its database and application_name) while its intent insert waits on a
+ *                     lock at the server: the agent is told to try later; nothing was written; it resumes.
  *   lease-holder      (both) a worker holding an unwind's lease loses the database right after the
  *                     refund: its record fails, its lease runs out by the database clock; once the
  *                     database is back another worker takes the task over, verifies the refund instead
@@ -28,6 +31,7 @@
  * Every trial: 0 duplicate effects, 0 lost intents, no INTENDED/UNKNOWN row at rest (the oracle over
  * the simulated systems' ledger). Trials: SAGABOARD_FAULT_MATRIX_TRIALS (2), 10+ with SAGABOARD_FAULT_FULL=1.
  */
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
@@ -56,6 +60,8 @@ const TRIALS = process.env.SAGABOARD_FAULT_FULL === "1" ? Math.max(MATRIX_TRIALS
 process.env.SAGABOARD_SQLITE_BUSY_TIMEOUT_MS = "150";
 const TOOLS = ["create_ticket", "charge_card"];
 const db = reserveTestDatabase("fault-db-down");
+/** The app's connections name themselves, so the suite kills its own and nobody else's. */
+const APP_NAME = `sagaboard_fault_db_${process.pid}`;
 const world = new World({ searchLagMs: 0 });
 const registry = createSupportToolRegistry(world);
 let proxy: TcpProxy | null = null;
@@ -72,6 +78,7 @@ beforeAll(async () => {
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const viaProxy = new URL(db.url);
     viaProxy.port = String(proxy.port);
+    viaProxy.searchParams.set("application_name", APP_NAME);
     process.env.DATABASE_URL = viaProxy.toString();
   } else {
     process.env.DATABASE_URL = db.url;
@@ -155,6 +162,23 @@ function afterNextEffect<K extends "charge" | "refund">(op: K, fn: (result: { id
     await fn(result);
     return result;
   };
+}
+
+/**
+ * Waits until one of the app's backends waits on a lock, then terminates the app's backends that do:
+ * only this suite's (its database, its application_name), never another suite's or CI's.
+ */
+async function killWaitingAppBackends(admin: pg.Client): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { rows } = await admin.query<{ killed: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'",
+      [APP_NAME],
+    );
+    if (rows.length > 0) return rows.filter((r) => r.killed).length;
+    if (Date.now() > deadline) throw new Error("no backend of the app waited on the lock within 10 s");
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function fault(name: string, trial: (t: number) => Promise<string>): Promise<void> {
@@ -266,6 +290,39 @@ describe("the database goes away", () => {
       await run.complete();
       return run.runId;
     });
+  });
+
+  it.skipIf(!PG)("backend-killed (PostgreSQL only: SQLite has no server process to kill): the app's backend is terminated mid-statement; try later, nothing written, the agent resumes", async () => {
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await fault("backend-killed", async (t) => {
+        const n = 450 + t;
+        const { engine, refusals } = agent(0);
+        const run = await engine.startRun({ title: `backend killed ${n}`, agent: token.name });
+        expect(await run.call("create_ticket", ticket(n))).toMatchObject({ status: "ok" });
+        const before = charges();
+        // Writes to the step log wait on this lock, so the app's intent insert is in flight at the server.
+        await locker.query('BEGIN; LOCK TABLE "Step" IN EXCLUSIVE MODE');
+        const pending = run.call("charge_card", charge(n)).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        const killed = await killWaitingAppBackends(locker);
+        await locker.query("COMMIT");
+        expect(killed, "the app's waiting backend was killed").toBeGreaterThan(0);
+        expect(await pending, "the killed statement is answered try later").toMatchObject({ status: 503, code: "UNAVAILABLE" });
+        expectTryLater(refusals);
+        expect(charges() - before, "nothing was charged").toBe(0);
+        expect((await new PrismaSagaStore(direct).listSteps(run.runId)).map((s) => s.tool), "nothing was written").toEqual(["create_ticket"]);
+        await resumeAndComplete(engine, run.runId, n);
+        expect(charges() - before).toBe(1);
+        return run.runId;
+      });
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+    }
   });
 
   it("lease-holder: a worker loses the database mid-unwind; its lease runs out, another takes over and verifies the refund; the late completion is refused", async () => {
