@@ -349,8 +349,10 @@ describe("the database goes away", () => {
       afterNextEffect("refund", () => outage.begin());
       const [outcome] = await first.runOnce();
       expect(outcome, "the holder could not record anything").toMatchObject({ outcome: "unsettled" });
-      const claimed = (await direct.workerTask.findFirstOrThrow({ where: { runId: run.runId } }))!;
+      const claimed = await direct.workerTask.findFirstOrThrow({ where: { runId: run.runId } });
       expect(claimed).toMatchObject({ status: "CLAIMED", attempt: 1, claimedBy: `w-first-${n}` });
+      const chargeStep = (await new PrismaSagaStore(direct).listSteps(run.runId)).find((s) => s.tool === "charge_card")!;
+      expect(chargeStep.compensationState, "the refund's own intent was written before it was sent").toBe("REQUESTED");
       while ((await databaseNow(direct)).getTime() <= claimed.leaseUntil!.getTime()) await new Promise((r) => setTimeout(r, 50));
       await outage.end();
 
@@ -368,6 +370,7 @@ describe("the database goes away", () => {
       expect((await direct.workerTask.findUniqueOrThrow({ where: { id: claimed.id } })).status).toBe("DONE");
       expect((await new PrismaSagaStore(direct).getRun(run.runId))?.status).toBe(RunStatus.UNWOUND);
       expect(world.ledger.effects({ op: "payments.refund" }).length - refundsBefore, "refunded once").toBe(1);
+      expect(world.ledger.operations({ op: "payments.refund", key: chargeStep.compensationKey ?? undefined }), "verified by reading back, never sent again").toHaveLength(1);
       return run.runId;
     });
   });
