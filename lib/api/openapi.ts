@@ -57,6 +57,7 @@ const REASONS: Record<number, string> = {
   413: `The body is larger than ${MAX_BODY_BYTES} bytes.`,
   422: "The change is not allowed in this state, or the Idempotency-Key was used for a different request.",
   500: "Our bug or an outage; retry later.",
+  503: "The database is unreachable for a moment: send the same request again after the Retry-After header's seconds (a repeat is answered from what was recorded).",
 };
 
 /** Collects `$defs` from each generated schema into `components.schemas`, renaming on clashes. */
@@ -158,6 +159,8 @@ function operationOf(collector: SchemaCollector, endpoint: AnyEndpoint): JsonObj
     responses[String(status)] = { description: REASONS[status] ?? "Success", content: jsonContent(successSchema) };
   }
   for (const status of endpoint.errorStatuses) responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
+  // Any endpoint may find the database away (error-response.ts): "try later", as any may fail with 500.
+  responses["503"] = { $ref: "#/components/responses/Error503" };
   responses.default = { $ref: "#/components/responses/Error500" };
 
   return {
@@ -190,7 +193,7 @@ export function buildOpenApiDocument(endpoints: readonly AnyEndpoint[], options:
   const errorSchema = collector.convert(ErrorBodySchema, "output");
   const paths: OpenApiDocument["paths"] = {};
   const operationIds = new Set<string>();
-  const errorStatuses = new Set<number>([500]);
+  const errorStatuses = new Set<number>([500, 503]);
 
   for (const endpoint of endpoints) {
     const path = toOpenApiPath(endpoint.path);
