@@ -3,9 +3,9 @@
  * the request's time goes into the latency histogram; when tracing is on (tracing.ts) a logged
  * call's outcome becomes its span; at SAGABOARD_LOG_LEVEL=debug each answer is a log line with its
  * run, step and trace ids. Off, it costs two clock reads, an array write and a level check per request.
- * On, the handler also runs with the agent's traceparent as the current trace context (a task it
- * enqueues carries it), and the requests that are once per run (creating it, asking for a pivot)
- * keep the run's trace context for what people and workers do later (run-trace.ts).
+ * On, a handler that enqueues a worker task runs with the agent's traceparent as the current trace
+ * context (the task carries it), and the requests that are once per run (creating it, asking for a
+ * pivot) keep the run's trace context for what people and workers do later (run-trace.ts).
  */
 import type { Logger } from "pino";
 import type { Json } from "@/lib/saga/tools";
@@ -32,7 +32,7 @@ let log: Logger | undefined;
 export async function observeAgentRequest<T extends AgentAnswer>(operationId: string, request: Request, answer: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const startedAt = tracingOn() ? Date.now() : 0;
-  const result = startedAt !== 0 ? await withTraceparent(request.headers.get("traceparent"), answer) : await answer();
+  const result = startedAt !== 0 && ENQUEUES_TASKS.has(operationId) ? await withTraceparent(request.headers.get("traceparent"), answer) : await answer();
   const seconds = (performance.now() - started) / 1000;
   observeRequestSeconds(operationId, seconds);
   if (startedAt !== 0) await keepRunTrace(operationId, request, result, traceAgentAnswer(operationId, request, result, startedAt));
@@ -68,6 +68,13 @@ async function keepRunTrace(operationId: string, request: Request, result: Agent
     serverLog().warn({ operation: operationId, err: e }, "could not keep the run's trace context; later spans of this run start a trace of their own");
   }
 }
+
+/**
+ * The operations whose handler may enqueue a worker task, run under the agent's trace context. Only
+ * these: on Node 20 an AsyncLocalStorage scope costs every promise of the process something once one
+ * is entered, and the logged call's two requests (begin, outcome) need none.
+ */
+const ENQUEUES_TASKS: ReadonlySet<string> = new Set(["requestUnwind"]);
 
 /** The operations after which the run's trace is kept (or an escalation's raise traced): once per run or pivot, never per logged call. */
 const KEEPS_RUN_TRACE: ReadonlySet<string> = new Set(["createRun", "requestPivot", "raiseEscalation"]);

@@ -78,7 +78,7 @@ async function agent(tools: string[]) {
   const registry = createSupportToolRegistry(world);
   const token = await makeToken(tools);
   const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, traceparent: () => AGENT_PARENT });
-  return { world, registry, engine: new SagaEngine({ store, registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 }) };
+  return { world, registry, token, engine: new SagaEngine({ store, registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 }) };
 }
 
 describe("traces of people's decisions", () => {
@@ -167,6 +167,20 @@ describe("traces of people's decisions", () => {
     expect([compensated.traceId, compensated.parentSpanId]).toEqual([AGENT_TRACE, revoke.spanId]);
     expect(compensated.attributes).toMatchObject({ "sagaboard.step.id": step.id, "sagaboard.compensation.state": "confirmed" });
     expectNoEmails(spans);
+  });
+
+  it("an unwind the agent asks of a worker carries the trace context of the agent's request", async () => {
+    startTracing({ url: receiver.url });
+    const prisma = await getPrisma();
+    const { engine, token } = await agent(["charge_card"]);
+    const run = await engine.startRun({ title: "to be unwound", agent: "x" });
+    // Later in the agent's trace, another of its spans asks for the unwind: the task is that span's child.
+    const later = `00-${AGENT_TRACE}-1111111111111111-01`;
+    const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, traceparent: () => later });
+    const { taskId } = await store.requestUnwind(run.runId, "the customer cancelled");
+    await stopTracing();
+    const task = await prisma.workerTask.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.payload).toMatchObject({ reason: "the customer cancelled", traceparent: later });
   });
 });
 
