@@ -192,7 +192,8 @@ async function fault(name: string, trial: (t: number) => Promise<string>): Promi
   expect(figures.effects, "every trial made its effects").toBeGreaterThanOrEqual(2 * TRIALS);
 }
 
-describe("the database goes away", () => {
+// Seconds per trial (Retry-After waits, leases, held answers): the nightly run's 50 trials need more than the default 30 s.
+describe("the database goes away", { timeout: 30_000 + TRIALS * 5_000 }, () => {
   it("between-steps: the next call is told to try later (503, Retry-After), nothing is written or called; the agent resumes", async () => {
     await fault("between-steps", async (t) => {
       const n = 100 + t;

@@ -147,7 +147,8 @@ async function chargeThroughLostAnswer(n: number, t: number, action: "hold-answe
   return run.runId;
 }
 
-describe("the network between agent, server and worker", () => {
+// Seconds per trial (Retry-After waits, leases, held answers): the nightly run's 50 trials need more than the default 30 s.
+describe("the network between agent, server and worker", { timeout: 30_000 + TRIALS * 5_000 }, () => {
   it("timeout-after-commit: answers held past the agent's timeout; the re-sends are answered from the log, one charge", async () => {
     await fault("timeout-after-commit", (t) => chargeThroughLostAnswer(100 + t, t, "hold-answer", agent(600)));
   });
