@@ -117,16 +117,21 @@ interface Refusal {
   status: number;
   code: string;
   retryAfter: string | null;
+  /** When it was answered, and when the agent's next request went out (ms). */
+  at: number;
+  nextAt?: number;
 }
 
 /** An agent over the HTTP API that records every error answer it gets; `retries` re-sends per request. */
 function agent(retries: number): { engine: SagaEngine; refusals: Refusal[] } {
   const refusals: Refusal[] = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
+    const last = refusals.at(-1);
+    if (last && last.nextAt === undefined) last.nextAt = Date.now();
     const response = await routeFetch(input, init);
     if (!response.ok) {
       const body = (await response.clone().json()) as { error?: { code?: string } };
-      refusals.push({ status: response.status, code: body.error?.code ?? "", retryAfter: response.headers.get("retry-after") });
+      refusals.push({ status: response.status, code: body.error?.code ?? "", retryAfter: response.headers.get("retry-after"), at: Date.now() });
     }
     return response;
   };
@@ -255,6 +260,9 @@ describe("the database goes away", { timeout: 30_000 + TRIALS * 5_000 }, () => {
       expect(await run.call("charge_card", charge(n)), "the client's own retry, after Retry-After, goes through").toMatchObject({ status: "ok" });
       await fired;
       expectTryLater(refusals);
+      // The client's own re-send waited the Retry-After it was given (its backoff alone is 100 ms).
+      const [refusal] = refusals;
+      expect(refusal!.nextAt! - refusal!.at, "waited Retry-After before re-sending").toBeGreaterThanOrEqual(Number(refusal!.retryAfter) * 1000 - 50);
       expect(charges() - before).toBe(1);
       // It never arrived: the retry's intent is the first, and the call went straight through.
       const step = (await new PrismaSagaStore(direct).listSteps(run.runId)).find((s) => s.tool === "charge_card")!;
