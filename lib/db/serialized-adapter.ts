@@ -7,9 +7,29 @@
  * wrapper makes plain queries wait for open transactions too, for every user of the client: the
  * saga store, tokens, the harness and the dashboard alike. better-sqlite3 is synchronous, so
  * waiting costs nothing a busy wait would not already cost.
+ *
+ * Fair turns. Because the driver is synchronous, each query's promise settles as a microtask, so a
+ * loop of awaited queries (a sweep raising 200 escalations, an unwind, an export) never lets the
+ * event loop turn: on 100k generated runs the stuck-run sweep held the app's process for 2-7 s, and
+ * every page and even GET /api/health waited for it. Before a query or transaction starts, the
+ * connection gives other work one turn (a setImmediate) once it has been busy for FAIR_TURN_MS since
+ * its last turn; the hot path pays one such turn per 10 ms of queries.
  */
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, Transaction } from "@prisma/driver-adapter-utils";
 import type Database from "better-sqlite3";
+
+/** How long the connection may run queries back to back before other work gets a turn. */
+export const FAIR_TURN_MS = 10;
+
+/** Waits one turn of the event loop when the queries since the last turn have run for FAIR_TURN_MS. */
+function fairTurns(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < FAIR_TURN_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+}
 
 /** A FIFO lock. */
 class Lock {
@@ -81,12 +101,18 @@ function driverOf(adapter: SqlDriverAdapter): Database.Database {
 function serialized(adapter: SqlDriverAdapter, lend: (lender: Lender) => void): SqlDriverAdapter {
   const lock = new Lock();
   const db = driverOf(adapter);
-  lend({ exclusive: (fn) => lock.run(async () => fn(db)) });
+  const fairTurn = fairTurns();
+  const run = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await fairTurn();
+    return lock.run(fn);
+  };
+  lend({ exclusive: (fn) => run(async () => fn(db)) });
   return Object.assign(Object.create(adapter) as SqlDriverAdapter, {
-    queryRaw: (q: Parameters<SqlDriverAdapter["queryRaw"]>[0]) => lock.run(() => adapter.queryRaw(q)),
-    executeRaw: (q: Parameters<SqlDriverAdapter["executeRaw"]>[0]) => lock.run(() => adapter.executeRaw(q)),
-    executeScript: (script: string) => lock.run(() => adapter.executeScript(script)),
+    queryRaw: (q: Parameters<SqlDriverAdapter["queryRaw"]>[0]) => run(() => adapter.queryRaw(q)),
+    executeRaw: (q: Parameters<SqlDriverAdapter["executeRaw"]>[0]) => run(() => adapter.executeRaw(q)),
+    executeScript: (script: string) => run(() => adapter.executeScript(script)),
     startTransaction: async (isolationLevel?: Parameters<SqlDriverAdapter["startTransaction"]>[0]) => {
+      await fairTurn();
       const release = await lock.acquire();
       try {
         return serializedTransaction(await adapter.startTransaction(isolationLevel), release);
