@@ -70,9 +70,14 @@ function listen(client: unknown, options: OpenOptions): void {
  * SAGABOARD_SQLITE_BUSY_TIMEOUT_MS. A wait blocks the whole process (better-sqlite3 is synchronous),
  * so the database-unavailable fault suite shortens it to rehearse "locked past the timeout" in CI time.
  */
-function sqliteBusyTimeoutMs(): number {
-  const value = Number(process.env.SAGABOARD_SQLITE_BUSY_TIMEOUT_MS);
-  return Number.isInteger(value) && value > 0 ? value : 10_000;
+export function sqliteBusyTimeoutMs(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.SAGABOARD_SQLITE_BUSY_TIMEOUT_MS?.trim();
+  if (!raw) return 10_000;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new Error(`SAGABOARD_SQLITE_BUSY_TIMEOUT_MS must be a whole number of milliseconds above 0 (got "${raw}"); unset it for the default of 10000 (10 s).`);
+  }
+  return value;
 }
 
 async function openSqlite(url: string | undefined, options: OpenOptions): Promise<PrismaClient> {
