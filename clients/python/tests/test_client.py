@@ -2,6 +2,7 @@
 from a stand-in HTTP server (the standard library's) for the paths a real server rarely takes."""
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -47,7 +48,7 @@ def test_names_are_qualified_by_the_namespace_only_for_this_process_tools():
     assert [sb.local("trip.book_hotel"), sb.local("send_email")] == ["book_hotel", "send_email"]
 
 
-Answer = Tuple[int, Dict[str, Any]]
+Answer = Any  # (status, body), (status, body, headers), or a list of them answered in turn
 
 
 @pytest.fixture
@@ -60,9 +61,14 @@ def stand_in() -> Iterator[Tuple[str, Dict[str, Answer], List[Tuple[str, str, An
         def _answer(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             seen.append((self.command, self.path, json.loads(self.rfile.read(length)) if length else None))
-            status, body = answers.get(f"{self.command} {self.path}", (404, {"error": {"code": "NOT_FOUND", "message": self.path}}))
+            answer = answers.get(f"{self.command} {self.path}", (404, {"error": {"code": "NOT_FOUND", "message": self.path}}))
+            if isinstance(answer, list):  # answers in turn, the last one from then on
+                answer = answer.pop(0) if len(answer) > 1 else answer[0]
+            status, body, headers = answer if len(answer) == 3 else (*answer, {})
             data = json.dumps(body).encode()
             self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
             self.end_headers()
@@ -152,3 +158,21 @@ def test_every_request_carries_the_agents_traceparent_when_given_one_and_a_worke
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_503_is_sent_again_no_sooner_than_its_retry_after_and_so_is_a_workers_completion(stand_in):
+    url, answers, seen = stand_in
+    unavailable = (503, {"error": {"code": "UNAVAILABLE", "message": "Sagaboard cannot reach its database right now."}}, {"retry-after": "1"})
+    answers["POST /api/v1/runs"] = [unavailable, (201, {"run": {"id": "run_1"}})]
+    sb = Sagaboard(url, "tok", backoff=0.01)
+    started = time.monotonic()
+    assert sb.start_run("Trip to Porto").id == "run_1"
+    assert time.monotonic() - started >= 0.95  # Retry-After, not the 10 ms backoff
+    assert [path for _, path, _ in seen] == ["/api/v1/runs", "/api/v1/runs"]
+    # A completion whose answer is lost is sent again (under its Idempotency-Key), not dropped.
+    del seen[:]
+    answers["POST /api/v1/worker/claim"] = (200, TASK_ANSWERS["/api/v1/worker/claim"])
+    answers["POST /api/v1/runs/run_1/unwind/next"] = (200, TASK_ANSWERS["/api/v1/runs/run_1/unwind/next"])
+    answers["POST /api/v1/worker/tasks/tsk_1/complete"] = [unavailable, (200, TASK_ANSWERS["/api/v1/worker/tasks/tsk_1/complete"])]
+    assert Worker(sb, "w-1").run_once() == [{"action": "done", "status": "UNWOUND"}]
+    assert [path for _, path, _ in seen].count("/api/v1/worker/tasks/tsk_1/complete") == 2

@@ -266,7 +266,8 @@ class Sagaboard:
             except urllib.error.HTTPError as e:
                 payload = json.loads(e.read() or b"{}").get("error", {})
                 if e.code >= 500 and idempotent and attempt < 3:
-                    time.sleep(self.backoff * attempt)
+                    # A 503 says when to come back (Sagaboard's database is away for a moment): wait at least that.
+                    time.sleep(max(self.backoff * attempt, _retry_after(e)))
                     continue
                 raise SagaboardError(e.code, payload.get("code", "HTTP_%d" % e.code), payload.get("message", str(e)), payload.get("details")) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError):
@@ -274,6 +275,14 @@ class Sagaboard:
                     raise
                 time.sleep(self.backoff * attempt)
         raise AssertionError("unreachable")
+
+
+def _retry_after(e: urllib.error.HTTPError) -> float:
+    """The Retry-After header's delay in seconds (seconds form only), capped at 30; 0 without one."""
+    try:
+        return min(30.0, max(0.0, float(e.headers.get("retry-after") or 0)))
+    except ValueError:
+        return 0.0
 
 
 class Run:
@@ -486,10 +495,10 @@ class Worker:
         """One claimed task: worked and completed (its result), or handed back for another worker (None)."""
         fence = {"attempt": task["attempt"], "workerId": self.worker_id}
         if task["kind"] not in self.KINDS:
-            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {', '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True})
+            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": f"this worker runs {', '.join(self.KINDS)} tasks, not {task['kind']}"}, "retry": True}, idempotent=True)
             return None
         if task["kind"] == "SEND_CORRECTION" and "send_email" not in self.sb.tools:
-            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": "this worker registers no send_email tool, so it cannot send a correction; another worker may"}, "retry": True})
+            self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/fail", {**fence, "error": {"message": "this worker registers no send_email tool, so it cannot send a correction; another worker may"}, "retry": True}, idempotent=True)
             return None
         result: Json
         if task["kind"] == "SEND_CORRECTION":
@@ -504,7 +513,9 @@ class Worker:
         else:
             payload = task.get("payload") or {}
             result = self.unwind(task["runId"], payload.get("reason") or "unwind requested", payload.get("skipStepIds"), payload.get("draftedBy"))
-        self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result})
+        # Completion and failure carry an Idempotency-Key: when the answer is lost after the server
+        # recorded it, the re-send is answered "settled" instead of being refused by the task's own fence.
+        self.sb.request("POST", f"/api/v1/worker/tasks/{task['id']}/complete", {**fence, "result": result}, idempotent=True)
         return result
 
     def unwind(self, run_id: str, reason: str, skip_step_ids: Optional[List[str]] = None, drafted_by: Optional[str] = None) -> Json:
