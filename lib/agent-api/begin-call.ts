@@ -13,6 +13,8 @@ import { audienceFromRule } from "@/lib/tools/audience";
 import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
 import { assertToolEnabled } from "@/lib/saga/tool-table";
 import { assertArgsMatchDeclared, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
+import { reportPreviousOutcome, type PreviousOutcomeRequest } from "./report-outcome";
+import type { StepRecord } from "@/lib/saga/store";
 
 /** A call as the agent begins it. */
 export interface BeginCallRequest {
@@ -30,7 +32,12 @@ export interface BeginCallRequest {
   correction?: CorrectionDraft | null;
   /** Who sees the effect (default: the table's audience). */
   audience?: string[];
+  /** The previous call's outcome, recorded before this call is begun (one request per step). */
+  previous?: PreviousOutcomeRequest;
 }
+
+/** A call's answer, with the previous call's step as its outcome left it when the request carried one. */
+export type BeginCallResult = BeginCallAnswer & { previous?: StepRecord };
 
 function callInput(principal: AgentPrincipal, runId: string, policy: ToolPolicyView, request: BeginCallRequest): BeginCallInput {
   const audience = request.audience && request.audience.length > 0 ? request.audience : audienceFromRule(policy.audienceRule, request.args);
@@ -59,7 +66,15 @@ function checkPolicy(policy: ToolPolicyView, args: Json): void {
  * tool row unchanged and the token live. Anything else reads the token, the tool row and the run,
  * and decides there.
  */
-export async function beginCallForAgent({ runId, call: request, ...caller }: AgentCaller & { runId: string; call: BeginCallRequest }): Promise<BeginCallAnswer> {
+export async function beginCallForAgent(input: AgentCaller & { runId: string; call: BeginCallRequest }): Promise<BeginCallResult> {
+  const { runId, call, ...caller } = input;
+  if (!call.previous) return beginCallAt(input);
+  // Two commits, in this order, as two requests would make them: the outcome, then the next intent.
+  const previous = await reportPreviousOutcome({ ...caller, previous: call.previous });
+  return { ...(await beginCallAt({ ...caller, runId, call })), previous };
+}
+
+async function beginCallAt({ runId, call: request, ...caller }: AgentCaller & { runId: string; call: BeginCallRequest }): Promise<BeginCallAnswer> {
   const { prisma } = caller;
   const auth = guardOf(caller);
   let principal = auth.principal;

@@ -45,3 +45,23 @@ export async function reportOutcomeForAgent({ stepId, outcome: request, ...calle
   await getToolPolicy(prisma, step.tool); // for the owner of a STUCK_AFTER_PIVOT escalation
   return report(principal, undefined);
 }
+
+/** The previous call's outcome as sent with the next command (`previous` of a call or a completion). */
+export type PreviousOutcomeRequest = OutcomeRequest & { stepId: string };
+
+/**
+ * Records the outcome the agent sent with its next command, before that command: its own commit, as
+ * POST /steps/{id}/outcome makes it (a repeat of a request whose answer was lost is answered from the
+ * log). A refusal stops the request there, naming `previous`: nothing of the command is done, so the
+ * agent learns that the log disagrees with what it believed before it goes on.
+ */
+export async function reportPreviousOutcome({ previous, ...caller }: AgentCaller & { previous: PreviousOutcomeRequest }): Promise<StepRecord> {
+  const { stepId, ...outcome } = previous;
+  try {
+    return await reportOutcomeForAgent({ ...caller, stepId, outcome });
+  } catch (e) {
+    if (!(e instanceof SagaError)) throw e;
+    const issues = e.issues.length > 0 ? e.issues.map((i) => ({ ...i, path: `previous.${i.path}` })) : [{ path: "previous.stepId", message: e.message }];
+    throw new SagaError(e.code, `previous: ${e.message} Nothing else of this request was done.`, issues);
+  }
+}

@@ -13,29 +13,55 @@ import type { CallPort, RunRecord, StepRecord, UnwindPort } from "@/lib/saga/sto
 import type { UnwindReport } from "@/lib/saga/unwind";
 import type { ConnectorAction } from "@/lib/saga/unwind-commands";
 import type { Transport } from "./transport";
+import { answeredRefusal, OutcomePipeline, type WaitingOutcome } from "./outcome-pipeline";
+import { StepStatus } from "@/lib/saga/vocabulary";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
 
+/**
+ * Sends `request` carrying the run's waiting outcome (`pipeline`, outcome-pipeline.ts) as `previous`.
+ * Without an answer (the network, a 5xx) the outcome is given back; with one it was recorded, or
+ * refused and the refusal, naming `previous`, is thrown.
+ */
+async function withPrevious<T>(pipeline: OutcomePipeline, runId: string, request: (previous: WaitingOutcome | undefined) => Promise<T>): Promise<T> {
+  const previous = await pipeline.take(runId);
+  try {
+    return await request(previous);
+  } catch (e) {
+    if (previous && !answeredRefusal(e)) pipeline.giveBack(runId, previous);
+    throw e;
+  }
+}
+
+/** Every outcome in its own request. */
+const NO_PIPELINE = new OutcomePipeline(0, () => Promise.reject(new Error("outcomes are not pipelined here")));
+
 /** The commands, sent through `send` (which maps error answers to the engine's errors). */
-export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) => Promise<T>): CallPort {
+export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) => Promise<T>, pipeline: OutcomePipeline = NO_PIPELINE): CallPort {
   return {
     async begin(input) {
       const address = input.planItem ? { planItem: input.planItem } : { cursor: input.cursor };
-      const body = { tool: input.tool, args: input.args, ...address, compensation: input.proposal.compensation, correction: input.proposal.correction, audience: input.proposal.audience };
+      const call = { tool: input.tool, args: input.args, ...address, compensation: input.proposal.compensation, correction: input.proposal.correction, audience: input.proposal.audience };
       // No idempotency key: the log makes a begin idempotent by itself (a repeat at the same cursor is
       // answered from the row the first one wrote: reconcile, then replay or retry under the same key),
-      // and a key would cost two more writes on every step.
-      const res = await send(() => http.request("POST", fillPath(api.beginCall.path, { runId: input.runId }), api.beginCall.response, body));
+      // and a key would cost two more writes on every step. The same holds for the outcome it carries.
+      const res = await withPrevious(pipeline, input.runId, (previous) =>
+        send(() => http.request("POST", fillPath(api.beginCall.path, { runId: input.runId }), api.beginCall.response, previous ? { ...call, previous } : call)),
+      );
       if (res.answer === "held") {
         return { kind: "held", reason: res.reason as ApprovalReason, message: res.message, escalationId: res.escalationId, pivotId: res.pivotId, cursor: res.cursor };
       }
       return { kind: res.answer, step: step(res.step), cursor: res.cursor } as BeginCallAnswer;
     },
     async outcome(input) {
-      const res = await send(() =>
-        http.request("POST", fillPath(api.reportOutcome.path, { stepId: input.step.id }), api.reportOutcome.response, outcomeBody(input.outcome, input.step.attempts + input.attempts)),
-      );
+      const attempts = input.step.attempts + input.attempts;
+      if (pipeline.on && input.outcome.kind === "confirmed") {
+        // Sent with the run's next command: the step as it will be recorded, CONFIRMED with this effect.
+        pipeline.hold(input.step.runId, { stepId: input.step.id, ...outcomeBody(input.outcome, attempts) } as WaitingOutcome);
+        return { ...input.step, status: StepStatus.CONFIRMED, externalRef: input.outcome.externalRef, result: input.outcome.result, error: null, attempts };
+      }
+      const res = await send(() => http.request("POST", fillPath(api.reportOutcome.path, { stepId: input.step.id }), api.reportOutcome.response, outcomeBody(input.outcome, attempts)));
       return step(res.step);
     },
     async reconciled(input) {
@@ -43,7 +69,9 @@ export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) =>
       return step(res.step);
     },
     async complete(input) {
-      const res = await send(() => http.request("POST", fillPath(api.completeRun.path, { runId: input.runId }), api.completeRun.response));
+      const res = await withPrevious(pipeline, input.runId, (previous) =>
+        send(() => http.request("POST", fillPath(api.completeRun.path, { runId: input.runId }), api.completeRun.response, previous ? { previous } : undefined)),
+      );
       return run(res.run);
     },
   };

@@ -12,7 +12,9 @@ import { ApprovalRequiredError, SagaError, type SagaErrorCode, SAGA_ERROR_HTTP_S
 import type { CallPort, PivotPort, SagaServer, UnwindPort } from "@/lib/saga/agent-port";
 import type { AuditEventRecord, AuditInput, CorrectionRecord, EscalationRecord, NewRun, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
 import type { EscalationStatus } from "@/lib/saga/vocabulary";
+import * as callsApi from "@/lib/api/contracts/calls";
 import { httpCallPort, httpUnwindPort } from "./http-calls";
+import { DEFAULT_LINGER_MS, OutcomePipeline } from "./outcome-pipeline";
 import { SagaboardApiError, Transport, type TransportOptions } from "./transport";
 
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
@@ -32,6 +34,12 @@ const iso = (d: Date | null | undefined) => (d === undefined ? undefined : d ===
 export type HttpSagaStoreOptions = TransportOptions & {
   /** No longer used: the server reads tool policy versions itself (kept so existing options still type-check). */
   policyCacheMs?: number;
+  /**
+   * How long a confirmed call's outcome may wait to go to the server with the run's next call or
+   * completion, so a step costs one request (default 250 ms; then it is sent alone). 0: every
+   * outcome in its own request, before the call returns. See lib/client/outcome-pipeline.ts.
+   */
+  outcomeLingerMs?: number;
 };
 
 /** The engine's client for a Sagaboard server (the name is historical: it implements `SagaServer`, not the store). */
@@ -44,17 +52,39 @@ export class HttpSagaStore implements SagaServer {
   /** The pivot request: the server reads the plan's versions and classes from its tool table (lib/saga/request-pivot.ts). */
   readonly pivots: PivotPort;
 
+  /** Confirmed outcomes waiting for their run's next command. */
+  private readonly pipeline: OutcomePipeline;
+
   constructor(options: HttpSagaStoreOptions) {
     this.http = new Transport(options);
-    this.calls = httpCallPort(this.http, (fn) => this.call(fn));
-    this.unwinds = httpUnwindPort(this.http, (fn) => this.call(fn));
+    this.pipeline = new OutcomePipeline(options.outcomeLingerMs ?? DEFAULT_LINGER_MS, async (previous) => {
+      const { stepId, ...outcome } = previous;
+      await this.call(() => this.http.request("POST", path(callsApi.reportOutcome.path, { stepId }), callsApi.reportOutcome.response, outcome));
+    });
+    this.calls = httpCallPort(this.http, (fn) => this.call(fn), this.pipeline);
+    this.unwinds = httpUnwindPort(this.http, (fn) => this.flushed(fn));
     this.pivots = {
       request: async (input) => {
         const body = { summary: input.summary, plan: input.plan.map((i) => ({ tool: i.tool, args: i.args })), deadline: iso(input.deadline) ?? null };
-        const res = await this.call(() => this.http.request("POST", path(api.requestPivot.path, { runId: input.runId }), api.requestPivot.response, body));
+        const res = await this.flushed(() => this.http.request("POST", path(api.requestPivot.path, { runId: input.runId }), api.requestPivot.response, body));
         return pivot(res.pivot);
       },
     };
+  }
+
+  /**
+   * Sends every confirmed outcome still waiting for its run's next call (each in its own request) and
+   * waits for the answers. Everything this client asks besides a call or a completion does it first,
+   * so it reads its own writes; call it before a process that made calls stops without completing.
+   */
+  flush(): Promise<void> {
+    return this.pipeline.flush();
+  }
+
+  /** `call`, after the waiting outcomes are sent. */
+  private async flushed<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.pipeline.idle) await this.pipeline.flush();
+    return this.call(fn);
   }
 
   /** Sends a request; engine-level error codes come back as the engine's own SagaError. */
@@ -75,7 +105,7 @@ export class HttpSagaStore implements SagaServer {
 
   private async getOrNull<T>(fn: () => Promise<T>): Promise<T | null> {
     try {
-      return await this.call(fn);
+      return await this.flushed(fn);
     } catch (e) {
       if (e instanceof SagaError && e.httpStatus === 404) return null;
       throw e;
@@ -96,7 +126,7 @@ export class HttpSagaStore implements SagaServer {
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
-    const res = await this.call(() => this.http.request("GET", path(api.listSteps.path, { runId }), api.listSteps.response));
+    const res = await this.flushed(() => this.http.request("GET", path(api.listSteps.path, { runId }), api.listSteps.response));
     return res.steps.map(step);
   }
 
@@ -119,7 +149,7 @@ export class HttpSagaStore implements SagaServer {
   }
 
   async listPivots(runId: string): Promise<PivotRecord[]> {
-    const res = await this.call(() => this.http.request("GET", path(api.listPivots.path, { runId }), api.listPivots.response));
+    const res = await this.flushed(() => this.http.request("GET", path(api.listPivots.path, { runId }), api.listPivots.response));
     return res.pivots.map(pivot);
   }
 
@@ -129,7 +159,7 @@ export class HttpSagaStore implements SagaServer {
   }
 
   async findEscalationByDedupeKey(dedupeKey: string): Promise<EscalationRecord | null> {
-    const res = await this.call(() =>
+    const res = await this.flushed(() =>
       this.http.request("GET", `${api.findEscalation.path}?dedupeKey=${encodeURIComponent(dedupeKey)}`, api.findEscalation.response),
     );
     return res.escalation ? escalation(res.escalation) : null;
@@ -138,25 +168,25 @@ export class HttpSagaStore implements SagaServer {
   async listEscalations(filter: { runId?: string; status?: readonly EscalationStatus[] }): Promise<EscalationRecord[]> {
     if (!filter.runId) throw new SagaError("INVALID_ARGS", "Over HTTP, escalations are listed per run.", [{ path: "runId", message: "required" }]);
     const query = (filter.status ?? []).map((s) => `status=${s}`).join("&");
-    const res = await this.call(() =>
+    const res = await this.flushed(() =>
       this.http.request("GET", `${path(api.listEscalations.path, { runId: filter.runId! })}${query ? `?${query}` : ""}`, api.listEscalations.response),
     );
     return res.escalations.map(escalation);
   }
 
   async listCorrections(runId: string): Promise<CorrectionRecord[]> {
-    const res = await this.call(() => this.http.request("GET", path(api.listCorrections.path, { runId }), api.listCorrections.response));
+    const res = await this.flushed(() => this.http.request("GET", path(api.listCorrections.path, { runId }), api.listCorrections.response));
     return res.corrections.map(correction);
   }
 
   async listAuditEvents(runId: string): Promise<AuditEventRecord[]> {
-    const res = await this.call(() => this.http.request("GET", path(api.getRunAudit.path, { runId }), api.getRunAudit.response));
+    const res = await this.flushed(() => this.http.request("GET", path(api.getRunAudit.path, { runId }), api.getRunAudit.response));
     return res.events.map(audit);
   }
 
   /** Asks a worker to unwind the run (one task per run); returns the task's id and status. */
   async requestUnwind(runId: string, reason: string): Promise<{ taskId: string; status: string; created: boolean }> {
-    const res = await this.call(() => this.http.request("POST", path(workerApi.requestUnwind.path, { runId }), workerApi.requestUnwind.response, { reason }));
+    const res = await this.flushed(() => this.http.request("POST", path(workerApi.requestUnwind.path, { runId }), workerApi.requestUnwind.response, { reason }));
     return { taskId: res.task.id, status: res.task.status, created: res.created };
   }
 

@@ -74,7 +74,9 @@ describe("the metrics endpoint", () => {
     await syncToolPolicies(prisma, registry);
     const token = await makeToken(["search_orders", "create_ticket", "charge_card", "reship_order", "send_email"]);
     const crashPoints = new CrashPoints();
-    const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
+    // Each outcome in its own request, recorded before the call returns: these look at the log right
+    // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+    const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 });
     const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
     const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
 

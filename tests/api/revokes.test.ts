@@ -55,7 +55,9 @@ async function setup() {
   const registry = createSupportToolRegistry(world);
   const prisma = await getPrisma();
   const token = await makeToken(TOOLS);
-  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
+  // Each outcome in its own request, recorded before the call returns: these look at the log right
+  // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 });
   const engine = new SagaEngine({ store, registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
   const workerEngine = new SagaEngine({ store: sharedSagaStore(prisma), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
   const worker = new Worker({ queue: prismaTaskQueue(prisma), engine: workerEngine, workerId: `w-${Date.now()}`, tools: registry.list().map((t) => t.name) });
@@ -194,7 +196,9 @@ describe("a worker over the API", () => {
     const pulled = await pullStep("rita", step.id, "the customer was charged twice");
     const { secret } = await createAgentToken(prisma, { name: `http-worker-${Date.now()}`, tools: ["charge_card"], role: "worker", createdBy: "test" });
     const transport = { baseUrl: "http://sagaboard.test", token: secret, fetch: routeFetch };
-    const httpEngine = new SagaEngine({ store: new HttpSagaStore(transport), registry: createSupportToolRegistry(world), clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
+    // Each outcome in its own request, recorded before the call returns: these look at the log right
+    // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+    const httpEngine = new SagaEngine({ store: new HttpSagaStore({ ...transport, outcomeLingerMs: 0 }), registry: createSupportToolRegistry(world), clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
     const worker = new Worker({ queue: new HttpTaskQueue(transport), engine: httpEngine, workerId: "http-w", tools: ["charge_card"] });
     expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["done"]);
     expect(world.ledger.count({ op: "payments.refund", outcome: "effect" })).toBe(1);

@@ -137,7 +137,9 @@ describe("the tool table", () => {
 /** An agent over the HTTP API with `registry`'s connectors on `world`. */
 async function agentWith(registry: ToolRegistry, tools: string[], name?: string) {
   const token = await makeToken(tools, name);
-  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
+  // Each outcome in its own request, recorded before the call returns: these look at the log right
+  // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 });
   return { token, engine: new SagaEngine({ store, registry, clock: new ManualClock(), recheckAfterMs: 10, backoffMs: 1 }) };
 }
 

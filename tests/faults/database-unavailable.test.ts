@@ -135,7 +135,9 @@ function agent(retries: number): { engine: SagaEngine; refusals: Refusal[] } {
     }
     return response;
   };
-  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch, retries });
+  // Each outcome in its own request, recorded before the call returns: these look at the log right
+  // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch, retries, outcomeLingerMs: 0 });
   return { engine: new SagaEngine({ store, registry, recheckAfterMs: 20, backoffMs: 10 }), refusals };
 }
 

@@ -73,7 +73,9 @@ afterAll(async () => {
 
 /** An agent through the proxy; `timeoutMs` is its client's per-request timeout. */
 function agent(timeoutMs = 10_000): SagaEngine {
-  const store = new HttpSagaStore({ baseUrl: viaProxy, token: agentToken.secret, timeoutMs });
+  // Each outcome in its own request, recorded before the call returns: these look at the log right
+  // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+  const store = new HttpSagaStore({ baseUrl: viaProxy, token: agentToken.secret, timeoutMs, outcomeLingerMs: 0 });
   return new SagaEngine({ store, registry, recheckAfterMs: 20, backoffMs: 10 });
 }
 
@@ -99,7 +101,9 @@ function afterNextEffect<K extends "charge" | "refund">(op: K, fn: (result: { id
 async function httpWorker(id: string, baseUrl: string, tools: string[], leaseMs: number): Promise<Worker> {
   const { secret } = await createAgentToken(prisma, { name: `${id}-${process.pid}`, tools, role: "worker", createdBy: "test" });
   const transport = { baseUrl, token: secret };
-  const engine = new SagaEngine({ store: new HttpSagaStore(transport), registry, recheckAfterMs: 20, backoffMs: 10 });
+  // Each outcome in its own request, recorded before the call returns: these look at the log right
+  // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+  const engine = new SagaEngine({ store: new HttpSagaStore({ ...transport, outcomeLingerMs: 0 }), registry, recheckAfterMs: 20, backoffMs: 10 });
   return new Worker({ queue: new HttpTaskQueue(transport), engine, workerId: id, tools, leaseMs, heartbeatMs: Math.floor(leaseMs / 3) });
 }
 

@@ -120,7 +120,9 @@ async function attempt<T>(fn: () => Promise<T>): Promise<{ outcome: T | null; er
 async function trial(change: Change, moment: "between" | "in-flight", n: number): Promise<string> {
   await restoreChargeCard();
   const token = await makeToken(TOOLS, `perm-${change}-${moment}-${n}-${process.pid}`);
-  const agent = new SagaEngine({ store: new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch }), registry, clock, recheckAfterMs: 2000, backoffMs: 10 });
+  // Each outcome in its own request, recorded before the call returns: these look at the log right
+  // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
+  const agent = new SagaEngine({ store: new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 }), registry, clock, recheckAfterMs: 2000, backoffMs: 10 });
   const store = new PrismaSagaStore(prisma);
   const person = new SagaEngine({ store, registry, clock, recheckAfterMs: 2000, backoffMs: 10 });
   const run = await agent.startRun({ title: `${change} ${moment} ${n}`, agent: token.name });

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { defineEndpoint } from "../endpoint";
-import { BeginCallBody, CallAnswerWire, CompensationReportBody, OutcomeBody, ReconcileBody, StepCompensateActionWire, UnwindActionWire } from "../schemas/calls";
+import { BeginCallBody, CallAnswerWire, CompensationReportBody, CompleteRunBody, PreviousRecorded, OutcomeBody, ReconcileBody, StepCompensateActionWire, UnwindActionWire } from "../schemas/calls";
 import { RunWire, StepWire } from "../schemas/saga";
 import { DraftedBySchema } from "@/lib/worker/task";
 
@@ -21,7 +21,8 @@ export const beginCall = defineEndpoint({
     "The server hashes the arguments itself, reads class, compensator, audience and policy version from the tool table, and commits the INTENDED row before answering `call`. " +
     "Refusals are 4xx with the error shape: RUN_CLOSED, STEP_UNRESOLVED (another tool's step is unsettled), DETERMINISM (a different tool at a recorded step), TOOL_DISABLED, FORBIDDEN (outside the token's scope), VALIDATION_FAILED. " +
     "With `planItem` instead of `cursor` the call commits that item of an approved plan, whoever sends it: PIVOT_NOT_APPROVED (pending, rejected or superseded), PLAN_ALREADY_COMMITTED (the run is COMPLETED), " +
-    "PLAN_ITEM_MISMATCH (not the item's tool and approved arguments), PLAN_ORDER (an earlier item is not done). Keep `nextCursor` of each answer for the next free-form call.",
+    "PLAN_ITEM_MISMATCH (not the item's tool and approved arguments), PLAN_ORDER (an earlier item is not done). Keep `nextCursor` of each answer for the next free-form call. " +
+    "Send the previous call's outcome as `previous` to save its own request: it is recorded first, as its own commit, and a refusal of it (STEP_NOT_IN_FLIGHT, OUTCOME_CONFLICT, naming `previous`) stops the request before this call is begun.",
   tags: ["calls"],
   auth: "agent",
   params: RunParams,
@@ -67,10 +68,13 @@ export const completeRun = defineEndpoint({
   path: "/api/v1/runs/:runId/complete",
   operationId: "completeRun",
   summary: "Finish the run; refused (409 RUN_NOT_SETTLED) while a step is unsettled, and while a pivot waits",
+  description: "With `previous`, the last call's outcome is recorded first (its own commit), so the last step and the finish are one request.",
   tags: ["calls"],
   auth: "agent",
   params: RunParams,
-  response: z.object({ run: RunWire }),
+  body: CompleteRunBody.optional(),
+  response: z.object({ run: RunWire, previous: PreviousRecorded }),
+  example: { previous: { stepId: "stp_0mx90bxe00zsrtg8me5", outcome: "confirmed", externalRef: "TCK-1042", result: { id: "TCK-1042" }, attempts: 1 } },
 });
 
 export const nextUnwindAction = defineEndpoint({

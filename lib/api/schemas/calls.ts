@@ -3,6 +3,7 @@ import * as z from "zod";
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
 import { ApprovalReason } from "@/lib/saga/gate";
 import type { StepCompensateAction, UnwindAction } from "@/lib/saga/unwind-commands";
+import type { StepRecord } from "@/lib/saga/store";
 import { CompensationPlanSchema, CorrectionDraftSchema, JsonSchema, StepWire, toWire } from "./saga";
 
 export const ApprovalReasonSchema = z.enum(Object.values(ApprovalReason) as [ApprovalReason, ...ApprovalReason[]]).meta({ id: "ApprovalReason" });
@@ -24,12 +25,19 @@ const NextCursor = z
     "The cursor to send with the next call. After `call`, it holds once you report `confirmed` or `failed` (the outcome's answer repeats it); after an `unknown` outcome, call the same tool again at `cursor`.",
   );
 
+/** The previous call's step as its outcome sent with this request left it. */
+export const PreviousRecorded = z
+  .object({ step: StepWire })
+  .optional()
+  .describe("Present when the request carried `previous`: that step as recorded (CONFIRMED, FAILED or UNKNOWN; a repeat gets the row as it stands).");
+
 export const CallAnswerWire = z
   .discriminatedUnion("answer", [
     z.object({
       answer: z.literal("call").describe("The intent is recorded: make the call now, with `send`, then report the outcome."),
       cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
       nextCursor: NextCursor,
+      previous: PreviousRecorded,
       step: StepWire,
       send: SendWire,
     }),
@@ -37,18 +45,21 @@ export const CallAnswerWire = z
       answer: z.literal("replay").describe("The step already happened: use the recorded result, do not call."),
       cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
       nextCursor: NextCursor,
+      previous: PreviousRecorded,
       step: StepWire,
     }),
     z.object({
       answer: z.literal("failed").describe("The provider refused this step earlier: the recorded failure stands, do not call."),
       cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
       nextCursor: NextCursor,
+      previous: PreviousRecorded,
       step: StepWire,
     }),
     z.object({
       answer: z.literal("reconcile").describe("An earlier attempt's outcome is unknown: look the key up in the provider, then report found/absent."),
       cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
       nextCursor: NextCursor,
+      previous: PreviousRecorded,
       step: StepWire,
       lookup: z.object({ stepKey: z.string(), tool: z.string(), args: JsonSchema, recheckAfterMs: z.number().int() }),
     }),
@@ -56,6 +67,7 @@ export const CallAnswerWire = z
       answer: z.literal("held").describe("A person decides first: wait for the pivot or the held call's escalation, then call again."),
       cursor: z.number().int().describe("Where the caller stands after this answer: past the step for replay and failed; at it for call, reconcile and held."),
       nextCursor: NextCursor,
+      previous: PreviousRecorded,
       reason: ApprovalReasonSchema,
       message: z.string(),
       escalationId: z.string().nullable(),
@@ -63,6 +75,46 @@ export const CallAnswerWire = z
     }),
   ])
   .meta({ id: "CallAnswer" });
+
+const OUTCOMES = [
+  z.object({
+    outcome: z.literal("confirmed"),
+    externalRef: z.string().max(300).nullable(),
+    result: JsonSchema,
+    attempts: z.number().int().min(1).max(100).default(1),
+  }),
+  z.object({
+    outcome: z.literal("failed").describe("The provider said no (a 4xx): nothing happened."),
+    reason: z.string().min(1).max(100),
+    message: z.string().max(2000),
+    retryable: z.boolean().default(false),
+    attempts: z.number().int().min(1).max(100).default(1),
+  }),
+  z.object({
+    outcome: z.literal("unknown").describe("Timeout, reset, 5xx: it may or may not have happened."),
+    message: z.string().max(2000),
+    attempts: z.number().int().min(1).max(100).default(1),
+  }),
+] as const;
+
+export const OutcomeBody = z.discriminatedUnion("outcome", OUTCOMES).meta({ id: "Outcome" });
+
+const PreviousStepId = z.string().min(1).max(80).describe("The step in flight whose outcome this is: the `step.id` of the previous call's `call` answer.");
+
+/**
+ * An outcome sent with the next command instead of on its own (POST /steps/{id}/outcome): the same
+ * fields plus the step's id. The server records it first, as its own commit, then does the command.
+ */
+export const PreviousOutcome = z
+  .discriminatedUnion("outcome", [OUTCOMES[0].extend({ stepId: PreviousStepId }), OUTCOMES[1].extend({ stepId: PreviousStepId }), OUTCOMES[2].extend({ stepId: PreviousStepId })])
+  .describe(
+    "The outcome of the previous call, reported with this request so a step costs one round trip. Recorded first, exactly as POST /steps/{stepId}/outcome would (a repeat is answered from the log); " +
+      "when it is refused (STEP_NOT_IN_FLIGHT, OUTCOME_CONFLICT) nothing of this request is done and the error names `previous`.",
+  )
+  .meta({ id: "PreviousOutcome" });
+
+/** The body of POST /runs/{id}/complete: nothing, or the last call's outcome. */
+export const CompleteRunBody = z.object({ previous: PreviousOutcome.optional() }).meta({ id: "CompleteRun" });
 
 export const BeginCallBody = z
   .object({
@@ -89,6 +141,7 @@ export const BeginCallBody = z
     compensation: CompensationPlanSchema.nullable().optional().describe("The compensator's call, pre-written (REVERSIBLE / COMPENSATABLE tools)."),
     correction: CorrectionDraftSchema.nullable().optional().describe("The correction an irreversible effect would need (default: the tool table's template)."),
     audience: z.array(z.string().min(1).max(40)).max(20).optional().describe("Who sees the effect (default: the tool table's audience)."),
+    previous: PreviousOutcome.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.cursor === undefined && body.planItem === undefined) ctx.addIssue({ code: "custom", path: ["cursor"], message: "send the cursor (0 after a restart), or planItem to commit an approved plan's item" });
@@ -96,28 +149,6 @@ export const BeginCallBody = z
   })
   .meta({ id: "BeginCall" });
 
-export const OutcomeBody = z
-  .discriminatedUnion("outcome", [
-    z.object({
-      outcome: z.literal("confirmed"),
-      externalRef: z.string().max(300).nullable(),
-      result: JsonSchema,
-      attempts: z.number().int().min(1).max(100).default(1),
-    }),
-    z.object({
-      outcome: z.literal("failed").describe("The provider said no (a 4xx): nothing happened."),
-      reason: z.string().min(1).max(100),
-      message: z.string().max(2000),
-      retryable: z.boolean().default(false),
-      attempts: z.number().int().min(1).max(100).default(1),
-    }),
-    z.object({
-      outcome: z.literal("unknown").describe("Timeout, reset, 5xx: it may or may not have happened."),
-      message: z.string().max(2000),
-      attempts: z.number().int().min(1).max(100).default(1),
-    }),
-  ])
-  .meta({ id: "Outcome" });
 
 export const ReconcileBody = z
   .discriminatedUnion("found", [
@@ -132,12 +163,14 @@ export const ReconcileBody = z
 
 
 /** A call's answer on the wire: what to send the provider with a `call`, what to look up for a `reconcile`. */
-export function callAnswerWire(answer: BeginCallAnswer): z.input<typeof CallAnswerWire> {
+export function callAnswerWire(result: BeginCallAnswer & { previous?: StepRecord }): z.input<typeof CallAnswerWire> {
+  const { previous: previousStep, ...answer } = result;
+  const previous = previousStep ? { previous: { step: toWire(previousStep) } } : {};
   if (answer.kind === "held") {
     const { kind, ...held } = answer;
-    return { answer: kind, ...held, nextCursor: answer.cursor };
+    return { answer: kind, ...held, nextCursor: answer.cursor, ...previous };
   }
-  const base = { cursor: answer.cursor, nextCursor: nextCursorOf(answer), step: toWire(answer.step) };
+  const base = { cursor: answer.cursor, nextCursor: nextCursorOf(answer), step: toWire(answer.step), ...previous };
   if (answer.kind === "call") {
     const key = answer.step.stepKey;
     return { answer: "call", ...base, send: { idempotencyKey: key, header: "Idempotency-Key", metadata: { sagaboard_run: answer.step.runId, sagaboard_step_key: key } } };
@@ -187,6 +220,12 @@ export function outcomeReport(body: z.output<typeof OutcomeBody>): CallOutcomeRe
   if (body.outcome === "confirmed") return { kind: "confirmed", externalRef: body.externalRef, result: body.result, attempts: body.attempts };
   if (body.outcome === "failed") return { kind: "failed", reason: body.reason, message: body.message, retryable: body.retryable, attempts: body.attempts };
   return { kind: "unknown", message: body.message, attempts: body.attempts };
+}
+
+/** `previous` of a call or a completion as the saga's report of that step. */
+export function previousOutcome<T extends { previous?: z.output<typeof PreviousOutcome> }>(body: T | undefined): (CallOutcomeReport & { attempts: number; stepId: string }) | undefined {
+  const previous = body?.previous;
+  return previous ? { ...outcomeReport(previous), stepId: previous.stepId } : undefined;
 }
 
 /** The next thing a worker does for an unwind (POST /runs/{runId}/unwind/next). */
