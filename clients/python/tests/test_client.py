@@ -176,3 +176,53 @@ def test_a_503_is_sent_again_no_sooner_than_its_retry_after_and_so_is_a_workers_
     answers["POST /api/v1/worker/tasks/tsk_1/complete"] = [unavailable, (200, TASK_ANSWERS["/api/v1/worker/tasks/tsk_1/complete"])]
     assert Worker(sb, "w-1").run_once() == [{"action": "done", "status": "UNWOUND"}]
     assert [path for _, path, _ in seen].count("/api/v1/worker/tasks/tsk_1/complete") == 2
+
+
+def _call_answer(step_id: str, idx: int) -> Any:
+    step = {"id": step_id, "runId": "run_1", "stepIdx": idx, "stepKey": f"key-{idx}", "tool": "trip.book_hotel", "attempts": 0, "status": "INTENDED"}
+    return (200, {"answer": "call", "cursor": idx, "nextCursor": idx, "step": step, "send": {"idempotencyKey": f"key-{idx}", "header": "Idempotency-Key", "metadata": {}}})
+
+
+def test_a_confirmed_outcome_goes_with_the_next_call_and_the_last_with_the_finish(stand_in):
+    url, answers, seen = stand_in
+    sb = Sagaboard(url, "tok", outcome_linger=30.0)
+
+    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
+    def book_hotel(call, city: str):
+        return {"id": f"bk-{city}"}
+
+    sb.namespace = "trip"
+    answers["POST /api/v1/runs/run_1/calls"] = [_call_answer("stp_1", 0), _call_answer("stp_2", 1)]
+    answers["POST /api/v1/runs/run_1/complete"] = (200, {"run": {"id": "run_1", "status": "COMPLETED"}})
+    run = Run(sb, "run_1")
+    assert run.call("book_hotel", city="Lisbon") == {"id": "bk-Lisbon"}
+    assert run.call("book_hotel", city="Porto") == {"id": "bk-Porto"}
+    run.complete()
+    assert [(m, p) for m, p, _ in seen] == [("POST", "/api/v1/runs/run_1/calls")] * 2 + [("POST", "/api/v1/runs/run_1/complete")]
+    assert "previous" not in seen[0][2]
+    assert seen[1][2]["previous"] == {"stepId": "stp_1", "outcome": "confirmed", "externalRef": "bk-Lisbon", "result": {"id": "bk-Lisbon"}, "attempts": 1}
+    assert seen[2][2]["previous"]["stepId"] == "stp_2"
+
+
+def test_an_outcome_waits_no_longer_than_the_linger_and_a_refusal_reaches_the_next_call(stand_in):
+    url, answers, seen = stand_in
+    sb = Sagaboard(url, "tok", outcome_linger=0.05)
+
+    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
+    def book_hotel(call, city: str):
+        return {"id": f"bk-{city}"}
+
+    sb.namespace = "trip"
+    answers["POST /api/v1/runs/run_1/calls"] = [_call_answer("stp_1", 0), _call_answer("stp_2", 1)]
+    answers["POST /api/v1/steps/stp_1/outcome"] = (200, {"step": {"id": "stp_1", "status": "CONFIRMED"}, "nextCursor": 1})
+    answers["POST /api/v1/steps/stp_2/outcome"] = (409, {"error": {"code": "STEP_NOT_IN_FLIGHT", "message": "Step 1 is NOT_EXECUTED"}})
+    run = Run(sb, "run_1")
+    run.call("book_hotel", city="Lisbon")
+    time.sleep(0.3)
+    assert [(m, p) for m, p, _ in seen] == [("POST", "/api/v1/runs/run_1/calls"), ("POST", "/api/v1/steps/stp_1/outcome")]
+    run.call("book_hotel", city="Porto")
+    time.sleep(0.3)
+    with pytest.raises(SagaboardError) as refused:
+        run.call("book_hotel", city="Faro")
+    assert refused.value.code == "STEP_NOT_IN_FLIGHT"
+    assert len(seen) == 4  # the refusal was raised before anything more was sent

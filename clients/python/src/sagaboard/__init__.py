@@ -22,6 +22,7 @@ import contextvars
 import inspect
 import json
 import re
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -159,10 +160,15 @@ class Sagaboard:
     """A connection to a Sagaboard server with one agent token, and the tools this process holds."""
 
     def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0,
-                 traceparent: Optional[Callable[[], Optional[str]]] = None) -> None:
+                 traceparent: Optional[Callable[[], Optional[str]]] = None, outcome_linger: float = 0.25) -> None:
         """`traceparent`: returns the W3C traceparent of the agent's current span, sent with every request so
         the server's spans join the agent's trace. With OpenTelemetry: `lambda: (lambda c: (inject(c), c.get("traceparent"))[1])({})`
-        (`from opentelemetry.propagate import inject`)."""
+        (`from opentelemetry.propagate import inject`).
+
+        `outcome_linger`: how long (seconds) a confirmed call's outcome may wait to go to the server with the
+        run's next call or its completion, so a step costs one request; after that it is sent alone. 0 sends
+        every outcome in its own request before the call returns."""
+        self.outcome_linger = outcome_linger
         self.url, self.token = url.rstrip("/"), token
         self.traceparent = traceparent
         self.recheck_after, self.max_attempts, self.backoff, self.timeout = recheck_after, max_attempts, backoff, timeout
@@ -290,6 +296,67 @@ class Run:
 
     def __init__(self, sb: Sagaboard, run_id: str) -> None:
         self.sb, self.id, self.cursor = sb, run_id, 0
+        # A confirmed outcome waiting for this run's next call or completion (`previous`), and the timer that
+        # sends it alone after `outcome_linger`; the lock is held while either sends it.
+        self._waiting: Optional[Json] = None
+        self._timer: Optional[threading.Timer] = None
+        self._lock = threading.Lock()
+        self._refused: Optional[SagaboardError] = None
+
+    # -- outcomes sent with the next command ----------------------------------------------------
+    def _hold(self, previous: Json) -> None:
+        with self._lock:
+            self._waiting = previous
+            self._timer = threading.Timer(self.sb.outcome_linger, self._send_alone, (previous,))
+            self._timer.start()
+
+    def _send_alone(self, previous: Json) -> None:
+        with self._lock:
+            if self._waiting is not previous:
+                return  # the next command took it
+            self._waiting = None
+            try:
+                self._post_outcome(previous)
+            except SagaboardError as e:
+                if e.status < 500:
+                    self._refused = e  # the log disagrees: the run's next command raises it
+                else:
+                    self._waiting = previous  # unanswered: it goes with the next command
+            except Exception:
+                self._waiting = previous
+
+    def _post_outcome(self, previous: Json) -> None:
+        body = {k: v for k, v in previous.items() if k != "stepId"}
+        self.sb.request("POST", f"/api/v1/steps/{previous['stepId']}/outcome", body)
+
+    def _take(self) -> Optional[Json]:
+        """The waiting outcome, for the request about to be sent (which then carries it as `previous`)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._refused is not None:
+                refused, self._refused = self._refused, None
+                raise refused
+            previous, self._waiting = self._waiting, None
+            return previous
+
+    def _give_back(self, previous: Optional[Json], error: BaseException) -> None:
+        """Puts an outcome back when its request got no answer (the network, a 5xx); sending it again is answered from the log."""
+        if previous is not None and not (isinstance(error, SagaboardError) and error.status < 500):
+            with self._lock:
+                if self._waiting is None:
+                    self._waiting = previous
+
+    def flush(self) -> None:
+        """Sends the confirmed outcome still waiting for this run's next call, now. Reads and pivots do it first."""
+        previous = self._take()
+        if previous is not None:
+            try:
+                self._post_outcome(previous)
+            except BaseException as e:
+                self._give_back(previous, e)
+                raise
 
     def call(self, tool: str, **args: Any) -> Any:
         """Calls a tool through the saga log and returns its result (recorded or new)."""
@@ -313,7 +380,12 @@ class Run:
         if t.audience:
             body["audience"] = t.audience
         for _ in range(5):
-            answer = self.sb.request("POST", f"/api/v1/runs/{self.id}/calls", body, idempotent=True)
+            previous = self._take()
+            try:
+                answer = self.sb.request("POST", f"/api/v1/runs/{self.id}/calls", {**body, "previous": previous} if previous else body, idempotent=True)
+            except BaseException as e:
+                self._give_back(previous, e)
+                raise
             if not plan_item:  # a plan item is found by its pivot; the cursor is for free-form calls
                 self.cursor = body["cursor"] = answer["cursor"]
             kind, step = answer["answer"], answer.get("step")
@@ -352,7 +424,10 @@ class Run:
             except Exception as e:  # timeout, reset, 5xx, anything else: unknown, the safe default
                 self._report(step, {"outcome": "unknown", "message": str(e) or type(e).__name__, "attempts": step["attempts"] + attempt})
                 raise ToolOutcomeUnknown(t.name, step["stepIdx"], step["stepKey"], e) from e
-            if self._report(step, {"outcome": "confirmed", "externalRef": _ref(result), "result": result, "attempts": step["attempts"] + attempt}) is _MOVED:
+            confirmed = {"outcome": "confirmed", "externalRef": _ref(result), "result": result, "attempts": step["attempts"] + attempt}
+            if self.sb.outcome_linger > 0:
+                self._hold({"stepId": step["id"], **confirmed})  # sent with the run's next call or completion
+            elif self._report(step, confirmed) is _MOVED:
                 return _MOVED
             self.cursor = step["stepIdx"] + 1
             return result
@@ -372,6 +447,7 @@ class Run:
     def request_pivot(self, summary: str, plan: List[Tuple[str, Json]]) -> Json:
         """Asks for the one human approval: everything staged so far plus the commit calls [(tool, args)]."""
         body = {"summary": summary, "plan": [{"tool": self.sb.qualified(tool), "args": args} for tool, args in plan]}
+        self.flush()
         return self.sb.request("POST", f"/api/v1/runs/{self.id}/pivots", body)["pivot"]
 
     def wait_pivot(self, pivot_id: str, timeout: float = 300.0) -> Json:
@@ -413,12 +489,18 @@ class Run:
             raise
 
     def complete(self) -> Json:
-        """Finishes the run; refused (RUN_NOT_SETTLED) while a step's outcome is unknown."""
-        run: Json = self.sb.request("POST", f"/api/v1/runs/{self.id}/complete")["run"]
+        """Finishes the run (with the last call's outcome, when it waits); refused (RUN_NOT_SETTLED) while a step's outcome is unknown."""
+        previous = self._take()
+        try:
+            run: Json = self.sb.request("POST", f"/api/v1/runs/{self.id}/complete", {"previous": previous} if previous else None, idempotent=previous is not None)["run"]
+        except BaseException as e:
+            self._give_back(previous, e)
+            raise
         return run
 
     def unwind(self, reason: str) -> Json:
         """Asks a worker to pull the run back in reverse (one task per run)."""
+        self.flush()
         answer: Json = self.sb.request("POST", f"/api/v1/runs/{self.id}/unwind", {"reason": reason})
         return answer
 
