@@ -7,7 +7,8 @@
  *     lookup and compensator, so it stages without a hold);
  *   - the raw two-commit floor on the same SQLite (one commit for an intent, one for an outcome).
  * Sagaboard is the built app (`next start`, built first when stale) on a throwaway SQLite file.
- * Flags: --calls N (2000 per cell; --quick: 200). Not part of `npm test`.
+ * Flags: --calls N (2000 per cell; --quick: 200); --outcome-linger-ms N passes the gateway's flag (a
+ * write's outcome then goes to Sagaboard with the session's next call). Not part of `npm test`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
@@ -22,6 +23,7 @@ import { buildIfStale, startApp } from "./lib/http";
 const quick = hasFlag("quick");
 const CALLS = flag("calls", quick ? 200 : 2000);
 const LEVELS = [1, 8, 32];
+const LINGER = flag("outcome-linger-ms", 0);
 const ROOT = process.cwd();
 const children: ChildProcess[] = [];
 
@@ -82,7 +84,7 @@ async function main(): Promise<void> {
   await launch(
     process.execPath,
     ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", sagaboard.url, "--token", secret, "--listen", String(gatewayPort),
-      "--upstream-url", upstreamUrl, "--lookup-by-key", "write=find", "--hold-wait-ms", "0", "--table-cache-ms", "600000"],
+      "--upstream-url", upstreamUrl, "--lookup-by-key", "write=find", "--hold-wait-ms", "0", "--table-cache-ms", "600000", "--outcome-linger-ms", String(LINGER)],
     {},
     /MCP over streamable HTTP/,
   );
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
   const counted = (await check.callTool({ name: "read", arguments: {} })).structuredContent as { total: number; duplicates: number };
   await check.close();
   const logged = await prisma.step.count({ where: { tool: `${ns}.write` } });
-  printTable(`MCP gateway overhead, ms per call (${CALLS} calls a cell; two-commit floor p50 ${fmt(floorP50)} ms)`, rows);
+  printTable(`MCP gateway overhead, ms per call (${CALLS} calls a cell; two-commit floor p50 ${fmt(floorP50)} ms; outcome linger ${LINGER} ms)`, rows);
   console.log(`\nEffects on the server: ${counted.total}, keys with more than one effect: ${counted.duplicates}; steps logged for write: ${logged}.`);
   console.log(`Results: ${writeResults("mcp-gateway", { calls: CALLS, results, effects: counted, logged })}`);
   floor.db.close();

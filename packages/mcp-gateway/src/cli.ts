@@ -16,6 +16,9 @@
  *   --lookup-by-key T=L    look tool T's effects up with the server's tool L({ key }) (repeatable)
  *   --worker-token TOKEN   a worker token for the namespace: the gateway runs the compensations a person asks for
  *   --table-cache-ms N     how long the tool table's classes are trusted before they are read again (5000)
+ *   --outcome-linger-ms N  let a confirmed call's outcome go to Sagaboard with the session's next call, waiting
+ *                          at most N ms (one request per call instead of two); 0, the default, records it
+ *                          before the client is answered
  */
 import { parseArgs } from "node:util";
 import { startGateway, type GatewayConfig } from "./start";
@@ -42,6 +45,7 @@ const { values } = parseArgs({
     "lookup-by-key": { type: "string", multiple: true },
     "table-cache-ms": { type: "string" },
     "worker-token": { type: "string" },
+    "outcome-linger-ms": { type: "string" },
   },
   strict: true,
 });
@@ -67,7 +71,7 @@ for (const pair of values["lookup-by-key"] ?? []) {
 const listen = number("listen", values.listen);
 
 const config: GatewayConfig = {
-  sagaboard: { baseUrl: url, token },
+  sagaboard: { baseUrl: url, token, outcomeLingerMs: number("outcome-linger-ms", values["outcome-linger-ms"]) ?? 0 },
   upstream: values["upstream-url"] ? { url: values["upstream-url"] } : { command: upstreamCommand[0]!, args: upstreamCommand.slice(1) },
   session: values.session ?? process.env.SAGABOARD_MCP_SESSION ?? null,
   owner: values.owner ?? null,

@@ -7,10 +7,12 @@
  */
 import { createHash } from "node:crypto";
 import * as declarations from "@/lib/api/contracts/declarations";
+import * as calls from "@/lib/api/contracts/calls";
 import * as runs from "@/lib/api/contracts/runs";
 import { fillPath } from "@/lib/api/endpoint";
 import { DATE_FIELDS, fromWire } from "@/lib/api/schemas/saga";
 import { httpCallPort } from "@/lib/client/http-calls";
+import { OutcomePipeline } from "@/lib/client/outcome-pipeline";
 import { Transport, type TransportOptions } from "@/lib/client/transport";
 import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
 import type { Actor, CallPort, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
@@ -38,10 +40,21 @@ const ACTOR: Actor = { type: "agent", id: "mcp-gateway" };
 export class Sagaboard {
   private readonly http: Transport;
   private readonly calls: CallPort;
+  /** Confirmed outcomes waiting to go with the session's next call (lib/client/outcome-pipeline.ts). */
+  private readonly pipeline: OutcomePipeline;
 
-  constructor(options: TransportOptions) {
+  /** `outcomeLingerMs`: how long a confirmed call's outcome may wait for the session's next call (default 0: each in its own request, before the client is answered). */
+  constructor(options: TransportOptions & { outcomeLingerMs?: number }) {
     this.http = new Transport(options);
-    this.calls = httpCallPort(this.http, (fn) => fn());
+    this.pipeline = new OutcomePipeline(options.outcomeLingerMs ?? 0, async ({ stepId, ...outcome }) => {
+      await this.http.request("POST", fillPath(calls.reportOutcome.path, { stepId }), calls.reportOutcome.response, outcome);
+    });
+    this.calls = httpCallPort(this.http, (fn) => fn(), this.pipeline);
+  }
+
+  /** Sends the outcomes still waiting for their session's next call (before reads, a pivot request, and stopping). */
+  flush(): Promise<void> {
+    return this.pipeline.flush();
   }
 
   /**
@@ -60,6 +73,7 @@ export class Sagaboard {
 
   /** The run's saga log, by step index. */
   async steps(runId: string): Promise<StepRecord[]> {
+    await this.flush();
     return (await this.http.request("GET", fillPath(runs.listSteps.path, { runId }), runs.listSteps.response)).steps.map(step);
   }
 
@@ -89,6 +103,7 @@ export class Sagaboard {
 
   /** Asks for the pivot: the run's staged calls and this plan, approved together by one person. */
   async requestPivot(runId: string, summary: string, plan: { tool: string; args: Json }[]): Promise<PivotRecord> {
+    await this.flush(); // the staged calls' outcomes first: the reviewer sees them done
     return pivot((await this.http.request("POST", fillPath(runs.requestPivot.path, { runId }), runs.requestPivot.response, { summary, plan })).pivot);
   }
 
@@ -100,6 +115,7 @@ export class Sagaboard {
 
   /** The run's pivots, oldest first. */
   async pivots(runId: string): Promise<PivotRecord[]> {
+    await this.flush();
     return (await this.http.request("GET", fillPath(runs.listPivots.path, { runId }), runs.listPivots.response)).pivots.map(pivot);
   }
 

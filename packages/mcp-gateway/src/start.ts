@@ -22,7 +22,8 @@ import { Sagaboard } from "./sagaboard";
 import { connectUpstream, type Upstream, type UpstreamTarget } from "./upstream";
 
 export interface GatewayConfig {
-  sagaboard: TransportOptions;
+  /** `outcomeLingerMs`: how long a confirmed outcome may wait for the session's next call (0: recorded before the client is answered). */
+  sagaboard: TransportOptions & { outcomeLingerMs?: number };
   upstream: UpstreamTarget;
   session: string | null;
   owner: string | null;
