@@ -92,13 +92,18 @@ export async function healthLoad(url: string, concurrency: number, perLoop: numb
   return { latencies, wallMs: performance.now() - t0 };
 }
 
-/** `concurrency` agents, each running runs of STEPS_PER_RUN no-op calls through the engine over HTTP. */
-export async function httpEngineLoad(app: App, concurrency: number, stepsPerAgent: number): Promise<Round> {
+/**
+ * `concurrency` agents, each running runs of STEPS_PER_RUN no-op calls through the engine over HTTP.
+ * `outcomeLingerMs` 0 sends each outcome in its own request (two per step); the client's default
+ * sends it with the next call (one per step; the last of a run goes alone after the linger).
+ */
+export async function httpEngineLoad(app: App, concurrency: number, stepsPerAgent: number, outcomeLingerMs?: number): Promise<Round> {
   const latencies: number[] = [];
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: app.url, token: app.secret }), registry: benchRegistry() });
+      const store = new HttpSagaStore({ baseUrl: app.url, token: app.secret, ...(outcomeLingerMs === undefined ? {} : { outcomeLingerMs }) });
+      const engine = new SagaEngine({ store, registry: benchRegistry() });
       for (let done = 0; done < stepsPerAgent; ) {
         const ctx = await engine.startRun({ title: "bench", agent: "bench" });
         for (let i = 0; i < STEPS_PER_RUN && done < stepsPerAgent; i++, done++) {
@@ -108,6 +113,7 @@ export async function httpEngineLoad(app: App, concurrency: number, stepsPerAgen
           if (out.status !== "ok") throw new Error(`HTTP bench step was not ok: ${JSON.stringify(out)}`);
         }
       }
+      await store.flush();
     }),
   );
   return { latencies, wallMs: performance.now() - t0 };
