@@ -5,7 +5,9 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/api/errors";
 import { sharedSagaStore, type PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { escalationSpans } from "@/lib/observability/saga-spans";
 import { SagaError } from "@/lib/saga/errors";
+import { observeStore } from "@/lib/saga/observer";
 import type { Actor, RunRecord, StepRecord } from "@/lib/saga/store";
 import { RunStatus } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal, GuardedAgent } from "@/lib/tokens/authenticate-agent";
@@ -42,10 +44,15 @@ export function runNotFound(runId: string): SagaError {
 // The client behind each agent-API store, so the worker-claim check can read the task table.
 const clientOf = new WeakMap<PrismaSagaStore, PrismaClient>();
 
-/** The store the agent API writes through: the process's one store over the client. */
+/**
+ * The store the agent API writes through: the process's one store over the client. The escalations
+ * the saga raises inside an agent's request (a held call, a failure after the pivot, a failed lookup
+ * or compensation) are traced through its observer, in the request's trace.
+ */
 export function agentApiStore(prisma: PrismaClient): PrismaSagaStore {
   const store = sharedSagaStore(prisma);
   clientOf.set(store, prisma);
+  observeStore(store, escalationSpans(prisma));
   return store;
 }
 

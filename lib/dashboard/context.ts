@@ -8,6 +8,7 @@ import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
 import { onConnection } from "@/lib/db/transactions";
 import { requireUser } from "@/lib/auth/current-user";
 import { ApiError } from "@/lib/api/errors";
+import { sagaSpans } from "@/lib/observability/saga-spans";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { Actor } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
@@ -60,9 +61,10 @@ export function connectorRegistry(): ToolRegistry {
 /**
  * The engine the dashboard's human decisions go through (decidePivot, decideHeldCall, settleUnknown,
  * resolveEscalation): each writes its row and audit event in one store transaction. None of them
- * calls a tool; the registry is there because the engine needs one.
+ * calls a tool; the registry is there because the engine needs one. The unwinds and revokes it runs
+ * in process make the same spans the agent API makes (lib/observability/saga-spans.ts).
  */
 export async function dashboardEngine(): Promise<SagaEngine> {
   const prisma = await getPrisma();
-  return new SagaEngine({ store: sharedSagaStore(prisma), registry: connectorRegistry() });
+  return new SagaEngine({ store: sharedSagaStore(prisma), registry: connectorRegistry(), observer: sagaSpans(prisma) });
 }

@@ -3,8 +3,9 @@
  * the request's time goes into the latency histogram; when tracing is on (tracing.ts) a logged
  * call's outcome becomes its span; at SAGABOARD_LOG_LEVEL=debug each answer is a log line with its
  * run, step and trace ids. Off, it costs two clock reads, an array write and a level check per request.
- * On, a handler that enqueues a worker task runs with the agent's traceparent as the current trace
- * context (the task carries it), and the requests that are once per run (creating it, asking for a
+ * On, a handler that may enqueue a worker task or raise an escalation runs with the agent's
+ * traceparent as the current trace context (the task carries it; the raise is its child), and the
+ * requests that are once per run (creating it, asking for a
  * pivot) keep the run's trace context for what people and workers do later (run-trace.ts).
  */
 import type { Logger } from "pino";
@@ -32,7 +33,7 @@ let log: Logger | undefined;
 export async function observeAgentRequest<T extends AgentAnswer>(operationId: string, request: Request, answer: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const startedAt = tracingOn() ? Date.now() : 0;
-  const result = startedAt !== 0 && ENQUEUES_TASKS.has(operationId) ? await withTraceparent(request.headers.get("traceparent"), answer) : await answer();
+  const result = startedAt !== 0 && SCOPED.has(operationId) ? await withTraceparent(request.headers.get("traceparent"), answer) : await answer();
   const seconds = (performance.now() - started) / 1000;
   observeRequestSeconds(operationId, seconds);
   if (startedAt !== 0) await keepRunTrace(operationId, request, result, traceAgentAnswer(operationId, request, result, startedAt));
@@ -70,11 +71,23 @@ async function keepRunTrace(operationId: string, request: Request, result: Agent
 }
 
 /**
- * The operations whose handler may enqueue a worker task, run under the agent's trace context. Only
- * these: on Node 20 an AsyncLocalStorage scope costs every promise of the process something once one
- * is entered, and the logged call's two requests (begin, outcome) need none.
+ * The operations whose handler may enqueue a worker task (the task carries the context) or raise an
+ * escalation inside the saga (a held call, a failure after the pivot, a failed lookup or
+ * compensation: its raise_escalation span is the request's child), run under the agent's trace
+ * context while tracing is on. On Node 20 a process that has entered an AsyncLocalStorage scope
+ * tracks every promise from then on; a Next server already has (its request storage), and
+ * bench/tracing-route.ts measures the difference in process.
  */
-const ENQUEUES_TASKS: ReadonlySet<string> = new Set(["requestUnwind"]);
+const SCOPED: ReadonlySet<string> = new Set([
+  "requestUnwind",
+  "beginCall",
+  "reportOutcome",
+  "completeRun",
+  "reportReconcile",
+  "reportCompensation",
+  "nextUnwindAction",
+  "nextCompensateAction",
+]);
 
 /** The operations after which the run's trace is kept (or an escalation's raise traced): once per run or pivot, never per logged call. */
 const KEEPS_RUN_TRACE: ReadonlySet<string> = new Set(["createRun", "requestPivot", "raiseEscalation"]);

@@ -13,6 +13,7 @@
  */
 import { SpanKind, SpanStatusCode, type Attributes, type Span } from "@opentelemetry/api";
 import type { PrismaClient } from "@/generated/prisma";
+import type { EscalationSource } from "@/lib/saga/observer";
 import { serverLog } from "./log";
 import { runTraceparent } from "./run-trace";
 import { currentTraceparent, withTraceparent } from "./trace-scope";
@@ -26,8 +27,14 @@ export function actorAttributes(type: "user" | "system" | "agent", role: string)
   return { "sagaboard.actor.type": type, "sagaboard.actor.role": role };
 }
 
-/** The run's kept trace context; a failed read is logged and the span starts a trace of its own (tracing never fails the action). */
-async function parentOf(prisma: PrismaClient, runId: string): Promise<string | undefined> {
+/**
+ * The parent of a span of run `runId`: the span in progress (an escalation a revoke raises is the
+ * revoke's child, one a held call raises the agent's request's), else the run's kept trace context.
+ * A failed read is logged and the span starts a trace of its own (tracing never fails the action).
+ */
+export async function runSpanParent(prisma: PrismaClient, runId: string): Promise<string | undefined> {
+  const current = currentTraceparent();
+  if (current) return current;
   try {
     return await runTraceparent(prisma, runId);
   } catch (e) {
@@ -45,7 +52,7 @@ async function parentOf(prisma: PrismaClient, runId: string): Promise<string | u
 export async function inRunSpan<T>(prisma: PrismaClient, name: RunActionSpan, runId: string, attributes: Attributes, work: () => Promise<T>, describe?: (result: T) => Attributes): Promise<T> {
   const tracer = activeTracer();
   if (!tracer) return work();
-  const parent = currentTraceparent() ?? (await parentOf(prisma, runId));
+  const parent = await runSpanParent(prisma, runId);
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: { "sagaboard.operation": name, "sagaboard.run.id": runId, ...attributes } }, contextOf(parent));
   try {
     const result = await withTraceparent(traceparentOf(span.spanContext()), work);
@@ -86,10 +93,11 @@ export function escalationAttributes(escalation: EscalationFacts): Attributes {
 }
 
 /**
- * A `raise_escalation` span for an escalation just raised (`source`: what raised it, e.g. `revoke`,
- * `agent`, `stuck_sweep`), in the run's trace. Raising it again (same dedupe key) is no new span.
+ * A `raise_escalation` span for an escalation just raised (`source`: what raised it, an
+ * EscalationSource of lib/saga/observer.ts), in the run's trace. Raising it again (same dedupe key)
+ * is no new span: callers trace only what they created.
  */
-export async function traceEscalationRaised(prisma: PrismaClient, escalation: EscalationFacts, source: string, actor: Attributes): Promise<void> {
+export async function traceEscalationRaised(prisma: PrismaClient, escalation: EscalationFacts, source: EscalationSource, actor: Attributes): Promise<void> {
   if (!activeTracer()) return;
   await inRunSpan(prisma, "raise_escalation", escalation.runId, { ...escalationAttributes(escalation), "sagaboard.escalation.source": source, ...actor }, async () => undefined);
 }

@@ -132,11 +132,19 @@ export function traceIdOf(traceparent: string | null): string | undefined {
   return traceparent ? parseTraceParent(traceparent)?.traceId : undefined;
 }
 
-const str = (v: Json | undefined): string | undefined => (typeof v === "string" ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const lower = (v: string | undefined) => v?.toLowerCase();
 
-/** The attributes of a logged step (a wire StepRecord). */
-function stepAttributes(step: Record<string, Json>): Attributes {
+/** The fields of a step its span reads: a StepRecord in process, or the wire record of an agent API answer (dates as ISO strings). */
+export type StepSpanFacts = Partial<
+  Record<"id" | "runId" | "stepIdx" | "stepKey" | "tool" | "toolClass" | "phase" | "status" | "attempts" | "compensationState" | "compensationKey" | "createdAt", unknown>
+>;
+
+/** The span a recorded step makes. */
+export type StepSpanKind = "execute_tool" | "reconcile" | "compensate";
+
+/** The attributes of a logged step. */
+function stepAttributes(step: StepSpanFacts): Attributes {
   const attributes: Attributes = {
     "gen_ai.operation.name": "execute_tool",
     "gen_ai.tool.name": str(step.tool),
@@ -153,8 +161,36 @@ function stepAttributes(step: Record<string, Json>): Attributes {
   return attributes;
 }
 
+/**
+ * Makes the span of a recorded step, `kind <tool>`, ending now, under `parent`: a logged call's
+ * (execute_tool) starts at its intent (the step's createdAt) or `startedAt`, whichever is earlier;
+ * a reconcile's or a compensation's at `startedAt` (epoch ms). Null while tracing is off.
+ */
+export function traceStep(kind: StepSpanKind, step: StepSpanFacts, startedAt: number, parent: Context): SpanContext | undefined {
+  if (!state) return undefined;
+  const attributes = stepAttributes(step);
+  attributes["sagaboard.operation"] = kind;
+  const createdAt = step.createdAt instanceof Date ? step.createdAt.getTime() : typeof step.createdAt === "string" ? Date.parse(step.createdAt) : NaN;
+  const outcome = str(step.status);
+  if (kind === "reconcile") attributes["sagaboard.reconcile.result"] = lower(outcome);
+  if (kind === "compensate") {
+    attributes["sagaboard.compensation.state"] = lower(str(step.compensationState));
+    attributes["sagaboard.compensation.key"] = str(step.compensationKey);
+  }
+  const span = state.tracer.startSpan(
+    `${kind} ${str(step.tool) ?? "tool"}`,
+    { kind: SpanKind.INTERNAL, startTime: kind === "execute_tool" && Number.isFinite(createdAt) ? Math.min(createdAt, startedAt) : startedAt, attributes },
+    parent,
+  );
+  if (outcome === "FAILED" || outcome === "UNKNOWN" || outcome === "COMPENSATION_FAILED") {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === "FAILED" ? "the provider refused the call" : outcome === "UNKNOWN" ? "nobody knows whether it happened" : "the compensation failed" });
+  }
+  span.end();
+  return span.spanContext();
+}
+
 /** The operations whose answer is a step's record, and the span each makes. */
-const STEP_SPANS: Record<string, "execute_tool" | "reconcile" | "compensate"> = {
+const STEP_SPANS: Record<string, StepSpanKind> = {
   reportOutcome: "execute_tool",
   reportReconcile: "reconcile",
   reportCompensation: "compensate",
@@ -196,23 +232,6 @@ export function traceAgentAnswer(operationId: string, request: Request, answer: 
   }
   const step = objectOf(body?.step);
   if (!kind || !step) return undefined;
-  const attributes = stepAttributes(step);
-  attributes["sagaboard.operation"] = kind;
-  const intendedAt = typeof step.createdAt === "string" ? Date.parse(step.createdAt) : NaN;
-  const outcome = str(step.status);
-  if (kind === "reconcile") attributes["sagaboard.reconcile.result"] = lower(outcome);
-  if (kind === "compensate") {
-    attributes["sagaboard.compensation.state"] = lower(str(step.compensationState));
-    attributes["sagaboard.compensation.key"] = str(step.compensationKey);
-  }
-  const span = state.tracer.startSpan(
-    `${kind} ${str(step.tool) ?? "tool"}`,
-    { kind: SpanKind.INTERNAL, startTime: kind === "execute_tool" && Number.isFinite(intendedAt) ? Math.min(intendedAt, startedAt) : startedAt, attributes },
-    context,
-  );
-  if (outcome === "FAILED" || outcome === "UNKNOWN" || outcome === "COMPENSATION_FAILED") {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === "FAILED" ? "the provider refused the call" : outcome === "UNKNOWN" ? "nobody knows whether it happened" : "the compensation failed" });
-  }
-  span.end();
-  return span.spanContext();
+  return traceStep(kind, step, startedAt, context);
 }
+

@@ -16,6 +16,7 @@
  * The caller owns only a cursor: the index it has reached since it (re)started, which every answer
  * returns advanced. Keys, the argument hash, the phase and the approval are derived here.
  */
+import { EscalationSource, tellStepRecorded } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
 import { SagaError } from "./errors";
@@ -36,7 +37,7 @@ import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
 import { EscalationKind, Phase, PivotStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
 
 /** What decides a call needs of the store. */
-export type CallDeps = Pick<EngineDeps, "store" | "ids">;
+export type CallDeps = Pick<EngineDeps, "store" | "ids" | "observer">;
 
 /** Run states that take no more tool calls. */
 export const CLOSED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.COMPLETED, RunStatus.UNWINDING, RunStatus.UNWOUND, RunStatus.NEEDS_ATTENTION];
@@ -496,10 +497,14 @@ export async function recordOutcome(deps: CallDeps, input: RecordOutcomeInput): 
         dedupeKey: `stuck:${updated.id}`,
         actor,
         facts: { stepIdx: updated.stepIdx },
+        source: EscalationSource.failed_after_pivot,
       });
     }
   }
-  if (updated) return updated;
+  if (updated) {
+    await tellStepRecorded(deps, "execute_tool", updated, updated.createdAt);
+    return updated;
+  }
   const current = await deps.store.getStep(stepId);
   if (!current) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
   // The fence's other checks (the agent's run, the tool in scope) did not hold.
@@ -575,8 +580,15 @@ export interface RecordReconcileInput {
  * they are.
  */
 export async function recordReconcile(deps: CallDeps, input: RecordReconcileInput): Promise<StepRecord> {
+  if (!UNSETTLED_STATUSES.includes(input.step.status)) return input.step;
+  const startedAt = new Date();
+  const recorded = await settleFromLookup(deps, input);
+  await tellStepRecorded(deps, "reconcile", recorded, startedAt);
+  return recorded;
+}
+
+async function settleFromLookup(deps: CallDeps, input: RecordReconcileInput): Promise<StepRecord> {
   const { step, report, actor } = input;
-  if (!UNSETTLED_STATUSES.includes(step.status)) return step;
   const fence: StepFence = { status: UNSETTLED_STATUSES, ...input.fence };
   if (report.kind === "found") {
     const updated = await deps.store.updateStep(
@@ -618,6 +630,7 @@ export async function recordReconcile(deps: CallDeps, input: RecordReconcileInpu
     dedupeKey: `unknown:${step.id}`,
     actor,
     facts: { stepIdx: step.stepIdx },
+    source: EscalationSource.lookup_failed,
   });
   return unknown;
 }

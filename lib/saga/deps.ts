@@ -1,6 +1,7 @@
 import type { Clock } from "./clock";
 import type { CrashPoints } from "./crash-points";
 import type { IdGenerator } from "./ids";
+import type { SagaObserver } from "./observer";
 import type { SagaServer } from "./agent-port";
 import type { Actor, SagaStore } from "./store";
 import type { ToolRegistry } from "./tools";
@@ -25,6 +26,8 @@ export interface EngineDeps {
   backoffMs: number;
   /** Who the system is in the audit log. */
   systemActor: Actor;
+  /** Told of the steps and escalations this process records (traces); absent: nothing is told. */
+  observer?: SagaObserver;
 }
 
 /**

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from "./clock";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import { isSagaServer, type SagaServer } from "./agent-port";
 import { type AgentDeps } from "./deps";
+import type { SagaObserver } from "./observer";
 import { type ReconcileReport } from "./calls";
 import { decidePivot } from "./decide-pivot";
 import { SagaError } from "./errors";
@@ -40,6 +41,11 @@ export interface SagaEngineOptions {
   maxAttempts?: number;
   /** First backoff pause (default 200 ms, doubling). */
   backoffMs?: number;
+  /**
+   * Told of the steps this engine records and the escalations it raises when it decides in process
+   * (traces: lib/observability/saga-spans.ts); an engine over a server leaves that to the server.
+   */
+  observer?: SagaObserver;
 }
 
 /** The harness. One per process; it holds no run state besides what the store has. */
@@ -58,6 +64,7 @@ export class SagaEngine {
       maxAttempts: options.maxAttempts ?? 3,
       backoffMs: options.backoffMs ?? 200,
       systemActor: { type: "system", id: "engine" },
+      ...(options.observer ? { observer: options.observer } : {}),
     } as AgentDeps;
   }
 

@@ -1,4 +1,5 @@
 import type { EngineDeps } from "./deps";
+import { EscalationSource } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
 import type { Actor, EscalationRecord, PivotRecord, StepRecord } from "./store";
 import type { Json, ToolDefinition } from "./tools";
@@ -192,6 +193,7 @@ async function hold(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput, r
     dedupeKey: holdKey(input, reason),
     actor: input.actor,
     facts: { tool: input.def.name, reason },
+    source: EscalationSource.held_call,
   });
   return { allowed: false, reason, message, escalationId: escalation.id, pivotId: latest(input.pivots)?.id ?? null };
 }

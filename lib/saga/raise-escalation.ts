@@ -5,6 +5,7 @@
  * that failed), so each reads the same in the log and the queue.
  */
 import type { EngineDeps } from "./deps";
+import { observerOf, type EscalationSource } from "./observer";
 import type { Actor, CreateEscalationResult, NewEscalation } from "./store";
 import type { Json } from "./tools";
 
@@ -14,10 +15,15 @@ export interface RaiseEscalationInput extends Omit<NewEscalation, "id"> {
   actor: Actor;
   /** What the audit event records beside the kind (`{ stepIdx }`, `{ tool, reason }`). */
   facts: Record<string, Json>;
+  /** What raised it, for the observer (traces); not recorded. */
+  source: EscalationSource;
 }
 
-/** Raises `input` once per dedupe key, with its audit event. */
-export function raiseEscalation(deps: Pick<EngineDeps, "store" | "ids">, input: RaiseEscalationInput): Promise<CreateEscalationResult> {
-  const { actor, facts, ...escalation } = input;
-  return deps.store.createEscalation({ id: deps.ids.next("esc"), ...escalation }, { type: "escalation.raised", actor, data: { kind: escalation.kind, ...facts } });
+/** Raises `input` once per dedupe key, with its audit event; the observer, if any, hears of a new one. */
+export async function raiseEscalation(deps: Pick<EngineDeps, "store" | "ids" | "observer">, input: RaiseEscalationInput): Promise<CreateEscalationResult> {
+  const { actor, facts, source, ...escalation } = input;
+  const raised = await deps.store.createEscalation({ id: deps.ids.next("esc"), ...escalation }, { type: "escalation.raised", actor, data: { kind: escalation.kind, ...facts } });
+  const observer = raised.created ? observerOf(deps) : undefined;
+  if (observer?.escalationRaised) await observer.escalationRaised(raised.escalation, source, actor);
+  return raised;
 }

@@ -1,4 +1,5 @@
 import { CrashPoint, SimulatedCrash } from "./crash-points";
+import { EscalationSource, tellStepRecorded } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
 import { SagaError, ToolRejected } from "./errors";
@@ -133,6 +134,7 @@ export async function confirmCompensation(
   compensationRef: string | null,
   how: string,
 ): Promise<StepRecord> {
+  const startedAt = new Date();
   const updated = await deps.store.updateStep(
     step.id,
     { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE, CompensationState.REQUESTED] },
@@ -145,7 +147,9 @@ export async function confirmCompensation(
     },
     { type: "compensation.confirmed", actor, data: { compensationRef, how } },
   );
-  return updated ?? ((await deps.store.getStep(step.id)) as StepRecord);
+  if (!updated) return (await deps.store.getStep(step.id)) as StepRecord;
+  await tellStepRecorded(deps, "compensate", updated, startedAt);
+  return updated;
 }
 
 export async function failCompensation(
@@ -156,6 +160,7 @@ export async function failCompensation(
   message: string,
   remaining: Json | null,
 ): Promise<StepRecord> {
+  const startedAt = new Date();
   const error = { reason, message, remaining, externalRef: step.externalRef, stepKey: step.stepKey };
   const updated =
     (await deps.store.updateStep(
@@ -165,6 +170,7 @@ export async function failCompensation(
       { type: "compensation.failed", actor, data: error },
     )) ?? ((await deps.store.getStep(step.id)) as StepRecord);
   await escalateFailedCompensation(deps, updated, actor);
+  await tellStepRecorded(deps, "compensate", updated, startedAt);
   return updated;
 }
 
@@ -188,6 +194,7 @@ async function escalateFailedCompensation(deps: EngineDeps, step: StepRecord, ac
     dedupeKey: `compfail:${step.id}`,
     actor,
     facts: { stepIdx: step.stepIdx },
+    source: EscalationSource.compensation_failed,
   });
 }
 

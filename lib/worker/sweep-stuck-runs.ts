@@ -10,10 +10,14 @@
  * audit event the silence is measured from, and the key is unique: two workers that both see the
  * silence insert one row between them (the other gets the existing row back, and no audit event).
  * A run that moves again and then stops again is measured from a newer event, so it is raised anew.
+ * Each raise is a `raise_escalation` span in the run's trace while tracing is on (only the worker
+ * that inserted the row makes it).
  */
 import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/db/dialect";
+import { actorAttributes, traceEscalationRaised } from "@/lib/observability/people-spans";
 import { randomIds, type IdGenerator } from "@/lib/saga/ids";
+import { EscalationSource } from "@/lib/saga/observer";
 import { actorLabel, runScope, type SagaStore } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
 import { workerActor } from "./task";
@@ -174,6 +178,7 @@ export async function sweepStuckRuns(options: SweepStuckRunsOptions): Promise<Sw
         data: { kind: EscalationKind.STUCK_AFTER_PIVOT, reason: "no_progress_after_pivot", since: since.at.toISOString(), stuckAfterMs },
       },
     );
+    if (raised.created) await traceEscalationRaised(prisma, raised.escalation, EscalationSource.stuck_sweep, actorAttributes("system", EscalationSource.stuck_sweep));
     stuck.push({ runId: run.id, escalationId: raised.escalation.id, created: raised.created, since: since.at });
   }
   return { checkedAt, checked: runs.length, stuck, next };

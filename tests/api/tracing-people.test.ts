@@ -23,6 +23,8 @@ import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { createUser } from "@/lib/users/create-user";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { sweepStuckRuns } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
 import { Gateway } from "@/packages/mcp-gateway/src/gateway";
 import { Sagaboard } from "@/packages/mcp-gateway/src/sagaboard";
@@ -35,6 +37,7 @@ const getPrisma = useTestDatabase("tracing-people");
 const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const AGENT_SPAN = "00f067aa0ba902b7";
 const AGENT_PARENT = `00-${AGENT_TRACE}-${AGENT_SPAN}-01`;
+const HELD_CALL_SPAN = "2222222222222222";
 const users: Record<string, string> = {};
 let receiver: OtlpReceiver;
 
@@ -72,12 +75,12 @@ function expectNoEmails(spans: ReceivedSpan[]): void {
   for (const s of spans) for (const v of Object.values(s.attributes)) expect(String(v), s.name).not.toContain("@");
 }
 
-/** The agent over the API with its own span's traceparent, on the support tools. */
-async function agent(tools: string[]) {
+/** The agent over the API with its own span's traceparent (`traceparent()`, AGENT_PARENT by default), on the support tools. */
+async function agent(tools: string[], traceparent: () => string = () => AGENT_PARENT) {
   const world = new World({ clock: new ManualClock() });
   const registry = createSupportToolRegistry(world);
   const token = await makeToken(tools);
-  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, traceparent: () => AGENT_PARENT });
+  const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, traceparent });
   return { world, registry, token, engine: new SagaEngine({ store, registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 }) };
 }
 
@@ -86,12 +89,16 @@ describe("traces of people's decisions", () => {
     const from = receiver.spans.length;
     startTracing({ url: receiver.url });
     const prisma = await getPrisma();
-    const { engine } = await agent(["create_email_draft", "create_ticket_draft", "authorize_payment", "send_email", "reship_order"]);
+    // The agent's span changes from call to call, as an agent's tool spans do; the run keeps the first.
+    let agentSpan = AGENT_PARENT;
+    const { engine } = await agent(["create_email_draft", "create_ticket_draft", "authorize_payment", "send_email", "reship_order"], () => agentSpan);
     const run = await engine.startRun({ title: "Reship order 2001", agent: "x" });
     await run.call("create_email_draft", { to: "bo@example.com", subject: "Your replacement", body: "We re-shipped order 2001." });
-    // An irreversible call before the pivot is held for a person.
+    // An irreversible call before the pivot is held for a person, inside the agent's request for it.
+    agentSpan = `00-${AGENT_TRACE}-${HELD_CALL_SPAN}-01`;
     const held = await run.call("send_email", { to: "bo@example.com", subject: "Hello", body: "A word before the plan." });
     expect(held).toMatchObject({ status: "approval_required" });
+    agentSpan = AGENT_PARENT;
     const escalation = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "APPROVAL_REQUIRED" } });
     expect((await asRita(claimRoute.POST, `/api/dashboard/escalations/${escalation.id}/claim`, { body: {}, params: { escalationId: escalation.id } })).status).toBe(200);
     const resolved = await asRita(resolveRoute.POST, `/api/dashboard/escalations/${escalation.id}/resolve`, { body: { kind: "APPROVAL_REQUIRED", approve: false, note: "not before the plan" }, params: { escalationId: escalation.id } });
@@ -100,6 +107,10 @@ describe("traces of people's decisions", () => {
     const pivot = await run.requestPivot({ summary: "Reship order 2001.", plan: [{ tool: "reship_order", args: { orderId: "2001" } }] });
     const approved = await asRita(approveRoute.POST, `/api/dashboard/pivots/${pivot.id}/approve`, { body: { planHash: pivot.planHash }, params: { pivotId: pivot.id } });
     expect(approved.status).toBe(200);
+    // The approved run's agent goes quiet: the stuck sweep raises it.
+    const swept = await sweepStuckRuns({ prisma, store: sharedSagaStore(prisma), workerId: "tracing-sweep", stuckAfterMs: 0 });
+    const stuck = swept.stuck.find((s) => s.runId === run.runId);
+    expect(stuck?.created).toBe(true);
     const spans = await flushed(from);
 
     const requested = one(spans, "request_pivot");
@@ -118,6 +129,19 @@ describe("traces of people's decisions", () => {
     });
     expect(decided.attributes["sagaboard.pivot.wait_seconds"]).toBeGreaterThanOrEqual(0);
     // The held call was worked before the pivot request: a child of the agent's span kept at the run's creation.
+    // The held call's raise is a child of the agent's request that was held, not of the run's kept context.
+    const raised = one(spans, "raise_escalation", (s) => s.attributes["sagaboard.escalation.id"] === escalation.id);
+    expect([raised.traceId, raised.parentSpanId]).toEqual([AGENT_TRACE, HELD_CALL_SPAN]);
+    expect(raised.attributes).toMatchObject({
+      "sagaboard.run.id": run.runId,
+      "sagaboard.escalation.kind": "approval_required",
+      "sagaboard.escalation.source": "held_call",
+      "sagaboard.actor.type": "agent",
+    });
+    // The stuck run's raise, by the sweep, is a child of the run's kept context: the pivot request.
+    const stuckRaise = one(spans, "raise_escalation", (s) => s.attributes["sagaboard.escalation.id"] === stuck!.escalationId);
+    expect([stuckRaise.traceId, stuckRaise.parentSpanId]).toEqual([AGENT_TRACE, requested.spanId]);
+    expect(stuckRaise.attributes).toMatchObject({ "sagaboard.escalation.kind": "stuck_after_pivot", "sagaboard.escalation.source": "stuck_sweep", "sagaboard.actor.type": "system" });
     const worked = one(spans, "resolve_escalation");
     expect([worked.traceId, worked.parentSpanId]).toEqual([AGENT_TRACE, AGENT_SPAN]);
     expect(worked.attributes).toMatchObject({

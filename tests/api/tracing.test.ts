@@ -5,6 +5,10 @@
  * outcome is one `execute_tool` span, each reconcile one `reconcile` span, each compensation one
  * `compensate` span and the pivot request one `request_pivot` span, all children of the agent's span,
  * carrying the GenAI tool attributes and the step's own (key, class, phase, outcome, reconcile result).
+ *
+ * An engine that decides in process (the dashboard's, `npm run worker` beside the database) makes
+ * the same spans through its observer: its logged calls under the run's kept context, a call its
+ * gate holds a `raise_escalation` span, and a person's unwind `compensate` spans under that person's span.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
@@ -14,6 +18,10 @@ import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
+import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { recordRunTrace } from "@/lib/observability/run-trace";
+import { sagaSpans } from "@/lib/observability/saga-spans";
+import { withTraceparent } from "@/lib/observability/trace-scope";
 import { startTracing, stopTracing } from "@/lib/observability/tracing";
 import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
@@ -23,6 +31,7 @@ import { startOtlpReceiver, type OtlpReceiver } from "./tracing-receiver";
 const getPrisma = useTestDatabase("tracing");
 const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const AGENT_SPAN = "00f067aa0ba902b7";
+const PERSON_SPAN = "3333333333333333";
 
 let receiver: OtlpReceiver;
 
@@ -105,5 +114,60 @@ describe("traces of logged calls", () => {
     // One execute_tool span per logged call of the clean run: its rows, no more, no fewer.
     const cleanSpans = stepSpans.filter((s) => s.attributes["sagaboard.run.id"] === clean.runId);
     expect(cleanSpans.map((s) => s.attributes["gen_ai.tool.call.id"]).sort()).toEqual(steps.filter((s) => s.runId === clean.runId).map((s) => s.id).sort());
+  });
+});
+
+describe("traces of an in-process engine", () => {
+  it("makes execute_tool spans for its calls, a raise_escalation span for a held call, and compensate spans for a person's unwind", async () => {
+    const from = receiver.spans.length;
+    startTracing({ url: receiver.url });
+    const prisma = await getPrisma();
+    const world = new World({ clock: new ManualClock() });
+    const registry = createSupportToolRegistry(world);
+    await syncToolPolicies(prisma, registry); // idempotent: the tool table of the test above
+    const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1, observer: sagaSpans(prisma) });
+
+    const run = await engine.startRun({ title: "Refund and regret", agent: "x" });
+    await recordRunTrace(prisma, run.runId, `00-${AGENT_TRACE}-${AGENT_SPAN}-01`); // as the agent API keeps it at the run's creation
+    await run.call("create_ticket", { summary: "Refund for order 9", orderId: "9" });
+    await run.call("charge_card", { customerId: "cus_cy", amount: 700, currency: "eur", reason: "fee", receipt: false });
+    const held = await run.call("send_email", { to: "cy@example.com", subject: "Hello", body: "A word before the plan." });
+    expect(held).toMatchObject({ status: "approval_required" });
+    // A person unwinds the run from the dashboard: the engine's work runs under the person's span.
+    const report = await withTraceparent(`00-${AGENT_TRACE}-${PERSON_SPAN}-01`, () => engine.unwind(run.runId, { type: "user", id: "rita@example.com" }, "wrong customer"));
+    expect(report.compensated).toHaveLength(2);
+    expect(world.ledger.count({ op: "payments.refund", outcome: "effect" })).toBe(1);
+    await stopTracing();
+
+    const spans = receiver.spans.slice(from);
+    const steps = await prisma.step.findMany({ where: { runId: run.runId } });
+    const byTool = new Map(steps.map((s) => [s.tool, s]));
+    const seen = spans.map((s) => [s.name, s.parentSpanId, s.attributes["sagaboard.outcome"] ?? s.attributes["sagaboard.escalation.source"]]).sort();
+    expect(seen).toEqual(
+      [
+        ["execute_tool create_ticket", AGENT_SPAN, "confirmed"],
+        ["execute_tool charge_card", AGENT_SPAN, "confirmed"],
+        ["raise_escalation", AGENT_SPAN, "held_call"],
+        ["compensate charge_card", PERSON_SPAN, "compensated"],
+        ["compensate create_ticket", PERSON_SPAN, "compensated"],
+      ].sort(),
+    );
+    for (const s of spans) expect(s.traceId, s.name).toBe(AGENT_TRACE);
+    for (const s of spans.filter((s) => s.name !== "raise_escalation")) {
+      const row = byTool.get(String(s.attributes["gen_ai.tool.name"]))!;
+      expect(s.attributes, s.name).toMatchObject({
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.call.id": row.id,
+        "sagaboard.run.id": run.runId,
+        "sagaboard.step.key": row.stepKey,
+        "sagaboard.step.idx": row.stepIdx,
+        "sagaboard.tool.class": row.toolClass.toLowerCase(),
+        "sagaboard.phase": row.phase.toLowerCase(),
+      });
+      if (s.name.startsWith("compensate")) expect(s.attributes).toMatchObject({ "sagaboard.compensation.key": row.compensationKey, "sagaboard.compensation.state": "confirmed" });
+    }
+    const escalation = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "APPROVAL_REQUIRED" } });
+    const raised = spans.find((s) => s.name === "raise_escalation")!;
+    expect(raised.attributes).toMatchObject({ "sagaboard.escalation.id": escalation.id, "sagaboard.escalation.kind": "approval_required", "sagaboard.actor.type": "agent", "sagaboard.run.id": run.runId });
   });
 });
