@@ -11,7 +11,8 @@
  *   SAGABOARD_URL); without either the connectors use an in-process simulated world;
  * - SAGABOARD_WORKER_POLL_MS (1000), SAGABOARD_WORKER_LEASE_MS (30000), SAGABOARD_WORKER_MAX_TASKS (4);
  * - SAGABOARD_STUCK_AFTER_PIVOT_MS (900000, 15 min): an approved run whose agent is silent this long
- *   is raised as STUCK_AFTER_PIVOT (by workers beside the database; over HTTP the sweep is not run).
+ *   is raised as STUCK_AFTER_PIVOT (by workers beside the database; over HTTP the sweep is not run);
+ * - OTEL_EXPORTER_OTLP_ENDPOINT: each task is a `worker_task <kind>` span in the run's trace.
  * `--once` runs one round and exits.
  *
  * SIGINT / SIGTERM: the tasks in hand run to their end and are settled, then the process exits. A
@@ -33,6 +34,9 @@ import { stuckAfterPivotMs, stuckRunSweeper } from "@/lib/worker/sweep-stuck-run
 import { Worker } from "@/lib/worker/worker";
 import { type TaskQueue } from "@/lib/worker/task";
 import { createLogger, logSink } from "@/lib/observability/log";
+import { sagaSpans } from "@/lib/observability/saga-spans";
+import { stopTracingWithin } from "@/lib/observability/tracing";
+import { traceWorkerTask } from "@/lib/observability/worker-spans";
 
 const workerId = process.env.SAGABOARD_WORKER_ID?.trim() || `worker-${process.pid}`;
 const logger = createLogger("worker").child({ workerId });
@@ -93,7 +97,9 @@ if (url) {
   store = localStore = new PrismaSagaStore(prisma);
   queue = prismaTaskQueue(prisma);
 }
-const engine = new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
+// Beside the database the engine decides in process: its calls, reconciles, compensations and raises
+// are spans of this process (OTEL_EXPORTER_OTLP_ENDPOINT); over HTTP they are the server's.
+const engine = new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100, ...(prisma ? { observer: sagaSpans(prisma) } : {}) });
 const tools = registry.list().map((t) => t.name);
 // Beside the database, the worker also raises approved runs gone quiet (SAGABOARD_STUCK_AFTER_PIVOT_MS).
 let stuckAfterMs: number;
@@ -104,7 +110,7 @@ try {
   process.exit(2);
 }
 const stuckRuns = prisma && localStore ? stuckRunSweeper({ prisma, store: localStore, workerId, stuckAfterMs, log }) : undefined;
-const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, stuckRuns, log });
+const worker = new Worker({ queue, engine, workerId, tools, pollMs, leaseMs, maxTasks, stuckRuns, log, traceTask: traceWorkerTask });
 
 function totals(): string {
   const s = worker.stats;
@@ -117,6 +123,7 @@ function totals(): string {
 async function shutdown(code: number): Promise<never> {
   logger.info({ stats: worker.stats }, totals());
   await prisma?.$disconnect();
+  await stopTracingWithin(); // the last tasks' spans (a signal's flush is already under way: this waits for it)
   process.exit(code);
 }
 

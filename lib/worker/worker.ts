@@ -77,6 +77,16 @@ export interface WorkerEngine {
   compensateStep(stepId: string, actor: Actor, draftedBy?: string | null): Promise<StepRecord>;
 }
 
+/**
+ * Runs one claimed task's `work`, e.g. inside a span of its own (lib/observability/worker-spans.ts's
+ * traceWorkerTask): `work` runs under the trace context it is given (the task's requests carry it)
+ * and says what became of the task. A tracer passes on whatever `work` throws.
+ */
+export type TaskTracer = (task: ClaimedTask, work: (traceparent: string | undefined) => Promise<TaskOutcome>) => Promise<TaskOutcome>;
+
+/** Without a tracer, a task's work runs under the trace context its payload carries. */
+const untraced: TaskTracer = (task, work) => work(taskTraceparent(task.payload));
+
 /** How a worker is set up. */
 export interface WorkerOptions {
   /**
@@ -104,6 +114,8 @@ export interface WorkerOptions {
   log?: WorkerLog;
   /** Raises STUCK_AFTER_PIVOT for approved runs gone quiet; the polling loop offers it every round (`stuckRunSweeper`). */
   stuckRuns?: StuckRunSweeper;
+  /** Wraps each task's work (a span per task); default: the work under the task's own trace context. */
+  traceTask?: TaskTracer;
 }
 
 /** What happened to one claimed task. */
@@ -221,6 +233,7 @@ export class Worker {
   private readonly maxAttempts: number;
   private readonly log: WorkerLog;
   private readonly stuckRuns: StuckRunSweeper | null;
+  private readonly traceTask: TaskTracer;
 
   private loop: Promise<void> | null = null;
   private stopping = false;
@@ -241,6 +254,7 @@ export class Worker {
     this.maxAttempts = options.maxAttempts ?? 5;
     this.log = options.log ?? (() => {});
     this.stuckRuns = options.stuckRuns ?? null;
+    this.traceTask = options.traceTask ?? untraced;
   }
 
   /** True while the polling loop runs. */
@@ -331,14 +345,18 @@ export class Worker {
     });
   }
 
-  /** Runs one claimed task under a heartbeat and settles it. */
-  private async handle(task: ClaimedTask): Promise<TaskOutcome> {
+  /** Runs one claimed task under a heartbeat and settles it, as its tracer wraps it. */
+  private handle(task: ClaimedTask): Promise<TaskOutcome> {
+    return this.traceTask(task, (traceparent) => this.runAndSettle(task, traceparent));
+  }
+
+  private async runAndSettle(task: ClaimedTask, traceparent: string | undefined): Promise<TaskOutcome> {
     const lease = this.keepLease(task);
     let result: Json;
     try {
-      // Under the task's trace context: the HTTP client sends it with the task's requests, so the
-      // server's compensate and execute_tool spans for this work join the run's trace.
-      result = await withTraceparent(taskTraceparent(task.payload), () => this.execute(task));
+      // Under the task's trace context (its own span's, when traced): the HTTP client sends it with
+      // the task's requests, so the server's compensate and execute_tool spans join the run's trace.
+      result = await withTraceparent(traceparent, () => this.execute(task));
     } catch (e) {
       await lease.stop();
       if (e instanceof SimulatedCrash) throw e;

@@ -24,6 +24,7 @@ import { World } from "@/lib/sim";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { createUser } from "@/lib/users/create-user";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { traceWorkerTask } from "@/lib/observability/worker-spans";
 import { sweepStuckRuns } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
 import { Gateway } from "@/packages/mcp-gateway/src/gateway";
@@ -154,7 +155,7 @@ describe("traces of people's decisions", () => {
     expectNoEmails(spans);
   });
 
-  it("a revoke is a span in the agent's trace, and the worker's compensation over the API (no traceparent of its own) is a compensate span under it", async () => {
+  it("a revoke is a span in the agent's trace; the worker's task is a worker_task span under it, and its compensation over the API a compensate span under that", async () => {
     const from = receiver.spans.length;
     startTracing({ url: receiver.url });
     const prisma = await getPrisma();
@@ -169,7 +170,7 @@ describe("traces of people's decisions", () => {
     const { secret } = await createAgentToken(prisma, { name: `tracing-worker-${Date.now()}`, tools: ["charge_card"], role: "worker", createdBy: "test" });
     const transport = { baseUrl: "http://sagaboard.test", token: secret, fetch: routeFetch };
     const workerEngine = new SagaEngine({ store: new HttpSagaStore(transport), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
-    const worker = new Worker({ queue: new HttpTaskQueue(transport), engine: workerEngine, workerId: "traced-w", tools: ["charge_card"] });
+    const worker = new Worker({ queue: new HttpTaskQueue(transport), engine: workerEngine, workerId: "traced-w", tools: ["charge_card"], traceTask: traceWorkerTask });
     expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["done"]);
     expect(world.ledger.count({ op: "payments.refund", outcome: "effect" })).toBe(1);
     const spans = await flushed(from);
@@ -187,8 +188,12 @@ describe("traces of people's decisions", () => {
     });
     const task = await prisma.workerTask.findFirstOrThrow({ where: { stepId: step.id, kind: "COMPENSATE" } });
     expect((task.payload as { traceparent?: string }).traceparent).toBe(`00-${AGENT_TRACE}-${revoke.spanId}-01`);
+    // The worker's task is its own span under the revoke, and the server's compensation nests under it.
+    const worked = one(spans, "worker_task compensate");
+    expect([worked.traceId, worked.parentSpanId]).toEqual([AGENT_TRACE, revoke.spanId]);
+    expect(worked.attributes).toMatchObject({ "sagaboard.task.id": task.id, "sagaboard.task.kind": "compensate", "sagaboard.task.attempt": 1, "sagaboard.task.outcome": "done", "sagaboard.run.id": run.runId, "sagaboard.step.id": step.id });
     const compensated = one(spans, "compensate charge_card");
-    expect([compensated.traceId, compensated.parentSpanId]).toEqual([AGENT_TRACE, revoke.spanId]);
+    expect([compensated.traceId, compensated.parentSpanId]).toEqual([AGENT_TRACE, worked.spanId]);
     expect(compensated.attributes).toMatchObject({ "sagaboard.step.id": step.id, "sagaboard.compensation.state": "confirmed" });
     expectNoEmails(spans);
   });
