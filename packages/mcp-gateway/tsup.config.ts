@@ -1,7 +1,8 @@
 /**
  * Builds @sagaboard/mcp-gateway from its sources and the agent-side modules it shares with the
  * server (the call commands' wire contracts, the HTTP transport, the argument hash): one ESM bundle
- * for the command and one for `startGateway`. The MCP SDK and zod are dependencies, never bundled.
+ * for the command and one for `startGateway`. The MCP SDK, zod and OpenTelemetry (the gateway's own
+ * spans, when OTEL_EXPORTER_OTLP_ENDPOINT is set) are dependencies, never bundled.
  */
 import { defineConfig } from "tsup";
 
@@ -15,5 +16,5 @@ export default defineConfig({
   clean: true,
   sourcemap: false,
   tsconfig: "tsconfig.json",
-  external: ["zod", /^@modelcontextprotocol\//],
+  external: ["zod", /^@modelcontextprotocol\//, /^@opentelemetry\//],
 });

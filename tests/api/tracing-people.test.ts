@@ -1,11 +1,14 @@
 /**
  * Traces of what happens to a run after the agent's requests, received by an in-process OTLP
- * receiver: a reviewer's approval of the agent's pivot is a `decide_pivot` span under the agent's
- * `request_pivot` span; a held call's escalation worked by a reviewer is a `resolve_escalation` span
- * in the agent's trace; a revoke is a `revoke` span there, and the COMPENSATE task it enqueues
- * carries its context, so the worker's compensation (over the API, without a traceparent of its
- * own) is a `compensate` span under the revoke; and the MCP gateway forwards its client's
- * `_meta.traceparent` with its requests for that call. Who acted is a role, never an email.
+ * receiver: a held call's raise is a `raise_escalation` span under the agent's request that was held,
+ * and the stuck sweep's under the run's kept context; a reviewer's approval of the agent's pivot is a
+ * `decide_pivot` span under the agent's `request_pivot` span; a held call's escalation worked by a
+ * reviewer is a `resolve_escalation` span in the agent's trace; a revoke is a `revoke` span there,
+ * and the COMPENSATE task it enqueues carries its context, so the worker's task is a `worker_task`
+ * span under the revoke and its compensation (over the API) a `compensate` span under that; the MCP
+ * gateway forwards its client's `_meta.traceparent` (not tracing) or makes a `tools/call` span under
+ * it whose context Sagaboard's spans for the call nest under (tracing). Who acted is a role, never
+ * an email.
  */
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,7 +32,9 @@ import { sweepStuckRuns } from "@/lib/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/worker/worker";
 import { Gateway } from "@/packages/mcp-gateway/src/gateway";
 import { Sagaboard } from "@/packages/mcp-gateway/src/sagaboard";
+import { manifestFor } from "@/packages/mcp-gateway/src/start";
 import type { Upstream } from "@/packages/mcp-gateway/src/upstream";
+import { ToolRegistry } from "@/lib/saga/tools";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./tracing-receiver";
@@ -246,6 +251,52 @@ describe("the MCP gateway", () => {
     await gateway.call("send_letter", { to: "bo@example.com" }, { traceparent: "not a traceparent" }, new AbortController().signal);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.map((r) => r.traceparent)).toEqual(seen.map(() => null));
+  });
+});
+
+describe("the MCP gateway, tracing", () => {
+  it("makes a tools/call span under its client's _meta.traceparent, and Sagaboard's spans for the call nest under it", async () => {
+    const from = receiver.spans.length;
+    startTracing({ url: receiver.url });
+    const prisma = await getPrisma();
+    const namespace = `traced${Date.now().toString(36)}`;
+    const token = await makeToken([], namespace);
+    const seen: (string | null)[] = [];
+    const recording: typeof fetch = (input, init) => {
+      if (new URL(String(input)).pathname.endsWith("/calls")) seen.push(new Headers(init?.headers).get("traceparent"));
+      return routeFetch(input, init);
+    };
+    const sagaboard = new Sagaboard({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: recording });
+    const upstreamTools = [{ name: "send_letter", inputSchema: { type: "object" as const } }];
+    await sagaboard.declare(manifestFor(upstreamTools, "mail-team", {}));
+    const run = await sagaboard.startRun("MCP session, traced", null, {});
+    const upstream = { client: { callTool: async () => ({ content: [{ type: "text", text: "sent" }] }) }, transport: { forget: () => undefined, answerFor: async () => null } };
+    const gateway = new Gateway({ sagaboard, upstream: upstream as unknown as Upstream, upstreamTools, namespace, runId: run.id, dashboardUrl: "http://sagaboard.test", lookups: {}, holdWaitMs: 0 });
+    await gateway.load();
+    const clientTrace = "0af7651916cd43dd8448eb211c80319c";
+    const clientSpan = (n: number) => `b7ad6b716920333${n}`;
+    const call = (n: number) => gateway.call("send_letter", { to: "cy@example.com" }, { traceparent: `00-${clientTrace}-${clientSpan(n)}-01` }, new AbortController().signal);
+    // A new tool is held for a reviewer; approved, the client sends the call again.
+    const held = await call(1);
+    expect(held._meta?.["dev.sagaboard/held"]).toBe(true);
+    const escalationId = held._meta?.["dev.sagaboard/escalationId"] as string;
+    await new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry() }).decideHeldCall(escalationId, { approve: true, actor: { type: "user", id: "rita-tracing@example.com" } });
+    const sent = await call(2);
+    expect(sent.isError, JSON.stringify(sent)).toBeFalsy();
+    const spans = await flushed(from);
+
+    const forwarded = spans.filter((s) => s.name === "tools/call send_letter");
+    expect(forwarded.map((s) => [s.traceId, s.parentSpanId])).toEqual([1, 2].map((n) => [clientTrace, clientSpan(n)]));
+    for (const s of forwarded) expect(s.attributes).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "send_letter", "gen_ai.operation.name": "execute_tool", "sagaboard.run.id": run.id });
+    const [first, second] = forwarded as [ReceivedSpan, ReceivedSpan];
+    // What the gateway sent Sagaboard carried its own span's context, not the client's.
+    expect(new Set(seen)).toEqual(new Set([`00-${clientTrace}-${first.spanId}-01`, `00-${clientTrace}-${second.spanId}-01`]));
+    const raised = one(spans, "raise_escalation", (s) => s.attributes["sagaboard.escalation.id"] === escalationId);
+    expect([raised.traceId, raised.parentSpanId]).toEqual([clientTrace, first.spanId]);
+    expect(raised.attributes["sagaboard.escalation.source"]).toBe("held_call");
+    const executed = one(spans, `execute_tool ${namespace}.send_letter`);
+    expect([executed.traceId, executed.parentSpanId]).toEqual([clientTrace, second.spanId]);
+    expect(executed.attributes).toMatchObject({ "sagaboard.run.id": run.id, "sagaboard.outcome": "confirmed" });
   });
 });
 

@@ -14,6 +14,7 @@ import { withTraceparent } from "@/lib/observability/trace-scope";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
 import type { Lookup } from "./lookups";
+import { inToolCallSpan } from "./spans";
 import { proposeCompensation } from "./undo";
 import type { Sagaboard, TableTool } from "./sagaboard";
 
@@ -23,8 +24,9 @@ export const RUN_META = "dev.sagaboard/runId";
 export const REPEAT_META = "dev.sagaboard/repeat";
 /**
  * The W3C trace context an MCP client sends for OpenTelemetry in a request's `_meta` (`traceparent`,
- * as instrumented MCP clients do): forwarded as the `traceparent` of the gateway's requests to
- * Sagaboard for that call, so the server's spans for it join the client's trace.
+ * as instrumented MCP clients do): the parent of the gateway's span for the call, whose context is the
+ * `traceparent` of the gateway's requests to Sagaboard for it (the client's own when the gateway does
+ * not trace), so the server's spans for it join the client's trace.
  */
 export const TRACEPARENT_META = "traceparent";
 
@@ -143,10 +145,13 @@ export class Gateway {
     return this.table.tools.get(name);
   }
 
-  /** One `tools/call` from the client, under the client's trace context when its `_meta` carries one (a malformed one is ignored). */
+  /**
+   * One `tools/call` from the client: its span when the gateway traces (spans.ts), under the
+   * client's trace context when its `_meta` carries one (a malformed one is ignored); the requests to
+   * Sagaboard for it carry the span's context, else the client's.
+   */
   call(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
-    const traceparent = meta?.[TRACEPARENT_META];
-    return withTraceparent(typeof traceparent === "string" ? traceparent : null, () => this.callTool(name, rawArgs, meta, signal));
+    return inToolCallSpan(name, this.o.runId, meta?.[TRACEPARENT_META], (traceparent) => withTraceparent(traceparent, () => this.callTool(name, rawArgs, meta, signal)));
   }
 
   private async callTool(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {

@@ -22,6 +22,7 @@ import { defineCompensator, defineTool, ToolRegistry, type CompensationContext, 
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { HttpTaskQueue } from "@/lib/client/http-task-queue";
 import type { TransportOptions } from "@/lib/client/transport";
+import { traceWorkerTask } from "@/lib/observability/worker-spans";
 import { Worker } from "@/lib/worker/worker";
 import { openNodes, pathExists, preImage, readText, type Lookup } from "./lookups";
 import type { TableTool } from "./sagaboard";
@@ -197,6 +198,7 @@ export function startUndoWorker(options: UndoWorkerOptions): Worker {
     workerId: options.workerId,
     tools: options.tools.map((t) => options.tableName(t.name)),
     log: (line) => process.stderr.write(`sagaboard-mcp-gateway worker: ${line}\n`),
+    traceTask: traceWorkerTask,
   });
   worker.start();
   return worker;
