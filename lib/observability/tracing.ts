@@ -230,6 +230,9 @@ export function traceAgentAnswer(operationId: string, request: Request, answer: 
     span.end();
     return span.spanContext();
   }
+  // An outcome sent with the next call or the finish (`previous`) is its call's execute_tool span.
+  const previous = objectOf(objectOf(body?.previous)?.step);
+  if (previous && (operationId === "beginCall" || operationId === "completeRun")) traceStep("execute_tool", previous, startedAt, context);
   const step = objectOf(body?.step);
   if (!kind || !step) return undefined;
   return traceStep(kind, step, startedAt, context);
