@@ -571,6 +571,8 @@ export interface RecordReconcileInput {
   owner?: string | null;
   /** The server's checks in the update's own WHERE. */
   fence?: Pick<StepFence, "tools" | "runAgent" | "activeToken">;
+  /** When the lookup began, for the reconcile's span (default: now). */
+  startedAt?: Date;
 }
 
 /**
@@ -581,7 +583,7 @@ export interface RecordReconcileInput {
  */
 export async function recordReconcile(deps: CallDeps, input: RecordReconcileInput): Promise<StepRecord> {
   if (!UNSETTLED_STATUSES.includes(input.step.status)) return input.step;
-  const startedAt = new Date();
+  const startedAt = input.startedAt ?? new Date();
   const recorded = await settleFromLookup(deps, input);
   await tellStepRecorded(deps, "reconcile", recorded, startedAt);
   return recorded;

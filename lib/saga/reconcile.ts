@@ -64,8 +64,9 @@ export async function lookUpStep(deps: Pick<EngineDeps, "maxAttempts" | "backoff
  */
 export async function reconcileStep(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<StepRecord> {
   if (!UNSETTLED_STATUSES.includes(step.status)) return step;
+  const startedAt = new Date(); // the reconcile span covers the lookups
   const def = deps.registry.tool(step.tool);
   const report = await lookUpStep(deps, def, step);
   if (report.kind === "found") deps.crashPoints.hit(CrashPoint.DURING_RECONCILE);
-  return recordReconcile(deps, { step, report, actor, owner: def.owner ?? null });
+  return recordReconcile(deps, { step, report, actor, owner: def.owner ?? null, startedAt });
 }

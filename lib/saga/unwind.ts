@@ -42,14 +42,15 @@ function errorMessage(e: unknown): string {
 
 /** Runs a confirmed step's pre-written compensation under its own key and confirms it by reading back. */
 async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Promise<StepRecord> {
+  const startedAt = new Date(); // the compensate span covers the send and its read-back
   const plan = step.compensation;
   if (!plan || !step.compensationKey) {
-    return failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null);
+    return failCompensation(deps, step, actor, "no_compensation", "the row carries no pre-written compensation", null, startedAt);
   }
   const compensator = deps.registry.compensator(plan.tool);
   const parsed = compensator.args.safeParse(plan.args);
   if (!parsed.success) {
-    return failCompensation(deps, step, actor, "invalid_compensation", parsed.error.message, null);
+    return failCompensation(deps, step, actor, "invalid_compensation", parsed.error.message, null, startedAt);
   }
   let current = step;
   const requestedBefore = current.compensationState !== CompensationState.NONE;
@@ -59,7 +60,9 @@ async function compensate(deps: EngineDeps, step: StepRecord, actor: Actor): Pro
     current = requested;
   }
   const report = await sendCompensation(deps, compensator, parsed.data, compensationContext(current, step.compensationKey), requestedBefore);
-  return report.done ? confirmCompensation(deps, current, actor, report.compensationRef, report.how) : failCompensation(deps, current, actor, report.reason, report.message, report.remaining);
+  return report.done
+    ? confirmCompensation(deps, current, actor, report.compensationRef, report.how, startedAt)
+    : failCompensation(deps, current, actor, report.reason, report.message, report.remaining, startedAt);
 }
 
 /**
@@ -133,8 +136,8 @@ export async function confirmCompensation(
   actor: Actor,
   compensationRef: string | null,
   how: string,
+  startedAt: Date = new Date(),
 ): Promise<StepRecord> {
-  const startedAt = new Date();
   const updated = await deps.store.updateStep(
     step.id,
     { status: [StepStatus.CONFIRMED], compensationState: [CompensationState.NONE, CompensationState.REQUESTED] },
@@ -159,8 +162,8 @@ export async function failCompensation(
   reason: string,
   message: string,
   remaining: Json | null,
+  startedAt: Date = new Date(),
 ): Promise<StepRecord> {
-  const startedAt = new Date();
   const error = { reason, message, remaining, externalRef: step.externalRef, stepKey: step.stepKey };
   const updated =
     (await deps.store.updateStep(

@@ -11,11 +11,18 @@ export interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
+  /** When it started and ended, epoch ms. */
+  startMs: number;
+  endMs: number;
   attributes: Record<string, string | number | boolean>;
 }
 
 type OtlpValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean };
-type OtlpBody = { resourceSpans: { scopeSpans: { spans: (Omit<ReceivedSpan, "attributes"> & { attributes: { key: string; value: OtlpValue }[] })[] }[] }[] };
+type OtlpSpan = Omit<ReceivedSpan, "attributes" | "startMs" | "endMs"> & { startTimeUnixNano: string | number; endTimeUnixNano: string | number; attributes: { key: string; value: OtlpValue }[] };
+type OtlpBody = { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
+
+/** OTLP/JSON's nanoseconds (a decimal string, or a number) as epoch ms. */
+const msOf = (nanos: string | number): number => Number(BigInt(nanos) / 1000n) / 1000;
 
 function valueOf(v: OtlpValue): string | number | boolean {
   if (v.stringValue !== undefined) return v.stringValue;
@@ -46,7 +53,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         for (const ss of rs.scopeSpans) {
           for (const s of ss.spans) {
             const attributes = Object.fromEntries(s.attributes.map((a) => [a.key, valueOf(a.value)]));
-            spans.push({ name: s.name, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId, attributes });
+            spans.push({ name: s.name, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId, startMs: msOf(s.startTimeUnixNano), endMs: msOf(s.endTimeUnixNano), attributes });
           }
         }
       }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpSagaStore } from "@/lib/client/http-store";
 import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { ManualClock } from "@/lib/saga/clock";
+import { ManualClock, systemClock } from "@/lib/saga/clock";
 import { CrashPoints } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/sim";
@@ -122,10 +122,12 @@ describe("traces of an in-process engine", () => {
     const from = receiver.spans.length;
     startTracing({ url: receiver.url });
     const prisma = await getPrisma();
-    const world = new World({ clock: new ManualClock() });
+    // The wall clock (spans are in wall time), and a refund the provider takes 30 ms to carry out.
+    const world = new World({ clock: systemClock });
+    world.faults.inject("payments.refund", { kind: "slow", ms: 30 });
     const registry = createSupportToolRegistry(world);
     await syncToolPolicies(prisma, registry); // idempotent: the tool table of the test above
-    const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1, observer: sagaSpans(prisma) });
+    const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry, clock: systemClock, recheckAfterMs: 10, backoffMs: 1, observer: sagaSpans(prisma) });
 
     const run = await engine.startRun({ title: "Refund and regret", agent: "x" });
     await recordRunTrace(prisma, run.runId, `00-${AGENT_TRACE}-${AGENT_SPAN}-01`); // as the agent API keeps it at the run's creation
@@ -166,6 +168,11 @@ describe("traces of an in-process engine", () => {
       });
       if (s.name.startsWith("compensate")) expect(s.attributes).toMatchObject({ "sagaboard.compensation.key": row.compensationKey, "sagaboard.compensation.state": "confirmed" });
     }
+    // The refund's compensate span covers its send, slow as it was (the provider's ledger, same clock).
+    const refunded = spans.find((s) => s.name === "compensate charge_card")!;
+    const [refund] = world.ledger.effects({ op: "payments.refund", key: String(refunded.attributes["sagaboard.compensation.key"]) });
+    expect(refund!.at.getTime() - refunded.startMs).toBeGreaterThanOrEqual(30);
+    expect(refunded.endMs).toBeGreaterThanOrEqual(refund!.at.getTime());
     const escalation = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "APPROVAL_REQUIRED" } });
     const raised = spans.find((s) => s.name === "raise_escalation")!;
     expect(raised.attributes).toMatchObject({ "sagaboard.escalation.id": escalation.id, "sagaboard.escalation.kind": "approval_required", "sagaboard.actor.type": "agent", "sagaboard.run.id": run.runId });
