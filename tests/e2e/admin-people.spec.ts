@@ -16,7 +16,7 @@ import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { hashTokenSecret, tokenScope } from "@/lib/tokens/agent-token";
 import { userScope } from "@/lib/users/user";
-import { customerFor, effects, expect, test, uniqueTag } from "./agent";
+import { customerFor, effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 
 /**
@@ -212,7 +212,7 @@ test.describe("the token desk", () => {
     await expect(secretBox).toHaveCount(0);
 
     // The agent works with the copied secret over the API, against the systems the server hosts.
-    const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: baseURL, token: secret }), registry, recheckAfterMs: 500, backoffMs: 50, maxAttempts: 3 });
+    const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: baseURL, token: secret, ...AGENT_STORE }), registry, recheckAfterMs: 500, backoffMs: 50, maxAttempts: 3 });
     const customer = customerFor(tag);
     const run = await engine.startRun({ title: `Desk token run ${tag}`, agent: name, onBehalfOf: customer });
     const staged = await run.call("create_ticket_draft", { summary: `Reship order 2001 (${tag})`, orderId: "2001" });

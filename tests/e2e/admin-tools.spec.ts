@@ -16,7 +16,7 @@ import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
 import { World } from "@/lib/sim";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { effects, expect, test, uniqueTag } from "./agent";
+import { effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 
@@ -44,7 +44,7 @@ test("a declared tool is held until the admin accepts it; an edit makes an appro
   expect(declared.status).toBe(200);
   expect(await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } })).toMatchObject({ status: "UNREVIEWED", namespace: ns, policyVersion: 1 });
 
-  const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: baseURL ?? "", token: secret }), registry: teamRegistry(world, ns), recheckAfterMs: 500, backoffMs: 50 });
+  const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: baseURL ?? "", token: secret, ...AGENT_STORE }), registry: teamRegistry(world, ns), recheckAfterMs: 500, backoffMs: 50 });
   const run = await engine.startRun({ title: `Open a case for ${ns}`, agent: ns });
   const held = await run.call(tool, { summary: "Kettle arrived broken", orderId: "2001" });
   expect(held).toMatchObject({ status: "approval_required", reason: "UNREVIEWED" });

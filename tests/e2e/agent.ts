@@ -53,6 +53,13 @@ export function uniqueTag(): string {
 const ENGINE_TUNING = { recheckAfterMs: 500, backoffMs: 50, maxAttempts: 3 } as const;
 
 /**
+ * The browser suite's agents report each outcome in its own request, before the call returns: the
+ * specs look at the log and the pages right after a call. (The clients' default, an outcome sent with
+ * the run's next call, is proved in tests/api/pipelined-calls.test.ts, and `npm start`'s demo runs it.)
+ */
+export const AGENT_STORE = { outcomeLingerMs: 0 } as const;
+
+/**
  * Mints a new agent (its own token, scoped to every support tool) working through the API at
  * `baseUrl` with the connectors of `world`. The tool table is the server's authority on classes;
  * adding missing rows is idempotent.
@@ -63,7 +70,7 @@ export async function createTestAgent(db: PrismaClient, baseUrl: string, world: 
   await fillAudienceRules(db, SUPPORT_TOOL_AUDIENCES);
   const name = `e2e-agent-${uniqueTag()}`;
   const { secret } = await createAgentToken(db, { name, tools: registry.list().map((t) => t.name), createdBy: "system:e2e" });
-  const store = new HttpSagaStore({ baseUrl, token: secret });
+  const store = new HttpSagaStore({ baseUrl, token: secret, ...AGENT_STORE });
   const engineWith = (w: WorldLike) => new SagaEngine({ store, registry: createSupportToolRegistry(w), ...ENGINE_TUNING });
   return { name, store, engine: new SagaEngine({ store, registry, ...ENGINE_TUNING }), engineWith };
 }

@@ -15,7 +15,7 @@ import type { WorldLike } from "@/lib/sim/remote";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { Worker } from "@/lib/worker/worker";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
-import { effects, expect, test, uniqueTag } from "./agent";
+import { effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 
 test("a lookup for a tool only a worker holds is asked of that worker, and its answer shows on the page", async ({ page, db, world, baseURL, seedUser }) => {
@@ -29,7 +29,7 @@ test("a lookup for a tool only a worker holds is asked of that worker, and its a
   await db.toolPolicy.update({ where: { name: tool }, data: { status: "REVIEWED", system: "rooms desk" } });
 
   // The case is opened, the answer is lost, and the team's search is down: a person must decide.
-  const store = new HttpSagaStore({ baseUrl: baseURL ?? "", token: secret });
+  const store = new HttpSagaStore({ baseUrl: baseURL ?? "", token: secret, ...AGENT_STORE });
   const searchDown: WorldLike = { ...world, ticketing: { ...world.ticketing, searchByLabel: () => Promise.reject(new Error("case search is down (503)")) } };
   const engine = new SagaEngine({ store, registry: teamRegistry(searchDown, ns), recheckAfterMs: 500, backoffMs: 50 });
   const run = await engine.startRun({ title: `Open a case for ${ns}`, agent: ns });
@@ -55,7 +55,7 @@ test("a lookup for a tool only a worker holds is asked of that worker, and its a
 
   // The team's worker (its search is back) claims the LOOKUP over the API and answers it.
   const worker = await createAgentToken(db, { name: `${ns}-worker`, tools: [tool], role: "worker", createdBy: "system:e2e" });
-  const workerEngine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: baseURL ?? "", token: worker.secret }), registry: teamRegistry(world, ns), recheckAfterMs: 500, backoffMs: 50 });
+  const workerEngine = new SagaEngine({ store: new HttpSagaStore({ baseUrl: baseURL ?? "", token: worker.secret, ...AGENT_STORE }), registry: teamRegistry(world, ns), recheckAfterMs: 500, backoffMs: 50 });
   const outcomes = await new Worker({ queue: new HttpTaskQueue({ baseUrl: baseURL ?? "", token: worker.secret }), engine: workerEngine, workerId: `${ns}-worker`, tools: [tool] }).runOnce();
   expect(outcomes.map((o) => o.outcome)).toEqual(["done"]);
 

@@ -13,7 +13,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import type { RemoteWorld } from "@/lib/sim/remote";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { Worker } from "@/lib/worker/worker";
-import { customerFor, effects, expect, sentTo, test, uniqueTag, type TestAgent } from "./agent";
+import { customerFor, effects, expect, sentTo, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 
 /** A run that emails `customer` after an approved pivot and is then unwound: its correction's id. */
@@ -32,7 +32,7 @@ async function draftedCorrection(db: PrismaClient, agent: TestAgent, world: Remo
 async function emailWorker(db: PrismaClient, baseUrl: string, world: RemoteWorld): Promise<Worker> {
   const { secret } = await createAgentToken(db, { name: `e2e-email-worker-${uniqueTag()}`, tools: ["send_email"], role: "worker", createdBy: "system:e2e" });
   const transport = { baseUrl, token: secret };
-  const engine = new SagaEngine({ store: new HttpSagaStore(transport), registry: createSupportToolRegistry(world), recheckAfterMs: 500, backoffMs: 50 });
+  const engine = new SagaEngine({ store: new HttpSagaStore({ ...transport, ...AGENT_STORE }), registry: createSupportToolRegistry(world), recheckAfterMs: 500, backoffMs: 50 });
   return new Worker({ queue: new HttpTaskQueue(transport), engine, workerId: `e2e-worker-${uniqueTag()}`, tools: ["send_email"] });
 }
 

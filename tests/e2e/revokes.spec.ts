@@ -13,14 +13,14 @@ import { SagaEngine } from "@/lib/saga/engine";
 import type { RemoteWorld } from "@/lib/sim/remote";
 import { createAgentToken } from "@/lib/tokens/create-agent-token";
 import { Worker } from "@/lib/worker/worker";
-import { effects, expect, test, uniqueTag, type TestAgent } from "./agent";
+import { effects, expect, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 
 /** A worker in the test process over the server's API with a worker token, holding the payment connectors. */
 async function paymentsWorker(db: PrismaClient, baseUrl: string, world: RemoteWorld): Promise<Worker> {
   const { secret } = await createAgentToken(db, { name: `e2e-refund-worker-${uniqueTag()}`, tools: ["charge_card"], role: "worker", createdBy: "system:e2e" });
   const transport = { baseUrl, token: secret };
-  const engine = new SagaEngine({ store: new HttpSagaStore(transport), registry: createSupportToolRegistry(world), recheckAfterMs: 500, backoffMs: 50 });
+  const engine = new SagaEngine({ store: new HttpSagaStore({ ...transport, ...AGENT_STORE }), registry: createSupportToolRegistry(world), recheckAfterMs: 500, backoffMs: 50 });
   return new Worker({ queue: new HttpTaskQueue(transport), engine, workerId: `e2e-refund-worker-${uniqueTag()}`, tools: ["charge_card"] });
 }
 
