@@ -3,7 +3,7 @@
  * 1. 50 concurrent identical intents x 100 keys through the API: one row and at most one effect per key.
  * 2. 8 workers over N UNWIND (compensation) tasks, one worker paused past its lease and then resumed:
  *    0 duplicate compensations, its stale completions refused and counted.
- *    N = SAGABOARD_FAULT_TASKS, default 300 (CI); 10,000 with SAGABOARD_FAULT_FULL=1.
+ *    N = SAGABOARD_FAULT_TASKS, default 200 (CI); 10,000 with SAGABOARD_FAULT_FULL=1.
  * 3. Search lag of 3 s (manual clock) with a re-check shorter than the lag: what the design guarantees
  *    and where its limit is (see the test's comment).
  * 4. The database connection cut at a transaction boundary (SQLite: the client closed; PostgreSQL:
@@ -38,7 +38,7 @@ import { createTestDatabase, testStoreKind } from "../support/test-database";
 import { type TaskQueue } from "@/lib/worker/task";
 
 const KIND = testStoreKind();
-const TASKS = process.env.SAGABOARD_FAULT_FULL === "1" ? 10_000 : Number(process.env.SAGABOARD_FAULT_TASKS ?? "300");
+const TASKS = process.env.SAGABOARD_FAULT_FULL === "1" ? 10_000 : Number(process.env.SAGABOARD_FAULT_TASKS ?? "200");
 const getPrisma = useTestDatabase("faults-concurrency");
 
 let total: FaultFigures = emptyFigures();
