@@ -29,5 +29,5 @@ export { HttpTaskQueue } from "@/lib/client/http-task-queue";
 export { SagaboardApiError, type TransportOptions } from "@/lib/client/transport";
 export { declareTools, manifestOf, type DeclarationExtras } from "@/lib/client/declare-tools";
 export type { TDeclarationResult, TToolManifest } from "@/lib/tools/manifest";
-export { Worker, type WorkerOptions, type WorkerEngine } from "@/lib/worker/worker";
+export { Worker, type WorkerOptions, type WorkerEngine, type TaskTracer } from "@/lib/worker/worker";
 export { WorkerTaskKind } from "@/lib/worker/vocabulary";
