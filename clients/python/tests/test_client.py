@@ -183,9 +183,9 @@ def _call_answer(step_id: str, idx: int) -> Any:
     return (200, {"answer": "call", "cursor": idx, "nextCursor": idx, "step": step, "send": {"idempotencyKey": f"key-{idx}", "header": "Idempotency-Key", "metadata": {}}})
 
 
-def test_a_confirmed_outcome_goes_with_the_next_call_and_the_last_with_the_finish(stand_in):
-    url, answers, seen = stand_in
-    sb = Sagaboard(url, "tok", outcome_linger=30.0)
+def _booking_agent(url: str, answers: Dict[str, Answer], outcome_linger: float) -> Sagaboard:
+    """An agent with one staging tool whose run's first two calls the stand-in answers `call`."""
+    sb = Sagaboard(url, "tok", outcome_linger=outcome_linger)
 
     @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
     def book_hotel(call, city: str):
@@ -193,6 +193,12 @@ def test_a_confirmed_outcome_goes_with_the_next_call_and_the_last_with_the_finis
 
     sb.namespace = "trip"
     answers["POST /api/v1/runs/run_1/calls"] = [_call_answer("stp_1", 0), _call_answer("stp_2", 1)]
+    return sb
+
+
+def test_a_confirmed_outcome_goes_with_the_next_call_and_the_last_with_the_finish(stand_in):
+    url, answers, seen = stand_in
+    sb = _booking_agent(url, answers, outcome_linger=30.0)
     answers["POST /api/v1/runs/run_1/complete"] = (200, {"run": {"id": "run_1", "status": "COMPLETED"}})
     run = Run(sb, "run_1")
     assert run.call("book_hotel", city="Lisbon") == {"id": "bk-Lisbon"}
@@ -206,14 +212,7 @@ def test_a_confirmed_outcome_goes_with_the_next_call_and_the_last_with_the_finis
 
 def test_an_outcome_waits_no_longer_than_the_linger_and_a_refusal_reaches_the_next_call(stand_in):
     url, answers, seen = stand_in
-    sb = Sagaboard(url, "tok", outcome_linger=0.05)
-
-    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
-    def book_hotel(call, city: str):
-        return {"id": f"bk-{city}"}
-
-    sb.namespace = "trip"
-    answers["POST /api/v1/runs/run_1/calls"] = [_call_answer("stp_1", 0), _call_answer("stp_2", 1)]
+    sb = _booking_agent(url, answers, outcome_linger=0.05)
     answers["POST /api/v1/steps/stp_1/outcome"] = (200, {"step": {"id": "stp_1", "status": "CONFIRMED"}, "nextCursor": 1})
     answers["POST /api/v1/steps/stp_2/outcome"] = (409, {"error": {"code": "STEP_NOT_IN_FLIGHT", "message": "Step 1 is NOT_EXECUTED"}})
     run = Run(sb, "run_1")
