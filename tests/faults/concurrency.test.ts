@@ -1,6 +1,7 @@
 /**
  * Fault matrix, concurrency (racing writers must still leave one row and one effect per key), on this run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1):
- * 1. 50 concurrent identical intents x 100 keys through the API: one row and at most one effect per key.
+ * 1. 50 concurrent identical intents x K keys through the API: one row and at most one effect per key.
+ *    K = SAGABOARD_FAULT_KEYS, default 40 (CI: four batches of 500 calls in flight); 100 with SAGABOARD_FAULT_FULL=1.
  * 2. 8 workers over N UNWIND (compensation) tasks, one worker paused past its lease and then resumed:
  *    0 duplicate compensations, its stale completions refused and counted.
  *    N = SAGABOARD_FAULT_TASKS, default 200 (CI); 10,000 with SAGABOARD_FAULT_FULL=1.
@@ -39,6 +40,7 @@ import { type TaskQueue } from "@/lib/worker/task";
 
 const KIND = testStoreKind();
 const TASKS = process.env.SAGABOARD_FAULT_FULL === "1" ? 10_000 : Number(process.env.SAGABOARD_FAULT_TASKS ?? "200");
+const KEYS = process.env.SAGABOARD_FAULT_FULL === "1" ? 100 : Number(process.env.SAGABOARD_FAULT_KEYS ?? "40");
 const getPrisma = useTestDatabase("faults-concurrency");
 
 let total: FaultFigures = emptyFigures();
@@ -105,7 +107,7 @@ describe("concurrency faults", () => {
     expect(refusals, "identical calls answered with an error instead of the existing row").toBe(0);
   }, 120_000);
 
-  it("50 concurrent identical intents x 100 keys through the API: one row and at most one effect per key", async () => {
+  it(`50 concurrent identical intents x ${KEYS} keys through the API: one row and at most one effect per key`, async () => {
     const prisma = await getPrisma();
     const world = getHostedWorld();
     const registry = createSupportToolRegistry(world);
@@ -114,14 +116,13 @@ describe("concurrency faults", () => {
     const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
     const engine = () => new SagaEngine({ store, registry, recheckAfterMs: 300, backoffMs: 20 });
 
-    const KEYS = 100;
     const CALLERS = 50;
     const runIds: string[] = [];
     const outcomes = { ok: 0, unknown: 0, failed: 0 };
     // Ten keys at a time: 500 concurrent calls in flight.
     for (let batch = 0; batch < KEYS; batch += 10) {
       await Promise.all(
-        Array.from({ length: 10 }, async (_, j) => {
+        Array.from({ length: Math.min(10, KEYS - batch) }, async (_, j) => {
           const k = batch + j;
           const run = await engine().startRun({ title: `key ${k}`, agent: "concurrent-agent" });
           runIds.push(run.runId);
