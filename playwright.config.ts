@@ -55,8 +55,31 @@ process.env.SAGABOARD_WEBHOOKS_ALLOW_PRIVATE = "1";
 const serverEnv: Record<string, string> = {};
 for (const [name, value] of Object.entries(process.env)) if (value !== undefined) serverEnv[name] = value;
 
+/**
+ * `npm test` runs the whole suite on SQLite and, on PostgreSQL, the specs whose subject is the store
+ * (SAGABOARD_E2E_STORE_SPECS=1): two app instances on one database, people racing for one claim, pull
+ * or send, a worker's tasks, the commit after a pivot, a plan's hash, the audit chain, the overview's
+ * aggregates, sessions read per request. The other specs are about a screen, whose code and queries
+ * are the same on both stores (and vitest runs every query on both); `npm run test:e2e:pg` runs them all.
+ */
+const STORE_SPECS = [
+  "two-instances",
+  "commit-after-pivot",
+  "pivot",
+  "stale-plan",
+  "queue",
+  "revokes",
+  "corrections",
+  "check-by-worker",
+  "audit",
+  "overview",
+  "auth",
+];
+const storeSpecsOnly = postgres && process.env.SAGABOARD_E2E_STORE_SPECS === "1";
+
 export default defineConfig({
   testDir: "tests/e2e",
+  ...(storeSpecsOnly ? { testMatch: STORE_SPECS.map((name) => `${name}.spec.ts`) } : {}),
   // One folder per store, so the SQLite run's traces survive the PostgreSQL run that follows it.
   outputDir: postgres ? "test-results/pg" : "test-results/sqlite",
   forbidOnly: !!process.env.CI,
