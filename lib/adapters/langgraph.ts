@@ -23,7 +23,7 @@ import type { SagaEngine } from "@/lib/saga/engine";
 import type { CommitPlanResult, PivotRequest } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
-import { ApprovalReason } from "@/lib/saga/gate";
+import { ApprovalReason } from "@/lib/saga/vocabulary";
 import type { Json, ToolDefinition } from "@/lib/saga/tools";
 import {
   JournaledRun,

@@ -23,7 +23,7 @@ import type { CommitPlanResult, PivotRequest } from "@/lib/saga/run-context";
 import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import type { ToolDefinition } from "@/lib/saga/tools";
-import { ApprovalReason } from "@/lib/saga/gate";
+import { ApprovalReason } from "@/lib/saga/vocabulary";
 import {
   JournaledRun,
   outcomeText,

@@ -3,7 +3,8 @@
  * agent names the tool and its arguments; everything else (the step, its key, the argument hash, the
  * class, compensator, audience and version from the tool table, the gate's decision) is the server's.
  */
-import { appendCall, beginCall, beginPlanItem, type BeginCallAnswer, type BeginCallInput, type PlanItemAddress } from "@/lib/saga/calls";
+import { appendCall, beginCall, beginPlanItem, type BeginCallInput } from "@/lib/saga/calls";
+import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/messages";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";

@@ -1,5 +1,6 @@
 /** An agent reports what a call it sent did (POST /steps/{id}/outcome): confirmed, failed, or unknown. */
-import { recordOutcome, type CallOutcomeReport } from "@/lib/saga/calls";
+import { recordOutcome } from "@/lib/saga/calls";
+import type { CallOutcomeReport } from "@/lib/saga/messages";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { StepRecord } from "@/lib/saga/store";

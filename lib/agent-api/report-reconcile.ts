@@ -1,5 +1,6 @@
 /** An agent reports what its lookup of an unsettled step's key found (POST /steps/{id}/reconcile). */
-import { recordReconcile, type ReconcileReport } from "@/lib/saga/calls";
+import { recordReconcile } from "@/lib/saga/calls";
+import type { ReconcileReport } from "@/lib/saga/messages";
 import { randomIds } from "@/lib/saga/ids";
 import type { StepRecord } from "@/lib/saga/store";
 import { agentActor, assertToolInScope, getAgentStep, agentApiStore, verifiedPrincipal, type AgentCaller } from "./agent-access";

@@ -11,7 +11,8 @@ import type { EngineDeps } from "@/lib/saga/deps";
 import { randomIds } from "@/lib/saga/ids";
 import type { StepRecord } from "@/lib/saga/store";
 import { ToolRegistry } from "@/lib/saga/tools";
-import { nextCompensateAction, nextUnwindAction, recordCompensation, type CompensationReport, type StepCompensateAction, type UnwindAction } from "@/lib/saga/unwind-commands";
+import { nextCompensateAction, nextUnwindAction, recordCompensation } from "@/lib/saga/unwind-commands";
+import type { CompensationReport, StepCompensateAction, UnwindAction } from "@/lib/saga/messages";
 import { agentActor, assertToolInScope, getAgentRun, getAgentStep, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** The server's side of an unwind: its decisions need no connector, so no tool is registered here. */

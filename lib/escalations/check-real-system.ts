@@ -13,7 +13,7 @@ import { reconcileBody, reconcileReport } from "@/lib/api/schemas/calls";
 import { serverSearchLagMs } from "@/lib/connectors/server-connectors";
 import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
 import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import type { ReconcileReport } from "@/lib/saga/calls";
+import type { ReconcileReport } from "@/lib/saga/messages";
 import type { Json } from "@/lib/saga/tools";
 import { systemClock } from "@/lib/saga/clock";
 import { SagaError } from "@/lib/saga/errors";

@@ -5,10 +5,9 @@
  * the same functions and the client (`HttpSagaStore`, lib/client) sends the commands. Nothing here
  * writes a row: the store interface (store.ts) is implemented by the stores alone.
  */
-import type { BeginCallAnswer, CallOutcomeReport, PlanItemAddress, ReconcileReport } from "./calls";
+import type { BeginCallAnswer, CallOutcomeReport, CompensationReport, PlanItemAddress, ReconcileReport, StepCompensateAction, UnwindAction } from "./messages";
 import type { Actor, AuditInput, NewRun, PivotRecord, RunRecord, StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json } from "./tools";
-import type { CompensationReport, StepCompensateAction, UnwindAction } from "./unwind-commands";
 
 /** Asking for the pivot (request-pivot.ts decides; the plan's versions and classes are the deciding side's). */
 export interface PivotPort {

@@ -19,9 +19,11 @@
 import { EscalationSource, tellStepRecorded } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
+import type { BeginCallAnswer, CallOutcomeReport, PlanItemAddress, ReconcileReport } from "./messages";
 import { SagaError } from "./errors";
 import { assertRunSettled } from "./run-settled";
-import { checkGate, checkPlanItem, needsApprovalBeforePivot, type ApprovalReason, type GateTool } from "./gate";
+import { checkGate, checkPlanItem, needsApprovalBeforePivot } from "./gate";
+import type { GateTool } from "./tool-table";
 import { argsHash, compensationKey, stepKey } from "./keys";
 import {
   actorLabel,
@@ -79,14 +81,6 @@ export interface BeginCallInput {
   /** Extra audit data (`via: "api"`). */
   auditData?: Record<string, Json>;
 }
-
-/** The answer of `beginCall`. `cursor` is where the caller stands afterwards. */
-export type BeginCallAnswer =
-  | { kind: "call"; step: StepRecord; cursor: number }
-  | { kind: "replay"; step: StepRecord; cursor: number }
-  | { kind: "failed"; step: StepRecord; cursor: number }
-  | { kind: "reconcile"; step: StepRecord; cursor: number }
-  | { kind: "held"; reason: ApprovalReason; message: string; escalationId: string | null; pivotId: string | null; cursor: number };
 
 function needsCompensation(tool: CallTool): boolean {
   return tool.class === ToolClass.REVERSIBLE || tool.class === ToolClass.COMPENSATABLE;
@@ -202,14 +196,6 @@ async function beginOnRead(deps: CallDeps, input: BeginCallInput, hash: string):
     }
     return existingStep(deps, input, hash, row, steps);
   }
-}
-
-/** A plan item of an approved pivot: how a commit addresses a call instead of a cursor. */
-export interface PlanItemAddress {
-  /** The approved pivot. */
-  pivotId: string;
-  /** The item's place in the pivot's plan (0-based). */
-  index: number;
 }
 
 /** One `beginPlanItem`: a call of an approved plan's item, wherever the caller thinks its cursor is. */
@@ -432,12 +418,6 @@ async function retryStep(deps: CallDeps, input: BeginCallInput, hash: string, ro
   return { kind: "call", step, cursor: row.stepIdx };
 }
 
-/** What the provider answered for a step in flight. */
-export type CallOutcomeReport =
-  | { kind: "confirmed"; externalRef: string | null; result: Json }
-  | { kind: "failed"; reason: string; message: string; retryable: boolean }
-  | { kind: "unknown"; message: string };
-
 /** One `recordOutcome`. */
 export interface RecordOutcomeInput {
   /** The step in flight (its id, and its index when the caller knows it, for the audit event). */
@@ -552,12 +532,6 @@ function describeReport(outcome: CallOutcomeReport): string {
   if (outcome.kind === "failed") return `failed (${outcome.reason})`;
   return "unknown";
 }
-
-/** What looking a step's key up found. */
-export type ReconcileReport =
-  | { kind: "found"; externalRef: string | null; result: Json; lookups: number }
-  | { kind: "absent"; lookups: number; recheckAfterMs: number }
-  | { kind: "lookup_failed"; message: string; attempts: number };
 
 /** One `recordReconcile`. */
 export interface RecordReconcileInput {

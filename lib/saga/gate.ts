@@ -2,42 +2,14 @@ import type { EngineDeps } from "./deps";
 import { EscalationSource } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
 import type { Actor, EscalationRecord, PivotRecord, StepRecord } from "./store";
-import type { Json, ToolDefinition } from "./tools";
-import { EscalationKind, EscalationStatus, Phase, PivotStatus, StepStatus, ToolClass } from "./vocabulary";
-
-/** Why a call needs a person before it may run. */
-export const ApprovalReason = {
-  /** The tool is irreversible and no approval covers this call. */
-  IRREVERSIBLE: "IRREVERSIBLE",
-  /** No compensation can be built for these arguments, so it is treated like irreversible. */
-  COMPENSATION_UNBUILDABLE: "COMPENSATION_UNBUILDABLE",
-  /** A pivot is waiting for its decision: nothing more may be staged or committed meanwhile. */
-  PIVOT_PENDING: "PIVOT_PENDING",
-  /** After the pivot, the call matches no approved plan item (tool + args hash). */
-  NOT_IN_PLAN: "NOT_IN_PLAN",
-  /** The tool's policy changed since the approval: the approval is stale. */
-  POLICY_CHANGED: "POLICY_CHANGED",
-  /** A reviewer rejected this held call. */
-  REJECTED: "REJECTED",
-  /** The approval of this exact call was already used (or a pivot covered it): a repeat needs a new one. */
-  APPROVAL_USED: "APPROVAL_USED",
-  /** The tool was declared by its team and no admin has reviewed it yet: every call is held. */
-  UNREVIEWED: "UNREVIEWED",
-  /** The tool table says every call of this tool needs a person, whatever its class. */
-  ALWAYS_APPROVE: "ALWAYS_APPROVE",
-} as const;
-export type ApprovalReason = (typeof ApprovalReason)[keyof typeof ApprovalReason];
+import type { Json } from "./tools";
+import type { GateTool } from "./tool-table";
+import { ApprovalReason, EscalationKind, EscalationStatus, Phase, PivotStatus, StepStatus, ToolClass } from "./vocabulary";
 
 /** The gate's answer for one call. */
 export type GateDecision =
   | { allowed: true; phase: Phase; approvalId: string | null; planItemIdx: number | null }
   | { allowed: false; reason: ApprovalReason; message: string; escalationId: string | null; pivotId: string | null };
-
-/** What the gate needs to know of a tool: a registered definition, or the server's tool-table row. */
-export type GateTool = Pick<ToolDefinition, "name" | "class" | "owner" | "policyVersion"> & {
-  /** Set when the tool table holds every call of the tool for a person (before the pivot), whatever its class. */
-  holdEveryCall?: typeof ApprovalReason.UNREVIEWED | typeof ApprovalReason.ALWAYS_APPROVE;
-};
 
 /** Whether a call of `def` needs a person before it may run outside an approved plan. */
 export function needsApprovalBeforePivot(def: GateTool, compensationBuildable: boolean): boolean {

@@ -1,5 +1,6 @@
 import { SimulatedCrash, CrashPoint } from "./crash-points";
-import { recordReconcile, type ReconcileReport } from "./calls";
+import { recordReconcile } from "./calls";
+import type { ReconcileReport } from "./messages";
 import { backoffDelay, type EngineDeps } from "./deps";
 import { SagaError } from "./errors";
 import type { Actor, StepRecord } from "./store";

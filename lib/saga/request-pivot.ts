@@ -7,7 +7,8 @@
  */
 import { closedRun, CLOSED_RUN_STATUSES } from "./calls";
 import { SagaError } from "./errors";
-import { currentPolicyVersion, type GateTool } from "./gate";
+import { currentPolicyVersion } from "./gate";
+import type { GateTool } from "./tool-table";
 import type { IdGenerator } from "./ids";
 import { argsHash, planHash } from "./keys";
 import type { Actor, PivotRecord, PlanItem, SagaStore } from "./store";

@@ -5,14 +5,14 @@
 import { CrashPoint, SimulatedCrash } from "./crash-points";
 import type { AgentPort } from "./agent-port";
 import { backoffDelay, type AgentDeps, type EngineDeps } from "./deps";
-import { beginCall, beginPlanItem, completeRun, recordOutcome, recordReconcile, type CallOutcomeReport, type CallProposal, type PlanItemAddress } from "./calls";
+import { beginCall, beginPlanItem, completeRun, recordOutcome, recordReconcile, type CallProposal } from "./calls";
+import type { CallOutcomeReport, PlanItemAddress, UnwindReport } from "./messages";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected } from "./errors";
-import type { ApprovalReason } from "./gate";
+import type { ApprovalReason } from "./vocabulary";
 import { lookUpStep, toJson } from "./reconcile";
 import { requestPivot } from "./request-pivot";
 import type { Actor, PivotRecord, RunRecord, StepRecord } from "./store";
 import type { CompensationPlan, CorrectionDraft, Json, ToolDefinition, ToolRegistry } from "./tools";
-import { type UnwindReport } from "./unwind";
 import { unwindHere } from "./unwind-here";
 import { assertToolEnabled, registeredTool, type TableTool } from "./tool-table";
 import { PivotStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";

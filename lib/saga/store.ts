@@ -562,4 +562,3 @@ export interface SagaStore {
 }
 
 /** The agent side's ports (the commands it asks of whoever decides) live in agent-port.ts. */
-export type { CallPort, UnwindPort } from "./agent-port";

@@ -7,9 +7,14 @@
  * keeps no table (the memory store) or the table has no row for the tool.
  */
 import { SagaError } from "./errors";
-import { ApprovalReason, type GateTool } from "./gate";
 import type { ToolDefinition } from "./tools";
-import { TOOL_CLASSES, TOOL_STATUSES, ToolClass, ToolStatus } from "./vocabulary";
+import { ApprovalReason, TOOL_CLASSES, TOOL_STATUSES, ToolClass, ToolStatus } from "./vocabulary";
+
+/** What the gate needs to know of a tool: a registered definition, or the server's tool-table row. */
+export type GateTool = Pick<ToolDefinition, "name" | "class" | "owner" | "policyVersion"> & {
+  /** Set when the tool table holds every call of the tool for a person (before the pivot), whatever its class. */
+  holdEveryCall?: typeof ApprovalReason.UNREVIEWED | typeof ApprovalReason.ALWAYS_APPROVE;
+};
 
 /** A tool-table row as a call is decided with it. */
 export interface TableTool extends GateTool {

@@ -5,24 +5,11 @@
  * escalations, corrections, the final status) is decided here and in unwind.ts, never in the worker.
  */
 import type { EngineDeps } from "./deps";
+import type { CompensationReport, ConnectorAction, StepCompensateAction, UnwindAction } from "./messages";
 import { SagaError } from "./errors";
 import type { Actor, StepRecord } from "./store";
-import type { CompensationPlan, Json } from "./tools";
-import { compensateOneStep, confirmCompensation, failCompensation, markCompensationRequested, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
+import { compensateOneStep, confirmCompensation, failCompensation, markCompensationRequested, unwindRun, type UnwindOptions } from "./unwind";
 import { CompensationState, EscalationStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "./vocabulary";
-
-/** What the worker is asked to do next. */
-export type UnwindAction =
-  | { kind: "reconcile"; step: StepRecord }
-  | {
-      kind: "compensate";
-      step: StepRecord;
-      compensation: CompensationPlan;
-      compensationKey: string;
-      /** A compensation was requested before (a crash): read the real system back before sending it again. */
-      verifyFirst: boolean;
-    }
-  | { kind: "done"; report: UnwindReport };
 
 /**
  * The next action of the run's unwind: the latest unsettled step to reconcile, else the latest
@@ -46,9 +33,6 @@ export async function nextUnwindAction(deps: EngineDeps, runId: string, actor: A
   return { kind: "done", report: await unwindRun(deps, runId, actor, reason, { ...options, lookupsDone: true }) };
 }
 
-/** What the worker is asked to do next to pull back one step. */
-export type StepCompensateAction = ConnectorAction | { kind: "done"; step: StepRecord };
-
 /**
  * The next action of pulling back one step (a revoke's COMPENSATE task): reconcile it, or
  * compensate it, as an unwind would; when nothing needs a connector any more, the bookkeeping is
@@ -61,9 +45,6 @@ export async function nextCompensateAction(deps: EngineDeps, stepId: string, act
   if (action) return action;
   return { kind: "done", step: await compensateOneStep(deps, stepId, actor, draftedBy, { lookupsDone: true }) };
 }
-
-/** An action only a connector can do. */
-export type ConnectorAction = Exclude<UnwindAction, { kind: "done" }>;
 
 /**
  * What `step` needs from a connector, if anything: a lookup while its outcome is unsettled (unless a
@@ -97,11 +78,6 @@ async function lookupFailedBefore(deps: EngineDeps, step: StepRecord): Promise<b
   const escalation = await deps.store.findEscalationByDedupeKey(`unknown:${step.id}`);
   return escalation !== null && escalation.status !== EscalationStatus.RESOLVED;
 }
-
-/** What the worker found after sending (or re-checking) a compensation. */
-export type CompensationReport =
-  | { done: true; compensationRef: string | null; how: string }
-  | { done: false; reason: string; message: string; remaining: Json | null };
 
 /** Records a compensation's outcome as read back by the worker; a step no longer REQUESTED is answered as it is. */
 export async function recordCompensation(deps: EngineDeps, step: StepRecord, report: CompensationReport, actor: Actor): Promise<StepRecord> {

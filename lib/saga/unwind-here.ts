@@ -9,8 +9,8 @@ import type { CallPort, SagaServer, UnwindPort } from "./agent-port";
 import { type AgentDeps } from "./deps";
 import { lookUpStep, reconcileStep } from "./reconcile";
 import type { Actor, StepRecord } from "./store";
-import { compensateOneStep, compensationContext, sendCompensation, unwindRun, type UnwindOptions, type UnwindReport } from "./unwind";
-import type { CompensationReport, ConnectorAction } from "./unwind-commands";
+import { compensateOneStep, compensationContext, sendCompensation, unwindRun, type UnwindOptions } from "./unwind";
+import type { CompensationReport, ConnectorAction, UnwindReport } from "./messages";
 import { UNSETTLED_STATUSES } from "./vocabulary";
 
 /**

@@ -2,11 +2,11 @@ import { CrashPoint, SimulatedCrash } from "./crash-points";
 import { EscalationSource, tellStepRecorded } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
 import type { EngineDeps } from "./deps";
+import type { CompensationReport, UnwindReport } from "./messages";
 import { SagaError, ToolRejected } from "./errors";
 import { reconcileStep } from "./reconcile";
 import type { Actor, StepRecord } from "./store";
 import type { CompensationContext, CompensationPlan, CompensatorDefinition, Json } from "./tools";
-import type { CompensationReport } from "./unwind-commands";
 import {
   audienceRank,
   CompensationState,
@@ -17,24 +17,6 @@ import {
   ToolClass,
   UNSETTLED_STATUSES,
 } from "./vocabulary";
-
-/** What an unwind did, step by step. */
-export interface UnwindReport {
-  /** The run. */
-  runId: string;
-  /** Final run status: UNWOUND, or NEEDS_ATTENTION when people must act. */
-  status: RunStatus;
-  /** Steps whose compensation was confirmed (stepIdx). */
-  compensated: number[];
-  /** Steps whose compensation failed and were escalated. */
-  compensationFailed: number[];
-  /** Steps whose outcome is still unknown (escalated). */
-  unresolved: number[];
-  /** Steps answered by a correction draft, in rank order. */
-  corrections: number[];
-  /** Steps with nothing to undo (failed, not executed). */
-  skipped: number[];
-}
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

@@ -188,3 +188,27 @@ export const ToolStatus = {
 } as const;
 export type ToolStatus = (typeof ToolStatus)[keyof typeof ToolStatus];
 export const TOOL_STATUSES = Object.values(ToolStatus);
+
+/** Why a call needs a person before it may run. */
+export const ApprovalReason = {
+  /** The tool is irreversible and no approval covers this call. */
+  IRREVERSIBLE: "IRREVERSIBLE",
+  /** No compensation can be built for these arguments, so it is treated like irreversible. */
+  COMPENSATION_UNBUILDABLE: "COMPENSATION_UNBUILDABLE",
+  /** A pivot is waiting for its decision: nothing more may be staged or committed meanwhile. */
+  PIVOT_PENDING: "PIVOT_PENDING",
+  /** After the pivot, the call matches no approved plan item (tool + args hash). */
+  NOT_IN_PLAN: "NOT_IN_PLAN",
+  /** The tool's policy changed since the approval: the approval is stale. */
+  POLICY_CHANGED: "POLICY_CHANGED",
+  /** A reviewer rejected this held call. */
+  REJECTED: "REJECTED",
+  /** The approval of this exact call was already used (or a pivot covered it): a repeat needs a new one. */
+  APPROVAL_USED: "APPROVAL_USED",
+  /** The tool was declared by its team and no admin has reviewed it yet: every call is held. */
+  UNREVIEWED: "UNREVIEWED",
+  /** The tool table says every call of this tool needs a person, whatever its class. */
+  ALWAYS_APPROVE: "ALWAYS_APPROVE",
+} as const;
+
+export type ApprovalReason = (typeof ApprovalReason)[keyof typeof ApprovalReason];

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { allEndpoints } from "@/lib/api/contracts";
 import { ApiErrorCode } from "@/lib/api/errors";
 import { buildOpenApiDocument } from "@/lib/api/openapi";
-import { ApprovalReason } from "@/lib/saga/gate";
+import { ApprovalReason } from "@/lib/saga/vocabulary";
 import { SagaErrorCode } from "@/lib/saga/errors";
 
 const doc = buildOpenApiDocument(allEndpoints);

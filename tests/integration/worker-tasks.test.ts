@@ -18,7 +18,7 @@ import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
 import { CrashPoint, SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaError } from "@/lib/saga/errors";
 import type { Actor, StepRecord } from "@/lib/saga/store";
-import type { UnwindReport } from "@/lib/saga/unwind";
+import type { UnwindReport } from "@/lib/saga/messages";
 import { claimTasks } from "@/lib/worker/claim-tasks";
 import { completeTask } from "@/lib/worker/complete-task";
 import { enqueueTask } from "@/lib/worker/enqueue-task";

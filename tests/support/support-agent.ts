@@ -6,7 +6,7 @@ import { SimulatedCrash } from "@/lib/saga/crash-points";
 import type { SagaEngine } from "@/lib/saga/engine";
 import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
-import type { UnwindReport } from "@/lib/saga/unwind";
+import type { UnwindReport } from "@/lib/saga/messages";
 import type { World } from "@/lib/sim/world";
 
 /** How a model rewords the same ticket summary on each retry (seed 003). */

@@ -1,8 +1,7 @@
 /** Wire schemas of the call commands (lib/api/contracts/calls.ts). */
 import * as z from "zod";
-import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport } from "@/lib/saga/calls";
-import { ApprovalReason } from "@/lib/saga/gate";
-import type { StepCompensateAction, UnwindAction } from "@/lib/saga/unwind-commands";
+import type { BeginCallAnswer, CallOutcomeReport, ReconcileReport, StepCompensateAction, UnwindAction } from "@/lib/saga/messages";
+import { ApprovalReason } from "@/lib/saga/vocabulary";
 import type { StepRecord } from "@/lib/saga/store";
 import { CompensationPlanSchema, CorrectionDraftSchema, JsonSchema, StepWire, toWire } from "./saga";
 
