@@ -1,16 +1,16 @@
 /**
  * Runs once when a Next.js server process starts. On Node it stamps each request with its socket's
- * peer address (lib/auth/socket-address.ts), which the sign-in throttle counts per client, and starts
+ * peer address (lib/server/auth/socket-address.ts), which the sign-in throttle counts per client, and starts
  * the background duties every app instance keeps wherever it is deployed: the sweep that raises an
- * approved run whose agent went quiet (lib/worker/stuck-run-duty.ts; SAGABOARD_STUCK_SWEEP_MS=0
+ * approved run whose agent went quiet (lib/server/worker/stuck-run-duty.ts; SAGABOARD_STUCK_SWEEP_MS=0
  * turns it off in this process). Not while `next build` collects pages.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { installPeerStamp } = await import("@/lib/auth/socket-address");
+  const { installPeerStamp } = await import("@/lib/server/auth/socket-address");
   await installPeerStamp();
   if (process.env.NEXT_PHASE === "phase-production-build") return;
-  const [{ startStuckRunDuty, stuckSweepEveryMs }, { getPrisma }] = await Promise.all([import("@/lib/worker/stuck-run-duty"), import("@/lib/db/prisma")]);
+  const [{ startStuckRunDuty, stuckSweepEveryMs }, { getPrisma }] = await Promise.all([import("@/lib/server/worker/stuck-run-duty"), import("@/lib/core/db/prisma")]);
   const everyMs = stuckSweepEveryMs();
   if (everyMs !== null) startStuckRunDuty({ prisma: getPrisma, everyMs });
 }

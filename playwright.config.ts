@@ -48,7 +48,7 @@ if (postgres) {
 const chromiumPath = process.env.PLAYWRIGHT_CHROMIUM_PATH ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
 
 // The suite's webhook receivers listen on 127.0.0.1, which the notifier refuses by default: this is
-// the documented development switch (lib/notifications/webhook-target.ts), for the server and for
+// the documented development switch (lib/server/notifications/webhook-target.ts), for the server and for
 // the notifiers the tests run in their own processes.
 process.env.SAGABOARD_WEBHOOKS_ALLOW_PRIVATE = "1";
 

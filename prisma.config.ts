@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { defineConfig } from "prisma/config";
-import { databaseKindOfUrl, sqliteFilePath } from "./lib/db/url";
+import { databaseKindOfUrl, sqliteFilePath } from "./lib/core/db/url";
 
 // The JS engine with a driver adapter works offline; Prisma's classic engine would download binaries.
 export default defineConfig({

@@ -6,8 +6,8 @@
  * paths come here only when they hold a %, to answer a malformed escape with a 400).
  */
 import { NextResponse, type NextRequest } from "next/server";
-import { PAGE_PATH_HEADER } from "@/lib/auth/page-actions";
-import { contentSecurityPolicy, HSTS_HEADER } from "@/lib/security/headers";
+import { PAGE_PATH_HEADER } from "@/lib/server/auth/page-actions";
+import { contentSecurityPolicy, HSTS_HEADER } from "@/lib/core/security/headers";
 
 /** Whether a path's percent-escapes decode (Next's own router answers 500 when they do not). */
 function decodable(pathname: string): boolean {
@@ -36,7 +36,7 @@ export function proxy(request: NextRequest): NextResponse {
   const policy = contentSecurityPolicy(nonce, { development: process.env.NODE_ENV === "development", https });
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("x-nonce", nonce);
-  // For the 403 page, which Next renders apart from the page (lib/auth/page-actions.ts).
+  // For the 403 page, which Next renders apart from the page (lib/server/auth/page-actions.ts).
   requestHeaders.set(PAGE_PATH_HEADER, request.nextUrl.pathname);
   requestHeaders.set("Content-Security-Policy", policy);
   const response = NextResponse.next({ request: { headers: requestHeaders } });

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { Forbidden } from "@/components/auth/forbidden";
-import { forbiddenPageMessage } from "@/lib/auth/current-user";
-import { PAGE_PATH_HEADER } from "@/lib/auth/page-actions";
+import { forbiddenPageMessage } from "@/lib/server/auth/current-user";
+import { PAGE_PATH_HEADER } from "@/lib/server/auth/page-actions";
 
 export const metadata: Metadata = { title: "Not allowed" };
 

@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { UserMenu } from "@/components/auth/user-menu";
-import { getCurrentUser } from "@/lib/auth/current-user";
-import { can } from "@/lib/auth/roles";
+import { getCurrentUser } from "@/lib/server/auth/current-user";
+import { can } from "@/lib/server/auth/roles";
 import { Providers } from "./providers";
 import "./globals.css";
 

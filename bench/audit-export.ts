@@ -19,15 +19,15 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { PrismaClient } from "@/generated/prisma";
-import { checkChainHeads } from "@/lib/audit/check-chain-heads";
-import { exportAuditEvents } from "@/lib/audit/export-audit-events";
-import { exportChainHeads } from "@/lib/audit/export-chain-heads";
-import { findAuditEvents } from "@/lib/audit/find-audit-events";
-import { verifyAuditChains } from "@/lib/audit/verify-audit-chains";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import { chainLink } from "@/lib/db/audit-chain";
-import { openPrisma } from "@/lib/db/prisma";
-import type { DatabaseKind } from "@/lib/db/url";
+import { checkChainHeads } from "@/lib/desks/audit/check-chain-heads";
+import { exportAuditEvents } from "@/lib/desks/audit/export-audit-events";
+import { exportChainHeads } from "@/lib/desks/audit/export-chain-heads";
+import { findAuditEvents } from "@/lib/desks/audit/find-audit-events";
+import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { chainLink } from "@/lib/core/db/audit-chain";
+import { openPrisma } from "@/lib/core/db/prisma";
+import type { DatabaseKind } from "@/lib/core/db/url";
 import type { Json } from "@/lib/saga/tools";
 import { fileOf, flag, fmt, hasFlag, printTable, throwaway, writeResults } from "./lib/common";
 
@@ -143,7 +143,7 @@ interface Measured {
   peakRssMb: number;
   /**
    * Peak anonymous resident memory (RssAnon: the JS heap, buffers, native allocations), in MB. The
-   * rest of RSS is file pages: SQLite's memory-mapped reads (mmap_size 256 MiB, lib/db/prisma.ts)
+   * rest of RSS is file pages: SQLite's memory-mapped reads (mmap_size 256 MiB, lib/core/db/prisma.ts)
    * count as resident while the export reads the file, without being the export's memory.
    */
   peakAnonMb: number;
@@ -263,7 +263,7 @@ async function child(task: Task, url: string): Promise<void> {
 
 function runChild(task: Task, url: string): Promise<Measured> {
   return new Promise((resolve, reject) => {
-    // The lib functions reach a React component with a CSS module (lib/auth): register-css loads it as {}.
+    // The lib functions reach a React component with a CSS module (lib/server/auth): register-css loads it as {}.
     const cssHooks = fileURLToPath(new URL("./lib/register-css.mjs", import.meta.url));
     const args = ["--import", "tsx", "--import", cssHooks, fileURLToPath(import.meta.url), "--child", task, "--url", url];
     const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });

@@ -1,18 +1,18 @@
 /**
- * `npx tsx bench/observability.ts`: what the agent API's observability hook (lib/observability/
+ * `npx tsx bench/observability.ts`: what the agent API's observability hook (lib/core/observability/
  * agent-requests.ts) adds to one request, measured on its own because the HTTP path's run-to-run
  * spread on a shared machine (±20%) hides it: the hook with tracing off, and on (spans made and
  * batched to an exporter that drops them, so the figure is the span's cost in the request, not
  * the network's). Median of 5 rounds of 20,000 answers each, in microseconds per request.
- * `--db URL` also times a scrape's reads (lib/observability/saga-metrics.ts) on that database, e.g.
+ * `--db URL` also times a scrape's reads (lib/core/observability/saga-metrics.ts) on that database, e.g.
  * one `npm run bench:dashboard -- --keep` left behind (median of 5 scrapes).
  */
 import type { ExportResult } from "@opentelemetry/core";
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
-import { openPrisma } from "@/lib/db/prisma";
-import { observeAgentRequest } from "@/lib/observability/agent-requests";
-import { sagaMetricFamilies } from "@/lib/observability/saga-metrics";
-import { startTracing, stopTracing, tracingOn } from "@/lib/observability/tracing";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { observeAgentRequest } from "@/lib/core/observability/agent-requests";
+import { sagaMetricFamilies } from "@/lib/core/observability/saga-metrics";
+import { startTracing, stopTracing, tracingOn } from "@/lib/protocol/tracing";
 import type { Json } from "@/lib/saga/tools";
 
 const N = 20_000;

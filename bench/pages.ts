@@ -18,9 +18,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chromium, type Page } from "@playwright/test";
-import { migrateSqlite } from "@/lib/db/migrate";
-import { openPrisma } from "@/lib/db/prisma";
-import { DEMO_PASSWORD, ensureDemoUsers } from "@/lib/users/demo-users";
+import { migrateSqlite } from "@/lib/core/db/migrate";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { DEMO_PASSWORD, ensureDemoUsers } from "@/lib/server/users/demo-users";
 import { fileOf, flag, fmt, hasFlag, percentiles, printTable, throwaway, writeResults, type Percentiles } from "./lib/common";
 import { generate } from "./lib/generate";
 import { buildIfStale, startApp } from "./lib/http";

@@ -12,8 +12,8 @@
  * Writes bench/results/<timestamp>-bench.json. Not part of `npm test`.
  */
 import pg from "pg";
-import { openPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { testPostgresAdminUrl } from "@/tests/support/test-database";
 import {
@@ -52,7 +52,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Runs `n` engine steps and counts what they sent (run creation excluded), through the observer the
  * bench passes to openPrisma: Prisma's statements from its query log, the saga log's own SQL
- * (lib/db/step-log-sql.ts) as it sends it. Commits = Prisma's COMMITs + the saga log's write
+ * (lib/core/db/step-log-sql.ts) as it sends it. Commits = Prisma's COMMITs + the saga log's write
  * transactions (each autocommit statement is one).
  */
 async function statementsPerStep(url: string, n: number): Promise<{ commits: number; statements: number; prismaStatements: number; sample: string[] }> {

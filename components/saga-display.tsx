@@ -2,7 +2,7 @@
 // durations and JSON. No hooks, so both server and client components can use them.
 
 import type { ReactNode } from "react";
-import { factsOf } from "@/lib/audit/event-words";
+import { factsOf } from "@/lib/desks/audit/event-words";
 
 /** Colour families of a status badge. */
 type Tone = "good" | "pending" | "bad" | "done" | "active";

@@ -4,15 +4,15 @@
  *   needed, with Prisma's own `migrate deploy` (offline on SQLite with the JS engine configured in
  *   prisma.config.ts).
  * - PostgreSQL (`postgresql://` or `postgres://`): prisma/postgres/migrations with our runner
- *   (lib/db/migrate-postgres.ts), because Prisma's JS schema engine cannot introspect PostgreSQL; it
+ *   (lib/core/db/migrate-postgres.ts), because Prisma's JS schema engine cannot introspect PostgreSQL; it
  *   records them in `_prisma_migrations` as `prisma migrate deploy` does, creating the database first
  *   if it does not exist.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { migratePostgres } from "@/lib/db/migrate-postgres";
-import { databaseKindOfUrl, redactUrl, sqliteFilePath } from "@/lib/db/url";
+import { migratePostgres } from "@/lib/core/db/migrate-postgres";
+import { databaseKindOfUrl, redactUrl, sqliteFilePath } from "@/lib/core/db/url";
 
 const url = process.env.DATABASE_URL;
 if (databaseKindOfUrl(url) === "postgresql" && url) {

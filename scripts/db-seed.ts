@@ -1,21 +1,21 @@
 /**
  * Seeds DATABASE_URL's database: the tool table (ToolPolicy rows for the support tools that are
- * missing; admins' edits are kept), the demo accounts (one per role, lib/users/demo-users.ts) that
- * do not exist yet unless SAGABOARD_DEMO_USERS=off, and the demo runs (lib/demo/scenarios.ts) played
+ * missing; admins' edits are kept), the demo accounts (one per role, lib/server/users/demo-users.ts) that
+ * do not exist yet unless SAGABOARD_DEMO_USERS=off, and the demo runs (lib/demo/seed/scenarios.ts) played
  * in-process against the simulated systems when no runs exist yet (--force adds them again;
  * SAGABOARD_SEED_RUNS=0 skips them: `npm start` has the demo agent record them through the API).
  */
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { openPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { SUPPORT_TOOL_AUDIENCES, SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
-import { fillAudienceRules } from "@/lib/tools/fill-audience-rules";
-import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { SUPPORT_TOOL_AUDIENCES, SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
+import { fillAudienceRules } from "@/lib/server/tools/fill-audience-rules";
+import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";
-import { World } from "@/lib/sim";
-import { ensureDemoUsers } from "@/lib/users/demo-users";
+import { World } from "@/lib/demo/sim";
+import { ensureDemoUsers } from "@/lib/server/users/demo-users";
 
 const prisma = await openPrisma();
 try {

@@ -6,18 +6,18 @@
  * plays a fresh agent process after a crash: it records nothing new and commits every approved plan
  * of its runs that nobody committed yet (the items are found by the pivot, so nothing is replayed).
  */
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { openPrisma } from "@/lib/db/prisma";
-import { dataDirectory } from "@/lib/db/url";
-import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
-import { reviewerWith, runDemoScenarios } from "@/lib/demo/scenarios";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { SUPPORT_TOOL_SYSTEMS } from "@/lib/connectors/tool-systems";
-import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { dataDirectory } from "@/lib/core/db/url";
+import { ensureDemoTokens } from "@/lib/demo/seed/demo-tokens";
+import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
+import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";
-import { RemoteWorld } from "@/lib/sim/remote";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
 
 const url = (process.env.SAGABOARD_URL ?? `http://localhost:${process.env.PORT ?? "3000"}`).replace(/\/$/, "");
 const say = (line: string) => console.log(line);

@@ -15,8 +15,8 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { migrateSqlite } from "@/lib/db/migrate";
-import { databaseKindOfUrl, redactUrl, sqliteFilePath } from "@/lib/db/url";
+import { migrateSqlite } from "@/lib/core/db/migrate";
+import { databaseKindOfUrl, redactUrl, sqliteFilePath } from "@/lib/core/db/url";
 import { postgresTestDatabase, testPostgresUrl, type ThrowawayDatabase } from "@/tests/support/test-database";
 import { buildDir, needsBuild } from "./lib/build";
 

@@ -10,11 +10,11 @@
  * - SAGABOARD_PUBLIC_URL: the dashboard's address for links (default NEXTAUTH_URL, else http://localhost:PORT).
  * `--once` runs one round and exits.
  */
-import { openPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { publicBaseUrl } from "@/lib/notifications/compose-notification";
-import { Notifier } from "@/lib/notifications/notifier";
-import { createLogger, logSink } from "@/lib/observability/log";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { publicBaseUrl } from "@/lib/server/notifications/compose-notification";
+import { Notifier } from "@/lib/server/notifications/notifier";
+import { createLogger, logSink } from "@/lib/core/observability/log";
 
 const notifierId = process.env.SAGABOARD_NOTIFIER_ID?.trim() || `notifier-${process.pid}`;
 const logger = createLogger("notifier").child({ notifierId });

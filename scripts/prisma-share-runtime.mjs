@@ -8,7 +8,7 @@
 // PostgreSQL client with a separate runtime is silently stored as `{}`, and its errors fail
 // `instanceof Prisma.PrismaClientKnownRequestError` (P2002 handling). Both copies are byte for byte
 // the same file (same @prisma/client version; the per-provider part is the query compiler wasm, which
-// stays per client), so pointing one at the other changes nothing else. lib/db/prisma.ts refuses to
+// stays per client), so pointing one at the other changes nothing else. lib/core/db/prisma.ts refuses to
 // open PostgreSQL when this step is missing. Plain Node (no tsx), so it runs at install time.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";

@@ -7,12 +7,12 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { openPrisma } from "@/lib/db/prisma";
-import { dataDirectory } from "@/lib/db/url";
-import { ensureDemoTokens } from "@/lib/demo/demo-tokens";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { World } from "@/lib/sim";
-import { DEMO_PASSWORD, DEMO_USERS } from "@/lib/users/demo-users";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { dataDirectory } from "@/lib/core/db/url";
+import { ensureDemoTokens } from "@/lib/demo/seed/demo-tokens";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { World } from "@/lib/demo/sim";
+import { DEMO_PASSWORD, DEMO_USERS } from "@/lib/server/users/demo-users";
 import { needsBuild } from "./lib/build";
 
 const port = process.env.PORT ?? "3000";
@@ -41,7 +41,7 @@ if (stale) {
 // other start. Here they are on for this process tree only: the server listens on this machine alone,
 // and the simulated systems take requests only with a secret the demo agent and worker hold.
 // SAGABOARD_SIM=0 keeps them off (and serves on every interface, as `next start` does).
-// The server, worker and notifier log JSON lines (lib/observability/log.ts); their output reaches this
+// The server, worker and notifier log JSON lines (lib/core/observability/log.ts); their output reaches this
 // terminal through a pipe, so they are told to print readable lines when this process runs in one.
 const logEnv = { SAGABOARD_LOG_FORMAT: process.env.SAGABOARD_LOG_FORMAT || (process.stdout.isTTY ? "pretty" : "json") };
 const simOn = process.env.SAGABOARD_SIM !== "0";
@@ -83,7 +83,7 @@ async function bringToLife(): Promise<void> {
   worker.stdout?.on("data", prefix("worker"));
   worker.stderr?.on("data", prefix("worker"));
   children.push(worker);
-  // The notifier sends webhooks and email and keeps the SLAs, beside the database (lib/notifications).
+  // The notifier sends webhooks and email and keeps the SLAs, beside the database (lib/server/notifications).
   const notifier = spawn(npx, ["tsx", "scripts/notifier.ts"], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...logEnv, SAGABOARD_NOTIFIER_ID: "demo-notifier", SAGABOARD_PUBLIC_URL: process.env.SAGABOARD_PUBLIC_URL || baseUrl },

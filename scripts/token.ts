@@ -10,10 +10,10 @@
  * Every tool named in --tools must be in the tool table already (`npm run db:seed` adds the support tools).
  */
 import { parseArgs } from "node:util";
-import type { PrismaClient } from "@/lib/db/prisma";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
-import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
+import type { PrismaClient } from "@/lib/core/db/prisma";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { findAgentTokens } from "@/lib/server/tokens/find-agent-tokens";
+import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";
 import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:

@@ -4,15 +4,15 @@
  *   npm run tools -- declare --file manifest.json --namespace acme [--token acme-agent] [--by you@example.com]
  *   npm run tools -- list
  *
- * `declare` reads a team's manifest (see lib/tools/declare-tools.ts, ZToolManifest) and puts its tools
+ * `declare` reads a team's manifest (see lib/server/tools/declare-tools.ts, ZToolManifest) and puts its tools
  * in the namespace (`acme.create_booking`) as UNREVIEWED: every call is held for a person until an
  * admin accepts the tool. `--token` adds them to that agent token's scope. Works on DATABASE_URL's
  * database (run `npm run db:migrate` first).
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { PrismaClient } from "@/lib/db/prisma";
-import { declareTools } from "@/lib/tools/declare-tools";
+import type { PrismaClient } from "@/lib/core/db/prisma";
+import { declareTools } from "@/lib/server/tools/declare-tools";
 import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:

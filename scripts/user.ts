@@ -14,15 +14,15 @@
  * shell history.
  */
 import { parseArgs } from "node:util";
-import { ROLES, RoleSchema, type Role } from "@/lib/auth/roles";
-import type { PrismaClient } from "@/lib/db/prisma";
-import { createUser } from "@/lib/users/create-user";
-import { disableUser } from "@/lib/users/disable-user";
-import { setUserPassword } from "@/lib/users/set-user-password";
-import { enableUser } from "@/lib/users/enable-user";
-import { findUsers } from "@/lib/users/find-users";
-import { setUserRole } from "@/lib/users/set-user-role";
-import type { UserActor, UserView } from "@/lib/users/user";
+import { ROLES, RoleSchema, type Role } from "@/lib/server/auth/roles";
+import type { PrismaClient } from "@/lib/core/db/prisma";
+import { createUser } from "@/lib/server/users/create-user";
+import { disableUser } from "@/lib/server/users/disable-user";
+import { setUserPassword } from "@/lib/server/users/set-user-password";
+import { enableUser } from "@/lib/server/users/enable-user";
+import { findUsers } from "@/lib/server/users/find-users";
+import { setUserRole } from "@/lib/server/users/set-user-role";
+import type { UserActor, UserView } from "@/lib/server/users/user";
 import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:

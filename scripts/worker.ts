@@ -18,25 +18,25 @@
  * SIGINT / SIGTERM: the tasks in hand run to their end and are settled, then the process exits. A
  * second signal exits at once; tasks still claimed go to another worker when their leases expire.
  */
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { openPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { PrismaClient } from "@/generated/prisma";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { HttpTaskQueue } from "@/lib/client/http-task-queue";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
 import type { SagaStore } from "@/lib/saga/store";
 import type { SagaServer } from "@/lib/saga/agent-port";
-import { World } from "@/lib/sim";
-import { RemoteWorld, type WorldLike } from "@/lib/sim/remote";
-import { prismaTaskQueue } from "@/lib/worker/queue";
-import { stuckAfterPivotMs, stuckRunSweeper } from "@/lib/worker/sweep-stuck-runs";
-import { Worker } from "@/lib/worker/worker";
-import { type TaskQueue } from "@/lib/worker/task";
-import { createLogger, logSink } from "@/lib/observability/log";
-import { sagaSpans } from "@/lib/observability/saga-spans";
-import { stopTracingWithin } from "@/lib/observability/tracing";
-import { traceWorkerTask } from "@/lib/observability/worker-spans";
+import { World } from "@/lib/demo/sim";
+import { RemoteWorld, type WorldLike } from "@/lib/demo/sim/remote";
+import { prismaTaskQueue } from "@/lib/server/worker/queue";
+import { stuckAfterPivotMs, stuckRunSweeper } from "@/lib/server/worker/sweep-stuck-runs";
+import { Worker } from "@/lib/agent/worker";
+import { type TaskQueue } from "@/lib/protocol/tasks/task";
+import { createLogger, logSink } from "@/lib/core/observability/log";
+import { sagaSpans } from "@/lib/core/observability/saga-spans";
+import { stopTracingWithin } from "@/lib/protocol/tracing";
+import { traceWorkerTask } from "@/lib/agent/worker-spans";
 
 const workerId = process.env.SAGABOARD_WORKER_ID?.trim() || `worker-${process.pid}`;
 const logger = createLogger("worker").child({ workerId });

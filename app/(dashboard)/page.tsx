@@ -1,6 +1,6 @@
 import { redirect } from "next/navigation";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { Role } from "@/lib/auth/roles";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { Role } from "@/lib/server/auth/roles";
 import { isFiltered, requestedFilters, runsReturnTo, RunsScreen, type SearchParams } from "@/components/dashboard/runs-screen";
 
 export const dynamic = "force-dynamic";

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import styles from "@/components/auth/auth.module.css";
 import { SignInForm } from "@/components/auth/sign-in-form";
-import { isOidcConfigured } from "@/lib/auth/options";
-import { safeReturnPath } from "@/lib/auth/return-path";
+import { isOidcConfigured } from "@/lib/server/auth/options";
+import { safeReturnPath } from "@/lib/server/auth/return-path";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Sign in" };

@@ -8,10 +8,10 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { openPrisma } from "@/lib/db/prisma";
-import type { DatabaseObserver } from "@/lib/db/raw-driver";
+import { openPrisma } from "@/lib/core/db/prisma";
+import type { DatabaseObserver } from "@/lib/core/db/raw-driver";
 import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
-import type { DatabaseKind } from "@/lib/db/url";
+import type { DatabaseKind } from "@/lib/core/db/url";
 import { reserveTestDatabase, type ThrowawayDatabase } from "@/tests/support/test-database";
 
 export { performance };
@@ -124,7 +124,7 @@ export interface LoggedQuery {
 
 /**
  * What a client sent, counted by the observer the bench passes to openPrisma: Prisma's statements
- * (logged in full), the saga log's own statements (lib/db/step-log-sql.ts: counted), and commits
+ * (logged in full), the saga log's own statements (lib/core/db/step-log-sql.ts: counted), and commits
  * (Prisma's COMMITs and the saga log's write transactions; each autocommit write is one).
  */
 export interface SentCounts {
@@ -133,7 +133,7 @@ export interface SentCounts {
   commits: number;
 }
 
-/** A client as lib/db/prisma.ts `openPrisma` opens it, with an observer counting into the returned `sent`. */
+/** A client as lib/core/db/prisma.ts `openPrisma` opens it, with an observer counting into the returned `sent`. */
 export async function openCountingPrisma(url: string): Promise<{ prisma: PrismaClient; sent: SentCounts }> {
   const sent: SentCounts = { prisma: [], driverStatements: 0, commits: 0 };
   const observer: DatabaseObserver = {
@@ -146,7 +146,7 @@ export async function openCountingPrisma(url: string): Promise<{ prisma: PrismaC
   return { prisma: await openPrisma(url, { observer }), sent };
 }
 
-/** A client as lib/db/prisma.ts `openPrisma` opens it, with every Prisma statement passed to `onQuery`. */
+/** A client as lib/core/db/prisma.ts `openPrisma` opens it, with every Prisma statement passed to `onQuery`. */
 export function openLoggingPrisma(url: string, onQuery: (q: LoggedQuery) => void): Promise<PrismaClient> {
   return openPrisma(url, { observer: { statement: (s) => s.via === "prisma" && onQuery({ query: s.sql, params: s.params ?? "[]", duration: s.durationMs ?? 0 }) } });
 }

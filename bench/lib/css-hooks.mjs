@@ -1,5 +1,5 @@
 // Loader hooks for the dashboard bench, which imports lib functions meant for the Next.js server:
-// - lib/auth/current-user.ts reaches a React component importing a CSS module, which Node cannot
+// - lib/server/auth/current-user.ts reaches a React component importing a CSS module, which Node cannot
 //   load; the bench never renders it, so CSS loads as {};
 // - next-auth's CommonJS providers export `{ default: fn }`, which Node's ESM interop hands to a
 //   default import as the whole object (Next.js and vitest unwrap it); serve the unwrapped default.

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { PrismaClient } from "@/generated/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { SagaStore } from "@/lib/saga/store";
 import { benchRegistry, fileOf, performance } from "./common";

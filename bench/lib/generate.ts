@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
-import type { DatabaseKind } from "@/lib/db/url";
+import type { DatabaseKind } from "@/lib/core/db/url";
 import { fileOf } from "./common";
 
 /** Deterministic PRNG (mulberry32), so two stores get the same data. */

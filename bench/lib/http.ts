@@ -5,11 +5,11 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { openPrisma } from "@/lib/db/prisma";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { needsBuild } from "@/scripts/lib/build";
 import { benchRegistry, performance } from "./common";
 import { STEPS_PER_RUN, type Round } from "./dispatch";

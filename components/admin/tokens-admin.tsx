@@ -4,14 +4,14 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
 import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
-import { ZCreatedAdminToken, ZRevokedAdminToken, ZAdminTokenPage, type TAdminToken, type TAdminTokenPage, type TCreatedAdminToken } from "@/lib/tokens/admin-views";
+import { ZCreatedAdminToken, ZRevokedAdminToken, ZAdminTokenPage, type TAdminToken, type TAdminTokenPage, type TCreatedAdminToken } from "@/lib/server/tokens/admin-views";
 import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError, StackTable } from "@/components/section";
 
-/** What each token role may do (lib/tokens/token-fields.ts TokenRoleSchema). */
+/** What each token role may do (lib/server/tokens/token-fields.ts TokenRoleSchema). */
 const TOKEN_ROLE_HINTS = {
   agent: "Records its own runs, for the tools below.",
   worker: "Unwinds and reconciles any agent's runs, for the tools below.",

@@ -4,15 +4,15 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ClassBadge, Fact, StatusBadge, Time } from "@/components/saga-display";
 import { DashboardRequestError, errorMessage, postParsed } from "@/components/dashboard/live";
-import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/tools/views";
+import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/server/tools/views";
 import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
-import { DEFAULT_WINDOW_SEC, DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/tools/duration";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { DEFAULT_WINDOW_SEC, DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/server/tools/duration";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
 const CLASSES = ["PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE"] as const;
-/** Roles that can pull revoke triggers at all (lib/auth/roles.ts); the row narrows them. */
+/** Roles that can pull revoke triggers at all (lib/server/auth/roles.ts); the row narrows them. */
 const REVOKE_ROLES = ["admin", "reviewer"] as const;
 
 /** What people call each field (the server's FIELD_LABELS, for the keys of a diff). */

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { ClassBadge, StatusBadge, Time } from "@/components/saga-display";
-import type { TToolTable } from "@/lib/tools/views";
+import type { TToolTable } from "@/lib/server/tools/views";
 import { formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
 

@@ -3,15 +3,15 @@
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
 import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
-import { ROLES, type Role } from "@/lib/auth/roles";
-import { ZChangedAdminUser, ZCreatedAdminUser, ZAdminUserPage, type TAdminUser, type TAdminUserPage, type TChangedAdminUser, type TCreatedAdminUser } from "@/lib/users/admin-views";
+import { ROLES, type Role } from "@/lib/server/auth/roles";
+import { ZChangedAdminUser, ZCreatedAdminUser, ZAdminUserPage, type TAdminUser, type TAdminUserPage, type TChangedAdminUser, type TCreatedAdminUser } from "@/lib/server/users/admin-views";
 import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError, StackTable } from "@/components/section";
 
-/** What each role may do, in the words of lib/auth/roles.ts, for the role pickers. */
+/** What each role may do, in the words of lib/server/auth/roles.ts, for the role pickers. */
 const ROLE_HINTS = {
   admin: "Everything, including the tool table, users and agent tokens.",
   reviewer: "Decides pivots, works the escalation queue, pulls revoke triggers.",

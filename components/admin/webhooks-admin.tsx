@@ -4,12 +4,12 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
 import { errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";
-import { NOTIFICATION_TOPICS, TOPIC_LABELS, type NotificationTopic } from "@/lib/notifications/vocabulary";
-import { ZCreatedWebhook, ZNotificationSettings, type TDeliveryView, type TNotificationSettings, type TWebhookView } from "@/lib/notifications/webhook-views";
+import { NOTIFICATION_TOPICS, TOPIC_LABELS, type NotificationTopic } from "@/lib/core/outbox/vocabulary";
+import { ZCreatedWebhook, ZNotificationSettings, type TDeliveryView, type TNotificationSettings, type TWebhookView } from "@/lib/server/notifications/webhook-views";
 import styles from "./people.module.css";
 import own from "./webhooks.module.css";
 import { SecretOnce } from "./secret-once";
-import { DashboardPath } from "@/lib/api/dashboard-paths";
+import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink } from "@/components/section";
 
 type Message = { tone: "good" | "bad"; text: string };

@@ -4,14 +4,14 @@
 
 import Link from "next/link";
 import { Mono, Time } from "@/components/saga-display";
-import type { AuditEventView } from "@/lib/audit/audit-event-view";
-import { actorInWords, eventInWords, scopeInWords } from "@/lib/audit/event-words";
-import type { AuditEventsPage } from "@/lib/audit/find-audit-events";
-import type { AuditVerification } from "@/lib/audit/views";
+import type { AuditEventView } from "@/lib/desks/audit/audit-event-view";
+import { actorInWords, eventInWords, scopeInWords } from "@/lib/desks/audit/event-words";
+import type { AuditEventsPage } from "@/lib/desks/audit/find-audit-events";
+import type { AuditVerification } from "@/lib/desks/audit/views";
 import styles from "./audit.module.css";
 import { FilterForm, type FilterFormValues } from "./filter-form";
 import { BreakText, IntegrityPanel } from "./integrity-panel";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink } from "@/components/section";
 
 /** The filters as the address carries them (each optional): the form's, and the page. */

@@ -8,10 +8,10 @@ import Link from "next/link";
 import { useState, type ChangeEvent, type MouseEvent } from "react";
 import { errorMessage, getParsed, postParsed } from "@/components/dashboard/live";
 import { Time } from "@/components/saga-display";
-import { scopeInWords } from "@/lib/audit/event-words";
-import { ZAuditVerification, ZChainHeadsCheck, type AuditVerification, type ChainHeadsCheck } from "@/lib/audit/views";
+import { scopeInWords } from "@/lib/desks/audit/event-words";
+import { ZAuditVerification, ZChainHeadsCheck, type AuditVerification, type ChainHeadsCheck } from "@/lib/desks/audit/views";
 import styles from "./audit.module.css";
-import { DashboardPath } from "@/lib/api/dashboard-paths";
+import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 
 type Break = AuditVerification["breaks"][number];
 

@@ -2,7 +2,7 @@
 
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
-import { RATE_LIMITED_SIGN_IN_ERROR, rateLimitedSeconds, rateLimitedSentence } from "@/lib/auth/rate-limited-code";
+import { RATE_LIMITED_SIGN_IN_ERROR, rateLimitedSeconds, rateLimitedSentence } from "@/lib/server/auth/rate-limited-code";
 import styles from "./auth.module.css";
 
 /** What the form says for each next-auth error code (and ours); anything else gets a generic line. */

@@ -3,7 +3,7 @@
 import { signOut } from "next-auth/react";
 import { useEffect, useRef, useState } from "react";
 import styles from "./auth.module.css";
-import { DashboardPath } from "@/lib/api/dashboard-paths";
+import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 
 /** A sign-out button: ends this session, then goes to the sign-in page (a full load, so no signed-in page stays on screen). */
 function SignOut({ label }: { label: string }) {

@@ -1,4 +1,4 @@
-import { getCurrentUser, type CurrentUser } from "@/lib/auth/current-user";
+import { getCurrentUser, type CurrentUser } from "@/lib/server/auth/current-user";
 import styles from "./auth.module.css";
 import { SignOutButton, SignOutEverywhereButton } from "./sign-out-button";
 

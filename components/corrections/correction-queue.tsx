@@ -5,10 +5,10 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { formatDuration } from "@/components/saga-display";
 import { errorMessage, LiveMarker, postParsed, useLive } from "@/components/dashboard/live";
-import { ZCorrectionClaimResult, ZCorrectionQueue, type TCorrectionClaimResult, type TCorrectionQueue, type TCorrectionQueueItem } from "@/lib/corrections/views";
+import { ZCorrectionClaimResult, ZCorrectionQueue, type TCorrectionClaimResult, type TCorrectionQueue, type TCorrectionQueueItem } from "@/lib/desks/corrections/views";
 import { drafterLabel, rankLabel, SEND_LABELS, STATE_LABELS } from "./labels";
 import styles from "./corrections.module.css";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 
 /** The queue's filters, as the address carries them. */
 export interface CorrectionFilters {

@@ -5,11 +5,11 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { formatDuration, formatUtc } from "@/components/saga-display";
 import { DashboardRequestError, errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";
-import { ZCorrectionClaimResult, ZSendCorrectionResult, ZCorrectionDetail, type TCorrectionDetail } from "@/lib/corrections/views";
+import { ZCorrectionClaimResult, ZSendCorrectionResult, ZCorrectionDetail, type TCorrectionDetail } from "@/lib/desks/corrections/views";
 import { StateBadge } from "./correction-queue";
 import { drafterLabel, rankLabel } from "./labels";
 import styles from "./corrections.module.css";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {

@@ -1,5 +1,5 @@
 /** Words the correction desk shows for its states, ranks and drafters. */
-import type { CorrectionState, SendState } from "@/lib/corrections/views";
+import type { CorrectionState, SendState } from "@/lib/desks/corrections/views";
 
 /** A correction's state in words. */
 export const STATE_LABELS: Record<CorrectionState, string> = {

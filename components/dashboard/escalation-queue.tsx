@@ -4,12 +4,12 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { formatDuration, StatusBadge } from "@/components/saga-display";
-import { ZBulkDecisionResult, ZClaimResult, ZEscalationQueue, type TBulkDecisionResult, type TClaimResult, type TEscalationQueue, type TEscalationQueueItem } from "@/lib/dashboard/views";
+import { ZBulkDecisionResult, ZClaimResult, ZEscalationQueue, type TBulkDecisionResult, type TClaimResult, type TEscalationQueue, type TEscalationQueueItem } from "@/lib/desks/dashboard/views";
 import { EscalationKind, PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError, StackTable } from "@/components/section";
 
 /** The queue's filters, as the address carries them. */

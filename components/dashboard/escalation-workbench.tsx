@@ -5,13 +5,13 @@ import Link from "next/link";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { ClassBadge, Fact, LabelledValues, Mono, StatusBadge, Time, formatDuration } from "@/components/saga-display";
-import { ZClaimResult, ZEscalationDetail, ZRealSystemCheckState, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState, type TResolveResult } from "@/lib/dashboard/views";
+import { ZClaimResult, ZEscalationDetail, ZRealSystemCheckState, ZResolveResult, type TClaimResult, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState, type TResolveResult } from "@/lib/desks/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, getParsed, LiveMarker, postParsed, useLive } from "./live";
 import { KIND_HINTS, kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import { ApprovalConfirmation, type ConfirmItem } from "./pivot-decision";
 import styles from "./reviewer.module.css";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
 type Detail = TEscalationDetail;

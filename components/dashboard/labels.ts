@@ -32,4 +32,4 @@ export const REJECTION_CODE_LABELS: Record<string, string> = {
   OTHER: "Other: read the reason",
 };
 
-export { audienceInWords } from "@/lib/dashboard/audience-words";
+export { audienceInWords } from "@/lib/desks/dashboard/audience-words";

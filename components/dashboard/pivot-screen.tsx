@@ -4,14 +4,14 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ClassBadge, Countdown, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
-import { diffPlans } from "@/lib/pivots/plan-diff";
-import { ZEditPlanItemResult, ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen, type TPlanItemView, type TStagedEffect } from "@/lib/dashboard/views";
+import { diffPlans } from "@/lib/desks/pivots/plan-diff";
+import { ZEditPlanItemResult, ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen, type TPlanItemView, type TStagedEffect } from "@/lib/desks/dashboard/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { audienceInWords, RANK_LABELS, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
 import styles from "./reviewer.module.css";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
 
 const HASH_PREFIX = 12;

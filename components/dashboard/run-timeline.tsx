@@ -3,12 +3,12 @@
 import type { ReactNode } from "react";
 import Link from "next/link";
 import { ClassBadge, FactList, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
-import { actorInWords, eventInWords } from "@/lib/audit/event-words";
-import { ZRunTimelineWire, type RunTimelineView } from "@/lib/runs/run-views";
+import { actorInWords, eventInWords } from "@/lib/desks/audit/event-words";
+import { ZRunTimelineWire, type RunTimelineView } from "@/lib/desks/runs/run-views";
 import { BackLink, CountedSection, StackTable } from "@/components/section";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 
 /** How many hex characters of a hash identify it to a person. */
 const HASH_PREFIX = 12;

@@ -2,13 +2,13 @@
 
 import Link from "next/link";
 import { StatusBadge, Time } from "@/components/saga-display";
-import { ZRunsPage, type RunsPage, type WaitingCounts } from "@/lib/runs/run-views";
+import { ZRunsPage, type RunsPage, type WaitingCounts } from "@/lib/desks/runs/run-views";
 import { RUN_STATUSES } from "@/lib/saga/vocabulary";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { StackTable } from "@/components/section";
-import type { AdminWait } from "@/lib/dashboard/find-admin-waits";
+import type { AdminWait } from "@/lib/desks/dashboard/find-admin-waits";
 
 /** The runs list's filters, as the address carries them. */
 export interface RunsFilters {

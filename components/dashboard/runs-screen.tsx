@@ -1,9 +1,9 @@
 // The runs list as the server first paints it, for both addresses that show it: `/` (each role's
 // landing) and `/runs`. Each page authenticates itself first (tests/api/pages-auth.test.ts).
-import type { CurrentUser } from "@/lib/auth/current-user";
-import { can } from "@/lib/auth/roles";
-import { findAdminWaits } from "@/lib/dashboard/find-admin-waits";
-import { findRuns, ZFindRunsRequestSchema } from "@/lib/runs/find-runs";
+import type { CurrentUser } from "@/lib/server/auth/current-user";
+import { can } from "@/lib/server/auth/roles";
+import { findAdminWaits } from "@/lib/desks/dashboard/find-admin-waits";
+import { findRuns, ZFindRunsRequestSchema } from "@/lib/desks/runs/find-runs";
 import { RunsList, type RunsFilters } from "./runs-list";
 
 /** A page's query parameters as Next hands them over. */

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { Overview, OverviewBucket, WaitingKind } from "@/lib/overview/get-overview";
+import type { Overview, OverviewBucket, WaitingKind } from "@/lib/desks/overview/get-overview";
 import styles from "./overview.module.css";
 import { BackLink } from "@/components/section";
 

@@ -4,9 +4,9 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { ClassBadge, Countdown, formatDuration, StatusBadge, Time } from "@/components/saga-display";
 import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
-import { ZPullResult, ZRevokeOptions, type TRevokeOption, type TRevokeOptions, type TRevokeSummary } from "@/lib/revokes/views";
+import { ZPullResult, ZRevokeOptions, type TRevokeOption, type TRevokeOptions, type TRevokeSummary } from "@/lib/desks/revokes/views";
 import styles from "./revokes.module.css";
-import { dashboardUrl, DashboardPath } from "@/lib/api/dashboard-paths";
+import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError } from "@/components/section";
 
 /** How a pulled revoke stands, in a badge people read. */

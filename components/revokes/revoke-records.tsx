@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { Time } from "@/components/saga-display";
-import type { TRevokePage } from "@/lib/revokes/find-revokes";
-import { RevokeOutcome } from "@/lib/revokes/views";
+import type { TRevokePage } from "@/lib/desks/revokes/find-revokes";
+import { RevokeOutcome } from "@/lib/desks/revokes/views";
 import { OutcomeBadge } from "./revoke-panel";
 import styles from "./revokes.module.css";
 import { BackLink, StackTable } from "@/components/section";

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import type { SlaCountdown } from "@/lib/sla/get-sla-countdown";
+import type { SlaCountdown } from "@/lib/server/sla/get-sla-countdown";
 
 /**
  * Whether the item still waits, as the screen beside this clock last read it: the pivot screen and

@@ -1,5 +1,5 @@
-import { getPrisma } from "@/lib/db/prisma";
-import { getSlaCountdown } from "@/lib/sla/get-sla-countdown";
+import { getPrisma } from "@/lib/core/db/prisma";
+import { getSlaCountdown } from "@/lib/server/sla/get-sla-countdown";
 import { SlaCountdownClock } from "./sla-countdown-clock";
 
 /**

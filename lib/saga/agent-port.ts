@@ -2,7 +2,7 @@
  * The agent side's ports: what a run as an agent drives it (`RunContext`), a worker's unwinds and
  * the engine's reads ask of whoever decides. In process the engine decides on its own store (the
  * functions of calls.ts and request-pivot.ts behind a local port); over HTTP the server decides with
- * the same functions and the client (`HttpSagaStore`, lib/client) sends the commands. Nothing here
+ * the same functions and the client (`HttpSagaStore`, lib/agent/client) sends the commands. Nothing here
  * writes a row: the store interface (store.ts) is implemented by the stores alone.
  */
 import type { BeginCallAnswer, CallOutcomeReport, CompensationReport, PlanItemAddress, ReconcileReport, StepCompensateAction, UnwindAction } from "./messages";

@@ -1,6 +1,6 @@
 /**
  * The decisions of a tool call, made once for every caller: the in-process engine (`RunContext`)
- * and the server's command API (`lib/agent-api/begin-call.ts`) both call these functions, so the
+ * and the server's command API (`lib/server/agent-api/begin-call.ts`) both call these functions, so the
  * gate, the pivot, retries under the same key, replay and closed runs are decided in one place.
  *
  * A call is three commands (see ARCHITECTURE.md, "The call commands"):

@@ -1,6 +1,6 @@
 /**
  * A reviewer's decision on a pivot, approval or rejection: the one path the engine
- * (`SagaEngine.decidePivot`) and the dashboard (lib/pivots/decide-pivot.ts) take. Bound to the plan
+ * (`SagaEngine.decidePivot`) and the dashboard (lib/desks/pivots/decide-pivot.ts) take. Bound to the plan
  * hash the reviewer saw; a rejection carries its reason and, when given, a code from the closed list
  * (`PivotRejectionCode`) the agent acts on without parsing prose. Framework-free: a store in.
  */

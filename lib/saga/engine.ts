@@ -43,7 +43,7 @@ export interface SagaEngineOptions {
   backoffMs?: number;
   /**
    * Told of the steps this engine records and the escalations it raises when it decides in process
-   * (traces: lib/observability/saga-spans.ts); an engine over a server leaves that to the server.
+   * (traces: lib/core/observability/saga-spans.ts); an engine over a server leaves that to the server.
    */
   observer?: SagaObserver;
 }

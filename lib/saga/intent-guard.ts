@@ -1,9 +1,9 @@
 /**
  * The intent guard and the step fence, stated once for the stores that decide them in code: the
- * memory store, and the SQLite write path (lib/db/step-log-sqlite.ts), which reads what the guard
+ * memory store, and the SQLite write path (lib/core/db/step-log-sqlite.ts), which reads what the guard
  * asks about inside its write transaction and asks this module. PostgreSQL decides both in its one
- * statement's WHERE (lib/db/step-log-postgres.ts), the fence's SQL shared with SQLite
- * (lib/db/step-log-sql.ts `fenceConditions`); the store contract suite holds every store to the
+ * statement's WHERE (lib/core/db/step-log-postgres.ts), the fence's SQL shared with SQLite
+ * (lib/core/db/step-log-sql.ts `fenceConditions`); the store contract suite holds every store to the
  * same answers.
  */
 import type { IntentGuard, StepFence } from "./store";

@@ -1,7 +1,7 @@
 /**
  * What the engine tells the process about what it recorded, for traces: a step's outcome, reconcile
  * or compensation settled in this process, and an escalation it raised. The engine imports nothing to
- * do it (the app's observer, lib/observability/saga-spans.ts, makes the spans); without an observer
+ * do it (the app's observer, lib/core/observability/saga-spans.ts, makes the spans); without an observer
  * nothing of this runs.
  *
  * Two ways an observer reaches the engine's functions:

@@ -1,6 +1,6 @@
 /**
  * Requesting a pivot: the one function the in-process engine (`RunContext.requestPivot`, through its
- * local port) and the server (`POST /runs/{id}/pivots`, lib/agent-api/request-pivot.ts) both call.
+ * local port) and the server (`POST /runs/{id}/pivots`, lib/server/agent-api/request-pivot.ts) both call.
  * The plan's classes and policy versions come from the tool facts the caller passes (the tool table
  * on the server), never from the agent; the hash is computed here. Asking again with the same plan
  * returns the same pivot; a new plan revises a pending one.

@@ -1,6 +1,6 @@
 /**
  * Test kit for the engine's unit tests: a tiny fake external system, its tools and compensators,
- * and an engine on the in-memory store and a manual clock. Deliberately not lib/sim: these tests pin
+ * and an engine on the in-memory store and a manual clock. Deliberately not lib/demo/sim: these tests pin
  * the engine's own behaviour. The fake never deduplicates by key: every call that reaches it records
  * an effect, so a count above one per key is a double effect the engine let through.
  */

@@ -1,6 +1,6 @@
 /**
- * Builds @sagaboard/client from the same source files the server runs (lib/saga, lib/client,
- * lib/adapters, lib/worker/worker.ts): one ESM bundle per entry, shared chunks, bundled type
+ * Builds @sagaboard/client from the same source files the server runs (lib/saga, lib/agent/client,
+ * lib/agent/adapters, lib/agent/worker.ts): one ESM bundle per entry, shared chunks, bundled type
  * declarations. zod is a dependency; the frameworks are optional peers, never bundled.
  */
 import { defineConfig } from "tsup";

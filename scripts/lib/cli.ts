@@ -1,8 +1,8 @@
 /** What the admin CLIs (token, user) share: usage errors, required flags, who runs them, and exit codes. */
 import os from "node:os";
 import { Prisma } from "@/generated/prisma";
-import { ApiError } from "@/lib/api/errors";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
+import { ApiError } from "@/lib/protocol/errors";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 
 /** Wrong words on the command line: printed with the usage, exit code 2. */
 export class UsageError extends Error {}

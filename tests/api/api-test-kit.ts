@@ -8,12 +8,12 @@
  * deadlock (better-sqlite3 waits for locks synchronously; see tests/integration/prisma-store.test.ts).
  */
 import { afterAll, beforeAll } from "vitest";
-import { getPrisma, type PrismaClient } from "@/lib/db/prisma";
-import type { RouteHandler } from "@/lib/api/route";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { World } from "@/lib/sim";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import type { RouteHandler } from "@/lib/delivery/route";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { World } from "@/lib/demo/sim";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { reserveTestDatabase } from "../support/test-database";
 
 /**

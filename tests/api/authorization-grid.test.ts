@@ -5,7 +5,7 @@
  * 2xx (a leak or a write someone may not make), a 5xx, or a refused write that changed a row.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/server/auth/roles";
 import { routeTable } from "../support/api-router";
 import { useTestDatabase } from "./api-test-kit";
 import { changedTables, PRINCIPALS, seedRouteWorld, send, snapshotTables, type Principal, type RouteWorld } from "./route-world";
@@ -139,7 +139,7 @@ const GRID: Record<string, Cell> = {
  * Worker-token 2xx answers on agent-only routes still to be closed (worker tokens acting on runs
  * they hold no task of): tolerated, and counted, only while this lists them.
  */
-// Reads by escalation id and dedupe key (lib/agent-api/get-escalation.ts, find-escalation.ts) still let any worker token
+// Reads by escalation id and dedupe key (lib/server/agent-api/get-escalation.ts, find-escalation.ts) still let any worker token
 // through: they check mayActOn, not the claimed-task rule the other run and step paths now apply.
 // Routes where a worker token was known to get a 2xx it should not (none left: worker reads of escalations now need a claimed task).
 const WORKER_GAP_FOR_NOW = new Set<string>();

@@ -6,9 +6,9 @@
  * input, never a 5xx, and no row may change.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { allEndpoints } from "@/lib/api/contracts";
-import { fillPath } from "@/lib/api/endpoint";
-import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@/lib/api/route";
+import { allEndpoints } from "@/lib/delivery/contracts";
+import { fillPath } from "@/lib/protocol/endpoint";
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@/lib/delivery/route";
 import { useTestDatabase } from "./api-test-kit";
 import { changedTables, seedRouteWorld, send, snapshotTables, type Principal, type RouteRequest, type RouteWorld } from "./route-world";
 

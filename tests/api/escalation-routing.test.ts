@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import * as claimRoute from "@/app/api/dashboard/escalations/[escalationId]/claim/route";
 import * as queueRoute from "@/app/api/dashboard/escalations/route";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { createUser } from "@/lib/users/create-user";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { createUser } from "@/lib/server/users/create-user";
 import { call, useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("escalation-routing");

@@ -4,16 +4,16 @@
  * the pivot flow with a reviewer deciding on the server, and the server's own policy checks.
  */
 import { describe, expect, it, vi } from "vitest";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { PrismaSagaStore, sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { PrismaSagaStore, sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
-import { World } from "@/lib/sim";
+import { World } from "@/lib/demo/sim";
 import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
@@ -247,7 +247,7 @@ describe("a revoked token", () => {
     const { engine, token, prisma } = await setup();
     const run = await engine().startRun({ title: "Before revocation", agent: "x" });
     await run.call("create_ticket", { summary: "Order 1182 refund", orderId: "1182" });
-    const { revokeAgentToken } = await import("@/lib/tokens/revoke-agent-token");
+    const { revokeAgentToken } = await import("@/lib/server/tokens/revoke-agent-token");
     await revokeAgentToken(prisma, { name: token.name, revokedBy: "admin@example.com" });
 
     await expect(run.call("create_ticket", { summary: "again", orderId: "1182" })).rejects.toMatchObject({ status: 401, code: "UNAUTHORIZED" });
@@ -267,7 +267,7 @@ describe("a revoked token", () => {
     const first = await begin(0); // reads the token; the next requests need not
     expect(first.json.answer).toBe("call");
     const stepId = first.json.step.id as string;
-    const { revokeAgentToken } = await import("@/lib/tokens/revoke-agent-token");
+    const { revokeAgentToken } = await import("@/lib/server/tokens/revoke-agent-token");
     await revokeAgentToken(prisma, { name: token.name, revokedBy: "admin@example.com" });
     const events = await prisma.auditEvent.count({ where: { runId } });
 

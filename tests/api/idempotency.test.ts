@@ -5,13 +5,13 @@
  */
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
-import { ApiError } from "@/lib/api/errors";
-import { DEFAULT_ABANDONED_AFTER_MS, requestHash } from "@/lib/api/idempotency";
-import { agentRoute } from "@/lib/api/route";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { ApiError } from "@/lib/protocol/errors";
+import { DEFAULT_ABANDONED_AFTER_MS, requestHash } from "@/lib/delivery/idempotency";
+import { agentRoute } from "@/lib/delivery/route";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { randomIds } from "@/lib/saga/ids";
-import { serverLog } from "@/lib/observability/log";
+import { serverLog } from "@/lib/core/observability/log";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 
 const prisma = useTestDatabase("idempotency");

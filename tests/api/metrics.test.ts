@@ -7,18 +7,18 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { createWebhook } from "@/lib/notifications/create-webhook";
-import { Notifier } from "@/lib/notifications/notifier";
-import { webhookTargetPolicy } from "@/lib/notifications/webhook-target";
-import { sweepStuckRuns } from "@/lib/worker/sweep-stuck-runs";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { createWebhook } from "@/lib/server/notifications/create-webhook";
+import { Notifier } from "@/lib/server/notifications/notifier";
+import { webhookTargetPolicy } from "@/lib/server/notifications/webhook-target";
+import { sweepStuckRuns } from "@/lib/server/worker/sweep-stuck-runs";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
-import { World } from "@/lib/sim";
+import { World } from "@/lib/demo/sim";
 import { playSeed003 } from "../support/support-agent";
 import { requestCounts, routeFetch } from "../support/api-router";
 import { makeToken, useTestDatabase } from "./api-test-kit";

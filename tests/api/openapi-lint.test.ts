@@ -8,9 +8,9 @@
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { allEndpoints } from "@/lib/api/contracts";
-import { ApiErrorCode } from "@/lib/api/errors";
-import { buildOpenApiDocument } from "@/lib/api/openapi";
+import { allEndpoints } from "@/lib/delivery/contracts";
+import { ApiErrorCode } from "@/lib/protocol/errors";
+import { buildOpenApiDocument } from "@/lib/delivery/openapi";
 import { ApprovalReason } from "@/lib/saga/vocabulary";
 import { SagaErrorCode } from "@/lib/saga/errors";
 

@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { GET } from "@/app/api/v1/openapi.json/route";
-import { allEndpoints } from "@/lib/api/contracts";
-import { defineEndpoint, fillPath, toOpenApiPath, type AnyEndpoint } from "@/lib/api/endpoint";
-import { buildOpenApiDocument, type JsonObject } from "@/lib/api/openapi";
+import { allEndpoints } from "@/lib/delivery/contracts";
+import { defineEndpoint, fillPath, toOpenApiPath, type AnyEndpoint } from "@/lib/protocol/endpoint";
+import { buildOpenApiDocument, type JsonObject } from "@/lib/delivery/openapi";
 import { call } from "./api-test-kit";
 
 const Money = z.object({ amount: z.number().int(), currency: z.string().length(3) }).meta({ id: "Money" });

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { pageAction } from "@/lib/auth/page-actions";
+import { pageAction } from "@/lib/server/auth/page-actions";
 
 /** Pages that need no session. */
 const PUBLIC_PAGES = new Set(["app/signin/page.tsx"]);
@@ -34,7 +34,7 @@ describe("pages", () => {
     expect(source, `${page} must return the 403 content when denied`).toMatch(/if \(denied\) return denied;/);
   });
 
-  it.each(all.filter((page) => !PUBLIC_PAGES.has(page)))("%s needs what the 403 page says it needs (lib/auth/page-actions.ts)", (page) => {
+  it.each(all.filter((page) => !PUBLIC_PAGES.has(page)))("%s needs what the 403 page says it needs (lib/server/auth/page-actions.ts)", (page) => {
     const action = /await requirePageUser\(\s*"([a-z.]+)"/.exec(readFileSync(page, "utf8"))?.[1];
     const route = page.replace(/^app/, "").replace(/\/\([^)]*\)/g, "").replace(/\/page\.tsx?$/, "") || "/";
     expect(pageAction(route), route).toBe(action);

@@ -6,14 +6,14 @@
  * and a log that disagrees with the agent.
  */
 import { describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { SagaError } from "@/lib/saga/errors";
-import { World } from "@/lib/sim";
+import { World } from "@/lib/demo/sim";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";

@@ -6,17 +6,17 @@
  */
 import { createHash } from "node:crypto";
 import { expect } from "vitest";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import type { Role } from "@/lib/auth/roles";
-import type { PrismaClient } from "@/lib/db/prisma";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import type { Role } from "@/lib/server/auth/roles";
+import type { PrismaClient } from "@/lib/core/db/prisma";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
-import { resetHostedWorld } from "@/lib/sim/host";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { revokeAgentToken } from "@/lib/tokens/revoke-agent-token";
-import { createUser } from "@/lib/users/create-user";
+import { resetHostedWorld } from "@/lib/demo/sim/host";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";
+import { createUser } from "@/lib/server/users/create-user";
 import { routeFetch } from "../support/api-router";
 
 /** Who calls. */

@@ -5,11 +5,11 @@
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { Prisma } from "@/generated/prisma";
-import { defineEndpoint } from "@/lib/api/endpoint";
-import { ApiError, ErrorBodySchema } from "@/lib/api/errors";
-import { agentRoute, MAX_BODY_BYTES, publicRoute, withStatus } from "@/lib/api/route";
+import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { ApiError, ErrorBodySchema } from "@/lib/protocol/errors";
+import { agentRoute, MAX_BODY_BYTES, publicRoute, withStatus } from "@/lib/delivery/route";
 import { SagaError } from "@/lib/saga/errors";
-import { serverLog } from "@/lib/observability/log";
+import { serverLog } from "@/lib/core/observability/log";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 
 useTestDatabase("route");

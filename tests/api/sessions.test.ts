@@ -4,11 +4,11 @@
  */
 import { describe, expect, it } from "vitest";
 import * as everywhereRoute from "@/app/api/dashboard/me/sign-out-everywhere/route";
-import { readSessionState, runWithSessionReader } from "@/lib/auth/current-user";
-import { endUserSession, startUserSession } from "@/lib/auth/user-sessions";
-import { createUser } from "@/lib/users/create-user";
-import { disableUser } from "@/lib/users/disable-user";
-import { setUserPassword } from "@/lib/users/set-user-password";
+import { readSessionState, runWithSessionReader } from "@/lib/server/auth/current-user";
+import { endUserSession, startUserSession } from "@/lib/server/auth/user-sessions";
+import { createUser } from "@/lib/server/users/create-user";
+import { disableUser } from "@/lib/server/users/disable-user";
+import { setUserPassword } from "@/lib/server/users/set-user-password";
 import { call, useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("sessions");

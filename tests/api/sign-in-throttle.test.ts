@@ -1,5 +1,5 @@
 /**
- * Sign-in throttling, end to end in-process: the throttle wrapper (lib/auth/throttled-sign-in.ts) in
+ * Sign-in throttling, end to end in-process: the throttle wrapper (lib/server/auth/throttled-sign-in.ts) in
  * front of next-auth itself (its public handler with our authOptions: CSRF token, authorize,
  * checkCredentials, bcrypt, the session row), on a real database. Short limits (3 failures, a 1 s
  * first block) keep it quick. The route file only binds these together; tests/e2e/sign-in-throttle.spec.ts
@@ -11,14 +11,14 @@ import http from "node:http";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import NextAuth from "next-auth";
-import { authOptions } from "@/lib/auth/options";
-import { SIGN_IN_THROTTLED_EVENT, recordSignInLockout } from "@/lib/auth/record-sign-in-lockout";
-import { SignInLimitsSchema, SignInThrottle, type SignInLimits } from "@/lib/auth/sign-in-throttle";
-import { clientAddress, parseTrustedProxies } from "@/lib/auth/client-address";
-import { SIGN_IN_DEVICE_COOKIE } from "@/lib/auth/sign-in-device";
-import { installPeerStamp, PEER_HEADER } from "@/lib/auth/socket-address";
-import { signInClientAddress, throttleCredentialsSignIn, type FetchHandler } from "@/lib/auth/throttled-sign-in";
-import { createUser } from "@/lib/users/create-user";
+import { authOptions } from "@/lib/server/auth/options";
+import { SIGN_IN_THROTTLED_EVENT, recordSignInLockout } from "@/lib/server/auth/record-sign-in-lockout";
+import { SignInLimitsSchema, SignInThrottle, type SignInLimits } from "@/lib/server/auth/sign-in-throttle";
+import { clientAddress, parseTrustedProxies } from "@/lib/server/auth/client-address";
+import { SIGN_IN_DEVICE_COOKIE } from "@/lib/server/auth/sign-in-device";
+import { installPeerStamp, PEER_HEADER } from "@/lib/server/auth/socket-address";
+import { signInClientAddress, throttleCredentialsSignIn, type FetchHandler } from "@/lib/server/auth/throttled-sign-in";
+import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "./api-test-kit";
 import { testStoreKind } from "../support/test-database";
 

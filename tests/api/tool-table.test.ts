@@ -13,17 +13,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as declarationsRoute from "@/app/api/v1/tools/declarations/route";
 import * as toolRoute from "@/app/api/dashboard/admin/tools/[name]/route";
 import * as toolsRoute from "@/app/api/dashboard/admin/tools/route";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import type { Role } from "@/lib/auth/roles";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import type { Role } from "@/lib/server/auth/roles";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
-import { World } from "@/lib/sim";
-import { createUser } from "@/lib/users/create-user";
+import { World } from "@/lib/demo/sim";
+import { createUser } from "@/lib/server/users/create-user";
 import { routeFetch } from "../support/api-router";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
@@ -312,7 +312,7 @@ describe("declared tools", () => {
     expect(own.status).toBe(200);
     expect(own.json.tools).toEqual([expect.objectContaining({ name: nested, outcome: "created" })]);
 
-    const { createAgentToken } = await import("@/lib/tokens/create-agent-token");
+    const { createAgentToken } = await import("@/lib/server/tokens/create-agent-token");
     const worker = await createAgentToken(prisma, { name: `wk${Date.now().toString(36)}`, tools: ["charge_card"], role: "worker", createdBy: "admin@example.com" });
     const widened = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: worker.secret, body: { tools: [tool("refund_all")] } });
     expect(widened.status).toBe(403);
@@ -323,8 +323,8 @@ describe("declared tools", () => {
 
   it("a worker claims unwind work only for tools it holds: another team's tool of a similar name is not claimed", async () => {
     const prisma = await getPrisma();
-    const { claimTasks } = await import("@/lib/worker/claim-tasks");
-    const { enqueueTask } = await import("@/lib/worker/enqueue-task");
+    const { claimTasks } = await import("@/lib/server/worker/claim-tasks");
+    const { enqueueTask } = await import("@/lib/server/worker/enqueue-task");
     const run = await new PrismaSagaStore(prisma).createRun({ id: `run_claim_${Date.now()}`, title: "two teams", agent: "acme", onBehalfOf: null, metadata: {} }, { type: "run.started", actor: { type: "agent", id: "acme" }, data: {} });
     await enqueueTask(prisma, { kind: "UNWIND", runId: run.id, tools: ["acme.open_case"], payload: { reason: "test" }, dedupeKey: `unwind:${run.id}`, actor: { type: "agent", id: "acme" } });
     // The demo worker holds create_ticket and close_ticket, not acme's tools.

@@ -4,14 +4,14 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
-import { buildOpenApiDocument } from "@/lib/api/openapi";
-import { getCurrentUser, requireUser, runWithSessionReader } from "@/lib/auth/current-user";
-import { userRoute } from "@/lib/auth/user-route";
-import { createUser } from "@/lib/users/create-user";
-import { disableUser } from "@/lib/users/disable-user";
-import { setUserRole } from "@/lib/users/set-user-role";
-import type { UserView } from "@/lib/users/user";
+import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { buildOpenApiDocument } from "@/lib/delivery/openapi";
+import { getCurrentUser, requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
+import { userRoute } from "@/lib/delivery/user-route";
+import { createUser } from "@/lib/server/users/create-user";
+import { disableUser } from "@/lib/server/users/disable-user";
+import { setUserRole } from "@/lib/server/users/set-user-role";
+import type { UserView } from "@/lib/server/users/user";
 import { call, useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("user-route");

@@ -6,13 +6,13 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { checkCredentials } from "@/lib/auth/options";
-import { createUser } from "@/lib/users/create-user";
-import { DEMO_PASSWORD, DEMO_USERS, ensureDemoUsers } from "@/lib/users/demo-users";
-import { disableUser } from "@/lib/users/disable-user";
-import { findUsers } from "@/lib/users/find-users";
-import { setUserRole } from "@/lib/users/set-user-role";
-import { userScope } from "@/lib/users/user";
+import { checkCredentials } from "@/lib/server/auth/options";
+import { createUser } from "@/lib/server/users/create-user";
+import { DEMO_PASSWORD, DEMO_USERS, ensureDemoUsers } from "@/lib/server/users/demo-users";
+import { disableUser } from "@/lib/server/users/disable-user";
+import { findUsers } from "@/lib/server/users/find-users";
+import { setUserRole } from "@/lib/server/users/set-user-role";
+import { userScope } from "@/lib/server/users/user";
 import { useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("users");

@@ -13,12 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as deleteRoute from "@/app/api/dashboard/admin/webhooks/delete/route";
 import * as enabledRoute from "@/app/api/dashboard/admin/webhooks/enabled/route";
 import * as webhooksRoute from "@/app/api/dashboard/admin/webhooks/route";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import { createWebhook } from "@/lib/notifications/create-webhook";
-import { deliverNotifications } from "@/lib/notifications/deliver-notifications";
-import { UNREACHABLE_ERROR } from "@/lib/notifications/post-webhook";
-import { webhookTargetPolicy, type ResolveHost, type WebhookTargetPolicy } from "@/lib/notifications/webhook-target";
-import { createUser } from "@/lib/users/create-user";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { createWebhook } from "@/lib/server/notifications/create-webhook";
+import { deliverNotifications } from "@/lib/server/notifications/deliver-notifications";
+import { UNREACHABLE_ERROR } from "@/lib/server/notifications/post-webhook";
+import { webhookTargetPolicy, type ResolveHost, type WebhookTargetPolicy } from "@/lib/server/notifications/webhook-target";
+import { createUser } from "@/lib/server/users/create-user";
 import { call, useTestDatabase, type CallResult } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("webhook-targets");

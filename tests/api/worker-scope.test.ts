@@ -13,7 +13,7 @@ import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";
 import * as unwindRoute from "@/app/api/v1/runs/[runId]/unwind/route";
 import * as runsRoute from "@/app/api/v1/runs/route";
 import * as claimRoute from "@/app/api/v1/worker/claim/route";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("worker-scope");

@@ -1,7 +1,7 @@
 /**
  * The SagaStore contract (lib/saga/store.ts), as one suite every implementation runs: the memory
  * store (lib/saga/memory-store.test.ts) and the Prisma store on SQLite and PostgreSQL, durable and
- * relaxed (tests/integration/prisma-store.test.ts). The HTTP client (lib/client/) is held to the same
+ * relaxed (tests/integration/prisma-store.test.ts). The HTTP client (lib/agent/client/) is held to the same
  * behaviour end to end by tests/api. Each test writes its own uniquely named runs, so implementations
  * may share one database across tests.
  */

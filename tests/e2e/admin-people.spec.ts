@@ -10,12 +10,12 @@
  * Each page is screenshotted at 1280 and 390 px wide for a person to look at.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
-import { hashTokenSecret, tokenScope } from "@/lib/tokens/agent-token";
-import { userScope } from "@/lib/users/user";
+import { hashTokenSecret, tokenScope } from "@/lib/server/tokens/agent-token";
+import { userScope } from "@/lib/server/users/user";
 import { customerFor, effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

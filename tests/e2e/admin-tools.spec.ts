@@ -9,13 +9,13 @@
  * Each test declares tools in its own namespace, so it never changes a row another test uses.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
-import { World } from "@/lib/sim";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import { World } from "@/lib/demo/sim";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";

@@ -10,18 +10,18 @@
  * run, so assertions always filter it by this test's own keys, refs or recipient.
  */
 import { randomBytes } from "node:crypto";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import type { PrismaClient } from "@/lib/db/prisma";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { fillAudienceRules } from "@/lib/tools/fill-audience-rules";
-import { SUPPORT_TOOL_AUDIENCES } from "@/lib/connectors/tool-systems";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import type { PrismaClient } from "@/lib/core/db/prisma";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { fillAudienceRules } from "@/lib/server/tools/fill-audience-rules";
+import { SUPPORT_TOOL_AUDIENCES } from "@/lib/demo/connectors/tool-systems";
 import type { RunContext } from "@/lib/saga/run-context";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { ToolRegistry } from "@/lib/saga/tools";
-import type { LedgerEntry, LedgerFilter } from "@/lib/sim/ledger";
-import { RemoteWorld, type WorldLike } from "@/lib/sim/remote";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
+import type { LedgerEntry, LedgerFilter } from "@/lib/demo/sim/ledger";
+import { RemoteWorld, type WorldLike } from "@/lib/demo/sim/remote";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { test as base, expect } from "./fixtures";
 
 /** An agent driving the API from the test process. */

@@ -4,11 +4,11 @@
  * to its arguments ("customer if to is outside the company's domains"), and an effect whose audience
  * nothing states reads and counts as customer-facing: on the pivot's blast radius and on the tool page.
  */
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
-import type { WorldLike } from "@/lib/sim/remote";
+import type { WorldLike } from "@/lib/demo/sim/remote";
 import { customerFor, expect, test, uniqueTag, type TestAgent } from "./agent";
 import { shootBothWidths, signIn } from "./fixtures";
 

@@ -7,9 +7,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { decode } from "next-auth/jwt";
-import { ROLES } from "@/lib/auth/roles";
-import { disableUser } from "@/lib/users/disable-user";
-import { setUserRole } from "@/lib/users/set-user-role";
+import { ROLES } from "@/lib/server/auth/roles";
+import { disableUser } from "@/lib/server/users/disable-user";
+import { setUserRole } from "@/lib/server/users/set-user-role";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
 
 const SESSION_COOKIE = "next-auth.session-token";

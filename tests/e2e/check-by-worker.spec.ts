@@ -5,15 +5,15 @@
  * the LOOKUP task over the API, looks the key up with its own connector, and the page shows what it
  * found and who looked, without a reload. Nothing in the saga log changes until the person decides.
  */
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { HttpTaskQueue } from "@/lib/client/http-task-queue";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { SagaEngine } from "@/lib/saga/engine";
-import type { WorldLike } from "@/lib/sim/remote";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { Worker } from "@/lib/worker/worker";
+import type { WorldLike } from "@/lib/demo/sim/remote";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { Worker } from "@/lib/agent/worker";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 import { effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";

@@ -8,17 +8,17 @@
  */
 import path from "node:path";
 import type { Page } from "@playwright/test";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import type { PrismaClient } from "@/lib/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import type { PrismaClient } from "@/lib/core/db/prisma";
 import type { PivotRecord } from "@/lib/saga/store";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { sweepStuckRuns } from "@/lib/worker/sweep-stuck-runs";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { sweepStuckRuns } from "@/lib/server/worker/sweep-stuck-runs";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { effects, expect, test, uniqueTag } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 import { launchScript } from "../support/script-process";
-import type { RemoteWorld } from "@/lib/sim/remote";
+import type { RemoteWorld } from "@/lib/demo/sim/remote";
 
 /** A token for a demo agent of this test only (its runs are told apart by the token's name). */
 async function demoToken(db: PrismaClient, world: RemoteWorld): Promise<{ name: string; secret: string }> {

@@ -4,15 +4,15 @@
  * ledger is the oracle: one message, however often Send is clicked or the request replayed.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { HttpTaskQueue } from "@/lib/client/http-task-queue";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { PrismaClient } from "@/generated/prisma";
-import type { RemoteWorld } from "@/lib/sim/remote";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { Worker } from "@/lib/worker/worker";
+import type { RemoteWorld } from "@/lib/demo/sim/remote";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { Worker } from "@/lib/agent/worker";
 import { customerFor, effects, expect, sentTo, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

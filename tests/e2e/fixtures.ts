@@ -8,10 +8,10 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { test as base, expect, type Page } from "@playwright/test";
-import type { Role } from "@/lib/auth/roles";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { createUser } from "@/lib/users/create-user";
-import type { UserView } from "@/lib/users/user";
+import type { Role } from "@/lib/server/auth/roles";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { createUser } from "@/lib/server/users/create-user";
+import type { UserView } from "@/lib/server/users/user";
 import { testStoreKind } from "../support/test-database";
 
 /**

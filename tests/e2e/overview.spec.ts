@@ -4,11 +4,11 @@
  * at its pivot, one call held for approval), sees what waits for people and the charts, with the
  * figures the lib computes, and the page works on a phone. Screenshots at 1280 and 390 px.
  */
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { getOverview } from "@/lib/overview/get-overview";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { getOverview } from "@/lib/desks/overview/get-overview";
 import { SagaEngine } from "@/lib/saga/engine";
-import { World } from "@/lib/sim";
+import { World } from "@/lib/demo/sim";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
 
 const apology = { to: "bo@example.com", subject: "Your replacement is on its way", body: "We re-shipped order 2001." };

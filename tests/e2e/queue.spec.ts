@@ -9,7 +9,7 @@
  */
 import type { Page } from "@playwright/test";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { WorldLike } from "@/lib/sim/remote";
+import type { WorldLike } from "@/lib/demo/sim/remote";
 import { customerFor, effects, expect, sentTo, test, uniqueTag } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

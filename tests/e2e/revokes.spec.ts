@@ -5,14 +5,14 @@
  * window the button escalates instead. Support sees no trigger and the server refuses it with 403.
  */
 import type { APIResponse } from "@playwright/test";
-import type { PrismaClient } from "@/lib/db/prisma";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { HttpTaskQueue } from "@/lib/client/http-task-queue";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import type { PrismaClient } from "@/lib/core/db/prisma";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { SagaEngine } from "@/lib/saga/engine";
-import type { RemoteWorld } from "@/lib/sim/remote";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { Worker } from "@/lib/worker/worker";
+import type { RemoteWorld } from "@/lib/demo/sim/remote";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { Worker } from "@/lib/agent/worker";
 import { effects, expect, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

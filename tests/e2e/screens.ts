@@ -5,11 +5,11 @@
  * that uses it.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
-import type { RemoteWorld } from "@/lib/sim/remote";
-import type { Role } from "@/lib/auth/roles";
+import type { RemoteWorld } from "@/lib/demo/sim/remote";
+import type { Role } from "@/lib/server/auth/roles";
 import { customerFor, stageReship, type TestAgent } from "./agent";
 
 /** One screen and who reads it. */

@@ -8,7 +8,7 @@
  * separate, and the test checks that too). Prints the decision-to-agent latency of each round.
  */
 import type { Page } from "@playwright/test";
-import { RemoteWorld } from "@/lib/sim/remote";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { customerFor, effects, expect, sentTo, stageReship, test, uniqueTag } from "./agent";
 import { signIn } from "./fixtures";
 

@@ -6,12 +6,12 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { Notifier } from "@/lib/notifications/notifier";
-import { verifyWebhookSignature } from "@/lib/notifications/webhook-signature";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { Notifier } from "@/lib/server/notifications/notifier";
+import { verifyWebhookSignature } from "@/lib/server/notifications/webhook-signature";
 import { SagaEngine } from "@/lib/saga/engine";
-import { World } from "@/lib/sim";
+import { World } from "@/lib/demo/sim";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
 
 test("an admin creates a webhook, reads its delivery log after a refused first attempt, and replays a delivery", async ({ page, db, seedUser }) => {

@@ -23,24 +23,24 @@
  * intents, no INTENDED/UNKNOWN row at rest. Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per fault).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/api/errors";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import { endAllUserSessions, startUserSession } from "@/lib/auth/user-sessions";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { approvePivot } from "@/lib/pivots/approve-pivot";
-import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
-import { rejectPivot } from "@/lib/pivots/reject-pivot";
-import { decideHeldCalls } from "@/lib/escalations/decide-held-calls";
+import { ApiError } from "@/lib/protocol/errors";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { endAllUserSessions, startUserSession } from "@/lib/server/auth/user-sessions";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
+import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
+import { rejectPivot } from "@/lib/desks/pivots/reject-pivot";
+import { decideHeldCalls } from "@/lib/desks/escalations/decide-held-calls";
 import { SagaEngine } from "@/lib/saga/engine";
 import { SagaError } from "@/lib/saga/errors";
 import type { RunContext } from "@/lib/saga/run-context";
 import { EscalationKind, PivotStatus, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
-import { resetHostedWorld } from "@/lib/sim/host";
-import type { World } from "@/lib/sim/world";
-import { escalationSla, loadSlaRules, pivotSla } from "@/lib/sla/sla-rules";
-import { sweepSlas } from "@/lib/sla/sweep-slas";
-import { createUser } from "@/lib/users/create-user";
+import { resetHostedWorld } from "@/lib/demo/sim/host";
+import type { World } from "@/lib/demo/sim/world";
+import { escalationSla, loadSlaRules, pivotSla } from "@/lib/server/sla/sla-rules";
+import { sweepSlas } from "@/lib/server/sla/sweep-slas";
+import { createUser } from "@/lib/server/users/create-user";
 import { addSupportTools, useTestDatabase } from "../api/api-test-kit";
 import { backdate, figuresFor, matrixLine, MATRIX_TRIALS, recordMatrixLine } from "./fault-matrix";
 

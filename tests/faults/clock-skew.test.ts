@@ -22,18 +22,18 @@
  * Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per fault).
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { databaseNow } from "@/lib/db/dialect";
-import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { PivotStatus, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
-import { resetHostedWorld } from "@/lib/sim/host";
-import type { World } from "@/lib/sim/world";
-import { loadSlaRules, pivotSla } from "@/lib/sla/sla-rules";
-import { sweepSlas } from "@/lib/sla/sweep-slas";
-import { claimTasks } from "@/lib/worker/claim-tasks";
-import { completeTask } from "@/lib/worker/complete-task";
-import { enqueueTask } from "@/lib/worker/enqueue-task";
+import { resetHostedWorld } from "@/lib/demo/sim/host";
+import type { World } from "@/lib/demo/sim/world";
+import { loadSlaRules, pivotSla } from "@/lib/server/sla/sla-rules";
+import { sweepSlas } from "@/lib/server/sla/sweep-slas";
+import { claimTasks } from "@/lib/server/worker/claim-tasks";
+import { completeTask } from "@/lib/server/worker/complete-task";
+import { enqueueTask } from "@/lib/server/worker/enqueue-task";
 import { addSupportTools, useTestDatabase } from "../api/api-test-kit";
 import { backdate, figuresFor, matrixLine, MATRIX_TRIALS, recordMatrixLine } from "./fault-matrix";
 

@@ -7,9 +7,9 @@
  * (tests/faults/run-matrix.ts) can print the whole table after both stores ran.
  */
 import { appendFileSync } from "node:fs";
-import type { PrismaClient } from "@/lib/db/prisma";
+import type { PrismaClient } from "@/lib/core/db/prisma";
 import type { EscalationRecord, SagaStore, StepRecord } from "@/lib/saga/store";
-import type { LedgerEntry } from "@/lib/sim/ledger";
+import type { LedgerEntry } from "@/lib/demo/sim/ledger";
 import { computeFigures, type FaultFigures } from "../support/fault-oracle";
 import { testStoreKind } from "../support/test-database";
 

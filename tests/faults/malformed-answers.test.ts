@@ -1,6 +1,6 @@
 /**
  * Fault matrix, second pass: malformed tool responses. The provider carries the effect out and the
- * connector is handed something that is not this call's result (lib/sim/faults.ts
+ * connector is handed something that is not this call's result (lib/demo/sim/faults.ts
  * `malformed_after_effect`): an HTML error page, the body cut off halfway, a success without the id,
  * the id as a number, a body of megabytes, a well-formed answer about another key. One fault per
  * shape, each over a rotation of the support agent's tools, on this run's store (SQLite, or
@@ -21,7 +21,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SagaError, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { EscalationKind, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
-import { MALFORMED_SHAPES, type MalformedShape } from "@/lib/sim/faults";
+import { MALFORMED_SHAPES, type MalformedShape } from "@/lib/demo/sim/faults";
 import { storeLabel } from "../support/fault-oracle";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";
 import { testStoreKind } from "../support/test-database";

@@ -16,11 +16,11 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/generated/prisma";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import { pullStepRevoke } from "@/lib/revokes/pull-revoke";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { editTool } from "@/lib/tools/update-tool";
-import { createUser } from "@/lib/users/create-user";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { pullStepRevoke } from "@/lib/desks/revokes/pull-revoke";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { editTool } from "@/lib/server/tools/update-tool";
+import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { ADMIN, entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";

@@ -21,7 +21,7 @@ import type { SagaEngine } from "@/lib/saga/engine";
 import type { RunContext } from "@/lib/saga/run-context";
 import type { StepRecord, EscalationRecord } from "@/lib/saga/store";
 import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
-import type { Fault } from "@/lib/sim/faults";
+import type { Fault } from "@/lib/demo/sim/faults";
 import { makeScript, TOOLS_BY_CLASS, type ScriptCall } from "../support/fault-agent";
 import { addFigures, computeFigures, emptyFigures, figureLine, goalsMet, Prng, type FaultFigures } from "../support/fault-oracle";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";

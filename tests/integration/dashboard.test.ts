@@ -1,34 +1,34 @@
 /**
- * The reviewer dashboard's use cases (lib/dashboard, lib/runs) against a real database (SQLite, or
+ * The reviewer dashboard's use cases (lib/desks/dashboard, lib/desks/runs) against a real database (SQLite, or
  * PostgreSQL in the SAGABOARD_TEST_PG=1 run) and the simulated systems this process hosts: pivot
  * decisions bound to the plan hash, claim-once, only the claimer resolves, viewers change nothing,
  * and "check the real system" / settle-with-evidence.
- * The signed-in user is chosen per call by mocking `@/lib/auth/current-user`; the permission map is
- * the real one (lib/auth/roles).
+ * The signed-in user is chosen per call by mocking `@/lib/server/auth/current-user`; the permission map is
+ * the real one (lib/server/auth/roles).
  */
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ZodError } from "zod";
-import { ApiError } from "@/lib/api/errors";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { ApiError } from "@/lib/protocol/errors";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { type RunContext } from "@/lib/saga/run-context";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { auditHash } from "@/lib/saga/keys";
 import { auditHashedContent, GENESIS_HASH, type AuditEventRecord } from "@/lib/saga/store";
-import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
-import type { WorldLike } from "@/lib/sim/remote";
-import { approvePivot } from "@/lib/pivots/approve-pivot";
-import { checkRealSystem } from "@/lib/escalations/check-real-system";
-import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/dashboard/views";
-import { claimEscalation } from "@/lib/escalations/claim-escalation";
-import { findEscalations } from "@/lib/escalations/find-escalations";
-import { getEscalation } from "@/lib/escalations/get-escalation";
-import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
-import { rejectPivot } from "@/lib/pivots/reject-pivot";
-import { releaseEscalation } from "@/lib/escalations/release-escalation";
-import { resolveEscalation } from "@/lib/escalations/resolve-escalation";
-import { findRuns } from "@/lib/runs/find-runs";
+import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
+import type { WorldLike } from "@/lib/demo/sim/remote";
+import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
+import { checkRealSystem } from "@/lib/desks/escalations/check-real-system";
+import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/dashboard/views";
+import { claimEscalation } from "@/lib/desks/escalations/claim-escalation";
+import { findEscalations } from "@/lib/desks/escalations/find-escalations";
+import { getEscalation } from "@/lib/desks/escalations/get-escalation";
+import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
+import { rejectPivot } from "@/lib/desks/pivots/reject-pivot";
+import { releaseEscalation } from "@/lib/desks/escalations/release-escalation";
+import { resolveEscalation } from "@/lib/desks/escalations/resolve-escalation";
+import { findRuns } from "@/lib/desks/runs/find-runs";
 import { POST as approveRoute } from "@/app/api/dashboard/pivots/[pivotId]/approve/route";
 import { call, useTestDatabase } from "../api/api-test-kit";
 
@@ -37,9 +37,9 @@ process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
 /** Who `requireUser` returns; read synchronously when a use case starts, so concurrent calls can differ. */
 const auth = vi.hoisted(() => ({ user: null as null | { id: string; email: string; name: string; role: "admin" | "reviewer" | "support" | "viewer" } }));
 
-vi.mock("@/lib/auth/current-user", async () => {
-  const { ApiError: Err } = await import("@/lib/api/errors");
-  const { can } = await import("@/lib/auth/roles");
+vi.mock("@/lib/server/auth/current-user", async () => {
+  const { ApiError: Err } = await import("@/lib/protocol/errors");
+  const { can } = await import("@/lib/server/auth/roles");
   return {
     requireUser: (action: Parameters<typeof can>[1]) => {
       const user = auth.user;

@@ -1,15 +1,15 @@
 /**
- * lib/db/dialect.ts on this run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1): a client
+ * lib/core/db/dialect.ts on this run's store (SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1): a client
  * and its transactions say which database they talk to (Prisma's `_activeProvider`, which a Prisma
  * upgrade could rename: this pins it), the database clock, and the writer serialisation that
  * PostgreSQL needs and SQLite gets from its write lock, including the "last enabled admin" check
  * that two concurrent transactions could otherwise both pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containsIgnoringCase, databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/db/dialect";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { createUser } from "@/lib/users/create-user";
-import { disableUser } from "@/lib/users/disable-user";
+import { containsIgnoringCase, databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/core/db/dialect";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { createUser } from "@/lib/server/users/create-user";
+import { disableUser } from "@/lib/server/users/disable-user";
 import { reserveTestDatabase } from "../support/test-database";
 
 const database = reserveTestDatabase("dialect");

@@ -1,12 +1,12 @@
 /**
  * A long loop of awaited queries on the SQLite client lets other work in the process run between
- * them (lib/db/serialized-adapter.ts, fair turns). The driver is synchronous, so without the turns
+ * them (lib/core/db/serialized-adapter.ts, fair turns). The driver is synchronous, so without the turns
  * each query settles as a microtask and a timer set before the loop fires only after it: the app's
  * stuck-run sweep once held every page and GET /api/health for seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { FAIR_TURN_MS } from "@/lib/db/serialized-adapter";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { FAIR_TURN_MS } from "@/lib/core/db/serialized-adapter";
 import { reserveTestDatabase, testStoreKind } from "../support/test-database";
 
 const SQLITE = testStoreKind() === "sqlite";

@@ -5,14 +5,14 @@
  * staging step (a gate bypass written straight into the log) must show as 1, not 0.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
-import { getOverview, type Overview } from "@/lib/overview/get-overview";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { getOverview, type Overview } from "@/lib/desks/overview/get-overview";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { irreversibleBeforePivot } from "@/lib/saga/metrics";
 import type { Actor } from "@/lib/saga/store";
-import { resetHostedWorld } from "@/lib/sim/host";
+import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { useTestDatabase } from "../api/api-test-kit";
 
 const getPrisma = useTestDatabase("overview");

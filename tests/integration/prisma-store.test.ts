@@ -10,11 +10,11 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateSqlite } from "@/lib/db/migrate";
-import { DEFAULT_POSTGRES_MIGRATIONS_DIR, migrationChecksum, migratePostgres } from "@/lib/db/migrate-postgres";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { sqliteFilePath } from "@/lib/db/url";
+import { migrateSqlite } from "@/lib/core/db/migrate";
+import { DEFAULT_POSTGRES_MIGRATIONS_DIR, migrationChecksum, migratePostgres } from "@/lib/core/db/migrate-postgres";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { sqliteFilePath } from "@/lib/core/db/url";
 import { stepKey } from "@/lib/saga/keys";
 import type { AuditInput, NewIntent } from "@/lib/saga/store";
 import { describeSagaStoreContract } from "@/tests/contract/saga-store-contract";
@@ -48,7 +48,7 @@ describeSagaStoreContract(`PrismaSagaStore (${label})`, async () => {
   return { store: new PrismaSagaStore(client), cleanup: () => client.$disconnect() };
 });
 
-// Intents and outcomes go through the driver's own SQL (lib/db/step-log-sql.ts); the same contract
+// Intents and outcomes go through the driver's own SQL (lib/core/db/step-log-sql.ts); the same contract
 // holds for relaxed durability.
 describeSagaStoreContract(`PrismaSagaStore (${label}, relaxed durability)`, async () => {
   const client = await openPrisma(url);
@@ -60,8 +60,8 @@ describeSagaStoreContract(`PrismaSagaStore (${label}, relaxed durability)`, asyn
 // lock synchronously, so the connection holding it can never reach its COMMIT.)
 const WORKER_SOURCE = `
 import { createInterface } from "node:readline";
-import { openPrisma } from ${JSON.stringify(path.join(process.cwd(), "lib/db/prisma.ts"))};
-import { PrismaSagaStore } from ${JSON.stringify(path.join(process.cwd(), "lib/db/prisma-saga-store.ts"))};
+import { openPrisma } from ${JSON.stringify(path.join(process.cwd(), "lib/core/db/prisma.ts"))};
+import { PrismaSagaStore } from ${JSON.stringify(path.join(process.cwd(), "lib/core/db/prisma-saga-store.ts"))};
 import { stepKey } from ${JSON.stringify(path.join(process.cwd(), "lib/saga/keys.ts"))};
 const [url, worker, mode, runId, count] = process.argv.slice(2);
 const client = await openPrisma(url);

@@ -1,7 +1,7 @@
 /** Reviewers' decisions (edit before approve, rejection codes, manual repairs) on PrismaSagaStore: SQLite, or PostgreSQL with SAGABOARD_TEST_PG=1. */
 import { afterAll, beforeAll } from "vitest";
-import { openPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { describeReviewerStoreContract } from "@/tests/contract/reviewer-store-contract";
 import { reserveTestDatabase } from "../support/test-database";
 

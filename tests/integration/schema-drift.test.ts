@@ -16,7 +16,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrateSqlite } from "@/lib/db/migrate";
+import { migrateSqlite } from "@/lib/core/db/migrate";
 import { expectedPostgresSchema, PARTIAL_INDEXES, POSTGRES_ONLY_INDEXES, POSTGRES_SCHEMA, SQLITE_ONLY_TABLES, SQLITE_SCHEMA } from "@/scripts/prisma-pg-schema";
 import { createTestDatabase, reserveTestDatabase, testStoreKind } from "../support/test-database";
 

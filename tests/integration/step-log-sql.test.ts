@@ -1,5 +1,5 @@
 /**
- * The saga log's hot path (lib/db/step-log-sql.ts, the driver's own SQL): the rows and audit links it
+ * The saga log's hot path (lib/core/db/step-log-sql.ts, the driver's own SQL): the rows and audit links it
  * writes read back through Prisma as the memory store (the reference the contract suite holds every
  * store to) records them; chains written by it, by Prisma transactions (run status changes) and by
  * two stores whose cached chain heads go stale stay unbroken. (That relaxed durability flushes one
@@ -7,9 +7,9 @@
  * pg_stat_wal.wal_sync: a cluster-wide counter that suites running in parallel would disturb.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { rawDriverOf } from "@/lib/db/raw-driver";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { rawDriverOf } from "@/lib/core/db/raw-driver";
 import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
 import { MemorySagaStore } from "@/lib/saga/memory-store";
 import { auditHashedContent, GENESIS_HASH, IntentGuardFailed, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/lib/saga/store";

@@ -4,17 +4,17 @@
  * there the two workers use two clients, so their inserts really race).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { databaseKind } from "@/lib/db/dialect";
-import { openPrisma, type PrismaClient } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { databaseKind } from "@/lib/core/db/dialect";
+import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { SagaEngine } from "@/lib/saga/engine";
-import { World } from "@/lib/sim";
-import { prismaTaskQueue } from "@/lib/worker/queue";
-import { stuckAfterPivotMs, stuckRunSweeper, sweepStuckRuns, DEFAULT_STUCK_AFTER_PIVOT_MS } from "@/lib/worker/sweep-stuck-runs";
-import { Worker } from "@/lib/worker/worker";
-import { startStuckRunDuty, stuckSweepEveryMs } from "@/lib/worker/stuck-run-duty";
+import { World } from "@/lib/demo/sim";
+import { prismaTaskQueue } from "@/lib/server/worker/queue";
+import { stuckAfterPivotMs, stuckRunSweeper, sweepStuckRuns, DEFAULT_STUCK_AFTER_PIVOT_MS } from "@/lib/server/worker/sweep-stuck-runs";
+import { Worker } from "@/lib/agent/worker";
+import { startStuckRunDuty, stuckSweepEveryMs } from "@/lib/server/worker/stuck-run-duty";
 import { reserveTestDatabase } from "../support/test-database";
 
 const database = reserveTestDatabase("stuck");

@@ -5,32 +5,32 @@
  * the log and the tool table only. Also: which system a tool belongs to is the tool table's data.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { serverToolRegistry } from "@/lib/connectors/server-connectors";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { checkRealSystem, getRealSystemCheck } from "@/lib/escalations/check-real-system";
-import { claimEscalation } from "@/lib/escalations/claim-escalation";
-import { findEscalations } from "@/lib/escalations/find-escalations";
-import { getEscalation } from "@/lib/escalations/get-escalation";
-import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { findRuns } from "@/lib/runs/find-runs";
-import { getRunTimeline } from "@/lib/runs/get-run-timeline";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { serverToolRegistry } from "@/lib/demo/connectors/server-connectors";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { checkRealSystem, getRealSystemCheck } from "@/lib/desks/escalations/check-real-system";
+import { claimEscalation } from "@/lib/desks/escalations/claim-escalation";
+import { findEscalations } from "@/lib/desks/escalations/find-escalations";
+import { getEscalation } from "@/lib/desks/escalations/get-escalation";
+import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { findRuns } from "@/lib/desks/runs/find-runs";
+import { getRunTimeline } from "@/lib/desks/runs/get-run-timeline";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { WorldLike } from "@/lib/sim/remote";
-import { World } from "@/lib/sim/world";
-import { findTools } from "@/lib/tools/find-tools";
-import { fillToolSystems } from "@/lib/tools/fill-tool-systems";
-import { prismaTaskQueue } from "@/lib/worker/queue";
-import { Worker } from "@/lib/worker/worker";
+import type { WorldLike } from "@/lib/demo/sim/remote";
+import { World } from "@/lib/demo/sim/world";
+import { findTools } from "@/lib/server/tools/find-tools";
+import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
+import { prismaTaskQueue } from "@/lib/server/worker/queue";
+import { Worker } from "@/lib/agent/worker";
 import { useTestDatabase } from "../api/api-test-kit";
 
 const auth = vi.hoisted(() => ({ user: { id: "usr_rina", email: "rina@example.com", name: "Rina Reviewer", role: "reviewer" as const } }));
 
-vi.mock("@/lib/auth/current-user", async () => {
-  const { ApiError: Err } = await import("@/lib/api/errors");
-  const { can } = await import("@/lib/auth/roles");
+vi.mock("@/lib/server/auth/current-user", async () => {
+  const { ApiError: Err } = await import("@/lib/protocol/errors");
+  const { can } = await import("@/lib/server/auth/roles");
   return {
     requireUser: (action: Parameters<typeof can>[1]) => {
       if (!can(auth.user.role, action)) return Promise.reject(new Err("FORBIDDEN", `Your role (${auth.user.role}) cannot do ${action}.`));

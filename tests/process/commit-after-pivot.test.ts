@@ -11,25 +11,25 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
-import { HttpSagaStore } from "@/lib/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { PivotRecord, StepRecord } from "@/lib/saga/store";
-import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
-import { RemoteWorld } from "@/lib/sim/remote";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { claimEscalation } from "@/lib/escalations/claim-escalation";
-import { resolveEscalation } from "@/lib/escalations/resolve-escalation";
-import { startStuckRunDuty } from "@/lib/worker/stuck-run-duty";
-import { getPrisma as appPrisma } from "@/lib/db/prisma";
+import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { claimEscalation } from "@/lib/desks/escalations/claim-escalation";
+import { resolveEscalation } from "@/lib/desks/escalations/resolve-escalation";
+import { startStuckRunDuty } from "@/lib/server/worker/stuck-run-duty";
+import { getPrisma as appPrisma } from "@/lib/core/db/prisma";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { launchScript } from "../support/script-process";
 
 /** Who `requireUser` returns in this file: the reviewer who decides the stuck run. */
-vi.mock("@/lib/auth/current-user", () => {
+vi.mock("@/lib/server/auth/current-user", () => {
   const rita = { id: "usr_rita", email: "rita@example.com", name: "Rita Reviewer", role: "reviewer" as const };
   return { requireUser: () => Promise.resolve(rita), requirePageUser: () => Promise.resolve({ user: rita, denied: null }) };
 });

@@ -5,9 +5,9 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 

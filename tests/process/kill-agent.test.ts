@@ -4,10 +4,10 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { CrashPoint } from "@/lib/saga/crash-points";
-import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
+import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { runScript } from "../support/killing-crash-points";

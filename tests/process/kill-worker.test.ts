@@ -5,17 +5,17 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runWithSessionReader } from "@/lib/auth/current-user";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
-import { pullStepRevoke } from "@/lib/revokes/pull-revoke";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { pullStepRevoke } from "@/lib/desks/revokes/pull-revoke";
 import { CrashPoint } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
-import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
-import { RemoteWorld } from "@/lib/sim/remote";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { createUser } from "@/lib/users/create-user";
+import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { createUser } from "@/lib/server/users/create-user";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { runScript } from "../support/killing-crash-points";

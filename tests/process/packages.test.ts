@@ -13,10 +13,10 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
-import { editTool } from "@/lib/tools/update-tool";
+import { editTool } from "@/lib/server/tools/update-tool";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 

@@ -13,12 +13,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sharedSagaStore } from "@/lib/db/prisma-saga-store";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { World } from "@/lib/sim";
-import { editTool } from "@/lib/tools/update-tool";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { World } from "@/lib/demo/sim";
+import { editTool } from "@/lib/server/tools/update-tool";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 
@@ -101,7 +101,7 @@ describe("the Python package", () => {
       await editTool(prisma, { name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED" }, reason: "checked against the team's connector" }, admin);
     }
 
-    const { createAgentToken } = await import("@/lib/tokens/create-agent-token");
+    const { createAgentToken } = await import("@/lib/server/tokens/create-agent-token");
     // The worker also holds the email provider the correction desk sends through (send_email).
     const worker = await createAgentToken(prisma, { name: "trip-worker", tools: [...result.tools.map((t) => t.name), "send_email"], role: "worker", createdBy: "admin@example.com" });
     Object.assign(env, { SAGABOARD_WORKER_TOKEN: worker.secret });
@@ -162,8 +162,8 @@ describe("the Python package", () => {
     expect(email).toMatchObject({ phase: "COMMIT", toolClass: "IRREVERSIBLE" });
 
     // "Check the real system" for a tool only the Python worker holds: a LOOKUP task it answers.
-    const { enqueueTask } = await import("@/lib/worker/enqueue-task");
-    const { ZLookupResultSchema } = await import("@/lib/worker/lookup-task");
+    const { enqueueTask } = await import("@/lib/server/worker/enqueue-task");
+    const { ZLookupResultSchema } = await import("@/lib/protocol/tasks/lookup-task");
     const { task } = await enqueueTask(prisma, { kind: "LOOKUP", runId: email!.runId, stepId: email!.id, tools: [email!.tool], payload: { escalationId: "esc_grid", askedBy: "user:rita@example.com" }, dedupeKey: `lookup:${email!.id}:1` });
     const worked = await python([TRIP_AGENT, "worker", "python-lookup-worker"], env);
     expect(worked.code, worked.out).toBe(0);
@@ -185,7 +185,7 @@ describe("the Python package", () => {
     expect(releases).toEqual([{ system: "car", target: car.stepKey, key: car.compensationKey }]);
     expect(JSON.parse(revoked.out)).toEqual([expect.objectContaining({ stepId: car.id, status: "COMPENSATED" })]);
 
-    // Support staff approved a correction to two people (what lib/corrections/send-correction.ts
+    // Support staff approved a correction to two people (what lib/desks/corrections/send-correction.ts
     // records: the send run, its pivot of send_email calls, approved, and the task). The
     // SEND_CORRECTION task goes to the Python worker, the one holding the email provider: each
     // approved message is sent once, under its step's key, and a repeated task sends nothing.

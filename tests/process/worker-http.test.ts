@@ -5,13 +5,13 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import { syncToolPolicies } from "@/lib/tools/sync-tool-policies";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ToolCallFailed } from "@/lib/saga/errors";
 import { SagaEngine } from "@/lib/saga/engine";
-import { getHostedWorld, resetHostedWorld } from "@/lib/sim/host";
-import { RemoteWorld } from "@/lib/sim/remote";
+import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 
@@ -42,7 +42,7 @@ describe("workers over HTTP", () => {
     const tools = ["create_ticket", "charge_card", "reship_order"];
     await syncToolPolicies(prisma, createSupportToolRegistry(getHostedWorld()));
     const agentToken = await makeToken(tools, "unwind-agent");
-    const { createAgentToken } = await import("@/lib/tokens/create-agent-token");
+    const { createAgentToken } = await import("@/lib/server/tokens/create-agent-token");
     const worker = await createAgentToken(prisma, { name: "refund-worker", tools, role: "worker", createdBy: "admin@example.com" });
 
     const remote = new RemoteWorld(server.url);

@@ -6,10 +6,10 @@
  *   KILL_AT, KILL_AT_NTH             SIGKILL this process at that named crash point (nth hit)
  * Prints one JSON line per event on stdout: {"run": id}, {"done": status}.
  */
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { SagaEngine } from "@/lib/saga/engine";
-import { RemoteWorld } from "@/lib/sim/remote";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { refundAndReship } from "./support-agent";
 import { killingCrashPointsFromEnv } from "./killing-crash-points";
 

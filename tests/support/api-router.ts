@@ -3,7 +3,7 @@
  * the API run end to end in a unit-test process without a server.
  */
 /// <reference types="vite/client" />
-import type { RouteHandler } from "@/lib/api/route";
+import type { RouteHandler } from "@/lib/delivery/route";
 
 type AnyHandler = RouteHandler | ((request: Request) => Response | Promise<Response>) | (() => Response);
 type RouteModule = Partial<Record<"GET" | "POST" | "PATCH" | "PUT" | "DELETE", AnyHandler>>;

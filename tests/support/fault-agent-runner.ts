@@ -9,14 +9,14 @@
  * stdout, one JSON line per event: {"ready":true}, {"id","run"}, {"id","done": status}, {"id","error"}.
  */
 import { createInterface } from "node:readline";
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import type { CrashPointName } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { type RunContext } from "@/lib/saga/run-context";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
-import { RemoteWorld } from "@/lib/sim/remote";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { makeScript, TOOLS_BY_CLASS, type LoggedClass, type ScriptCall } from "./fault-agent";
 import { KillingCrashPoints } from "./killing-crash-points";
 

@@ -6,7 +6,7 @@
  */
 import { Prng } from "./fault-oracle";
 
-/** Tools of each logged class (lib/connectors/sim-tools.ts). */
+/** Tools of each logged class (lib/demo/connectors/sim-tools.ts). */
 export const TOOLS_BY_CLASS = {
   REVERSIBLE: ["create_ticket_draft", "create_email_draft"],
   COMPENSATABLE: ["create_ticket", "charge_card", "authorize_payment", "reship_order", "update_crm_record"],

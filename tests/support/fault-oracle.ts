@@ -6,7 +6,7 @@
  *
  * No vitest imports: process children and benches can use it too.
  */
-import type { LedgerEntry } from "@/lib/sim/ledger";
+import type { LedgerEntry } from "@/lib/demo/sim/ledger";
 import type { EscalationRecord, StepRecord } from "@/lib/saga/store";
 import { EscalationKind, Phase, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 

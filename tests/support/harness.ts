@@ -3,16 +3,16 @@
  * factories every scenario runs against (in-memory, Prisma on a fresh SQLite file, and with
  * SAGABOARD_TEST_PG=1 also Prisma on a fresh PostgreSQL database).
  */
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
-import type { DatabaseKind } from "@/lib/db/url";
-import { openPrisma } from "@/lib/db/prisma";
-import { PrismaSagaStore } from "@/lib/db/prisma-saga-store";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import type { DatabaseKind } from "@/lib/core/db/url";
+import { openPrisma } from "@/lib/core/db/prisma";
+import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { ManualClock } from "@/lib/saga/clock";
 import { CrashPoints } from "@/lib/saga/crash-points";
 import { SagaEngine } from "@/lib/saga/engine";
 import { MemorySagaStore } from "@/lib/saga/memory-store";
 import type { SagaStore } from "@/lib/saga/store";
-import { World } from "@/lib/sim";
+import { World } from "@/lib/demo/sim";
 import { createTestDatabase, testStoreKind } from "./test-database";
 
 /** A store for one test, and how to throw it away. */

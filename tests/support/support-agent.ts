@@ -7,7 +7,7 @@ import type { SagaEngine } from "@/lib/saga/engine";
 import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
 import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
 import type { UnwindReport } from "@/lib/saga/messages";
-import type { World } from "@/lib/sim/world";
+import type { World } from "@/lib/demo/sim/world";
 
 /** How a model rewords the same ticket summary on each retry (seed 003). */
 export const TICKET_PHRASINGS = ["Refund for order 1182", "Order #1182 refund", "Refund: order no. 1182", "1182 - refund request"];

@@ -4,10 +4,10 @@
  * namespace `ns` (`ns.open_case`, `ns.close_case`), and the manifest that declares them.
  */
 import { z } from "zod";
-import { sagaLabel } from "@/lib/connectors/sim-tools";
+import { sagaLabel } from "@/lib/demo/connectors/sim-tools";
 import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
-import type { WorldLike } from "@/lib/sim/remote";
+import type { WorldLike } from "@/lib/demo/sim/remote";
 
 /** The connector's registry over `world`. */
 export function teamRegistry(world: WorldLike, ns: string): ToolRegistry {

@@ -3,7 +3,7 @@
  * - SQLite (default): a migrated file in a new temp folder, removed afterwards;
  * - PostgreSQL, when SAGABOARD_TEST_PG=1 (or TEST_DATABASE=postgresql): `CREATE DATABASE
  *   sagaboard_t_<run>_<random>` on the local server (SAGABOARD_TEST_PG_URL, default
- *   postgresql://postgres@127.0.0.1:5432/postgres), migrated with lib/db/migrate-postgres.ts, and
+ *   postgresql://postgres@127.0.0.1:5432/postgres), migrated with lib/core/db/migrate-postgres.ts, and
  *   `DROP DATABASE ... WITH (FORCE)` afterwards (FORCE: child processes may still hold connections).
  *   tests/support/pg-global-setup.ts drops whatever a crashed test file left behind at the end.
  *
@@ -15,9 +15,9 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { migrateSqlite } from "@/lib/db/migrate";
-import { migratePostgres } from "@/lib/db/migrate-postgres";
-import type { DatabaseKind } from "@/lib/db/url";
+import { migrateSqlite } from "@/lib/core/db/migrate";
+import { migratePostgres } from "@/lib/core/db/migrate-postgres";
+import type { DatabaseKind } from "@/lib/core/db/url";
 
 /** The store the vitest suites run on this time (`npm test` runs them once on each). */
 export function testStoreKind(env: NodeJS.ProcessEnv = process.env): DatabaseKind {

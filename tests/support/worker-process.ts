@@ -6,12 +6,12 @@
  *   KILL_AT, KILL_AT_NTH             SIGKILL this process at that named crash point (nth hit)
  * Prints one JSON line per task outcome on stdout.
  */
-import { HttpSagaStore } from "@/lib/client/http-store";
-import { HttpTaskQueue } from "@/lib/client/http-task-queue";
-import { createSupportToolRegistry } from "@/lib/connectors/sim-tools";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { SagaEngine } from "@/lib/saga/engine";
-import { RemoteWorld } from "@/lib/sim/remote";
-import { Worker } from "@/lib/worker/worker";
+import { RemoteWorld } from "@/lib/demo/sim/remote";
+import { Worker } from "@/lib/agent/worker";
 import { killingCrashPointsFromEnv } from "./killing-crash-points";
 
 

@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { AuditLog, auditQuery, type AuditFilters } from "@/components/audit/audit-log";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { findAuditEvents, ZFindAuditEventsRequest, type AuditEventsPage } from "@/lib/audit/find-audit-events";
-import { verifyAuditChains } from "@/lib/audit/verify-audit-chains";
-import type { AuditVerification } from "@/lib/audit/views";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { findAuditEvents, ZFindAuditEventsRequest, type AuditEventsPage } from "@/lib/desks/audit/find-audit-events";
+import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
+import type { AuditVerification } from "@/lib/desks/audit/views";
 
 export const dynamic = "force-dynamic";
 

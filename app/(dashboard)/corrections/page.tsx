@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { CorrectionQueue, type CorrectionFilters } from "@/components/corrections/correction-queue";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { findCorrections, ZFindCorrectionsRequest } from "@/lib/corrections/find-corrections";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { findCorrections, ZFindCorrectionsRequest } from "@/lib/desks/corrections/find-corrections";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { EscalationQueue, type QueueFilters } from "@/components/dashboard/escalation-queue";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { findEscalations, ZFindEscalationsRequest } from "@/lib/escalations/find-escalations";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { findEscalations, ZFindEscalationsRequest } from "@/lib/desks/escalations/find-escalations";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { OverviewCharts } from "@/components/overview/overview-charts";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getPrisma } from "@/lib/db/prisma";
-import { getOverview, ZOverviewRange } from "@/lib/overview/get-overview";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getPrisma } from "@/lib/core/db/prisma";
+import { getOverview, ZOverviewRange } from "@/lib/desks/overview/get-overview";
 import { BackLink } from "@/components/section";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { RevokeRecords, type RevokeFilters } from "@/components/revokes/revoke-records";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { findRevokes, ZFindRevokesRequest } from "@/lib/revokes/find-revokes";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { findRevokes, ZFindRevokesRequest } from "@/lib/desks/revokes/find-revokes";
 
 export const dynamic = "force-dynamic";
 

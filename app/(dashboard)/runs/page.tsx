@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { requirePageUser } from "@/lib/auth/current-user";
+import { requirePageUser } from "@/lib/server/auth/current-user";
 import { requestedFilters, runsReturnTo, RunsScreen, type SearchParams } from "@/components/dashboard/runs-screen";
 
 export const dynamic = "force-dynamic";

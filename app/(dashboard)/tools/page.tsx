@@ -1,5 +1,5 @@
 import { redirect } from "next/navigation";
-import { requirePageUser } from "@/lib/auth/current-user";
+import { requirePageUser } from "@/lib/server/auth/current-user";
 
 // People type /tools; the table lives with the other admin screens (which check again).
 export default async function ToolsAlias() {

@@ -1,4 +1,4 @@
-import { jsonResponse } from "@/lib/api/route";
+import { jsonResponse } from "@/lib/delivery/route";
 
 /**
  * Liveness probe: answers as soon as the server can handle requests (it does not touch the database).

@@ -1,4 +1,4 @@
-import { answerScrape } from "@/lib/observability/metrics-endpoint";
+import { answerScrape } from "@/lib/core/observability/metrics-endpoint";
 
 /** Prometheus scrape: off unless SAGABOARD_METRICS_TOKEN is set, then only with that bearer token. */
 export function GET(request: Request): Promise<Response> {

@@ -24,10 +24,10 @@ export { SagaError, SagaErrorCode, ToolRejected, ToolOutcomeUnknown, ToolCallFai
 export { ToolClass, StepStatus, RunStatus, PivotStatus, EscalationKind, EscalationStatus, Phase } from "@/lib/saga/vocabulary";
 export type { PivotRecord, RunRecord, StepRecord, EscalationRecord } from "@/lib/saga/store";
 export type { SagaServer, AgentPort, CallPort, PivotPort, UnwindPort } from "@/lib/saga/agent-port";
-export { HttpSagaStore, type HttpSagaStoreOptions } from "@/lib/client/http-store";
-export { HttpTaskQueue } from "@/lib/client/http-task-queue";
-export { SagaboardApiError, type TransportOptions } from "@/lib/client/transport";
-export { declareTools, manifestOf, type DeclarationExtras } from "@/lib/client/declare-tools";
-export type { TDeclarationResult, TToolManifest } from "@/lib/tools/manifest";
-export { Worker, type WorkerOptions, type WorkerEngine, type TaskTracer } from "@/lib/worker/worker";
-export { WorkerTaskKind } from "@/lib/worker/vocabulary";
+export { HttpSagaStore, type HttpSagaStoreOptions } from "@/lib/agent/client/http-store";
+export { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+export { SagaboardApiError, type TransportOptions } from "@/lib/agent/client/transport";
+export { declareTools, manifestOf, type DeclarationExtras } from "@/lib/agent/client/declare-tools";
+export type { TDeclarationResult, TToolManifest } from "@/lib/protocol/manifest";
+export { Worker, type WorkerOptions, type WorkerEngine, type TaskTracer } from "@/lib/agent/worker";
+export { WorkerTaskKind } from "@/lib/protocol/tasks/vocabulary";

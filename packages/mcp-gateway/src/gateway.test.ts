@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { argsHash } from "@/lib/saga/keys";
-import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/calls";
+import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/messages";
 import type { PivotRecord, StepRecord } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { Gateway } from "./gateway";

@@ -6,11 +6,11 @@
  * keys, replay); the gateway only addresses it and carries it out. See README.md for the rules.
  */
 import { argsHash } from "@/lib/saga/keys";
-import type { BeginCallAnswer } from "@/lib/saga/calls";
+import type { BeginCallAnswer } from "@/lib/saga/messages";
 import type { StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, Json } from "@/lib/saga/tools";
-import { SagaboardApiError } from "@/lib/client/transport";
-import { withTraceparent } from "@/lib/observability/trace-scope";
+import { SagaboardApiError } from "@/lib/agent/client/transport";
+import { withTraceparent } from "@/lib/protocol/trace-scope";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
 import type { Lookup } from "./lookups";

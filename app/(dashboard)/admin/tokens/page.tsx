@@ -1,10 +1,10 @@
 import type { Metadata } from "next";
 import { TokensAdmin } from "@/components/admin/tokens-admin";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getPrisma } from "@/lib/db/prisma";
-import { toAdminTokenPage } from "@/lib/tokens/admin-views";
-import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
-import { findScopableTools } from "@/lib/tokens/find-scopable-tools";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getPrisma } from "@/lib/core/db/prisma";
+import { toAdminTokenPage } from "@/lib/server/tokens/admin-views";
+import { findAgentTokens } from "@/lib/server/tokens/find-agent-tokens";
+import { findScopableTools } from "@/lib/server/tokens/find-scopable-tools";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { ToolTable, type ToolTableFilter } from "@/components/admin/tool-table";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { findTools } from "@/lib/tools/find-tools";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { findTools } from "@/lib/server/tools/find-tools";
 
 export const dynamic = "force-dynamic";
 

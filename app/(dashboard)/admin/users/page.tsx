@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { UsersAdmin } from "@/components/admin/users-admin";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getPrisma } from "@/lib/db/prisma";
-import { toAdminUserPage } from "@/lib/users/admin-views";
-import { findUsers } from "@/lib/users/find-users";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getPrisma } from "@/lib/core/db/prisma";
+import { toAdminUserPage } from "@/lib/server/users/admin-views";
+import { findUsers } from "@/lib/server/users/find-users";
 
 export const dynamic = "force-dynamic";
 

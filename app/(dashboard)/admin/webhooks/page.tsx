@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { WebhooksAdmin } from "@/components/admin/webhooks-admin";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getPrisma } from "@/lib/db/prisma";
-import { findNotificationSettings } from "@/lib/notifications/find-webhooks";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getPrisma } from "@/lib/core/db/prisma";
+import { findNotificationSettings } from "@/lib/server/notifications/find-webhooks";
 
 export const dynamic = "force-dynamic";
 

@@ -1,10 +1,10 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { CorrectionWorkbench } from "@/components/corrections/correction-workbench";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { can } from "@/lib/auth/roles";
-import { ApiError } from "@/lib/api/errors";
-import { getCorrection } from "@/lib/corrections/get-correction";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { can } from "@/lib/server/auth/roles";
+import { ApiError } from "@/lib/protocol/errors";
+import { getCorrection } from "@/lib/desks/corrections/get-correction";
 
 export const dynamic = "force-dynamic";
 

@@ -2,9 +2,9 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { EscalationWorkbench } from "@/components/dashboard/escalation-workbench";
 import { SlaCountdown } from "@/components/sla/sla-countdown";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getEscalation } from "@/lib/escalations/get-escalation";
-import type { TEscalationDetail } from "@/lib/dashboard/views";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getEscalation } from "@/lib/desks/escalations/get-escalation";
+import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
 import { SagaError } from "@/lib/saga/errors";
 
 export const dynamic = "force-dynamic";

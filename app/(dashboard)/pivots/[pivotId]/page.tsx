@@ -2,9 +2,9 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { PivotScreen } from "@/components/dashboard/pivot-screen";
 import { SlaCountdown } from "@/components/sla/sla-countdown";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
-import type { TPivotScreen } from "@/lib/dashboard/views";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
+import type { TPivotScreen } from "@/lib/desks/dashboard/views";
 import { SagaError } from "@/lib/saga/errors";
 
 export const dynamic = "force-dynamic";

@@ -2,9 +2,9 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { RunTimelineLive } from "@/components/dashboard/run-timeline";
 import { RevokePanel } from "@/components/revokes/revoke-panel";
-import { getRevokeOptions } from "@/lib/revokes/get-revoke-options";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getRunTimeline, type RunTimelineView } from "@/lib/runs/get-run-timeline";
+import { getRevokeOptions } from "@/lib/desks/revokes/get-revoke-options";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getRunTimeline, type RunTimelineView } from "@/lib/desks/runs/get-run-timeline";
 import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
 
 export const dynamic = "force-dynamic";

@@ -1,12 +1,12 @@
 /**
  * next-auth's endpoints (/api/auth/csrf, /signin/*, /callback/*, /session, /signout). Its POSTs are
- * protected by next-auth's own double-submit CSRF token; the configuration is lib/auth/options.ts.
+ * protected by next-auth's own double-submit CSRF token; the configuration is lib/server/auth/options.ts.
  * Password sign-in (POST /callback/credentials) is throttled per account and per client first
- * (lib/auth/throttled-sign-in.ts): 429 with Retry-After while blocked.
+ * (lib/server/auth/throttled-sign-in.ts): 429 with Retry-After while blocked.
  */
 import NextAuth from "next-auth";
-import { authOptions } from "@/lib/auth/options";
-import { appSignInThrottle, throttleCredentialsSignIn } from "@/lib/auth/throttled-sign-in";
+import { authOptions } from "@/lib/server/auth/options";
+import { appSignInThrottle, throttleCredentialsSignIn } from "@/lib/server/auth/throttled-sign-in";
 
 const handler = NextAuth(authOptions);
 

@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/audit";
-import { findAuditEvents } from "@/lib/audit/find-audit-events";
-import { userRoute } from "@/lib/auth/user-route";
+import * as api from "@/lib/delivery/contracts/audit";
+import { findAuditEvents } from "@/lib/desks/audit/find-audit-events";
+import { userRoute } from "@/lib/delivery/user-route";
 
 export const GET = userRoute(api.dashboardFindAuditEvents, "read", async ({ query }) => findAuditEvents(query));

@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/corrections";
-import { userRoute } from "@/lib/auth/user-route";
-import { findCorrections } from "@/lib/corrections/find-corrections";
+import * as api from "@/lib/delivery/contracts/corrections";
+import { userRoute } from "@/lib/delivery/user-route";
+import { findCorrections } from "@/lib/desks/corrections/find-corrections";
 
 export const GET = userRoute(api.dashboardFindCorrections, "read", async ({ query }) => findCorrections(query));

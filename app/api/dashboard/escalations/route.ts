@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/dashboard";
-import { userRoute } from "@/lib/auth/user-route";
-import { findEscalations } from "@/lib/escalations/find-escalations";
+import * as api from "@/lib/delivery/contracts/dashboard";
+import { userRoute } from "@/lib/delivery/user-route";
+import { findEscalations } from "@/lib/desks/escalations/find-escalations";
 
 export const GET = userRoute(api.dashboardFindEscalations, "read", async ({ query }) => findEscalations(query));

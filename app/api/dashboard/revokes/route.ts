@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/revokes";
-import { userRoute } from "@/lib/auth/user-route";
-import { findRevokes } from "@/lib/revokes/find-revokes";
+import * as api from "@/lib/delivery/contracts/revokes";
+import { userRoute } from "@/lib/delivery/user-route";
+import { findRevokes } from "@/lib/desks/revokes/find-revokes";
 
 export const GET = userRoute(api.dashboardFindRevokes, "read", async ({ query }) => findRevokes(query));

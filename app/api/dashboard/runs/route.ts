@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/dashboard";
-import { userRoute } from "@/lib/auth/user-route";
-import { findRuns } from "@/lib/runs/find-runs";
+import * as api from "@/lib/delivery/contracts/dashboard";
+import { userRoute } from "@/lib/delivery/user-route";
+import { findRuns } from "@/lib/desks/runs/find-runs";
 
 export const GET = userRoute(api.dashboardFindRuns, "read", async ({ query }) => findRuns(query));

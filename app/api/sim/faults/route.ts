@@ -6,8 +6,8 @@
  * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it. A `when` predicate cannot cross HTTP, so
  * only faults that apply to the next calls of `op` in order are supported.
  */
-import { getHostedWorld, readSimBody, simRefusal } from "@/lib/sim/host";
-import { InjectFaultRequestSchema } from "@/lib/sim/rpc";
+import { getHostedWorld, readSimBody, simRefusal } from "@/lib/demo/sim/host";
+import { InjectFaultRequestSchema } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);

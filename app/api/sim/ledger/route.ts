@@ -5,9 +5,9 @@
  * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests
  * (its ledger is the tests' oracle), not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
-import type { LedgerFilter, Outcome } from "@/lib/sim/ledger";
-import { getHostedWorld, simRefusal, simError } from "@/lib/sim/host";
-import { encodeJson } from "@/lib/sim/rpc";
+import type { LedgerFilter, Outcome } from "@/lib/demo/sim/ledger";
+import { getHostedWorld, simRefusal, simError } from "@/lib/demo/sim/host";
+import { encodeJson } from "@/lib/demo/sim/rpc";
 
 const OUTCOMES: readonly Outcome[] = ["effect", "rejected", "replayed", "not_found"];
 

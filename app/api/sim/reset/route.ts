@@ -5,8 +5,8 @@
  * NO AUTHENTICATION, on purpose: this is the simulated external world for the demo and the tests,
  * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
-import { readSimBody, resetHostedWorld, simRefusal } from "@/lib/sim/host";
-import { ResetRequestSchema } from "@/lib/sim/rpc";
+import { readSimBody, resetHostedWorld, simRefusal } from "@/lib/demo/sim/host";
+import { ResetRequestSchema } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);

@@ -7,10 +7,10 @@
  *
  * Answers 200 with `{ ok: true, value }` or `{ ok: false, error }` (a provider error or a simulated
  * crash: the call reached the sim); 400 for a malformed request or a method outside the allow-list;
- * 500 when the sim itself failed unexpectedly (outcome unknown). See lib/sim/rpc.ts.
+ * 500 when the sim itself failed unexpectedly (outcome unknown). See lib/demo/sim/rpc.ts.
  */
-import { getHostedWorld, readSimBody, simRefusal, simError } from "@/lib/sim/host";
-import { dispatchRpc, RpcRequestError, RpcRequestSchema } from "@/lib/sim/rpc";
+import { getHostedWorld, readSimBody, simRefusal, simError } from "@/lib/demo/sim/host";
+import { dispatchRpc, RpcRequestError, RpcRequestSchema } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);

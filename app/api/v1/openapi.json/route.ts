@@ -1,7 +1,7 @@
-import { allEndpoints } from "@/lib/api/contracts";
-import { getOpenApiDocument } from "@/lib/api/contracts/meta";
-import { buildOpenApiDocument, type OpenApiDocument } from "@/lib/api/openapi";
-import { publicRoute } from "@/lib/api/route";
+import { allEndpoints } from "@/lib/delivery/contracts";
+import { getOpenApiDocument } from "@/lib/protocol/contracts/meta";
+import { buildOpenApiDocument, type OpenApiDocument } from "@/lib/delivery/openapi";
+import { publicRoute } from "@/lib/delivery/route";
 
 let document: OpenApiDocument | undefined;
 

@@ -1,8 +1,8 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute, withStatus } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { createRunForAgent } from "@/lib/agent-api/create-run";
-import { findRunsForAgent } from "@/lib/agent-api/find-runs";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute, withStatus } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { createRunForAgent } from "@/lib/server/agent-api/create-run";
+import { findRunsForAgent } from "@/lib/server/agent-api/find-runs";
 
 export const POST = agentRoute(api.createRun, async ({ prisma, principal, body }) =>
   withStatus(201, { run: toWire(await createRunForAgent({ prisma, principal, run: body })) }),

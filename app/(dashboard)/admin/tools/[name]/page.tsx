@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { ToolPage } from "@/components/admin/tool-page";
-import { ApiError } from "@/lib/api/errors";
-import { requirePageUser } from "@/lib/auth/current-user";
-import { getTool } from "@/lib/tools/get-tool";
+import { ApiError } from "@/lib/protocol/errors";
+import { requirePageUser } from "@/lib/server/auth/current-user";
+import { getTool } from "@/lib/server/tools/get-tool";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,9 @@
-import * as api from "@/lib/api/contracts/admin-people";
-import { userRoute } from "@/lib/auth/user-route";
-import { toAdminTokenPage, toCreatedAdminToken } from "@/lib/tokens/admin-views";
-import { createAgentToken } from "@/lib/tokens/create-agent-token";
-import { findAgentTokens } from "@/lib/tokens/find-agent-tokens";
-import { findScopableTools } from "@/lib/tokens/find-scopable-tools";
+import * as api from "@/lib/delivery/contracts/admin-people";
+import { userRoute } from "@/lib/delivery/user-route";
+import { toAdminTokenPage, toCreatedAdminToken } from "@/lib/server/tokens/admin-views";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { findAgentTokens } from "@/lib/server/tokens/find-agent-tokens";
+import { findScopableTools } from "@/lib/server/tokens/find-scopable-tools";
 
 export const GET = userRoute(api.adminFindTokens, "tokens.manage", async ({ query, prisma }) =>
   toAdminTokenPage(await findAgentTokens(prisma, { cursor: query.cursor, limit: query.take, order: "newest" }), await findScopableTools(prisma)),

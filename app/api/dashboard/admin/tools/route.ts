@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/tools";
-import { userRoute } from "@/lib/auth/user-route";
-import { findTools } from "@/lib/tools/find-tools";
+import * as api from "@/lib/delivery/contracts/tools";
+import { userRoute } from "@/lib/delivery/user-route";
+import { findTools } from "@/lib/server/tools/find-tools";
 
 export const GET = userRoute(api.dashboardFindTools, "read", async () => findTools());

@@ -1,8 +1,8 @@
-import * as api from "@/lib/api/contracts/admin-people";
-import { userRoute } from "@/lib/auth/user-route";
-import { toAdminUserPage, toCreatedAdminUser } from "@/lib/users/admin-views";
-import { createUserWithInitialPassword } from "@/lib/users/create-user-with-initial-password";
-import { findUsers } from "@/lib/users/find-users";
+import * as api from "@/lib/delivery/contracts/admin-people";
+import { userRoute } from "@/lib/delivery/user-route";
+import { toAdminUserPage, toCreatedAdminUser } from "@/lib/server/users/admin-views";
+import { createUserWithInitialPassword } from "@/lib/server/users/create-user-with-initial-password";
+import { findUsers } from "@/lib/server/users/find-users";
 
 export const GET = userRoute(api.adminFindUsers, "users.manage", async ({ query, user, prisma }) =>
   toAdminUserPage(await findUsers(prisma, { cursor: query.cursor, limit: query.take }), user.email),

@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/notifications";
-import { userRoute } from "@/lib/auth/user-route";
-import { createWebhook } from "@/lib/notifications/create-webhook";
-import { findNotificationSettings } from "@/lib/notifications/find-webhooks";
+import * as api from "@/lib/delivery/contracts/notifications";
+import { userRoute } from "@/lib/delivery/user-route";
+import { createWebhook } from "@/lib/server/notifications/create-webhook";
+import { findNotificationSettings } from "@/lib/server/notifications/find-webhooks";
 
 export const GET = userRoute(api.adminFindNotificationSettings, "tokens.manage", async ({ prisma }) => findNotificationSettings(prisma));
 

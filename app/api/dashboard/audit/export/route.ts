@@ -1,5 +1,5 @@
-import { fileRoute } from "@/lib/audit/audit-route";
-import { exportAuditEvents, ZExportAuditEventsRequest } from "@/lib/audit/export-audit-events";
+import { fileRoute } from "@/lib/delivery/audit-route";
+import { exportAuditEvents, ZExportAuditEventsRequest } from "@/lib/desks/audit/export-audit-events";
 
 // GET /api/dashboard/audit/export?format=csv|jsonl&run=...&actor=...&type=...&from=...&to=...
 // Not userRoute: the answer is a file streamed as it is read (a ReadableStream), not one JSON value.

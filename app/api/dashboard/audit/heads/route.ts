@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/audit";
-import { exportChainHeads } from "@/lib/audit/export-chain-heads";
-import { userRoute } from "@/lib/auth/user-route";
+import * as api from "@/lib/delivery/contracts/audit";
+import { exportChainHeads } from "@/lib/desks/audit/export-chain-heads";
+import { userRoute } from "@/lib/delivery/user-route";
 
 export const GET = userRoute(api.dashboardExportChainHeads, "read", async () => exportChainHeads());

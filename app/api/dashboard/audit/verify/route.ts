@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/audit";
-import { verifyAuditChains } from "@/lib/audit/verify-audit-chains";
-import { userRoute } from "@/lib/auth/user-route";
+import * as api from "@/lib/delivery/contracts/audit";
+import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
+import { userRoute } from "@/lib/delivery/user-route";
 
 export const GET = userRoute(api.dashboardVerifyAuditChains, "read", async ({ query }) => verifyAuditChains(query));

@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/corrections";
-import { userRoute } from "@/lib/auth/user-route";
-import { getCorrection } from "@/lib/corrections/get-correction";
+import * as api from "@/lib/delivery/contracts/corrections";
+import { userRoute } from "@/lib/delivery/user-route";
+import { getCorrection } from "@/lib/desks/corrections/get-correction";
 
 export const GET = userRoute(api.dashboardGetCorrection, "read", async ({ params }) => getCorrection(params.correctionId));

@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/admin-people";
-import { userRoute } from "@/lib/auth/user-route";
-import { signOutEverywhere } from "@/lib/users/sign-out-everywhere";
+import * as api from "@/lib/delivery/contracts/admin-people";
+import { userRoute } from "@/lib/delivery/user-route";
+import { signOutEverywhere } from "@/lib/server/users/sign-out-everywhere";
 
 export const POST = userRoute(api.dashboardSignOutEverywhere, "read", async () => signOutEverywhere());

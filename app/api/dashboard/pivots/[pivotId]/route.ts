@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/dashboard";
-import { userRoute } from "@/lib/auth/user-route";
-import { getPivotScreen } from "@/lib/pivots/get-pivot-screen";
+import * as api from "@/lib/delivery/contracts/dashboard";
+import { userRoute } from "@/lib/delivery/user-route";
+import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 
 export const GET = userRoute(api.dashboardGetPivotScreen, "read", async ({ params }) => getPivotScreen(params.pivotId));

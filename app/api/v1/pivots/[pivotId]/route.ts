@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { getPivotForAgent } from "@/lib/agent-api/get-pivot";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { getPivotForAgent } from "@/lib/server/agent-api/get-pivot";
 
 // Long-polling: the request waits (up to 30 s) while the pivot is PENDING; the decision lives in the
 // database, so it reaches the agent whichever app instance took it, and a restart loses nothing.

@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { getRunLogForAgent } from "@/lib/agent-api/get-run-log";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { getRunLogForAgent } from "@/lib/server/agent-api/get-run-log";
 
 export const GET = agentRoute(api.getRun, async ({ prisma, principal, params }) => {
   const log = await getRunLogForAgent({ prisma, principal, runId: params.runId });

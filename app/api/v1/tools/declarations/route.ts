@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/declarations";
-import { agentRoute } from "@/lib/api/route";
-import { agentActor } from "@/lib/agent-api/agent-access";
-import { declareTools } from "@/lib/tools/declare-tools";
+import * as api from "@/lib/protocol/contracts/declarations";
+import { agentRoute } from "@/lib/delivery/route";
+import { agentActor } from "@/lib/server/agent-api/agent-access";
+import { declareTools } from "@/lib/server/tools/declare-tools";
 
 export const POST = agentRoute(api.declareTools, async ({ prisma, principal, body }) =>
   declareTools(prisma, body, { namespace: principal.name, actor: agentActor(principal), tokenId: principal.tokenId, tokenRole: principal.role }),

@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/tools";
-import { userRoute } from "@/lib/auth/user-route";
-import { getTool } from "@/lib/tools/get-tool";
-import { updateTool } from "@/lib/tools/update-tool";
+import * as api from "@/lib/delivery/contracts/tools";
+import { userRoute } from "@/lib/delivery/user-route";
+import { getTool } from "@/lib/server/tools/get-tool";
+import { updateTool } from "@/lib/server/tools/update-tool";
 
 export const GET = userRoute(api.dashboardGetTool, "read", async ({ params }) => getTool(params.name));
 

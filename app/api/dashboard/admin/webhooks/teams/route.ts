@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/notifications";
-import { userRoute } from "@/lib/auth/user-route";
-import { findNotificationSettings } from "@/lib/notifications/find-webhooks";
-import { saveNotificationTeam } from "@/lib/sla/save-sla-settings";
+import * as api from "@/lib/delivery/contracts/notifications";
+import { userRoute } from "@/lib/delivery/user-route";
+import { findNotificationSettings } from "@/lib/server/notifications/find-webhooks";
+import { saveNotificationTeam } from "@/lib/server/sla/save-sla-settings";
 
 export const POST = userRoute(api.adminSaveNotificationTeam, "tokens.manage", async ({ body, user, prisma }) => {
   await saveNotificationTeam(prisma, { ...body, by: user.email });

@@ -1,6 +1,6 @@
-import * as api from "@/lib/api/contracts/corrections";
-import { userRoute } from "@/lib/auth/user-route";
-import { claimCorrection } from "@/lib/corrections/claim-correction";
+import * as api from "@/lib/delivery/contracts/corrections";
+import { userRoute } from "@/lib/delivery/user-route";
+import { claimCorrection } from "@/lib/desks/corrections/claim-correction";
 
 // Losing the claim is an answer (200, ok: false, heldBy), not an error.
 export const POST = userRoute(api.dashboardClaimCorrection, "correction.handle", async ({ params }) => claimCorrection(params.correctionId));

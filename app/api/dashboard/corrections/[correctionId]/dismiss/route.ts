@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/corrections";
-import { userRoute } from "@/lib/auth/user-route";
-import { dismissCorrection } from "@/lib/corrections/dismiss-correction";
+import * as api from "@/lib/delivery/contracts/corrections";
+import { userRoute } from "@/lib/delivery/user-route";
+import { dismissCorrection } from "@/lib/desks/corrections/dismiss-correction";
 
 export const POST = userRoute(api.dashboardDismissCorrection, "correction.handle", async ({ params, body }) => dismissCorrection(params.correctionId, body));

@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/corrections";
-import { userRoute } from "@/lib/auth/user-route";
-import { editCorrection } from "@/lib/corrections/edit-correction";
+import * as api from "@/lib/delivery/contracts/corrections";
+import { userRoute } from "@/lib/delivery/user-route";
+import { editCorrection } from "@/lib/desks/corrections/edit-correction";
 
 export const POST = userRoute(api.dashboardEditCorrection, "correction.handle", async ({ params, body }) => editCorrection(params.correctionId, body));

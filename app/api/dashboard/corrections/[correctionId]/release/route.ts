@@ -1,5 +1,5 @@
-import * as api from "@/lib/api/contracts/corrections";
-import { userRoute } from "@/lib/auth/user-route";
-import { releaseCorrection } from "@/lib/corrections/release-correction";
+import * as api from "@/lib/delivery/contracts/corrections";
+import { userRoute } from "@/lib/delivery/user-route";
+import { releaseCorrection } from "@/lib/desks/corrections/release-correction";
 
 export const POST = userRoute(api.dashboardReleaseCorrection, "correction.handle", async ({ params }) => releaseCorrection(params.correctionId));

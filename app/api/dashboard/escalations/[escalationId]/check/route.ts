@@ -1,6 +1,6 @@
-import * as api from "@/lib/api/contracts/dashboard";
-import { userRoute } from "@/lib/auth/user-route";
-import { checkRealSystem, getRealSystemCheck } from "@/lib/escalations/check-real-system";
+import * as api from "@/lib/delivery/contracts/dashboard";
+import { userRoute } from "@/lib/delivery/user-route";
+import { checkRealSystem, getRealSystemCheck } from "@/lib/desks/escalations/check-real-system";
 
 // Who may work the item is decided in the lib functions (the item's owner team and kind).
 export const POST = userRoute(api.dashboardCheckRealSystem, "read", async ({ params }) => checkRealSystem(params.escalationId));

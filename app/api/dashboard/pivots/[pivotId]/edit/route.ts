@@ -1,6 +1,6 @@
-import * as api from "@/lib/api/contracts/dashboard";
-import { userRoute } from "@/lib/auth/user-route";
-import { editPlanItem } from "@/lib/pivots/edit-plan-item";
+import * as api from "@/lib/delivery/contracts/dashboard";
+import { userRoute } from "@/lib/delivery/user-route";
+import { editPlanItem } from "@/lib/desks/pivots/edit-plan-item";
 
 // A plan that changed since the page loaded is an answer (200, ok: false), not an error.
 export const POST = userRoute(api.dashboardEditPlanItem, "pivot.decide", async ({ params, body }) => editPlanItem({ pivotId: params.pivotId, ...body }));

@@ -1,6 +1,6 @@
-import * as api from "@/lib/api/contracts/revokes";
-import { userRoute } from "@/lib/auth/user-route";
-import { pullRunRevoke } from "@/lib/revokes/pull-revoke";
+import * as api from "@/lib/delivery/contracts/revokes";
+import { userRoute } from "@/lib/delivery/user-route";
+import { pullRunRevoke } from "@/lib/desks/revokes/pull-revoke";
 
 // A repeat is an answer (200, created: false, the first revoke), not an error.
 export const POST = userRoute(api.dashboardPullRunRevoke, "revoke.pull", async ({ params, body }) => pullRunRevoke({ runId: params.runId, reason: body.reason }));

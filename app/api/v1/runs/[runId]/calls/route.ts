@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/calls";
-import { agentRoute } from "@/lib/api/route";
-import { callAnswerWire, previousOutcome } from "@/lib/api/schemas/calls";
-import { beginCallForAgent } from "@/lib/agent-api/begin-call";
+import * as api from "@/lib/protocol/contracts/calls";
+import { agentRoute } from "@/lib/delivery/route";
+import { callAnswerWire, previousOutcome } from "@/lib/protocol/schemas/calls";
+import { beginCallForAgent } from "@/lib/server/agent-api/begin-call";
 
 export const POST = agentRoute(
   api.beginCall,

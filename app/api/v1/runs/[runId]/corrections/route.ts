@@ -1,8 +1,8 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute, withStatus } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { draftCorrectionForAgent } from "@/lib/agent-api/draft-correction";
-import { listCorrectionsForAgent } from "@/lib/agent-api/list-corrections";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute, withStatus } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { draftCorrectionForAgent } from "@/lib/server/agent-api/draft-correction";
+import { listCorrectionsForAgent } from "@/lib/server/agent-api/list-corrections";
 
 export const GET = agentRoute(api.listCorrections, async ({ prisma, principal, params }) => ({
   corrections: (await listCorrectionsForAgent({ prisma, principal, runId: params.runId })).map(toWire),

@@ -1,8 +1,8 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute, withStatus } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { listEscalationsForAgent } from "@/lib/agent-api/list-escalations";
-import { raiseEscalationForAgent } from "@/lib/agent-api/raise-escalation";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute, withStatus } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { listEscalationsForAgent } from "@/lib/server/agent-api/list-escalations";
+import { raiseEscalationForAgent } from "@/lib/server/agent-api/raise-escalation";
 
 export const GET = agentRoute(api.listEscalations, async ({ prisma, principal, params, query }) => {
   const status = query.status === undefined ? undefined : Array.isArray(query.status) ? query.status : [query.status];

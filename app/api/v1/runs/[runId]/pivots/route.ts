@@ -1,8 +1,8 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute, withStatus } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { listPivotsForAgent } from "@/lib/agent-api/list-pivots";
-import { requestPivotForAgent } from "@/lib/agent-api/request-pivot";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute, withStatus } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { listPivotsForAgent } from "@/lib/server/agent-api/list-pivots";
+import { requestPivotForAgent } from "@/lib/server/agent-api/request-pivot";
 
 export const GET = agentRoute(api.listPivots, async ({ prisma, principal, params }) => ({
   pivots: (await listPivotsForAgent({ prisma, principal, runId: params.runId })).map(toWire),

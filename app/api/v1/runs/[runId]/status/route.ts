@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/runs";
-import { agentRoute } from "@/lib/api/route";
-import { toWire } from "@/lib/api/schemas/saga";
-import { setRunStatusForAgent } from "@/lib/agent-api/set-run-status";
+import * as api from "@/lib/protocol/contracts/runs";
+import { agentRoute } from "@/lib/delivery/route";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { setRunStatusForAgent } from "@/lib/server/agent-api/set-run-status";
 
 export const POST = agentRoute(api.setRunStatus, async ({ prisma, principal, params, body }) => {
   const run = await setRunStatusForAgent({ prisma, principal, runId: params.runId, move: { from: body.from, to: body.to, type: body.event.type, data: body.event.data } });

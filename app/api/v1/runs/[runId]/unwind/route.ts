@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/worker";
-import { agentRoute, withStatus } from "@/lib/api/route";
-import { taskToWire } from "@/lib/api/schemas/worker";
-import { requestUnwindForAgent } from "@/lib/agent-api/request-unwind";
+import * as api from "@/lib/protocol/contracts/worker";
+import { agentRoute, withStatus } from "@/lib/delivery/route";
+import { taskToWire } from "@/lib/protocol/schemas/worker";
+import { requestUnwindForAgent } from "@/lib/server/agent-api/request-unwind";
 
 export const POST = agentRoute(api.requestUnwind, async ({ prisma, principal, params, body }) => {
   const { created, task } = await requestUnwindForAgent({ prisma, principal, runId: params.runId, reason: body.reason });

@@ -1,8 +1,8 @@
-import * as api from "@/lib/api/contracts/calls";
-import { agentRoute } from "@/lib/api/route";
-import { nextCursorAfter, outcomeReport } from "@/lib/api/schemas/calls";
-import { toWire } from "@/lib/api/schemas/saga";
-import { reportOutcomeForAgent } from "@/lib/agent-api/report-outcome";
+import * as api from "@/lib/protocol/contracts/calls";
+import { agentRoute } from "@/lib/delivery/route";
+import { nextCursorAfter, outcomeReport } from "@/lib/protocol/schemas/calls";
+import { toWire } from "@/lib/protocol/schemas/saga";
+import { reportOutcomeForAgent } from "@/lib/server/agent-api/report-outcome";
 
 export const POST = agentRoute(
   api.reportOutcome,

@@ -1,7 +1,7 @@
-import * as api from "@/lib/api/contracts/worker";
-import { agentRoute } from "@/lib/api/route";
-import { taskToWire } from "@/lib/api/schemas/worker";
-import { extendTaskLeaseForWorker } from "@/lib/agent-api/settle-task";
+import * as api from "@/lib/protocol/contracts/worker";
+import { agentRoute } from "@/lib/delivery/route";
+import { taskToWire } from "@/lib/protocol/schemas/worker";
+import { extendTaskLeaseForWorker } from "@/lib/server/agent-api/settle-task";
 
 export const POST = agentRoute(api.heartbeatWorkerTask, async ({ prisma, principal, params, body }) => {
   const beat = await extendTaskLeaseForWorker({ prisma, principal, task: { taskId: params.taskId, ...body } });

@@ -1,0 +1,34 @@
+/**
+ * Every endpoint contract of the HTTP API, in the order the OpenAPI document lists them. Each area
+ * keeps its contracts in its own file (`defineEndpoint` from ../endpoint) and adds them here; those
+ * files export only endpoint contracts, so Object.values lists them all.
+ */
+import type { AnyEndpoint } from "@/lib/protocol/endpoint";
+import * as adminPeople from "./admin-people";
+import * as audit from "./audit";
+import * as calls from "@/lib/protocol/contracts/calls";
+import * as corrections from "./corrections";
+import * as dashboard from "./dashboard";
+import * as meta from "@/lib/protocol/contracts/meta";
+import * as notifications from "./notifications";
+import * as revokes from "./revokes";
+import * as runs from "@/lib/protocol/contracts/runs";
+import * as declarations from "@/lib/protocol/contracts/declarations";
+import * as tools from "./tools";
+import * as worker from "@/lib/protocol/contracts/worker";
+
+/** All endpoint contracts; the OpenAPI document (GET /api/v1/openapi.json) is built from this list. */
+export const allEndpoints: AnyEndpoint[] = [
+  ...Object.values(runs),
+  ...Object.values(calls),
+  ...Object.values(worker),
+  ...Object.values(meta),
+  ...Object.values(dashboard),
+  ...Object.values(adminPeople),
+  ...Object.values(tools),
+  ...Object.values(declarations),
+  ...Object.values(audit),
+  ...Object.values(revokes),
+  ...Object.values(corrections),
+  ...Object.values(notifications),
+];

@@ -1,0 +1,73 @@
+/**
+ * Checks a saved heads file (exportChainHeads) against the log as it is now. Chains only grow, so
+ * each saved head must still be in its chain: the link at the saved seq, with the saved hash. A chain
+ * rewritten since (even consistently, every hash recomputed) has another hash there; a chain cut
+ * short has no link there; a deleted chain has no links at all. Chains begun after the file was saved
+ * are not in it; verification covers them.
+ */
+import { requireUser } from "@/lib/server/auth/current-user";
+import { withDb } from "@/lib/desks/dashboard/context";
+import type { Db } from "@/lib/core/db/dialect";
+import { chainHeadsDigest, type ChainHead, type ChainHeadsFile } from "./export-chain-heads";
+import { HeadChange, MAX_REPORTED_CHANGES, type ChainHeadsCheck, type ChangedChain } from "./views";
+
+/** The largest heads file accepted (about 400,000 chains). */
+export const MAX_HEADS_FILE_BYTES = 64 * 1024 * 1024;
+
+/** Saved heads looked up per query (two parameters each: SQLite takes at most 999 per statement). */
+const CHECK_BATCH = 200;
+
+
+function changeOf(head: ChainHead, current: { hash: string } | undefined, lastSeq: number | null): ChangedChain | null {
+  const base = { scope: head.scope, savedSeq: head.seq, savedHash: head.hash };
+  if (current) {
+    if (current.hash === head.hash) return null;
+    return {
+      ...base,
+      change: HeadChange.REWRITTEN,
+      currentHash: current.hash,
+      currentSeq: lastSeq,
+      message: `Link ${head.seq} of ${head.scope} now has hash ${current.hash.slice(0, 12)}…, not the saved ${head.hash.slice(0, 12)}…: the chain was rewritten at or before that link since the heads were saved.`,
+    };
+  }
+  if (lastSeq === null) {
+    return { ...base, change: HeadChange.GONE, currentHash: null, currentSeq: null, message: `${head.scope} has no links any more: the whole chain (${head.seq} links when saved) was deleted.` };
+  }
+  const cut = lastSeq + 1 === head.seq ? `link ${head.seq} was` : `links ${lastSeq + 1} to ${head.seq} were`;
+  return { ...base, change: HeadChange.TRUNCATED, currentHash: null, currentSeq: lastSeq, message: `${head.scope} now ends at link ${lastSeq}: ${cut} deleted since the heads were saved.` };
+}
+
+async function checkBatch(db: Db, heads: readonly ChainHead[]): Promise<ChangedChain[]> {
+  const links = await db.auditEvent.findMany({ where: { OR: heads.map((h) => ({ scope: h.scope, seq: h.seq })) }, select: { scope: true, seq: true, hash: true } });
+  const found = new Map(links.map((l) => [`${l.seq}:${l.scope}`, l]));
+  const missing = heads.filter((h) => !found.has(`${h.seq}:${h.scope}`));
+  const lastSeqs = new Map<string, number>();
+  if (missing.length > 0) {
+    const groups = await db.auditEvent.groupBy({ by: ["scope"], where: { scope: { in: missing.map((h) => h.scope) } }, _max: { seq: true }, orderBy: { scope: "asc" } });
+    for (const g of groups) if (g._max.seq !== null) lastSeqs.set(g.scope, g._max.seq);
+  }
+  return heads.flatMap((h) => changeOf(h, found.get(`${h.seq}:${h.scope}`), lastSeqs.get(h.scope) ?? null) ?? []);
+}
+
+/** Checks `file` (already parsed with ZChainHeadsFile) against the log now. Changes nothing. */
+export async function checkChainHeads(file: ChainHeadsFile): Promise<ChainHeadsCheck> {
+  await requireUser("read");
+  const digestMatches = chainHeadsDigest(file.heads) === file.digest;
+  const changed: ChangedChain[] = [];
+  let changedCount = 0;
+  for (let i = 0; i < file.heads.length; i += CHECK_BATCH) {
+    const batch = file.heads.slice(i, i + CHECK_BATCH);
+    const found = await withDb((prisma) => checkBatch(prisma, batch));
+    changedCount += found.length;
+    changed.push(...found.slice(0, MAX_REPORTED_CHANGES - changed.length));
+  }
+  return {
+    matches: digestMatches && changedCount === 0,
+    digestMatches,
+    savedAt: file.exportedAt,
+    checked: file.heads.length,
+    matching: file.heads.length - changedCount,
+    changedCount,
+    changed,
+  };
+}

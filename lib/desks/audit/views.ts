@@ -1,0 +1,129 @@
+/**
+ * What the audit screens read: a verification of the chains and a check of saved chain heads. Pure
+ * (zod and constants only), so the browser parses the answers with the same schemas the server
+ * answers with.
+ */
+import { z } from "zod";
+import { IsoDate } from "@/lib/protocol/schemas/saga";
+
+/** What is wrong with a broken link. */
+export const ChainBreakKind = {
+  /** Its scope was changed: it continues another chain (`belongsTo`). */
+  SCOPE: "scope",
+  /** Its seq was changed (it still links to the previous link), or repeats an earlier one. */
+  SEQ: "seq",
+  /** Links before it are missing: deleted. */
+  MISSING: "missing",
+  /** Its prevHash does not name the previous link. */
+  PREV_HASH: "prevHash",
+  /** Its stored hash was changed; its content is as written. */
+  HASH: "hash",
+  /** Its content (type, actor, data, time, run or step) was changed after it was written. */
+  CONTENT: "content",
+  /** Its run is not the run of its chain: the run id was changed. */
+  RUN: "runId",
+  /** The last link of a chain whose content or stored hash was changed (the chain cannot tell which). */
+  CONTENT_OR_HASH: "content-or-hash",
+} as const;
+export type ChainBreakKind = (typeof ChainBreakKind)[keyof typeof ChainBreakKind];
+
+/** The breaks kept in full (the first of each broken chain); more are only counted. */
+export const MAX_REPORTED_BREAKS = 20;
+
+/** The first broken link of a chain. */
+export const ZChainBreak = z.object({
+  /** The chain the link sits in now. */
+  scope: z.string(),
+  /** The link's seq, as stored. */
+  seq: z.number().int(),
+  /** The event's id. */
+  eventId: z.number().int(),
+  /** Its time, as stored. */
+  at: IsoDate,
+  /** What is wrong (ChainBreakKind). */
+  kind: z.enum(ChainBreakKind),
+  /** What is wrong, in words. */
+  message: z.string(),
+  /** For a moved link, the chain it continues (where it was written). */
+  belongsTo: z.string().nullable(),
+});
+
+/** What a verification found. */
+export const ZAuditVerification = z.object({
+  /** True when every link of every chain read checks out. */
+  verified: z.boolean(),
+  /** The chain asked for, or null for all of them. */
+  scope: z.string().nullable(),
+  /** Chains read. */
+  chains: z.number().int(),
+  /** Events read. */
+  events: z.number().int(),
+  /** Chains by kind (`run`, `user`, `agent-token`, `tool`). */
+  chainsByKind: z.record(z.string(), z.number().int()),
+  /** Chains with a broken link. */
+  brokenChains: z.number().int(),
+  /** The first broken link of each broken chain, in append order (at most MAX_REPORTED_BREAKS). */
+  breaks: z.array(ZChainBreak).max(MAX_REPORTED_BREAKS),
+  /** The last event read: events after it were appended during the verification and are not covered. */
+  upToEventId: z.number().int().nullable(),
+  /** When it started (database clock). */
+  checkedAt: IsoDate,
+  /** How long it took, in seconds. */
+  seconds: z.number(),
+});
+/** What a verification found. */
+export type AuditVerification = z.infer<typeof ZAuditVerification>;
+
+/** Changed chains reported in full; more are only counted. */
+export const MAX_REPORTED_CHANGES = 100;
+
+/** How a chain no longer matches its saved head. */
+export const HeadChange = {
+  /** The link at the saved seq has another hash: the chain was rewritten. */
+  REWRITTEN: "rewritten",
+  /** The chain ends before the saved seq: its last links were deleted. */
+  TRUNCATED: "truncated",
+  /** The chain has no links any more. */
+  GONE: "gone",
+} as const;
+export type HeadChange = (typeof HeadChange)[keyof typeof HeadChange];
+
+/** One chain that no longer matches its saved head. */
+export const ZChangedChain = z.object({
+  /** The chain. */
+  scope: z.string(),
+  /** The saved head's seq. */
+  savedSeq: z.number().int(),
+  /** The saved head's hash. */
+  savedHash: z.string(),
+  /** What changed. */
+  change: z.enum(HeadChange),
+  /** The hash of the link at the saved seq now (REWRITTEN), else null. */
+  currentHash: z.string().nullable(),
+  /** The chain's last seq now (null when it is gone). */
+  currentSeq: z.number().int().nullable(),
+  /** What changed, in words. */
+  message: z.string(),
+});
+/** One chain that no longer matches its saved head. */
+export type ChangedChain = z.infer<typeof ZChangedChain>;
+
+/** What checking a heads file found. */
+export const ZChainHeadsCheck = z.object({
+  /** True when the file's digest fits its heads and every saved head is still in its chain. */
+  matches: z.boolean(),
+  /** Whether the file's digest is the digest of its heads (false: the file was edited or damaged). */
+  digestMatches: z.boolean(),
+  /** When the file was saved. */
+  savedAt: IsoDate,
+  /** Heads in the file. */
+  checked: z.number().int(),
+  /** Heads still in their chains. */
+  matching: z.number().int(),
+  /** Chains that no longer match. */
+  changedCount: z.number().int(),
+  /** The first of them (at most MAX_REPORTED_CHANGES), in the file's order. */
+  changed: z.array(ZChangedChain),
+});
+/** What checking a heads file found. */
+export type ChainHeadsCheck = z.infer<typeof ZChainHeadsCheck>;

@@ -1,0 +1,112 @@
+import type { Prisma } from "@/generated/prisma";
+import { resolveAudience } from "@/lib/server/tools/audience";
+import { requireUser } from "@/lib/server/auth/current-user";
+import { mayWorkEscalation } from "./escalation-access";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { CompensationStateSchema, ManualRepairWire, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/protocol/schemas/saga";
+import { SagaError } from "@/lib/saga/errors";
+import type { Json } from "@/lib/saga/tools";
+import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
+import { connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
+import { planAudience } from "@/lib/desks/pivots/pivot-view";
+import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-policies";
+import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
+import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
+
+function json(value: Prisma.JsonValue): Json {
+  return value as Json;
+}
+
+function field(detail: Prisma.JsonValue, name: string): Prisma.JsonValue | undefined {
+  return detail && typeof detail === "object" && !Array.isArray(detail) ? detail[name] : undefined;
+}
+
+function text(value: Prisma.JsonValue | undefined): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function compensationOf(value: Prisma.JsonValue): { tool: string; args: Json } | null {
+  const tool = text(field(value, "tool"));
+  return tool ? { tool, args: json(field(value, "args") ?? null) } : null;
+}
+
+function heldAudience(tool: string, args: Json, policy: ToolPolicyFacts | undefined): { audience: string[] | null; audienceSource: "tool" | "tool_table" | "unknown" } {
+  const { audience, source } = planAudience(connectorRegistry(), { tool, args }, policy);
+  return { audience, audienceSource: source };
+}
+
+/**
+ * One escalation with what its resolution form needs: the held call, or the step with its external
+ * ref and what is still out there; whether the signed-in user holds the claim. Throws
+ * ESCALATION_NOT_FOUND.
+ */
+export async function getEscalation(escalationId: string): Promise<TEscalationDetail> {
+  const user = await requireUser("read");
+  const found = await withDb(async (prisma) => {
+    const row = await prisma.escalation.findUnique({
+      where: { id: escalationId },
+      include: { ...ESCALATION_INCLUDE, run: true, step: true },
+    });
+    const tool = row?.step?.tool;
+    const heldTool = row?.kind === EscalationKind.APPROVAL_REQUIRED ? text(field(row.detail, "tool")) : null;
+    const policies = await readToolPolicies(prisma, connectorRegistry(), [tool, heldTool].filter((t): t is string => typeof t === "string"));
+    return { row, audienceRule: (tool && policies.get(tool)?.audienceRule) ?? null, heldPolicy: heldTool ? policies.get(heldTool) : undefined, now: await databaseNow(prisma) };
+  });
+  const { row, audienceRule, heldPolicy, now } = found;
+  if (!row) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; open the escalation queue to find it.`);
+  const { run, step } = row;
+  const held =
+    row.kind === EscalationKind.APPROVAL_REQUIRED
+      ? {
+          tool: text(field(row.detail, "tool")) ?? "(unknown tool)",
+          toolClass: text(field(row.detail, "toolClass")),
+          args: json(field(row.detail, "args") ?? null),
+          reason: text(field(row.detail, "reason")),
+          message: text(field(row.detail, "message")),
+          // Who would see it, named in the confirmation before anyone lets it run.
+          ...heldAudience(text(field(row.detail, "tool")) ?? "", json(field(row.detail, "args") ?? null), heldPolicy),
+        }
+      : null;
+  const me = user.email;
+  const mayWork = mayWorkEscalation(user.role, row);
+  const [canClaim, canResolve] = [mayWork, mayWork];
+  return {
+    escalation: {
+      ...queueItem({ ...row, run: { id: run.id, title: run.title }, step: step ? { id: step.id, stepIdx: step.stepIdx, tool: step.tool } : null }, now, await toolSystems([row])),
+      detail: json(row.detail),
+      resolution: row.resolution === null ? null : json(row.resolution),
+    },
+    run: { id: run.id, title: run.title, agent: run.agent, onBehalfOf: run.onBehalfOf, status: RunStatusSchema.parse(run.status) },
+    step: step
+      ? {
+          id: step.id,
+          stepIdx: step.stepIdx,
+          tool: step.tool,
+          toolClass: ToolClassSchema.parse(step.toolClass),
+          status: StepStatusSchema.parse(step.status),
+          stepKey: step.stepKey,
+          args: json(step.args),
+          externalRef: step.externalRef,
+          result: step.result === null ? null : json(step.result),
+          error: step.error === null ? null : json(step.error),
+          // What was recorded, else the tool table's rule on the arguments, else unknown (customer-facing).
+          audience: resolveAudience(Array.isArray(step.audience) ? step.audience.filter((a): a is string => typeof a === "string") : [], audienceRule, step.args).audience,
+          compensation: step.compensation === null ? null : compensationOf(step.compensation),
+          compensationState: CompensationStateSchema.parse(step.compensationState),
+          compensationRef: step.compensationRef,
+          compensationError: step.compensationError === null ? null : json(step.compensationError),
+          manualRepair: ManualRepairWire.nullable().catch(null).parse(step.manualRepair),
+          createdAt: step.createdAt.toISOString(),
+          updatedAt: step.updatedAt.toISOString(),
+        }
+      : null,
+    heldCall: held,
+    me,
+    now: now.toISOString(),
+    abilities: {
+      canClaim,
+      canResolve,
+      isClaimer: row.status === EscalationStatus.CLAIMED && row.claimedBy === me,
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/** Wire format of a worker task: one shape per kind, its payload the schema the worker reads it with. */
+import * as z from "zod";
+import { ZLookupPayloadSchema } from "@/lib/protocol/tasks/lookup-task";
+import { ZSendCorrectionPayloadSchema } from "@/lib/protocol/tasks/send-correction-payload";
+import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "@/lib/protocol/tasks/task";
+import { WORKER_TASK_STATUSES, WorkerTaskKind, type WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
+import { IsoDate, JsonSchema, toWire } from "./saga";
+
+/**
+ * Each kind's payload, as the worker reads it (lib/agent/worker.ts parses with these same schemas).
+ * Loose: fields a newer server adds reach an older worker untouched.
+ */
+export const TASK_PAYLOAD_SCHEMAS = {
+  [WorkerTaskKind.UNWIND]: ZUnwindPayloadSchema.loose(),
+  [WorkerTaskKind.RECONCILE]: JsonSchema,
+  [WorkerTaskKind.COMPENSATE]: ZCompensatePayloadSchema.loose(),
+  [WorkerTaskKind.LOOKUP]: ZLookupPayloadSchema.loose(),
+  [WorkerTaskKind.SEND_CORRECTION]: ZSendCorrectionPayloadSchema.loose(),
+  [WorkerTaskKind.COMMIT_PLAN]: ZCommitPlanPayloadSchema.loose(),
+} satisfies Record<WorkerTaskKind, z.ZodType>;
+
+const taskFields = {
+  id: z.string(),
+  runId: z.string(),
+  stepId: z.string().nullable(),
+  tools: z.array(z.string()),
+  status: z.enum(WORKER_TASK_STATUSES as [WorkerTaskStatus, ...WorkerTaskStatus[]]),
+  attempt: z.number().int(),
+  claimedBy: z.string().nullable(),
+  leaseUntil: IsoDate.nullable(),
+  dedupeKey: z.string(),
+  result: JsonSchema.nullable(),
+  error: JsonSchema.nullable(),
+  createdAt: IsoDate,
+  updatedAt: IsoDate,
+};
+
+const TASK_NAMES = {
+  UNWIND: "UnwindTask",
+  RECONCILE: "ReconcileTask",
+  COMPENSATE: "CompensateTask",
+  LOOKUP: "LookupTask",
+  SEND_CORRECTION: "SendCorrectionTask",
+  COMMIT_PLAN: "CommitPlanTask",
+} satisfies Record<WorkerTaskKind, string>;
+
+const taskOf = <K extends WorkerTaskKind>(kind: K) =>
+  z.object({ ...taskFields, kind: z.literal(kind), payload: TASK_PAYLOAD_SCHEMAS[kind] }).meta({ id: TASK_NAMES[kind], description: `A ${kind} task.` });
+
+/** A worker task on the wire, discriminated by `kind`: its payload is typed per kind. */
+export const TaskWire = z.discriminatedUnion("kind", [
+  taskOf(WorkerTaskKind.UNWIND),
+  taskOf(WorkerTaskKind.RECONCILE),
+  taskOf(WorkerTaskKind.COMPENSATE),
+  taskOf(WorkerTaskKind.LOOKUP),
+  taskOf(WorkerTaskKind.SEND_CORRECTION),
+  taskOf(WorkerTaskKind.COMMIT_PLAN),
+]).meta({ id: "WorkerTask", description: "A worker task; `kind` says which, and its payload's shape.", discriminator: { propertyName: "kind" } });
+
+/** Whether a task's payload fits its kind's schema (a task that does not is failed, never handed out). */
+export function payloadFits(task: { kind: string; payload: unknown }): boolean {
+  const schema = (TASK_PAYLOAD_SCHEMAS as Record<string, z.ZodType>)[task.kind];
+  return schema !== undefined && schema.safeParse(task.payload).success;
+}
+
+/** A task record on the wire (its payload is checked against its kind when the response is parsed). */
+export function taskToWire(task: object): z.input<typeof TaskWire> {
+  return toWire(task) as z.input<typeof TaskWire>;
+}

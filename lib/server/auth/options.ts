@@ -1,0 +1,231 @@
+/**
+ * next-auth's configuration: who can sign in, and what the session cookie holds.
+ *
+ * - Sessions are JWTs (encrypted, in an httpOnly cookie) that carry only the user id (`sub`). Role,
+ *   name and "disabled" are read from the database on every request (current-user.ts), so a role
+ *   change or a disabled account takes effect on the next request, not when the cookie expires.
+ * - Email + password: bcrypt against User.passwordHash. Disabled accounts are refused.
+ * - Optional OIDC single sign-on when OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set
+ *   (and NEXTAUTH_URL, which the provider's redirect URI is built from). There is no self-signup:
+ *   the verified email must belong to an existing, enabled User row.
+ * - The secret is NEXTAUTH_SECRET, or else a random one generated once per data directory
+ *   (next to the SQLite file: data/.nextauth-secret), so `npm start` works with zero config.
+ */
+import { randomBytes } from "node:crypto";
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import bcrypt from "bcryptjs";
+import type { NextAuthOptions, Session } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import type { OAuthConfig } from "next-auth/providers/oauth";
+import * as z from "zod";
+import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import { dataDirectory } from "@/lib/core/db/url";
+import { endUserSession, startUserSession } from "./user-sessions";
+
+/** The provider id of email + password sign-in. */
+export const CREDENTIALS_PROVIDER_ID = "credentials";
+/** The provider id of OIDC single sign-on (callback URL: /api/auth/callback/oidc). */
+export const OIDC_PROVIDER_ID = "oidc";
+/** How long a session lasts without use, in seconds (12 hours: a working day). */
+export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;
+
+/** Error codes the sign-in page explains (next-auth's own plus ours). */
+export const SignInError = {
+  /** Wrong email or password (next-auth's code for a refused `authorize`). */
+  CREDENTIALS: "CredentialsSignin",
+  /** The password was right but the account is disabled. */
+  ACCOUNT_DISABLED: "AccountDisabled",
+  /** SSO worked but no enabled account has that email (next-auth's code for a refused `signIn`). */
+  ACCESS_DENIED: "AccessDenied",
+} as const;
+export type SignInError = (typeof SignInError)[keyof typeof SignInError];
+
+// A valid bcrypt hash of a random string: unknown emails are compared against it, so "no such
+// account" takes as long as "wrong password" and response times do not reveal which emails exist.
+const TIMING_DUMMY_HASH = "$2b$10$mFllg3oKo9FgNqtLYFvKUOJiU3iyXuJVFl7cBhTAmneQwYzxT.pyS";
+
+/** What a credentials check found: expected outcomes are values, not exceptions. */
+export type CredentialsCheck = { ok: true; userId: string } | { ok: false; reason: "invalid" | "disabled" };
+
+/**
+ * Checks an email and password against the User table. `disabled` is only reported after the
+ * password matched, so it does not reveal which emails exist.
+ */
+export async function checkCredentials(prisma: PrismaClient, email: string, password: string): Promise<CredentialsCheck> {
+  const normalized = email.trim().toLowerCase();
+  const row = normalized ? await prisma.user.findUnique({ where: { email: normalized } }) : null;
+  const matches = await bcrypt.compare(password, row?.passwordHash ?? TIMING_DUMMY_HASH);
+  if (!row || row.passwordHash === null || !matches) return { ok: false, reason: "invalid" };
+  if (row.disabledAt !== null) return { ok: false, reason: "disabled" };
+  return { ok: true, userId: row.id };
+}
+
+/** Whether OIDC single sign-on is configured (the sign-in page shows its button only then). */
+export function isOidcConfigured(): boolean {
+  return Boolean(process.env.OIDC_ISSUER && process.env.OIDC_CLIENT_ID && process.env.OIDC_CLIENT_SECRET);
+}
+
+/** The claims we read from the identity provider's ID token / userinfo. */
+interface OidcProfile extends Record<string, unknown> {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  preferred_username?: string;
+}
+
+/** next-auth's generic OAuth provider in OIDC mode (discovery through the issuer's well-known document). */
+function oidcProvider(): OAuthConfig<OidcProfile> | null {
+  const { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret } = process.env;
+  if (!issuer || !clientId || !clientSecret) return null;
+  const base = issuer.replace(/\/+$/, "");
+  return {
+    id: OIDC_PROVIDER_ID,
+    name: process.env.OIDC_NAME ?? "SSO",
+    type: "oauth",
+    wellKnown: `${base}/.well-known/openid-configuration`,
+    issuer: base,
+    clientId,
+    clientSecret,
+    authorization: { params: { scope: "openid email profile" } },
+    idToken: true,
+    checks: ["pkce", "state"],
+    profile(profile) {
+      return {
+        id: profile.sub,
+        email: profile.email?.trim().toLowerCase() ?? null,
+        name: profile.name ?? profile.preferred_username ?? profile.email ?? profile.sub,
+      };
+    },
+  };
+}
+
+/** The enabled account an SSO profile names by verified email, or null (no self-signup). */
+async function oidcAccount(prisma: PrismaClient, email: unknown, emailVerified: unknown): Promise<{ id: string } | null> {
+  if (typeof email !== "string" || email.trim() === "" || emailVerified === false) return null;
+  const row = await prisma.user.findUnique({ where: { email: email.trim().toLowerCase() }, select: { id: true, disabledAt: true } });
+  return row && row.disabledAt === null ? { id: row.id } : null;
+}
+
+let cachedSecret: string | undefined;
+
+/**
+ * NEXTAUTH_SECRET, or the data directory's generated secret. The file is created atomically (write
+ * a temporary file, then hard-link it into place, which fails if another process won the race), with
+ * mode 0600. It is never committed: data/ is git-ignored.
+ */
+export function resolveAuthSecret(): string {
+  const fromEnv = process.env.NEXTAUTH_SECRET?.trim();
+  if (fromEnv) return fromEnv;
+  if (cachedSecret) return cachedSecret;
+  const dir = dataDirectory();
+  const file = path.join(dir, ".nextauth-secret");
+  const read = (): string | undefined => {
+    try {
+      return readFileSync(file, "utf8").trim();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw e;
+    }
+  };
+  let secret = read();
+  if (secret === undefined) {
+    mkdirSync(dir, { recursive: true });
+    const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+    writeFileSync(temp, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
+    try {
+      linkSync(temp, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    } finally {
+      unlinkSync(temp);
+    }
+    secret = read();
+  }
+  if (!secret || secret.length < 32) {
+    throw new Error(`${file} does not hold a usable secret (32+ characters). Delete it to have a new one generated, or set NEXTAUTH_SECRET.`);
+  }
+  cachedSecret = secret;
+  return secret;
+}
+
+/** What the session callback exposes: the user id and the session's id (read them with `sessionIdentity`). */
+const SessionBodySchema = z.object({ user: z.object({ id: z.string().min(1), sid: z.string().min(1).optional() }) });
+
+/** Who a session cookie names: the user, and the UserSession row that must still be open. */
+export interface SessionIdentity {
+  /** `usr_...` */
+  userId: string;
+  /** `ses_...`; absent in a cookie made before sessions could end (refused). */
+  sessionId: string | null;
+}
+
+/** The user and session in a session returned by getServerSession, or null. */
+export function sessionIdentity(session: unknown): SessionIdentity | null {
+  const parsed = SessionBodySchema.safeParse(session);
+  return parsed.success ? { userId: parsed.data.user.id, sessionId: parsed.data.user.sid ?? null } : null;
+}
+
+/** The user id in a session returned by getServerSession, or null. */
+export function sessionUserId(session: unknown): string | null {
+  return sessionIdentity(session)?.userId ?? null;
+}
+
+/** The next-auth configuration, shared by the route handler and getServerSession. */
+export const authOptions: NextAuthOptions = {
+  // A getter so the secret file is read (or created) on first use, not when the module is imported.
+  get secret() {
+    return resolveAuthSecret();
+  },
+  session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
+  pages: { signIn: "/signin", error: "/signin" },
+  providers: [
+    CredentialsProvider({
+      id: CREDENTIALS_PROVIDER_ID,
+      name: "Email and password",
+      credentials: {
+        email: { label: "Email", type: "email" },
+        password: { label: "Password", type: "password" },
+      },
+      async authorize(credentials) {
+        const result = await checkCredentials(await getPrisma(), credentials?.email ?? "", credentials?.password ?? "");
+        if (result.ok) return { id: result.userId };
+        // next-auth turns a thrown message into `?error=<message>`; null becomes CredentialsSignin.
+        if (result.reason === "disabled") throw new Error(SignInError.ACCOUNT_DISABLED);
+        return null;
+      },
+    }),
+    ...[oidcProvider()].filter((provider) => provider !== null),
+  ],
+  callbacks: {
+    async signIn({ account, profile, user }) {
+      if (account?.provider !== OIDC_PROVIDER_ID) return true; // authorize() already decided
+      const known = await oidcAccount(await getPrisma(), profile?.email ?? user.email, (profile as OidcProfile | undefined)?.email_verified);
+      return known !== null; // false -> ?error=AccessDenied
+    },
+    async jwt({ token, user, account }) {
+      // Only the user id and the session's id go into the cookie; everything else is read from the
+      // database per request, and the session must still be open (lib/server/auth/user-sessions.ts).
+      if (!user) return token.sub ? { sub: token.sub, ...(typeof token.sid === "string" ? { sid: token.sid } : {}) } : {};
+      let userId = user.id;
+      if (account?.provider === OIDC_PROVIDER_ID) {
+        // The provider's subject is not our id: map the verified email (checked in signIn) to the User row.
+        const found = await oidcAccount(await getPrisma(), user.email, true);
+        if (!found) throw new Error(SignInError.ACCESS_DENIED);
+        userId = found.id;
+      }
+      return { sub: userId, sid: await startUserSession(await getPrisma(), userId) };
+    },
+    session({ session, token }) {
+      const body = { expires: session.expires, user: { id: token.sub ?? "", ...(typeof token.sid === "string" ? { sid: token.sid } : {}) } };
+      return body as Session;
+    },
+  },
+  events: {
+    // Signing out ends this browser's session for good: a copy of the cookie no longer works.
+    async signOut({ token }) {
+      if (typeof token?.sid === "string") await endUserSession(await getPrisma(), token.sid);
+    },
+  },
+};

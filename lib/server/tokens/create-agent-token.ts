@@ -1,0 +1,103 @@
+import { randomBytes } from "node:crypto";
+import * as z from "zod";
+import { Prisma, type PrismaClient } from "@/generated/prisma";
+import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { randomIds } from "@/lib/saga/ids";
+import { appendTokenAudit, databaseNow, hashTokenSecret, toAgentTokenView } from "./agent-token";
+import { AgentTokenNameSchema, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS, type AgentTokenView } from "./token-fields";
+import { TX_OPTIONS } from "@/lib/core/db/transactions";
+
+/** What an admin supplies to create an agent token. */
+export const CreateAgentTokenInputSchema = z
+  .object({
+    /** The agent's name (unique, kept after revocation so audit entries stay unambiguous); also its team's namespace. */
+    name: AgentTokenNameSchema,
+    /**
+     * Tools the token may record steps for. An agent token may start with none: a team's token for
+     * its namespace, made before its tools exist; declaring them (into `<name>.`) adds them to its scope.
+     */
+    tools: ToolScopeSchema,
+    /** agent (default) or worker. */
+    role: TokenRoleSchema.default("agent"),
+    /** Who creates it (an admin's email, or `cli:<user>`). */
+    createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
+  })
+  .refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS });
+/** What an admin supplies to create an agent token. */
+export type CreateAgentTokenInput = z.input<typeof CreateAgentTokenInputSchema>;
+
+/** A new token: its view and the secret, which exists only here and is never stored. */
+export interface CreatedAgentToken {
+  /** The stored token (without hash). */
+  token: AgentTokenView;
+  /** `sgb_` + 32 random bytes base64url: show it once, then forget it. */
+  secret: string;
+}
+
+/**
+ * Creates an agent token scoped to `tools`, which must all be in the tool table (VALIDATION_FAILED
+ * naming `tools` and each unknown name otherwise). Stores the sha256 of the secret and its first 8
+ * characters; the secret itself is returned once. The token row and its audit event commit together.
+ */
+export async function createAgentToken(prisma: PrismaClient, input: CreateAgentTokenInput): Promise<CreatedAgentToken> {
+  const parsed = CreateAgentTokenInputSchema.safeParse(input);
+  if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The agent token");
+  const { name, tools, createdBy, role } = parsed.data;
+  await assertToolsInTable(prisma, tools);
+
+  const secret = `${TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const id = randomIds.next("tok");
+  try {
+    const row = await prisma.$transaction(async (tx) => {
+      const now = await databaseNow(tx);
+      const created = await tx.agentToken.create({
+        data: {
+          id,
+          name,
+          tokenHash: hashTokenSecret(secret),
+          prefix: secret.slice(0, TOKEN_PREFIX_LENGTH),
+          tools,
+          role,
+          createdBy,
+          createdAt: now,
+        },
+      });
+      await appendTokenAudit(tx, now, id, "agent_token.created", { type: "user", id: createdBy }, {
+        name,
+        tools,
+        role,
+        prefix: created.prefix,
+      });
+      return created;
+    }, TX_OPTIONS);
+    return { token: toAgentTokenView(row), secret };
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+      throw new ApiError(
+        "CONFLICT",
+        `An agent token named "${name}" already exists (revoked tokens keep their name, so runs stay attributable); choose another name.`,
+        { details: [{ path: "name", message: "already taken" }] },
+      );
+    }
+    throw e;
+  }
+}
+
+/**
+ * Refuses a scope naming a tool the tool table does not have: such a token could never record a step
+ * for it (the harness refuses unknown tools), and a typo would go unnoticed until an agent hit it.
+ * A plain read before the transaction, so a refused scope costs no write.
+ */
+async function assertToolsInTable(prisma: PrismaClient, tools: string[]): Promise<void> {
+  const rows = await prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true } });
+  const known = new Set(rows.map((row) => row.name));
+  const unknown = tools.filter((tool) => !known.has(tool));
+  if (unknown.length === 0) return;
+  const list = unknown.map((tool) => `"${tool}"`).join(", ");
+  throw new ApiError(
+    "VALIDATION_FAILED",
+    `The agent token names ${unknown.length === 1 ? "a tool" : "tools"} the tool table does not have: ${list}. ` +
+      "An admin must add each tool to the tool table first (or declare it), then create the token; check the spelling against the Tools page.",
+    { details: [{ path: "tools", message: `not in the tool table: ${unknown.join(", ")}` }] },
+  );
+}

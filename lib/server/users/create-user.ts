@@ -1,0 +1,63 @@
+import * as z from "zod";
+import { Prisma, type PrismaClient } from "@/generated/prisma";
+import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { RoleSchema } from "@/lib/server/auth/roles";
+import { randomIds } from "@/lib/saga/ids";
+import {
+  appendUserAudit,
+  databaseNow,
+  hashPassword,
+  PasswordSchema,
+  toUserView,
+  UserActorSchema,
+  UserEmailSchema,
+  UserNameSchema,
+  type UserView,
+} from "./user";
+import { TX_OPTIONS } from "@/lib/core/db/transactions";
+
+/** What an admin supplies to create an account. */
+export const CreateUserInputSchema = z.object({
+  /** The sign-in email (stored lower-cased; unique). */
+  email: UserEmailSchema,
+  /** Display name. */
+  name: UserNameSchema,
+  /** What the person may do. */
+  role: RoleSchema,
+  /** The password; omit for an account that only signs in through SSO (OIDC, matched by email). */
+  password: PasswordSchema.optional(),
+  /** Who creates the account. */
+  by: UserActorSchema,
+});
+/** What an admin supplies to create an account. */
+export type CreateUserInput = z.input<typeof CreateUserInputSchema>;
+
+/**
+ * Creates an account. Stores a bcrypt hash of the password (never the password); the row and its
+ * audit event commit together. A taken email is a CONFLICT naming it.
+ */
+export async function createUser(prisma: PrismaClient, input: CreateUserInput): Promise<UserView> {
+  const parsed = CreateUserInputSchema.safeParse(input);
+  if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The new user");
+  const { email, name, role, password, by } = parsed.data;
+
+  // Hash outside the transaction: bcrypt takes tens of milliseconds and the write lock is shared.
+  const passwordHash = password === undefined ? null : await hashPassword(password);
+  const id = randomIds.next("usr");
+  try {
+    const row = await prisma.$transaction(async (tx) => {
+      const now = await databaseNow(tx);
+      const created = await tx.user.create({ data: { id, email, name, role, passwordHash, createdAt: now, updatedAt: now } });
+      await appendUserAudit(tx, now, id, "user.created", by, { email, name, role, password: passwordHash !== null });
+      return created;
+    }, TX_OPTIONS);
+    return toUserView(row);
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+      throw new ApiError("CONFLICT", `A user with the email ${email} already exists; change their role or name instead of creating them again.`, {
+        details: [{ path: "email", message: "already taken" }],
+      });
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The stuck-after-pivot sweep as a background duty of every app process. It used to run only in a
+ * worker that opened the database itself, so under `npm start` (whose worker talks HTTP) and in any
+ * deployment whose workers are remote, an approved run whose agent died was never raised. The app
+ * server is the one process every deployment has, so each instance sweeps (instrumentation.ts);
+ * several instances sweeping at once raise one escalation per stuck run (the dedupe key is unique).
+ */
+import { hostname } from "node:os";
+import type { PrismaClient } from "@/generated/prisma";
+import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { stuckAfterPivotMs, stuckRunSweeper, type StuckRunSweeper, type SweepStuckRunsResult } from "./sweep-stuck-runs";
+import { logSink, serverLog, type LogSink } from "@/lib/core/observability/log";
+
+/** How often an app process sweeps when nothing is configured: every 30 s. */
+export const DEFAULT_STUCK_SWEEP_EVERY_MS = 30_000;
+
+/** The environment variable that sets it (milliseconds; 0 turns the duty off in this process). */
+export const STUCK_SWEEP_ENV = "SAGABOARD_STUCK_SWEEP_MS";
+
+/** How the duty is set up. */
+export interface StuckRunDutyOptions {
+  /** The process's database client (the app's shared one). */
+  prisma: () => Promise<PrismaClient>;
+  /** Recorded as the escalation's actor (`system:<sweeperId>`); default `app-<host>-<pid>`. */
+  sweeperId?: string;
+  /** Silence after which an approved run is raised (default: SAGABOARD_STUCK_AFTER_PIVOT_MS or 15 min). */
+  stuckAfterMs?: number;
+  /** Time between sweeps (default: SAGABOARD_STUCK_SWEEP_MS or 30 s). */
+  everyMs?: number;
+  /** Where to say what it raised (default: the server's structured log). */
+  log?: LogSink;
+}
+
+/** A running duty. */
+export interface StuckRunDuty {
+  /** Sweeps now (tests; the timer does the same). */
+  sweepNow(): Promise<SweepStuckRunsResult>;
+  /** Stops the timer; a sweep in progress finishes. */
+  stop(): void;
+}
+
+/** The sweep interval from the environment, or null when the duty is off in this process. */
+export function stuckSweepEveryMs(env: Record<string, string | undefined> = process.env): number | null {
+  const raw = env[STUCK_SWEEP_ENV]?.trim();
+  if (!raw) return DEFAULT_STUCK_SWEEP_EVERY_MS;
+  const value = Number(raw);
+  if (value === 0) return null;
+  if (!Number.isInteger(value) || value < 100) {
+    throw new Error(`${STUCK_SWEEP_ENV} must be a whole number of milliseconds of at least 100, or 0 to turn the sweep off here (got "${raw}").`);
+  }
+  return value;
+}
+
+/**
+ * Starts sweeping for approved runs gone quiet, on a timer that never keeps the process alive. A
+ * sweep that fails (the database restarting) is logged and tried again on the next tick.
+ */
+export function startStuckRunDuty(options: StuckRunDutyOptions): StuckRunDuty {
+  const everyMs = options.everyMs ?? stuckSweepEveryMs() ?? DEFAULT_STUCK_SWEEP_EVERY_MS;
+  const stuckAfterMs = options.stuckAfterMs ?? stuckAfterPivotMs();
+  const sweeperId = options.sweeperId ?? `app-${hostname()}-${process.pid}`;
+  const log = options.log ?? logSink(serverLog());
+  let running: Promise<SweepStuckRunsResult> | null = null;
+  // One sweeper for the process's life, so each sweep goes on where the previous one stopped.
+  let sweeper: StuckRunSweeper | null = null;
+
+  const sweepNow = async (): Promise<SweepStuckRunsResult> => {
+    if (running) return running; // one sweep at a time per process
+    running = (async () => {
+      const prisma = await options.prisma();
+      // intervalMs 0: the timer paces; maybeSweep always sweeps when asked.
+      sweeper ??= stuckRunSweeper({ prisma, store: sharedSagaStore(prisma), workerId: sweeperId, stuckAfterMs, intervalMs: 0, log });
+      return (await sweeper.maybeSweep())!;
+    })();
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  };
+
+  const timer = setInterval(() => {
+    sweepNow().catch((e: unknown) => log(`${sweeperId}: the stuck-run sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
+  }, everyMs);
+  timer.unref();
+  return { sweepNow, stop: () => clearInterval(timer) };
+}
