@@ -31,7 +31,7 @@ export default defineConfig(
           patterns: [
             { group: ["next", "next/*", "react", "react/*", "react-dom", "react-dom/*"], message: "lib/saga is framework-free: no Next.js or React; the app calls the engine, never the other way." },
             { group: ["next-auth", "next-auth/*"], message: "lib/saga is framework-free: who the actor is arrives as an Actor value, not a session." },
-            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/db/*"], message: "lib/saga is framework-free: persistence goes through the SagaStore port (store.ts); the Prisma store lives in lib/db." },
+            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/core/db/*"], message: "lib/saga is framework-free: persistence goes through the SagaStore port (store.ts); the Prisma store lives in lib/core/db." },
             { group: ["@/app/*", "@/components/*", "@/lib/*", "!@/lib/saga", "!@/lib/saga/*"], message: "lib/saga imports only itself: move what it needs into lib/saga, or pass it in." },
           ],
         },
@@ -39,48 +39,33 @@ export default defineConfig(
     },
   },
   {
-    // What @sagaboard/client bundles (packages/client): the agent side has no server in it. A file
-    // here that needs the database or the framework belongs to the server; the package test
+    // What @sagaboard/client bundles (packages/client): lib/agent and the protocol under it have no
+    // server in it. A file there that needs the database or the framework belongs to the server; the
+    // layer rule (.dependency-cruiser.cjs) keeps lib/core out of them, and the package test
     // (tests/process/packages.test.ts) checks the whole import graph at run time too.
-    files: [
-      "lib/client/**/*.ts",
-      "lib/adapters/**/*.ts",
-      "lib/worker/worker.ts",
-      "lib/worker/task.ts",
-      "lib/worker/vocabulary.ts",
-      "lib/tools/manifest.ts",
-      "lib/tools/tool-status.ts",
-      "lib/api/errors.ts",
-      "lib/api/endpoint.ts",
-      "lib/api/schemas/**/*.ts",
-      "lib/api/contracts/calls.ts",
-      "lib/api/contracts/runs.ts",
-      "lib/api/contracts/worker.ts",
-      "lib/api/contracts/declarations.ts",
-      "packages/*/src/**/*.ts",
-    ],
-    ignores: ["**/*.test.ts", "lib/adapters/testkit.ts"],
+    files: ["lib/agent/**/*.ts", "lib/protocol/**/*.ts", "packages/*/src/**/*.ts"],
+    ignores: ["**/*.test.ts", "lib/agent/adapters/testkit.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
             { group: ["next", "next/*", "next-auth", "next-auth/*", "react", "react/*"], message: "The agent-side client has no web framework in it: keep this in the server's files." },
-            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/db/*", "pg", "better-sqlite3"], message: "The agent-side client has no database in it: talk to the server's commands, or move the server part out of this file." },
+            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/core/db/*", "pg", "better-sqlite3"], message: "The agent-side client has no database in it: talk to the server's commands, or move the server part out of this file." },
           ],
         },
       ],
     },
   },
   {
-    // The screens take the dashboard API's URLs from lib/api/dashboard-paths.ts, the table the
+    // The screens take the dashboard API's URLs from lib/delivery/dashboard-paths.ts, the table the
     // endpoint contracts use too, so a route and the screen calling it can never disagree.
     files: ["components/**/*.tsx", "app/**/*.tsx"],
     rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: "Literal[value=/^\\/api\\/dashboard/]", message: "Take the URL from DashboardPath (lib/api/dashboard-paths.ts): dashboardUrl(DashboardPath.x, { id })." },
-        { selector: "TemplateElement[value.raw=/^\\/api\\/dashboard/]", message: "Take the URL from DashboardPath (lib/api/dashboard-paths.ts): dashboardUrl(DashboardPath.x, { id })." },
+        { selector: "Literal[value=/^\\/api\\/dashboard/]", message: "Take the URL from DashboardPath (lib/delivery/dashboard-paths.ts): dashboardUrl(DashboardPath.x, { id })." },
+        { selector: "TemplateElement[value.raw=/^\\/api\\/dashboard/]", message: "Take the URL from DashboardPath (lib/delivery/dashboard-paths.ts): dashboardUrl(DashboardPath.x, { id })." },
       ],
     },
   },
