@@ -21,6 +21,7 @@ import type { Json } from "@/lib/saga/tools";
 import { ApiError } from "@/lib/protocol/errors";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { serverLog } from "@/lib/core/observability/log";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /** The request header carrying the key. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -183,7 +184,7 @@ async function claim(prisma: PrismaClient, input: IdempotentRequestInput, hash: 
     );
     return id;
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") return null;
+    if (isUniqueViolation(e)) return null;
     throw e;
   }
 }

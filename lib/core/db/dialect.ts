@@ -60,7 +60,11 @@ export function clockFromRows(rows: readonly { now: unknown }[]): Date {
   return date;
 }
 
-/** The database clock, read with `db` (inside a transaction: the transaction's client). */
+/**
+ * The database clock, the one every recorded time comes from, read with `db` (inside a transaction:
+ * the transaction's client). On SQLite it is a table-less SELECT, so it takes no WAL snapshot and may
+ * precede the transaction's first write.
+ */
 export async function databaseNow(db: Db): Promise<Date> {
   return clockFromRows(await db.$queryRaw<{ now: string }[]>(nowQuery(db)));
 }

@@ -27,6 +27,7 @@ import { durabilityFromEnv, type Durability, type StepColumns, type StepLogSql }
 import { PostgresStepLog } from "./step-log-postgres";
 import { SqliteStepLog } from "./step-log-sqlite";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "./transactions";
+import { isMissingReference, isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /** The connection queue lives in lib/core/db/transactions.ts; re-exported for code written against this module. */
 export { onConnection } from "./transactions";
@@ -34,9 +35,6 @@ export { onConnection } from "./transactions";
 // ---------------------------------------------------------------------------------------------
 // Prisma errors, mapped by code (never by message text).
 
-function isPrismaError(e: unknown, code: "P2002" | "P2003"): e is Prisma.PrismaClientKnownRequestError {
-  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === code;
-}
 
 // ---------------------------------------------------------------------------------------------
 // JSON in and out. Records carry plain JSON; Prisma needs JsonNull for a JSON null in a required
@@ -441,7 +439,7 @@ export class PrismaSagaStore implements SagaStore {
         return toRunRecord(created);
       });
     } catch (e) {
-      if (isPrismaError(e, "P2002")) throw conflict();
+      if (isUniqueViolation(e)) throw conflict();
       throw e;
     }
   }
@@ -526,7 +524,7 @@ export class PrismaSagaStore implements SagaStore {
         return toPivotRecord(row);
       });
     } catch (e) {
-      if (isPrismaError(e, "P2003")) throw await this.missingParent(pivot.runId, null);
+      if (isMissingReference(e)) throw await this.missingParent(pivot.runId, null);
       throw e;
     }
   }
@@ -668,11 +666,11 @@ export class PrismaSagaStore implements SagaStore {
       });
       return { created: true, escalation: created };
     } catch (e) {
-      if (isPrismaError(e, "P2002")) {
+      if (isUniqueViolation(e)) {
         const existing = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey: escalation.dedupeKey } }));
         if (existing) return { created: false, escalation: toEscalationRecord(existing) };
       }
-      if (isPrismaError(e, "P2003")) throw await this.missingParent(escalation.runId, escalation.stepId);
+      if (isMissingReference(e)) throw await this.missingParent(escalation.runId, escalation.stepId);
       throw e;
     }
   }
@@ -742,11 +740,11 @@ export class PrismaSagaStore implements SagaStore {
         return toCorrectionRecord(row);
       });
     } catch (e) {
-      if (isPrismaError(e, "P2002")) {
+      if (isUniqueViolation(e)) {
         const existing = await this.read((db) => db.correction.findUnique({ where: { stepId: correction.stepId } }));
         if (existing) return toCorrectionRecord(existing);
       }
-      if (isPrismaError(e, "P2003")) throw await this.missingParent(correction.runId, correction.stepId);
+      if (isMissingReference(e)) throw await this.missingParent(correction.runId, correction.stepId);
       throw e;
     }
   }

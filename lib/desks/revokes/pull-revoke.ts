@@ -18,6 +18,7 @@ import { revokeRolesOf, revokeWindow, stepsBeyondRole, summarizeRevokes } from "
 import { RevokeKind, type TPullResult } from "./views";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { actorAttributes, inRunSpan, traceEscalationRaised } from "@/lib/core/observability/people-spans";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 const Reason = z.string().trim().min(1, "Say why it is pulled back: the reason goes into the record and to whoever handles it.").max(2000);
 
@@ -67,7 +68,7 @@ async function insertRevoke(prisma: PrismaClient, now: Date, data: Omit<Prisma.R
     }, TX_OPTIONS);
     return { revoke, created: true };
   } catch (e) {
-    if (!(e instanceof Prisma.PrismaClientKnownRequestError) || e.code !== "P2002") throw e;
+    if (!isUniqueViolation(e)) throw e;
     return { revoke: await prisma.revoke.findUniqueOrThrow({ where: { dedupeKey: data.dedupeKey } }), created: false };
   }
 }
@@ -248,7 +249,7 @@ async function insertRunRevoke(
       }, TX_OPTIONS);
       return { revoke, created: true };
     } catch (e) {
-      if (!(e instanceof Prisma.PrismaClientKnownRequestError) || e.code !== "P2002") throw e;
+      if (!isUniqueViolation(e)) throw e;
       const winner = await prisma.revoke.findUnique({ where: { dedupeKey: runKeyOf(runId) } });
       if (winner) return { revoke: winner, created: false };
       // A step was pulled back on its own meanwhile: read again and leave it out.

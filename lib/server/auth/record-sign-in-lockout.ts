@@ -1,6 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { databaseNow, userScope } from "@/lib/server/users/user";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { userScope } from "@/lib/server/users/user";
 import type { SignInLockout } from "./sign-in-throttle";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 

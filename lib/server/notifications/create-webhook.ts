@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Prisma, type PrismaClient } from "@/generated/prisma";
+import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { randomIds } from "@/lib/saga/ids";
@@ -9,6 +9,7 @@ import { toWebhookView } from "./find-webhooks";
 import { webhookScope } from "./set-webhook-enabled";
 import { ZCreateWebhookRequest, type TCreateWebhookRequest, type TWebhookView } from "./webhook-views";
 import { checkWebhookTarget, REFUSAL_WORDS, webhookTargetPolicy, type WebhookTargetPolicy } from "./webhook-target";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /**
  * Registers a webhook. Its target is checked first (lib/server/notifications/webhook-target.ts: public
@@ -30,7 +31,7 @@ export async function createWebhook(prisma: PrismaClient, input: TCreateWebhookR
     }, TX_OPTIONS);
     return { webhook: await toWebhookView(prisma, row), secret };
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+    if (isUniqueViolation(e)) {
       throw new ApiError("CONFLICT", `A webhook named "${name}" already exists; pick another name.`, { details: [{ path: "name", message: "taken" }] });
     }
     throw e;

@@ -9,6 +9,7 @@ import { databaseNow } from "@/lib/core/db/dialect";
 import { randomIds } from "@/lib/saga/ids";
 import type { Json } from "@/lib/saga/tools";
 import { DeliveryChannel, DeliveryStatus, NotificationEventStatus, NotificationTopic } from "@/lib/core/outbox/vocabulary";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 function stringsOf(value: Prisma.JsonValue | null | undefined): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v.length > 0) : [];
@@ -93,7 +94,7 @@ export async function fanOutNotifications(prisma: PrismaClient, options: FanOutO
         });
       } catch (e) {
         // Another notifier wrote this delivery first.
-        if (!(e instanceof Prisma.PrismaClientKnownRequestError) || e.code !== "P2002") throw e;
+        if (!isUniqueViolation(e)) throw e;
       }
     }
     await prisma.notificationEvent.updateMany({ where: { id: event.id, status: NotificationEventStatus.PENDING }, data: { status: NotificationEventStatus.FANNED_OUT, fannedOutAt: now } });

@@ -15,6 +15,7 @@ import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
 import { actorAttributes, escalationAttributes, inRunSpan } from "@/lib/core/observability/people-spans";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints, type SlaPolicy } from "./sla-rules";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /** The actor of everything the SLA sweep does (`system:sla` in the audit log). */
 export const SLA_ACTOR: Actor = { type: "system", id: "sla" };
@@ -124,7 +125,7 @@ async function mark(prisma: PrismaClient, item: WaitingItem, stage: "reminder" |
     });
     return true;
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") return false;
+    if (isUniqueViolation(e)) return false;
     throw e;
   }
 }

@@ -4,7 +4,6 @@
  */
 import { createHash } from "node:crypto";
 import type { AgentToken, Prisma } from "@/generated/prisma";
-import { databaseNow as readDatabaseClock } from "@/lib/core/db/dialect";
 import { type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
@@ -38,11 +37,6 @@ export function toAgentTokenView(row: AgentToken): AgentTokenView {
 /** The audit chain of one token. */
 export function tokenScope(tokenId: string): string {
   return `agent-token:${tokenId}`;
-}
-
-/** The database clock (lib/core/db/dialect.ts): on SQLite a table-less SELECT, so it takes no WAL snapshot before the first write. */
-export function databaseNow(tx: Prisma.TransactionClient): Promise<Date> {
-  return readDatabaseClock(tx);
 }
 
 /** Appends the next link of a token's audit chain, in the caller's transaction (after its write). */

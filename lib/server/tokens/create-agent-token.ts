@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import * as z from "zod";
-import { Prisma, type PrismaClient } from "@/generated/prisma";
+import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { randomIds } from "@/lib/saga/ids";
-import { appendTokenAudit, databaseNow, hashTokenSecret, toAgentTokenView } from "./agent-token";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendTokenAudit, hashTokenSecret, toAgentTokenView } from "./agent-token";
 import { AgentTokenNameSchema, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS, type AgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /** What an admin supplies to create an agent token. */
 export const CreateAgentTokenInputSchema = z
@@ -72,7 +74,7 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
     }, TX_OPTIONS);
     return { token: toAgentTokenView(row), secret };
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+    if (isUniqueViolation(e)) {
       throw new ApiError(
         "CONFLICT",
         `An agent token named "${name}" already exists (revoked tokens keep their name, so runs stay attributable); choose another name.`,

@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { appendTokenAudit, databaseNow, toAgentTokenView } from "./agent-token";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendTokenAudit, toAgentTokenView } from "./agent-token";
 import { AgentTokenNameSchema, type AgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 

@@ -14,6 +14,7 @@ import { ZToolManifest, type TDeclarationResult, type TDeclaredTool } from "@/li
 import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { canonicalJson } from "@/lib/saga/keys";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 
 /**
@@ -173,7 +174,7 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
       return { namespace, tools: results, compensators: compNames };
     }, TX_OPTIONS);
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+    if (isUniqueViolation(e)) {
       throw new ApiError("CONFLICT", "Another declaration of the same tools committed first; send the manifest again to see where they stand.");
     }
     throw e;

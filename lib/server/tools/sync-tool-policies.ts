@@ -9,6 +9,7 @@ import type { CorrectionDraft, ToolDefinition, ToolRegistry } from "@/lib/saga/t
 import { DEFAULT_WINDOW_SEC } from "@/lib/server/tools/duration";
 import { ToolStatus } from "@/lib/saga/vocabulary";
 import { recordToolVersion, ToolChange } from "@/lib/server/tools/tool-versions";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /**
  * A connector's correction as a template: its function called with arguments whose every field
@@ -82,7 +83,7 @@ export async function syncToolPolicies(prisma: PrismaClient, registry: ToolRegis
 
 /** Another process registered the same row first: nothing to do. */
 function ignoreTaken(e: unknown): false {
-  if (typeof e === "object" && e !== null && (e as { code?: unknown }).code === "P2002") return false;
+  if (isUniqueViolation(e)) return false;
   throw e;
 }
 

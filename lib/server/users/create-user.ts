@@ -1,20 +1,12 @@
 import * as z from "zod";
-import { Prisma, type PrismaClient } from "@/generated/prisma";
+import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { RoleSchema } from "@/lib/server/auth/roles";
 import { randomIds } from "@/lib/saga/ids";
-import {
-  appendUserAudit,
-  databaseNow,
-  hashPassword,
-  PasswordSchema,
-  toUserView,
-  UserActorSchema,
-  UserEmailSchema,
-  UserNameSchema,
-  type UserView,
-} from "./user";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendUserAudit, hashPassword, PasswordSchema, toUserView, UserActorSchema, UserEmailSchema, UserNameSchema, type UserView } from "./user";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
 /** What an admin supplies to create an account. */
 export const CreateUserInputSchema = z.object({
@@ -53,7 +45,7 @@ export async function createUser(prisma: PrismaClient, input: CreateUserInput): 
     }, TX_OPTIONS);
     return toUserView(row);
   } catch (e) {
-    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+    if (isUniqueViolation(e)) {
       throw new ApiError("CONFLICT", `A user with the email ${email} already exists; change their role or name instead of creating them again.`, {
         details: [{ path: "email", message: "already taken" }],
       });

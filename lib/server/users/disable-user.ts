@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, UserActorSchema, UserEmailSchema } from "./user";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendUserAudit, countActiveAdmins, toUserView, UserActorSchema, UserEmailSchema } from "./user";
 import type { ChangedUser } from "./set-user-role";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";

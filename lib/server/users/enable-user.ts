@@ -2,7 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import type { ChangedUser } from "./set-user-role";
-import { appendUserAudit, databaseNow, toUserView, UserActorSchema, UserEmailSchema } from "./user";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendUserAudit, toUserView, UserActorSchema, UserEmailSchema } from "./user";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 
 /** Which account to enable again, and who does it. */

@@ -2,7 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
-import { appendUserAudit, databaseNow, hashPassword, PasswordSchema, UserActorSchema, UserEmailSchema } from "./user";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendUserAudit, hashPassword, PasswordSchema, UserActorSchema, UserEmailSchema } from "./user";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 
 /** Whose password changes, to what, and who changes it. */

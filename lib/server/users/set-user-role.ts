@@ -2,7 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { Role, RoleSchema } from "@/lib/server/auth/roles";
-import { appendUserAudit, countActiveAdmins, databaseNow, toUserView, UserActorSchema, UserEmailSchema, type UserView } from "./user";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendUserAudit, countActiveAdmins, toUserView, UserActorSchema, UserEmailSchema, type UserView } from "./user";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 
 /** Whose role changes, to what, and who changes it. */

@@ -11,7 +11,6 @@ import type { Json } from "@/lib/saga/tools";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 
 /** The database clock (shared with the token use cases). */
-export { databaseNow } from "@/lib/server/tokens/agent-token";
 
 /** bcrypt cost factor: 2^10 rounds, about 50-100 ms per hash on a laptop. */
 export const BCRYPT_COST = 10;

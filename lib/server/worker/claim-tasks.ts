@@ -10,7 +10,8 @@
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { auditChainLock, databaseKind, jsonStringsWithin, serializeOn, skipLockedRows, type Db } from "@/lib/core/db/dialect";
 import { runScope } from "@/lib/saga/store";
-import { appendTaskAudit, databaseNow, readTx, toTaskRecord, writeTx, type Tx } from "./task-record";
+import { databaseNow } from "@/lib/core/db/dialect";
+import { appendTaskAudit, readTx, toTaskRecord, writeTx, type Tx } from "./task-record";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { workerActor, type ClaimedTask, ZClaimTasksSchema, type TClaimTasksRequest } from "@/lib/protocol/tasks/task";
 

@@ -9,7 +9,8 @@ import type { Json } from "@/lib/saga/tools";
 import { currentTraceparent, withTaskTrace } from "@/lib/protocol/trace-scope";
 import { runTraceparent } from "@/lib/core/observability/run-trace";
 import { tracingOn } from "@/lib/protocol/tracing";
-import { appendTaskAudit, isUniqueViolation, jsonIn, readTx, toTaskRecord, writeTx } from "./task-record";
+import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { appendTaskAudit, jsonIn, readTx, toTaskRecord, writeTx } from "./task-record";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayloadSchema, ZCommitPlanPayloadSchema } from "@/lib/protocol/tasks/task";
 

@@ -16,7 +16,6 @@
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { WorkerTask as WorkerTaskRow } from "@/generated/prisma";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "@/lib/core/db/transactions";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
@@ -63,17 +62,6 @@ export function toTaskRecord(row: WorkerTaskRow): WorkerTaskRecord {
 export function jsonIn(value: Json): Prisma.InputJsonValue | typeof Prisma.JsonNull {
   return value === null ? Prisma.JsonNull : value;
 }
-
-/** True for Prisma's unique-constraint violation (P2002), by code, never by message text. */
-export function isUniqueViolation(e: unknown): boolean {
-  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
-}
-
-/**
- * The database clock, read inside the transaction (lib/core/db/dialect.ts). On SQLite a table-less SELECT
- * takes no WAL snapshot, so it may precede the transaction's first write.
- */
-export { databaseNow };
 
 /** One write transaction (lib/core/db/transactions.ts): the database clock, then `fn`, whose first statement must write. */
 export const writeTx = writeTransaction;
