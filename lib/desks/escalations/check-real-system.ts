@@ -22,7 +22,8 @@ import { lookUpStep } from "@/lib/saga/reconcile";
 import type { StepRecord } from "@/lib/saga/store";
 import { enqueueTask } from "@/lib/server/worker/enqueue-task";
 import { ZLookupPayloadSchema, ZLookupResultSchema, type TLookupPayload } from "@/lib/protocol/tasks/lookup-task";
-import { jsonIn, toTaskRecord, writeTx } from "@/lib/server/worker/task-record";
+import { jsonIn, toTaskRecord } from "@/lib/server/worker/task-record";
+import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { connectorRegistry, userActor, withDb } from "@/lib/desks/dashboard/context";
@@ -116,7 +117,7 @@ function askedBy(user: Parameters<typeof userActor>[0]): string {
  * worker's answer, and nothing claims a task that is already DONE. Returns when it was recorded.
  */
 async function keepCheck(prisma: PrismaClient, step: StepRecord, payload: TLookupPayload, report: ReconcileReport): Promise<Date> {
-  return writeTx(prisma, async (tx, now) => {
+  return writeTransaction(prisma, async (tx, now) => {
     await tx.workerTask.create({
       data: {
         id: randomIds.next("tsk"),
@@ -163,7 +164,7 @@ export async function checkRealSystem(escalationId: string): Promise<TRealSystem
   if (open && (open.status === WorkerTaskStatus.PENDING || open.status === WorkerTaskStatus.CLAIMED)) return taskState(open, id, step, system);
   const actor = userActor(user);
   const payload: TLookupPayload = { escalationId: id, askedBy: askedBy(user) };
-  // enqueueTask takes the connection itself (writeTx): not inside withDb, which would wait on itself.
+  // enqueueTask takes the connection itself (writeTransaction): not inside withDb, which would wait on itself.
   const { task } = await enqueueTask(prisma, { kind: WorkerTaskKind.LOOKUP, runId: step.runId, stepId: step.id, tools: [step.tool], payload, dedupeKey: `lookup:${step.id}:${randomIds.next("chk")}`, actor });
   return taskState(task, id, step, system);
 }

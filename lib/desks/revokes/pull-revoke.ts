@@ -7,7 +7,7 @@ import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { onConnection } from "@/lib/core/db/transactions";
+import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import { runScope, type Actor, type RunRecord } from "@/lib/saga/store";
@@ -16,7 +16,6 @@ import { enqueueTask } from "@/lib/server/worker/enqueue-task";
 import { WorkerTaskKind } from "@/lib/protocol/tasks/vocabulary";
 import { revokeRolesOf, revokeWindow, stepsBeyondRole, summarizeRevokes } from "./revoke-rules";
 import { RevokeKind, type TPullResult } from "./views";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { actorAttributes, inRunSpan, traceEscalationRaised } from "@/lib/core/observability/people-spans";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
@@ -54,7 +53,7 @@ function kindFor(step: Step, policy: ToolPolicy | null, now: Date): { kind: Revo
 /** A revoke row (unique per step or run: of two people pulling at once, one creates it) and its audit event. */
 async function insertRevoke(prisma: PrismaClient, now: Date, data: Omit<Prisma.RevokeUncheckedCreateInput, "requestedAt">, actor: Actor): Promise<{ revoke: Revoke; created: boolean }> {
   try {
-    const revoke = await prisma.$transaction(async (tx) => {
+    const revoke = await writeTransaction(prisma, async (tx) => {
       const row = await tx.revoke.create({ data: { ...data, requestedAt: now } });
       await appendAuditLink(tx, now, {
         scope: runScope(row.runId),
@@ -65,7 +64,7 @@ async function insertRevoke(prisma: PrismaClient, now: Date, data: Omit<Prisma.R
         data: { revokeId: row.id, kind: row.kind, tool: row.tool, reason: row.reason, role: row.role, windowEndsAt: row.windowEndsAt?.toISOString() ?? null },
       });
       return row;
-    }, TX_OPTIONS);
+    });
     return { revoke, created: true };
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
@@ -233,8 +232,7 @@ async function insertRunRevoke(
       (await onConnection(prisma, () => prisma.revoke.findMany({ where: { stepId: { in: confirmed.map((s) => s.id) } }, select: { stepId: true } }))).map((r) => r.stepId),
     );
     try {
-      const revoke = await prisma.$transaction(async (tx) => {
-        const now = await databaseNow(tx);
+      const revoke = await writeTransaction(prisma, async (tx, now) => {
         const who = { requestedBy: user.email, role: user.role, reason, requestedAt: now };
         const row = await tx.revoke.create({ data: { id: randomIds.next("rvk"), runId, kind: RevokeKind.RUN, ...who, dedupeKey: runKeyOf(runId) } });
         const kinds: Record<string, string> = {};
@@ -246,7 +244,7 @@ async function insertRunRevoke(
         }
         await appendAuditLink(tx, now, { scope: runScope(runId), runId, stepId: null, type: "revoke.run_pulled", actor, data: { revokeId: row.id, reason, role: user.role, steps: kinds } });
         return row;
-      }, TX_OPTIONS);
+      });
       return { revoke, created: true };
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;

@@ -1,9 +1,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { userScope } from "@/lib/server/users/user";
 import type { SignInLockout } from "./sign-in-throttle";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** The audit event a lockout appends to the account's chain. */
 export const SIGN_IN_THROTTLED_EVENT = "user.sign_in_throttled";
@@ -19,8 +18,7 @@ const SIGN_IN_ACTOR = { type: "system", id: "sign-in" } as const;
 export async function recordSignInLockout(prisma: PrismaClient, email: string, lockout: SignInLockout): Promise<boolean> {
   const row = await prisma.user.findUnique({ where: { email }, select: { id: true } });
   if (!row) return false;
-  await prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  await writeTransaction(prisma, async (tx, now) => {
     await appendAuditLink(tx, now, {
       scope: userScope(row.id),
       runId: null,
@@ -29,6 +27,6 @@ export async function recordSignInLockout(prisma: PrismaClient, email: string, l
       actor: SIGN_IN_ACTOR,
       data: { failures: lockout.failures, windowSeconds: lockout.windowSeconds, blockSeconds: lockout.blockSeconds, lockout: lockout.lockout },
     });
-  }, TX_OPTIONS);
+  });
   return true;
 }

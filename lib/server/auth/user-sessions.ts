@@ -10,6 +10,7 @@ import { databaseNow } from "@/lib/core/db/dialect";
 import { randomIds } from "@/lib/saga/ids";
 import type { Actor } from "@/lib/saga/store";
 import { userScope } from "@/lib/server/users/user";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Why a session ended. */
 export const SessionEndReason = {
@@ -27,8 +28,7 @@ export type SessionEndReason = (typeof SessionEndReason)[keyof typeof SessionEnd
 /** A new session for `userId` at sign-in; its id goes into the cookie. */
 export async function startUserSession(prisma: PrismaClient, userId: string): Promise<string> {
   const id = randomIds.next("ses");
-  await prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  await writeTransaction(prisma, async (tx, now) => {
     await tx.userSession.create({ data: { id, userId, createdAt: now } });
   });
   return id;
@@ -36,8 +36,7 @@ export async function startUserSession(prisma: PrismaClient, userId: string): Pr
 
 /** Ends one session (sign-out). Ending it twice changes nothing. */
 export async function endUserSession(prisma: PrismaClient, sessionId: string): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  await writeTransaction(prisma, async (tx, now) => {
     await tx.userSession.updateMany({ where: { id: sessionId, endedAt: null }, data: { endedAt: now, endReason: SessionEndReason.signed_out } });
   });
 }
@@ -47,11 +46,10 @@ export async function endUserSession(prisma: PrismaClient, sessionId: string): P
  * its own, with an audit event on the person's chain. Returns how many ended.
  */
 export async function endAllUserSessions(db: PrismaClient | Prisma.TransactionClient, userId: string, reason: SessionEndReason, actor: Actor): Promise<number> {
-  const run = async (tx: Prisma.TransactionClient) => {
-    const now = await databaseNow(tx);
+  const run = async (tx: Prisma.TransactionClient, now: Date) => {
     const { count } = await tx.userSession.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now, endReason: reason } });
     if (count > 0) await appendAuditLink(tx, now, { scope: userScope(userId), runId: null, stepId: null, type: "user.sessions_ended", actor, data: { reason, sessions: count } });
     return count;
   };
-  return "$transaction" in db ? (db as PrismaClient).$transaction(run) : run(db);
+  return "$transaction" in db ? writeTransaction(db as PrismaClient, run) : run(db, await databaseNow(db));
 }

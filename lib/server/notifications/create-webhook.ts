@@ -1,15 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { randomIds } from "@/lib/saga/ids";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { toWebhookView } from "./find-webhooks";
 import { webhookScope } from "./set-webhook-enabled";
 import { ZCreateWebhookRequest, type TCreateWebhookRequest, type TWebhookView } from "./webhook-views";
 import { checkWebhookTarget, REFUSAL_WORDS, webhookTargetPolicy, type WebhookTargetPolicy } from "./webhook-target";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /**
  * Registers a webhook. Its target is checked first (lib/server/notifications/webhook-target.ts: public
@@ -23,12 +22,11 @@ export async function createWebhook(prisma: PrismaClient, input: TCreateWebhookR
   if (!target.ok) throw new ApiError("VALIDATION_FAILED", `The webhook's URL is refused: ${REFUSAL_WORDS[target.reason]}.`, { details: [{ path: "url", message: REFUSAL_WORDS[target.reason] }] });
   const secret = `whsec_${randomBytes(32).toString("base64url")}`;
   try {
-    const row = await prisma.$transaction(async (tx) => {
-      const now = await databaseNow(tx);
+    const row = await writeTransaction(prisma, async (tx, now) => {
       const created = await tx.webhook.create({ data: { id: randomIds.next("whk"), name, url, secret, topics: [...new Set(topics)], createdBy: input.createdBy, createdAt: now } });
       await appendAuditLink(tx, now, { scope: webhookScope(created.id), runId: null, stepId: null, type: "webhook.created", actor: { type: "user", id: input.createdBy }, data: { name, url, topics: [...new Set(topics)] } });
       return created;
-    }, TX_OPTIONS);
+    });
     return { webhook: await toWebhookView(prisma, row), secret };
   } catch (e) {
     if (isUniqueViolation(e)) {

@@ -2,10 +2,9 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { databaseNow } from "@/lib/core/db/dialect";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { webhookScope } from "./set-webhook-enabled";
 import { DeliveryStatus } from "@/lib/core/outbox/vocabulary";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which webhook to delete. */
 export const ZDeleteWebhookRequest = z.object({
@@ -25,8 +24,7 @@ export type TDeletedWebhook = z.infer<typeof ZDeletedWebhook>;
  */
 export async function deleteWebhook(prisma: PrismaClient, input: TDeleteWebhookRequest & { by: string }): Promise<TDeletedWebhook> {
   const { webhookId } = ZDeleteWebhookRequest.parse(input);
-  return prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  return writeTransaction(prisma, async (tx, now) => {
     const hook = await tx.webhook.findUnique({ where: { id: webhookId } });
     if (!hook) throw new ApiError("NOT_FOUND", `Webhook ${webhookId} does not exist; reload the webhooks page.`, { details: [{ path: "webhookId", message: "no such webhook" }] });
     const { count } = await tx.notificationDelivery.updateMany({
@@ -36,5 +34,5 @@ export async function deleteWebhook(prisma: PrismaClient, input: TDeleteWebhookR
     await tx.webhook.delete({ where: { id: webhookId } });
     await appendAuditLink(tx, now, { scope: webhookScope(hook.id), runId: null, stepId: null, type: "webhook.deleted", actor: { type: "user", id: input.by }, data: { name: hook.name, url: hook.url, cancelledDeliveries: count } });
     return { webhookId, name: hook.name, cancelledDeliveries: count };
-  }, TX_OPTIONS);
+  });
 }

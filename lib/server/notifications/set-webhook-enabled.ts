@@ -2,10 +2,9 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { databaseNow } from "@/lib/core/db/dialect";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { toWebhookView } from "./find-webhooks";
 import type { TWebhookView } from "./webhook-views";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** A webhook's audit chain. */
 export function webhookScope(webhookId: string): string {
@@ -27,8 +26,7 @@ export type TSetWebhookEnabledRequest = z.infer<typeof ZSetWebhookEnabledRequest
  */
 export async function setWebhookEnabled(prisma: PrismaClient, input: TSetWebhookEnabledRequest & { by: string }): Promise<TWebhookView> {
   const { webhookId, enabled } = ZSetWebhookEnabledRequest.parse(input);
-  const row = await prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  const row = await writeTransaction(prisma, async (tx, now) => {
     const { count } = await tx.webhook.updateMany({ where: { id: webhookId, enabled: !enabled }, data: { enabled } });
     const hook = await tx.webhook.findUnique({ where: { id: webhookId } });
     if (!hook) throw new ApiError("NOT_FOUND", `Webhook ${webhookId} does not exist; reload the webhooks page.`, { details: [{ path: "webhookId", message: "no such webhook" }] });
@@ -36,6 +34,6 @@ export async function setWebhookEnabled(prisma: PrismaClient, input: TSetWebhook
       await appendAuditLink(tx, now, { scope: webhookScope(hook.id), runId: null, stepId: null, type: enabled ? "webhook.enabled" : "webhook.disabled", actor: { type: "user", id: input.by }, data: { name: hook.name } });
     }
     return hook;
-  }, TX_OPTIONS);
+  });
   return toWebhookView(prisma, row);
 }

@@ -3,11 +3,10 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { randomIds } from "@/lib/saga/ids";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendTokenAudit, hashTokenSecret, toAgentTokenView } from "./agent-token";
 import { AgentTokenNameSchema, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS, type AgentTokenView } from "./token-fields";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** What an admin supplies to create an agent token. */
 export const CreateAgentTokenInputSchema = z
@@ -50,8 +49,7 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
   const secret = `${TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
   const id = randomIds.next("tok");
   try {
-    const row = await prisma.$transaction(async (tx) => {
-      const now = await databaseNow(tx);
+    const row = await writeTransaction(prisma, async (tx, now) => {
       const created = await tx.agentToken.create({
         data: {
           id,
@@ -71,7 +69,7 @@ export async function createAgentToken(prisma: PrismaClient, input: CreateAgentT
         prefix: created.prefix,
       });
       return created;
-    }, TX_OPTIONS);
+    });
     return { token: toAgentTokenView(row), secret };
   } catch (e) {
     if (isUniqueViolation(e)) {

@@ -1,10 +1,9 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendTokenAudit, toAgentTokenView } from "./agent-token";
 import { AgentTokenNameSchema, type AgentTokenView } from "./token-fields";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which token to revoke, and who does it. */
 export const RevokeAgentTokenInputSchema = z.object({
@@ -33,8 +32,7 @@ export async function revokeAgentToken(prisma: PrismaClient, input: RevokeAgentT
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The revocation");
   const { name, revokedBy } = parsed.data;
 
-  return prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  return writeTransaction(prisma, async (tx, now) => {
     // Write first (fenced on revokedAt), then read: see lib/core/db/prisma-saga-store.ts on SQLite snapshots.
     const { count } = await tx.agentToken.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: now } });
     const row = await tx.agentToken.findUnique({ where: { name } });
@@ -47,5 +45,5 @@ export async function revokeAgentToken(prisma: PrismaClient, input: RevokeAgentT
       await appendTokenAudit(tx, now, row.id, "agent_token.revoked", { type: "user", id: revokedBy }, { name });
     }
     return { token: toAgentTokenView(row), changed: count > 0 };
-  }, TX_OPTIONS);
+  });
 }

@@ -1,8 +1,7 @@
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "@/lib/protocol/errors";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { onConnection } from "@/lib/core/db/transactions";
+import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { tokenScope } from "@/lib/server/tokens/agent-token";
@@ -12,7 +11,6 @@ import { checkToolPolicy, DEFAULT_REVOKE_ROLES, fieldsOf, type TToolPolicyFields
 import { ToolStatus } from "@/lib/saga/vocabulary";
 import { ZToolManifest, type TDeclarationResult, type TDeclaredTool } from "@/lib/protocol/manifest";
 import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { canonicalJson } from "@/lib/saga/keys";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 
@@ -134,8 +132,7 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
   if (issues.length > 0) throw validationError(issues, "The tool manifest");
 
   try {
-    return await prisma.$transaction(async (tx) => {
-      const now = await databaseNow(tx);
+    return await writeTransaction(prisma, async (tx, now) => {
       for (const [i, c] of compensators.entries()) {
         const name = compNames[i] ?? c.name;
         const data = { namespace, argsSchema: (c.argsSchema ?? Prisma.JsonNull) as Prisma.InputJsonValue, description: c.description ?? null, declaredBy: options.actor.id };
@@ -172,7 +169,7 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
       }
       if (options.tokenId) await extendTokenScope(tx, now, options.tokenId, toolNames, options.actor);
       return { namespace, tools: results, compensators: compNames };
-    }, TX_OPTIONS);
+    });
   } catch (e) {
     if (isUniqueViolation(e)) {
       throw new ApiError("CONFLICT", "Another declaration of the same tools committed first; send the manifest again to see where they stand.");

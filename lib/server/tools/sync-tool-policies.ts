@@ -3,13 +3,12 @@
  * seed, the demo, a worker's boot): what a connector's code says about a tool becomes its first row.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import { databaseNow } from "@/lib/core/db/dialect";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import type { CorrectionDraft, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
 import { DEFAULT_WINDOW_SEC } from "@/lib/server/tools/duration";
 import { ToolStatus } from "@/lib/saga/vocabulary";
 import { recordToolVersion, ToolChange } from "@/lib/server/tools/tool-versions";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /**
  * A connector's correction as a template: its function called with arguments whose every field
@@ -52,30 +51,27 @@ export async function syncToolPolicies(prisma: PrismaClient, registry: ToolRegis
     const existing = await prisma.toolPolicy.findUnique({ where: { name: def.name }, select: { name: true } });
     if (existing) continue;
     const template = correctionTemplateOf(def);
-    const created = await prisma
-      .$transaction(async (tx) => {
-        const now = await databaseNow(tx);
-        const row = await tx.toolPolicy.create({
-          data: {
-            name: def.name,
-            toolClass: def.class,
-            compensator: def.compensation?.with ?? null,
-            lookupAvailable: def.lookup !== undefined,
-            owner: def.owner ?? null,
-            policyVersion: def.policyVersion ?? 1,
-            revocationWindowSec: DEFAULT_WINDOW_SEC[def.class],
-            correctionSubject: template?.subject ?? null,
-            correctionBody: template?.body ?? null,
-            description: def.description ?? null,
-            status: ToolStatus.REVIEWED,
-            updatedBy,
-            createdAt: now,
-          },
-        });
-        await recordToolVersion(tx, now, row, ToolChange.created, actor, null);
-        return true;
-      }, TX_OPTIONS)
-      .catch(ignoreTaken);
+    const created = await writeTransaction(prisma, async (tx, now) => {
+      const row = await tx.toolPolicy.create({
+        data: {
+          name: def.name,
+          toolClass: def.class,
+          compensator: def.compensation?.with ?? null,
+          lookupAvailable: def.lookup !== undefined,
+          owner: def.owner ?? null,
+          policyVersion: def.policyVersion ?? 1,
+          revocationWindowSec: DEFAULT_WINDOW_SEC[def.class],
+          correctionSubject: template?.subject ?? null,
+          correctionBody: template?.body ?? null,
+          description: def.description ?? null,
+          status: ToolStatus.REVIEWED,
+          updatedBy,
+          createdAt: now,
+        },
+      });
+      await recordToolVersion(tx, now, row, ToolChange.created, actor, null);
+      return true;
+    }).catch(ignoreTaken);
     if (created) added++;
   }
   return added;

@@ -2,10 +2,9 @@ import * as z from "zod";
 import { Prisma, type PrismaClient, type ToolPolicy } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { requireUser } from "@/lib/server/auth/current-user";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { onConnection } from "@/lib/core/db/transactions";
+import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
 import { actorLabel, type Actor } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus, ToolStatus } from "@/lib/saga/vocabulary";
 import { ToolNameSchema } from "@/lib/server/tokens/token-fields";
@@ -15,7 +14,6 @@ import { toolNotFound } from "./get-tool";
 import { checkToolPolicy, diffFields, fieldsOf, FIELD_LABELS, ZToolPolicyFields, type ToolPolicyField, type TToolPolicyFields } from "./tool-policy";
 import { recordToolVersion, ToolChange } from "./tool-versions";
 import { toToolRow, type TToolEditResult } from "./views";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 
 /** An admin's edit of one row, bound to the version their page loaded. */
 export const ZUpdateToolRequest = z.object({
@@ -98,8 +96,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
     );
   }
   const historyReason = schemaless ? [reason, "accepted without an argument schema: its calls take any JSON"].filter(Boolean).join("; ") : reason;
-  const updated = await prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  const updated = await writeTransaction(prisma, async (tx, now) => {
     // Fenced on the version the admin loaded: of two admins saving at once, the second changes nothing.
     const { count } = await tx.toolPolicy.updateMany({
       where: { name, policyVersion: expectedVersion },
@@ -119,7 +116,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
     const written = await tx.toolPolicy.findUniqueOrThrow({ where: { name } });
     await recordToolVersion(tx, now, written, change, actor, before, historyReason ?? (changed.length === 0 ? "verified against the connector" : null));
     return written;
-  }, TX_OPTIONS);
+  });
   if (!updated) return versionChanged(await prisma.toolPolicy.findUniqueOrThrow({ where: { name } }));
   if (change === ToolChange.reviewed) await resolveUnreviewedHolds(prisma, updated, actor);
   return { ok: true, tool: toToolRow(updated, connectors), changed: changed.map((f) => FIELD_LABELS[f]) };

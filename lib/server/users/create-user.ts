@@ -3,10 +3,9 @@ import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { RoleSchema } from "@/lib/server/auth/roles";
 import { randomIds } from "@/lib/saga/ids";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendUserAudit, hashPassword, PasswordSchema, toUserView, UserActorSchema, UserEmailSchema, UserNameSchema, type UserView } from "./user";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** What an admin supplies to create an account. */
 export const CreateUserInputSchema = z.object({
@@ -37,12 +36,11 @@ export async function createUser(prisma: PrismaClient, input: CreateUserInput): 
   const passwordHash = password === undefined ? null : await hashPassword(password);
   const id = randomIds.next("usr");
   try {
-    const row = await prisma.$transaction(async (tx) => {
-      const now = await databaseNow(tx);
+    const row = await writeTransaction(prisma, async (tx, now) => {
       const created = await tx.user.create({ data: { id, email, name, role, passwordHash, createdAt: now, updatedAt: now } });
       await appendUserAudit(tx, now, id, "user.created", by, { email, name, role, password: passwordHash !== null });
       return created;
-    }, TX_OPTIONS);
+    });
     return toUserView(row);
   } catch (e) {
     if (isUniqueViolation(e)) {

@@ -1,11 +1,10 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendUserAudit, countActiveAdmins, toUserView, UserActorSchema, UserEmailSchema } from "./user";
 import type { ChangedUser } from "./set-user-role";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which account to disable, and who does it. */
 export const DisableUserInputSchema = z.object({
@@ -27,8 +26,7 @@ export async function disableUser(prisma: PrismaClient, input: DisableUserInput)
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The account to disable");
   const { email, by } = parsed.data;
 
-  return prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  return writeTransaction(prisma, async (tx, now) => {
     // Write first (fenced on disabledAt), then read: see set-user-role.ts on SQLite snapshots.
     const { count } = await tx.user.updateMany({ where: { email, disabledAt: null }, data: { disabledAt: now, updatedAt: now } });
     const row = await tx.user.findUnique({ where: { email } });
@@ -45,5 +43,5 @@ export async function disableUser(prisma: PrismaClient, input: DisableUserInput)
       await endAllUserSessions(tx, row.id, SessionEndReason.disabled, by);
     }
     return { user: toUserView(row), changed: count > 0 };
-  }, TX_OPTIONS);
+  });
 }

@@ -2,9 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import type { ChangedUser } from "./set-user-role";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendUserAudit, toUserView, UserActorSchema, UserEmailSchema } from "./user";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which account to enable again, and who does it. */
 export const EnableUserInputSchema = z.object({
@@ -26,8 +25,7 @@ export async function enableUser(prisma: PrismaClient, input: EnableUserInput): 
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The account to enable");
   const { email, by } = parsed.data;
 
-  return prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  return writeTransaction(prisma, async (tx, now) => {
     // Write first (fenced on disabledAt), then read: see set-user-role.ts on SQLite snapshots.
     const { count } = await tx.user.updateMany({ where: { email, disabledAt: { not: null } }, data: { disabledAt: null, updatedAt: now } });
     const row = await tx.user.findUnique({ where: { email } });
@@ -38,5 +36,5 @@ export async function enableUser(prisma: PrismaClient, input: EnableUserInput): 
     }
     if (count > 0) await appendUserAudit(tx, now, row.id, "user.enabled", by, { email });
     return { user: toUserView(row), changed: count > 0 };
-  }, TX_OPTIONS);
+  });
 }

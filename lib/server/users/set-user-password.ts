@@ -2,9 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendUserAudit, hashPassword, PasswordSchema, UserActorSchema, UserEmailSchema } from "./user";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Whose password changes, to what, and who changes it. */
 export const SetUserPasswordInputSchema = z.object({
@@ -25,12 +24,11 @@ export async function setUserPassword(prisma: PrismaClient, input: z.input<typeo
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The new password");
   const { email, password, by } = parsed.data;
   const passwordHash = await hashPassword(password);
-  return prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  return writeTransaction(prisma, async (tx, now) => {
     const row = await tx.user.findUnique({ where: { email }, select: { id: true } });
     if (!row) throw new ApiError("NOT_FOUND", `No user has the email ${email}; list the users to see who exists.`, { details: [{ path: "email", message: "no such user" }] });
     await tx.user.update({ where: { id: row.id }, data: { passwordHash, updatedAt: now } });
     await appendUserAudit(tx, now, row.id, "user.password_changed", by, { email });
     return { sessionsEnded: await endAllUserSessions(tx, row.id, SessionEndReason.password_changed, by) };
-  }, TX_OPTIONS);
+  });
 }

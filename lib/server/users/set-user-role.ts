@@ -2,9 +2,8 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { Role, RoleSchema } from "@/lib/server/auth/roles";
-import { databaseNow } from "@/lib/core/db/dialect";
 import { appendUserAudit, countActiveAdmins, toUserView, UserActorSchema, UserEmailSchema, type UserView } from "./user";
-import { TX_OPTIONS } from "@/lib/core/db/transactions";
+import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Whose role changes, to what, and who changes it. */
 export const SetUserRoleInputSchema = z.object({
@@ -35,8 +34,7 @@ export async function setUserRole(prisma: PrismaClient, input: SetUserRoleInput)
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The role change");
   const { email, role, by } = parsed.data;
 
-  return prisma.$transaction(async (tx) => {
-    const now = await databaseNow(tx);
+  return writeTransaction(prisma, async (tx, now) => {
     // Write first (fenced on the old role), then read: a read before the first write would pin an
     // older SQLite snapshot. An enabled admin losing the role is written separately so we know it.
     const demotedAdmin =
@@ -58,5 +56,5 @@ export async function setUserRole(prisma: PrismaClient, input: SetUserRoleInput)
       await appendUserAudit(tx, now, row.id, "user.role_changed", by, { email, role });
     }
     return { user: toUserView(row), changed: count > 0 };
-  }, TX_OPTIONS);
+  });
 }

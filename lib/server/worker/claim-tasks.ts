@@ -11,7 +11,8 @@ import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { auditChainLock, databaseKind, jsonStringsWithin, serializeOn, skipLockedRows, type Db } from "@/lib/core/db/dialect";
 import { runScope } from "@/lib/saga/store";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { appendTaskAudit, readTx, toTaskRecord, writeTx, type Tx } from "./task-record";
+import { appendTaskAudit, readTx, toTaskRecord, type Tx } from "./task-record";
+import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { workerActor, type ClaimedTask, ZClaimTasksSchema, type TClaimTasksRequest } from "@/lib/protocol/tasks/task";
 
@@ -53,7 +54,7 @@ export async function claimTasks(prisma: PrismaClient, request: TClaimTasksReque
 
   if (databaseKind(prisma) === "postgresql") {
     // Select and lock in the claim transaction: the rows are ours until it commits, others skip them.
-    return writeTx(prisma, async (tx, now) => {
+    return writeTransaction(prisma, async (tx, now) => {
       const locked = await tx.$queryRaw<Candidate[]>(candidateQuery(tx, now, workerTools, max));
       return claimCandidates(tx, now, locked, workerId, max, leaseMs);
     });
@@ -64,7 +65,7 @@ export async function claimTasks(prisma: PrismaClient, request: TClaimTasksReque
     tx.$queryRaw<Candidate[]>(candidateQuery(tx, await databaseNow(tx), workerTools, max * 2)),
   );
   if (candidates.length === 0) return [];
-  return writeTx(prisma, (tx, now) => claimCandidates(tx, now, candidates, workerId, max, leaseMs));
+  return writeTransaction(prisma, (tx, now) => claimCandidates(tx, now, candidates, workerId, max, leaseMs));
 }
 
 /** The fenced claims of `candidates` (at most `max`) and their audit events, in the caller's transaction. */

@@ -10,7 +10,8 @@ import { currentTraceparent, withTaskTrace } from "@/lib/protocol/trace-scope";
 import { runTraceparent } from "@/lib/core/observability/run-trace";
 import { tracingOn } from "@/lib/protocol/tracing";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
-import { appendTaskAudit, jsonIn, readTx, toTaskRecord, writeTx } from "./task-record";
+import { appendTaskAudit, jsonIn, readTx, toTaskRecord } from "./task-record";
+import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayloadSchema, ZCommitPlanPayloadSchema } from "@/lib/protocol/tasks/task";
 
@@ -87,7 +88,7 @@ export async function enqueueTask(prisma: PrismaClient, request: TEnqueueTaskReq
   const stepId = input.stepId ?? null;
   const payload = withTaskTrace(input.payload as Json, await taskTraceparent(prisma, input.runId));
   try {
-    const task = await writeTx(prisma, async (tx, now) => {
+    const task = await writeTransaction(prisma, async (tx, now) => {
       // The insert first: it takes the write lock (and the unique index decides dedupe).
       const row = await tx.workerTask.create({
         data: {

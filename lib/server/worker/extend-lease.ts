@@ -1,6 +1,7 @@
 /** The heartbeat: extends the lease of a claimed task, only for the holder of the current token. */
 import type { PrismaClient } from "@/generated/prisma";
-import { toTaskRecord, writeTx } from "./task-record";
+import { toTaskRecord } from "./task-record";
+import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { ZExtendLeaseSchema, type TExtendLeaseRequest, type ExtendLeaseResult } from "@/lib/protocol/tasks/task";
 
@@ -11,7 +12,7 @@ import { ZExtendLeaseSchema, type TExtendLeaseRequest, type ExtendLeaseResult } 
  */
 export async function extendLease(prisma: PrismaClient, request: TExtendLeaseRequest): Promise<ExtendLeaseResult> {
   const { taskId, attempt, leaseMs } = ZExtendLeaseSchema.parse(request);
-  return writeTx(prisma, async (tx, now) => {
+  return writeTransaction(prisma, async (tx, now) => {
     const leaseUntil = new Date(now.getTime() + leaseMs);
     const { count } = await tx.workerTask.updateMany({
       where: { id: taskId, attempt, status: WorkerTaskStatus.CLAIMED },

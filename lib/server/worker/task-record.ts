@@ -63,9 +63,6 @@ export function jsonIn(value: Json): Prisma.InputJsonValue | typeof Prisma.JsonN
   return value === null ? Prisma.JsonNull : value;
 }
 
-/** One write transaction (lib/core/db/transactions.ts): the database clock, then `fn`, whose first statement must write. */
-export const writeTx = writeTransaction;
-
 /** One read, queued behind this client's open transaction (lib/core/db/transactions.ts) so it never joins it. */
 export function readTx<T>(prisma: PrismaClient, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return readOnConnection(prisma, fn);
@@ -97,7 +94,7 @@ export async function settleTask(
   data: (now: Date) => Prisma.WorkerTaskUpdateManyMutationInput,
   audit: { type: string; data: Json },
 ): Promise<SettleResult> {
-  return writeTx(prisma, async (tx, now) => {
+  return writeTransaction(prisma, async (tx, now) => {
     const { count } = await tx.workerTask.updateMany({
       where: { id: fence.taskId, attempt: fence.attempt, status: WorkerTaskStatus.CLAIMED },
       data: { ...data(now), updatedAt: now },
