@@ -61,7 +61,8 @@ function taskFields(task: ClaimedTask): WorkerLogFields {
 
 /**
  * What the worker needs of the engine. `SagaEngine` provides it; the caller builds the engine (over
- * PrismaSagaStore in-process, or the HTTP store later) with this process's tool connectors.
+ * the server's commands with the client's `HttpSagaStore` in a team's worker, or over
+ * `PrismaSagaStore` in the server's own process) with this process's tool connectors.
  */
 export interface WorkerEngine {
   /** Unwinds a run (leaving `skipStepIds` as they are); calling it again resumes a crashed unwind. */
