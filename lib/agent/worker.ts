@@ -113,7 +113,7 @@ export interface WorkerOptions {
   /** Where the worker says, in plain words, what it claims and does (default: silent). */
   log?: WorkerLog;
   /** Raises STUCK_AFTER_PIVOT for approved runs gone quiet; the polling loop offers it every round (`stuckRunSweeper`). */
-  stuckRuns?: StuckRunSweeper;
+  stuckRuns?: WorkerSweep;
   /** Wraps each task's work (a span per task); default: the work under the task's own trace context. */
   traceTask?: TaskTracer;
 }
@@ -122,7 +122,7 @@ export interface WorkerOptions {
  * A duty the polling loop offers every round (the server's `stuckRunSweeper`, which runs at most
  * once per its interval): the loop only calls it and logs a failure, so it needs nothing more.
  */
-export interface StuckRunSweeper {
+export interface WorkerSweep {
   maybeSweep(): Promise<unknown>;
 }
 
@@ -240,7 +240,7 @@ export class Worker {
   private readonly pollMs: number;
   private readonly maxAttempts: number;
   private readonly log: WorkerLog;
-  private readonly stuckRuns: StuckRunSweeper | null;
+  private readonly stuckRuns: WorkerSweep | null;
   private readonly traceTask: TaskTracer;
 
   private loop: Promise<void> | null = null;

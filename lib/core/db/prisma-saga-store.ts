@@ -27,14 +27,10 @@ import { durabilityFromEnv, type Durability, type StepColumns, type StepLogSql }
 import { PostgresStepLog } from "./step-log-postgres";
 import { SqliteStepLog } from "./step-log-sqlite";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "./transactions";
-import { isMissingReference, isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { isMissingReference, isUniqueViolation } from "./prisma-errors";
 
 /** The connection queue lives in lib/core/db/transactions.ts; re-exported for code written against this module. */
 export { onConnection } from "./transactions";
-
-// ---------------------------------------------------------------------------------------------
-// Prisma errors, mapped by code (never by message text).
-
 
 // ---------------------------------------------------------------------------------------------
 // JSON in and out. Records carry plain JSON; Prisma needs JsonNull for a JSON null in a required

@@ -21,6 +21,7 @@ import { EscalationSource } from "@/lib/saga/observer";
 import { actorLabel, runScope, type SagaStore } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
 import { workerActor } from "@/lib/protocol/tasks/task";
+import type { WorkerSweep } from "@/lib/agent/worker";
 
 /** How long an approved run may go without its agent before it is raised, when nothing is configured: 15 minutes. */
 export const DEFAULT_STUCK_AFTER_PIVOT_MS = 15 * 60_000;
@@ -187,8 +188,8 @@ export async function sweepStuckRuns(options: SweepStuckRunsOptions): Promise<Sw
 /** How often a worker sweeps, at most (default: every 30 s); the sweep itself is cheap but not free. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
-/** A sweep the worker loop calls every round; it runs at most once per `intervalMs`. */
-export interface StuckRunSweeper {
+/** A sweep the worker loop calls every round (its `WorkerSweep`); it runs at most once per `intervalMs`. */
+export interface StuckRunSweeper extends WorkerSweep {
   /** Sweeps when the interval has passed since the last sweep; otherwise does nothing. */
   maybeSweep(): Promise<SweepStuckRunsResult | null>;
 }
