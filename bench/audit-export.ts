@@ -24,7 +24,7 @@ import { exportAuditEvents } from "@/lib/desks/audit/export-audit-events";
 import { exportChainHeads } from "@/lib/desks/audit/export-chain-heads";
 import { findAuditEvents } from "@/lib/desks/audit/find-audit-events";
 import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { chainLink } from "@/lib/core/db/audit-chain";
 import { openPrisma } from "@/lib/core/db/prisma";
 import type { DatabaseKind } from "@/lib/core/db/url";
@@ -199,32 +199,33 @@ async function child(task: Task, url: string): Promise<void> {
   const memory = sampleMemory();
   const t0 = performance.now();
   await runWithSessionReader(async () => VIEWER_ID, async () => {
+    const actor = await requireUser("read");
     switch (task) {
       case "baseline":
-        await findAuditEvents({ take: 1 });
+        await findAuditEvents({ actor, filters: { take: 1 } });
         break;
       case "export-csv":
       case "export-jsonl":
       case "export-csv-rare-actor": {
         const rare = task === "export-csv-rare-actor";
-        const file = await exportAuditEvents({ format: task === "export-jsonl" ? "jsonl" : "csv", ...(rare ? { actor: "user:reviewer-3@" } : {}) });
+        const file = await exportAuditEvents({ actor, filters: { format: task === "export-jsonl" ? "jsonl" : "csv", ...(rare ? { actor: "user:reviewer-3@" } : {}) } });
         const { bytes, lines } = await drain(file.stream);
         detail.megabytes = Math.round(bytes / 1e5) / 10;
         detail.lines = lines;
         break;
       }
       case "pages": {
-        const first = await findAuditEvents({ take: 1 });
+        const first = await findAuditEvents({ actor, filters: { take: 1 } });
         const sampleRun = first.events[0]?.runId ?? "";
         const at = first.events[0]?.at ?? new Date().toISOString();
         const dayBefore = new Date(Date.parse(at) - 3 * 3600_000).toISOString().slice(0, 16);
         const cases: [string, () => Promise<unknown>][] = [
-          ["newest 50", () => findAuditEvents({})],
-          ["a run's 50", () => findAuditEvents({ run: sampleRun })],
-          ["type step. (common)", () => findAuditEvents({ type: "step." })],
-          ["actor user:reviewer-3@ (rare)", () => findAuditEvents({ actor: "user:reviewer-3@" })],
-          ["actor nobody (no match: one window)", () => findAuditEvents({ actor: "user:nobody@" })],
-          ["from/to 3 hours before the newest", () => findAuditEvents({ from: dayBefore, to: dayBefore })],
+          ["newest 50", () => findAuditEvents({ actor })],
+          ["a run's 50", () => findAuditEvents({ actor, filters: { run: sampleRun } })],
+          ["type step. (common)", () => findAuditEvents({ actor, filters: { type: "step." } })],
+          ["actor user:reviewer-3@ (rare)", () => findAuditEvents({ actor, filters: { actor: "user:reviewer-3@" } })],
+          ["actor nobody (no match: one window)", () => findAuditEvents({ actor, filters: { actor: "user:nobody@" } })],
+          ["from/to 3 hours before the newest", () => findAuditEvents({ actor, filters: { from: dayBefore, to: dayBefore } })],
         ];
         for (const [name, call] of cases) {
           await call(); // warm
@@ -236,18 +237,18 @@ async function child(task: Task, url: string): Promise<void> {
         break;
       }
       case "verify": {
-        const result = await verifyAuditChains();
+        const result = await verifyAuditChains({ actor });
         detail.verified = String(result.verified);
         detail.chains = result.chains;
         detail.events = result.events;
         break;
       }
       case "heads": {
-        const exported = await timed(() => exportChainHeads());
+        const exported = await timed(() => exportChainHeads({ actor }));
         detail["export heads (s)"] = Math.round(exported.ms) / 1000;
         detail.chains = exported.value.chains;
         detail["file MB"] = Math.round(JSON.stringify(exported.value).length / 1e5) / 10;
-        const checked = await timed(() => checkChainHeads(exported.value));
+        const checked = await timed(() => checkChainHeads({ actor, file: exported.value }));
         detail["check heads (s)"] = Math.round(checked.ms) / 1000;
         detail.matches = String(checked.value.matches);
         break;

@@ -15,7 +15,7 @@ import { statSync, existsSync } from "node:fs";
 import pg from "pg";
 import Database from "better-sqlite3";
 import type { PrismaClient } from "@/generated/prisma";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader, type CurrentUser } from "@/lib/server/auth/current-user";
 import { findEscalations } from "@/lib/desks/escalations/find-escalations";
 import { migrateSqlite } from "@/lib/core/db/migrate";
 import { migratePostgres } from "@/lib/core/db/migrate-postgres";
@@ -23,7 +23,7 @@ import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import { getPrisma, openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import type { DatabaseKind } from "@/lib/core/db/url";
-import { getOverview } from "@/lib/desks/overview/get-overview";
+import { readOverview } from "@/lib/desks/overview/get-overview";
 import { findRuns } from "@/lib/desks/runs/find-runs";
 import { getRunTimeline } from "@/lib/desks/runs/get-run-timeline";
 import { fileOf, flag, fmt, hasFlag, openLoggingPrisma, percentiles, performance, printTable, throwaway, writeResults, type LoggedQuery, type Percentiles } from "./lib/common";
@@ -46,24 +46,25 @@ function useClient(url: string, client: PrismaClient): void {
   globalForPrisma.sagaboardPrisma = Promise.resolve(client);
 }
 
-const asReviewer = <T>(fn: () => Promise<T>) => runWithSessionReader(async () => BENCH_REVIEWER_ID, fn);
+/** Calls `fn` as the bench's reviewer, read from the database first as a route reads the session's person. */
+const asReviewer = <T>(fn: (actor: CurrentUser) => Promise<T>) => runWithSessionReader(async () => BENCH_REVIEWER_ID, async () => fn(await requireUser("read")));
 
-type Screen = { name: string; call: (i: number) => Promise<unknown> };
+type Screen = { name: string; call: (i: number, actor: CurrentUser) => Promise<unknown> };
 
 function screens(g: Generated, store: () => PrismaSagaStore): Screen[] {
   const run = (i: number) => g.sampleRunIds[i % g.sampleRunIds.length]!;
   const list: Screen[] = [
-    { name: "runs list (first page)", call: () => findRuns({}) },
-    { name: "runs list (needs attention)", call: () => findRuns({ needsAttention: true }) },
-    { name: "runs list (search customer)", call: (i) => findRuns({ q: `cust-${(i * 7919) % RUNS}@` }) },
-    { name: "run timeline", call: (i) => getRunTimeline(run(i)) },
-    { name: "escalation queue (open)", call: () => findEscalations({}) },
+    { name: "runs list (first page)", call: (_, actor) => findRuns({ actor }) },
+    { name: "runs list (needs attention)", call: (_, actor) => findRuns({ actor, needsAttention: true }) },
+    { name: "runs list (search customer)", call: (i, actor) => findRuns({ actor, q: `cust-${(i * 7919) % RUNS}@` }) },
+    { name: "run timeline", call: (i, actor) => getRunTimeline({ actor, runId: run(i) }) },
+    { name: "escalation queue (open)", call: (_, actor) => findEscalations({ actor }) },
     { name: "audit events of a run", call: (i) => store().listAuditEvents(run(i)) },
     // The overview reads the whole range's figures (partial indexes, not a scan of the log).
-    { name: "overview (7 days)", call: async () => getOverview(await getPrisma(), "7d") },
-    { name: "overview (90 days)", call: async () => getOverview(await getPrisma(), "90d") },
+    { name: "overview (7 days)", call: async () => readOverview(await getPrisma(), "7d") },
+    { name: "overview (90 days)", call: async () => readOverview(await getPrisma(), "90d") },
   ];
-  if (g.pendingPivotIds.length > 0) list.splice(4, 0, { name: "pivot screen", call: (i) => getPivotScreen(g.pendingPivotIds[i % g.pendingPivotIds.length]!) });
+  if (g.pendingPivotIds.length > 0) list.splice(4, 0, { name: "pivot screen", call: (i, actor) => getPivotScreen({ actor, pivotId: g.pendingPivotIds[i % g.pendingPivotIds.length]! }) });
   return list;
 }
 
@@ -79,7 +80,7 @@ async function timeCalls(screen: Screen, readers: number, perReader: number): Pr
       for (let k = 0; k < perReader; k++) {
         const s = performance.now();
         try {
-          await asReviewer(() => screen.call(r * perReader + k));
+          await asReviewer((actor) => screen.call(r * perReader + k, actor));
           lat.push(performance.now() - s);
         } catch (e) {
           failed++;
@@ -197,15 +198,15 @@ async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> 
       for (const screen of list) {
         // The SQL: one call on a logging client (same adapter and pragmas), after a warm-up call.
         useClient(db.url, logging);
-        await asReviewer(() => screen.call(1));
+        await asReviewer((actor) => screen.call(1, actor));
         log = [];
         const loggingStore = new PrismaSagaStore(logging);
-        await asReviewer(() => (screen.name.startsWith("audit") ? loggingStore.listAuditEvents(g.sampleRunIds[2]!) : screen.call(2)));
+        await asReviewer((actor) => (screen.name.startsWith("audit") ? loggingStore.listAuditEvents(g.sampleRunIds[2]!) : screen.call(2, actor)));
         const statements = log.filter((q) => !/^(COMMIT|BEGIN)/i.test(q.query));
         const slowest = [...statements].sort((a, b) => b.duration - a.duration)[0];
         // The timings: the ordinary client.
         useClient(db.url, prisma);
-        await asReviewer(() => screen.call(0));
+        await asReviewer((actor) => screen.call(0, actor));
         const one = await timeCalls(screen, 1, CALLS);
         const sixteen = await timeCalls(screen, 16, Math.max(4, Math.round(CALLS / 4)));
         const ok = one.p95 <= 50 && sixteen.p95 <= 200 && one.failed + sixteen.failed === 0;

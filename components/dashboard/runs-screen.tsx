@@ -53,6 +53,6 @@ export async function RunsScreen({ requested, user }: { requested: RequestedRunF
     : parsed.error.issues.some((issue) => issue.path[0] === "status")
       ? `“${requested.status}” is not a run status, so all runs are shown. Pick a status below.`
       : `The filters in the address were ignored (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}), so all runs are shown.`;
-  const [initial, adminWaits] = [await findRuns(parsed.success ? parsed.data : {}), await findAdminWaits()];
+  const [initial, adminWaits] = [await findRuns({ actor: user, ...(parsed.success ? parsed.data : {}) }), await findAdminWaits({ actor: user })];
   return <RunsList filters={filters} initial={initial} notice={notice} adminWaits={adminWaits} canDecide={can(user.role, "pivot.decide")} />;
 }

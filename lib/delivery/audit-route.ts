@@ -44,13 +44,13 @@ function queryOf(request: Request): Record<string, string> {
  * A GET handler that sends a file: checks the caller, parses the query with `schema` and streams
  * what `produce` returns as an attachment.
  */
-export function fileRoute<TQuery extends z.ZodType>(action: Action, schema: TQuery, produce: (query: z.output<TQuery>) => Promise<FileResponse>): RouteHandler {
+export function fileRoute<TQuery extends z.ZodType>(action: Action, schema: TQuery, produce: (query: z.output<TQuery>, user: CurrentUser) => Promise<FileResponse>): RouteHandler {
   return async (request) => {
     try {
-      await authorize(request, action);
+      const user = await authorize(request, action);
       const parsed = await schema.safeParseAsync(queryOf(request));
       if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error, "query"));
-      const file = await produce(parsed.data);
+      const file = await produce(parsed.data, user);
       return new Response(file.stream, {
         headers: {
           "content-type": file.contentType,
@@ -77,14 +77,14 @@ export function uploadRoute<TBody extends z.ZodType, TResponse extends z.ZodType
   endpoint: Endpoint<undefined, undefined, TBody, TResponse, "user">,
   action: Action,
   maxBytes: number,
-  handler: (body: z.output<TBody>) => Promise<z.input<TResponse>>,
+  handler: (body: z.output<TBody>, user: CurrentUser) => Promise<z.input<TResponse>>,
 ): RouteHandler {
   return async (request) => {
     try {
-      await authorize(request, action);
+      const user = await authorize(request, action);
       const parsed = await endpoint.body.safeParseAsync(await readJsonBody(request, { maxBytes, tooLarge: () => tooLarge(maxBytes), what: "The uploaded file" }));
       if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error, "body"), "The uploaded file");
-      return jsonResponse(await respond(endpoint, () => handler(parsed.data)));
+      return jsonResponse(await respond(endpoint, () => handler(parsed.data, user)));
     } catch (e) {
       return withNoStore(toErrorResponse(e));
     }

@@ -6,7 +6,7 @@
  */
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { getOverview } from "@/lib/desks/overview/get-overview";
+import { readOverview } from "@/lib/desks/overview/get-overview";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
@@ -42,7 +42,7 @@ test("a viewer reads the overview: waiting items by kind and age, and run qualit
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Overview" }).click();
   await expect(page).toHaveURL(/\/overview/);
   await expect(page.getByRole("heading", { name: "Overview", level: 1 })).toBeVisible();
-  const expected = await getOverview(db, "7d");
+  const expected = await readOverview(db, "7d");
   const waitingTable = page.getByRole("table");
   await expect(waitingTable.getByRole("row", { name: /Pivots waiting for a reviewer/ })).toContainText(String(expected.waiting.find((w) => w.kind === "PIVOT")!.total));
   await expect(waitingTable.getByRole("row", { name: /Held calls to approve/ })).toBeVisible();

@@ -24,7 +24,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/protocol/errors";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader, type CurrentUser } from "@/lib/server/auth/current-user";
 import { endAllUserSessions, startUserSession } from "@/lib/server/auth/user-sessions";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -86,7 +86,7 @@ async function reviewer(tag: string) {
   const prisma = await getPrisma();
   const user = await createUser(prisma, { email: `${tag}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`, name: tag, role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
   const sessionId = await startUserSession(prisma, user.id);
-  return { user, sessionId, as: <T>(fn: () => Promise<T>) => runWithSessionReader(async () => ({ userId: user.id, sessionId }), fn) };
+  return { user, sessionId, as: <T>(fn: (actor: CurrentUser) => Promise<T>) => runWithSessionReader(async () => ({ userId: user.id, sessionId }), async () => fn(await requireUser("read"))) };
 }
 
 /** Runs `trials` of one fault and records its line; `trial` returns its run ids. */
@@ -174,7 +174,7 @@ describe("approval unavailable", () => {
       // A pivot: no sweep has run since it expired (a deployment without a notifier, or between rounds).
       const { run, pivot } = await waitingRun(n);
       await backdate(prisma, { pivotId: pivot.id }, await pastPivotExpiry());
-      const answer = await r.as(() => approvePivot({ pivotId: pivot.id, planHash: pivot.planHash }));
+      const answer = await r.as((actor) => approvePivot({ actor, pivotId: pivot.id, planHash: pivot.planHash }));
       expect(answer).toMatchObject({ ok: false, reason: "already_decided", pivot: { status: PivotStatus.REJECTED, decidedBy: "sla" } });
       await expect(run.commitPlan(pivot.id)).rejects.toMatchObject({ code: "PIVOT_NOT_APPROVED" });
       // A held call, approved from the queue past its expiry.
@@ -182,7 +182,7 @@ describe("approval unavailable", () => {
       const escalationId = held.status === "approval_required" ? held.escalationId! : "";
       const policy = escalationSla(await loadSlaRules(prisma), EscalationKind.APPROVAL_REQUIRED, "send_email");
       await backdate(prisma, { escalationId }, policy.expireSec! + 60);
-      const bulk = await r.as(() => decideHeldCalls({ escalationIds: [escalationId], approve: true }));
+      const bulk = await r.as((actor) => decideHeldCalls({ actor, escalationIds: [escalationId], approve: true }));
       expect(bulk.items).toEqual([expect.objectContaining({ escalationId, outcome: "skipped" })]);
       expect(await prisma.escalation.findUniqueOrThrow({ where: { id: escalationId } })).toMatchObject({ status: "RESOLVED", resolvedBy: "sla" });
       expect(await run.call("send_email", email(n + 1000))).toMatchObject({ status: "approval_required", reason: "REJECTED" });
@@ -200,9 +200,9 @@ describe("approval unavailable", () => {
       const [a, b] = [await reviewer("ann"), await reviewer("ben")];
       const bothApprove = t % 2 === 1;
       const [first, second] = await Promise.all([
-        a.as(() => approvePivot({ pivotId: pivot.id, planHash: pivot.planHash })),
-        b.as(() =>
-          bothApprove ? approvePivot({ pivotId: pivot.id, planHash: pivot.planHash }) : rejectPivot({ pivotId: pivot.id, planHash: pivot.planHash, reason: "not this email" }),
+        a.as((actor) => approvePivot({ actor, pivotId: pivot.id, planHash: pivot.planHash })),
+        b.as((actor) =>
+          bothApprove ? approvePivot({ actor, pivotId: pivot.id, planHash: pivot.planHash }) : rejectPivot({ actor, pivotId: pivot.id, planHash: pivot.planHash, reason: "not this email" }),
         ),
       ]);
       const winners = [first, second].filter((r) => r.ok);
@@ -240,8 +240,8 @@ describe("approval unavailable", () => {
       expect(escalationId).toMatch(/^esc_/);
       const [a, b] = [await reviewer("dan"), await reviewer("eve")];
       const results = await Promise.all([
-        a.as(() => decideHeldCalls({ escalationIds: [escalationId], approve: true })),
-        b.as(() => decideHeldCalls({ escalationIds: [escalationId], approve: false, note: "not this email" })),
+        a.as((actor) => decideHeldCalls({ actor, escalationIds: [escalationId], approve: true })),
+        b.as((actor) => decideHeldCalls({ actor, escalationIds: [escalationId], approve: false, note: "not this email" })),
       ]);
       expect(results.map((r) => r.decided).sort(), JSON.stringify(results)).toEqual([0, 1]);
       const loser = results.find((r) => r.decided === 0)!;
@@ -269,10 +269,10 @@ describe("approval unavailable", () => {
       const before = sends();
       const { run, pivot } = await waitingRun(n);
       const r = await reviewer("cat");
-      const screen = await r.as(() => getPivotScreen(pivot.id));
+      const screen = await r.as((actor) => getPivotScreen({ actor, pivotId: pivot.id }));
       expect(screen).toBeTruthy();
       await endAllUserSessions(prisma, r.user.id, "signed_out_everywhere", { type: "user", id: r.user.id });
-      const refused = await r.as(() => approvePivot({ pivotId: pivot.id, planHash: pivot.planHash })).then(
+      const refused = await r.as((actor) => approvePivot({ actor, pivotId: pivot.id, planHash: pivot.planHash })).then(
         () => null,
         (e: unknown) => e,
       );

@@ -16,7 +16,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/generated/prisma";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { pullStepRevoke } from "@/lib/desks/revokes/pull-revoke";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { editTool } from "@/lib/server/tools/update-tool";
@@ -235,7 +235,7 @@ describe("MCP gateway fault matrix", () => {
         await call(`pulled ${t}`);
         const step = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry`, args: { equals: { text: `pulled ${t}` } } } });
         // The reviewer pulls it back while the client goes on: the next call runs while the undo is under way.
-        await runWithSessionReader(async () => reviewer.id, () => pullStepRevoke({ stepId: step.id, reason: "the agent appended the wrong entry" }));
+        await runWithSessionReader(async () => reviewer.id, async () => pullStepRevoke({ actor: await requireUser("read"), stepId: step.id, reason: "the agent appended the wrong entry" }));
         await call(`after ${t}`);
         const deadline = Date.now() + 30_000;
         while ((await prisma.step.findUniqueOrThrow({ where: { id: step.id } })).status !== "COMPENSATED") {

@@ -24,7 +24,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/protocol/errors";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { HttpSagaStore } from "@/lib/agent/client/http-store";
 import { SagaboardApiError } from "@/lib/agent/client/transport";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
@@ -166,7 +166,7 @@ async function trial(change: Change, moment: "between" | "in-flight", n: number)
 
   if (change === "token-revoked") {
     // The run page tells a person the agent is gone, what was left in flight, and what to do.
-    const page = await runWithSessionReader(async () => viewerId, () => getRunTimeline(run.runId));
+    const page = await runWithSessionReader(async () => viewerId, async () => getRunTimeline({ actor: await requireUser("read"), runId: run.runId }));
     expect(page.progress.waitingOn).toBe("person");
     expect(page.progress.expected).toMatch(/token was revoked.*Pull back the whole run/);
     if (moment === "in-flight") expect(page.progress.expected).toMatch(/step 2 \(charge_card\)/);
@@ -218,9 +218,9 @@ describe("permissions changed mid-run", () => {
       const user = await createUser(prisma, { email: `rev-${t}-${Date.now()}@example.com`, name: "Rev", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
       const sessionId = await startUserSession(prisma, user.id);
       const as = <T,>(fn: () => Promise<T>) => runWithSessionReader(async () => ({ userId: user.id, sessionId }), fn);
-      await as(() => getPivotScreen(pivot.id));
+      await as(async () => getPivotScreen({ actor: await requireUser("read"), pivotId: pivot.id }));
       await setUserRole(prisma, { email: user.email, role: "viewer", by: ADMIN });
-      const refused = await as(() => approvePivot({ pivotId: pivot.id, planHash: pivot.planHash })).then(
+      const refused = await as(async () => approvePivot({ actor: await requireUser("read"), pivotId: pivot.id, planHash: pivot.planHash })).then(
         () => null,
         (e: unknown) => e,
       );

@@ -30,11 +30,13 @@ import { releaseEscalation } from "@/lib/desks/escalations/release-escalation";
 import { resolveEscalation } from "@/lib/desks/escalations/resolve-escalation";
 import { findRuns } from "@/lib/desks/runs/find-runs";
 import { POST as approveRoute } from "@/app/api/dashboard/pivots/[pivotId]/approve/route";
+import { GET as findRunsRoute } from "@/app/api/dashboard/runs/route";
 import { call, useTestDatabase } from "../api/api-test-kit";
+import type { CurrentUser } from "@/lib/server/auth/current-user";
 
 process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
 
-/** Who `requireUser` returns; read synchronously when a use case starts, so concurrent calls can differ. */
+/** Who the routes' `requireUser` returns, and who `me()` passes to a use case (read when the call is made, so concurrent calls can differ). */
 const auth = vi.hoisted(() => ({ user: null as null | { id: string; email: string; name: string; role: "admin" | "reviewer" | "support" | "viewer" } }));
 
 vi.mock("@/lib/server/auth/current-user", async () => {
@@ -59,6 +61,12 @@ const vic = { id: "usr_vic", email: "vic@example.com", name: "Vic Viewer", role:
 
 function as(user: typeof rita | typeof rob | typeof vic): void {
   auth.user = user;
+}
+
+/** The person `as` chose, passed to each use case as the route would pass the session's person. */
+function me(): CurrentUser {
+  if (!auth.user) throw new Error("say who acts first: as(rita)");
+  return auth.user;
 }
 
 const apology = { to: "bo@example.com", subject: "Your replacement is on its way", body: "We re-shipped order 2001." };
@@ -137,7 +145,7 @@ describe("pivot decisions", () => {
     });
 
     as(rita);
-    const screen = await getPivotScreen(first.id);
+    const screen = await getPivotScreen({ actor: me(), pivotId: first.id });
     expect(screen.abilities.canDecide).toBe(true);
     expect(screen.staged.map((s) => [s.tool, s.system])).toEqual([
       ["create_email_draft", "email"],
@@ -171,7 +179,7 @@ describe("pivot decisions", () => {
     expect(revised.id).toBe(first.id);
     expect(revised.planHash).not.toBe(first.planHash);
 
-    const stale = await approvePivot({ pivotId: first.id, planHash: first.planHash });
+    const stale = await approvePivot({ actor: me(), pivotId: first.id, planHash: first.planHash });
     expect(stale).toMatchObject({ ok: false, reason: "plan_changed", current: { planHash: revised.planHash, status: "PENDING" } });
     if (stale.ok || stale.reason !== "plan_changed") throw new Error("expected plan_changed");
     expect(stale.current.plan[1]?.args).toEqual(revisedMail);
@@ -179,7 +187,7 @@ describe("pivot decisions", () => {
     expect((await prisma.pivot.findUniqueOrThrow({ where: { id: first.id } })).status).toBe("PENDING");
     expect((await prisma.run.findUniqueOrThrow({ where: { id: run.runId } })).status).toBe("AWAITING_PIVOT");
 
-    const approved = await approvePivot({ pivotId: first.id, planHash: revised.planHash });
+    const approved = await approvePivot({ actor: me(), pivotId: first.id, planHash: revised.planHash });
     expect(approved).toMatchObject({ ok: true, pivot: { status: "APPROVED", decidedBy: rita.email } });
     const row = await prisma.pivot.findUniqueOrThrow({ where: { id: first.id } });
     expect([row.status, row.decidedBy, row.planHash]).toEqual(["APPROVED", rita.email, revised.planHash]);
@@ -189,11 +197,11 @@ describe("pivot decisions", () => {
     expect(chainProblems(events)).toEqual([]);
 
     // The agent proceeds with exactly the approved calls; the email reaches the (simulated) world once.
-    expect((await getPivotScreen(first.id)).committed).toEqual([]);
+    expect((await getPivotScreen({ actor: me(), pivotId: first.id })).committed).toEqual([]);
     expect(await run.call("capture_payment", { paymentIntentId, amount: 1800 })).toMatchObject({ status: "ok" });
-    expect((await getPivotScreen(first.id)).committed).toEqual([{ idx: 0, stepIdx: expect.any(Number), status: "CONFIRMED" }]);
+    expect((await getPivotScreen({ actor: me(), pivotId: first.id })).committed).toEqual([{ idx: 0, stepIdx: expect.any(Number), status: "CONFIRMED" }]);
     expect(await run.call("send_email", revisedMail)).toMatchObject({ status: "ok" });
-    expect((await getPivotScreen(first.id)).committed.map((c) => [c.idx, c.status])).toEqual([
+    expect((await getPivotScreen({ actor: me(), pivotId: first.id })).committed.map((c) => [c.idx, c.status])).toEqual([
       [0, "CONFIRMED"],
       [1, "CONFIRMED"],
     ]);
@@ -203,7 +211,7 @@ describe("pivot decisions", () => {
 
     // A second decision is refused as a value.
     as(rob);
-    expect(await approvePivot({ pivotId: first.id, planHash: revised.planHash })).toMatchObject({ ok: false, reason: "already_decided", pivot: { decidedBy: rita.email } });
+    expect(await approvePivot({ actor: me(), pivotId: first.id, planHash: revised.planHash })).toMatchObject({ ok: false, reason: "already_decided", pivot: { decidedBy: rita.email } });
   });
 
   it("treats a tool policy edited since the plan was made as a changed plan", async () => {
@@ -215,10 +223,10 @@ describe("pivot decisions", () => {
     await prisma.toolPolicy.create({ data: { name: "send_email", toolClass: "IRREVERSIBLE", owner: "support-leads", policyVersion: 2, updatedBy: "admin@example.com" } });
     try {
       as(rita);
-      const screen = await getPivotScreen(pivot.id);
+      const screen = await getPivotScreen({ actor: me(), pivotId: pivot.id });
       expect(screen.policyChanged).toBe(true);
       expect(screen.plan[0]).toMatchObject({ planPolicyVersion: 1, currentPolicyVersion: 2, policyChanged: true });
-      const refused = await approvePivot({ pivotId: pivot.id, planHash: pivot.planHash });
+      const refused = await approvePivot({ actor: me(), pivotId: pivot.id, planHash: pivot.planHash });
       expect(refused).toMatchObject({ ok: false, reason: "plan_changed", policyChanges: [{ tool: "send_email", planVersion: 1, currentVersion: 2 }] });
       expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
     } finally {
@@ -234,10 +242,10 @@ describe("pivot decisions", () => {
     const prisma = await getPrisma();
 
     as(rita);
-    await expect(rejectPivot({ pivotId: pivot.id, planHash: pivot.planHash, reason: "   " })).rejects.toBeInstanceOf(ZodError);
+    await expect(rejectPivot({ actor: me(), pivotId: pivot.id, planHash: pivot.planHash, reason: "   " })).rejects.toBeInstanceOf(ZodError);
     expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
 
-    const rejected = await rejectPivot({ pivotId: pivot.id, planHash: pivot.planHash, reason: "The customer wants store credit instead." });
+    const rejected = await rejectPivot({ actor: me(), pivotId: pivot.id, planHash: pivot.planHash, reason: "The customer wants store credit instead." });
     expect(rejected).toMatchObject({ ok: true, pivot: { status: "REJECTED", reason: "The customer wants store credit instead." } });
     expect((await prisma.run.findUniqueOrThrow({ where: { id: run.runId } })).status).toBe("RUNNING");
     const seen = await run.awaitPivot(pivot.id, { timeoutMs: 1000 });
@@ -263,9 +271,9 @@ describe("escalation queue", () => {
   it("lets exactly one of two reviewers claim an item; the other is told who holds it", async () => {
     const { run, escalationId } = await heldEmail("claim race");
     as(rita);
-    const first = claimEscalation(escalationId);
+    const first = claimEscalation({ actor: me(), escalationId });
     as(rob);
-    const second = claimEscalation(escalationId);
+    const second = claimEscalation({ actor: me(), escalationId });
     const results = await Promise.all([first, second]);
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
@@ -280,12 +288,12 @@ describe("escalation queue", () => {
 
     // Claiming what you hold again changes nothing.
     as(winner);
-    expect(await claimEscalation(escalationId)).toMatchObject({ ok: true, escalation: { claimedBy: winner.email } });
+    expect(await claimEscalation({ actor: me(), escalationId })).toMatchObject({ ok: true, escalation: { claimedBy: winner.email } });
     const events = await new PrismaSagaStore(prisma).listAuditEvents(run.runId);
     expect(events.filter((ev) => ev.type === "escalation.claimed").map((ev) => ev.actor)).toEqual([`user:${winner.email}`]);
     expect(chainProblems(events)).toEqual([]);
 
-    const queue = await findEscalations();
+    const queue = await findEscalations({ actor: me() });
     const item = queue.items.find((i) => i.id === escalationId);
     expect(item).toMatchObject({ kind: "APPROVAL_REQUIRED", status: "CLAIMED", claimedBy: winner.email, owner: "support-leads", tool: "send_email", system: "email" });
     expect(queue.openByKind.APPROVAL_REQUIRED).toBeGreaterThanOrEqual(1);
@@ -297,25 +305,25 @@ describe("escalation queue", () => {
     const prisma = await getPrisma();
 
     as(rita);
-    expect(await resolveEscalation(escalationId, { kind: "APPROVAL_REQUIRED", approve: true })).toEqual({ ok: false, reason: "not_claimer", heldBy: null });
-    expect(await claimEscalation(escalationId)).toMatchObject({ ok: true });
+    expect(await resolveEscalation({ actor: me(), escalationId, kind: "APPROVAL_REQUIRED", approve: true })).toEqual({ ok: false, reason: "not_claimer", heldBy: null });
+    expect(await claimEscalation({ actor: me(), escalationId })).toMatchObject({ ok: true });
 
     as(rob);
-    expect(await resolveEscalation(escalationId, { kind: "APPROVAL_REQUIRED", approve: true })).toEqual({ ok: false, reason: "not_claimer", heldBy: rita.email });
-    expect(await releaseEscalation(escalationId)).toMatchObject({ ok: false, reason: "held", heldBy: rita.email });
+    expect(await resolveEscalation({ actor: me(), escalationId, kind: "APPROVAL_REQUIRED", approve: true })).toEqual({ ok: false, reason: "not_claimer", heldBy: rita.email });
+    expect(await releaseEscalation({ actor: me(), escalationId })).toMatchObject({ ok: false, reason: "held", heldBy: rita.email });
     expect((await prisma.escalation.findUniqueOrThrow({ where: { id: escalationId } })).status).toBe("CLAIMED");
 
     as(rita);
-    await expect(resolveEscalation(escalationId, { kind: "APPROVAL_REQUIRED", approve: false })).rejects.toBeInstanceOf(ZodError);
-    const detail = await getEscalation(escalationId);
+    await expect(resolveEscalation({ actor: me(), escalationId, kind: "APPROVAL_REQUIRED", approve: false })).rejects.toBeInstanceOf(ZodError);
+    const detail = await getEscalation({ actor: me(), escalationId });
     expect(detail.abilities).toEqual({ canClaim: true, canResolve: true, isClaimer: true });
     expect(detail.heldCall).toMatchObject({ tool: "send_email", args: mail, reason: "IRREVERSIBLE" });
 
-    const resolved = await resolveEscalation(escalationId, { kind: "APPROVAL_REQUIRED", approve: true, note: "Customer asked to be told." });
+    const resolved = await resolveEscalation({ actor: me(), escalationId, kind: "APPROVAL_REQUIRED", approve: true, note: "Customer asked to be told." });
     expect(resolved).toMatchObject({ ok: true, escalation: { status: "RESOLVED", resolvedBy: rita.email } });
     const row = await prisma.escalation.findUniqueOrThrow({ where: { id: escalationId } });
     expect([row.status, row.resolvedBy, row.resolution]).toEqual(["RESOLVED", rita.email, { approved: true, note: "Customer asked to be told." }]);
-    expect(await resolveEscalation(escalationId, { kind: "APPROVAL_REQUIRED", approve: true })).toEqual({ ok: false, reason: "resolved", resolvedBy: rita.email });
+    expect(await resolveEscalation({ actor: me(), escalationId, kind: "APPROVAL_REQUIRED", approve: true })).toEqual({ ok: false, reason: "resolved", resolvedBy: rita.email });
 
     const before = getHostedWorld().ledger.effects({ op: "email.send" }).length;
     expect(await run.call("send_email", mail)).toMatchObject({ status: "ok" });
@@ -328,10 +336,10 @@ describe("escalation queue", () => {
   it("gives a released item back to the queue for someone else", async () => {
     const { escalationId } = await heldEmail("release");
     as(rita);
-    await claimEscalation(escalationId);
-    expect(await releaseEscalation(escalationId)).toMatchObject({ ok: true, escalation: { status: "OPEN", claimedBy: null } });
+    await claimEscalation({ actor: me(), escalationId });
+    expect(await releaseEscalation({ actor: me(), escalationId })).toMatchObject({ ok: true, escalation: { status: "OPEN", claimedBy: null } });
     as(rob);
-    expect(await claimEscalation(escalationId)).toMatchObject({ ok: true, escalation: { claimedBy: rob.email } });
+    expect(await claimEscalation({ actor: me(), escalationId })).toMatchObject({ ok: true, escalation: { claimedBy: rob.email } });
   });
 
   it("records a manual repair of a failed compensation with a note", async () => {
@@ -343,9 +351,9 @@ describe("escalation queue", () => {
     const prisma = await getPrisma();
     const esc = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "COMPENSATION_FAILED" } });
     as(rita);
-    await claimEscalation(esc.id);
-    await expect(resolveEscalation(esc.id, { kind: "COMPENSATION_FAILED", note: "" })).rejects.toBeInstanceOf(ZodError);
-    const done = await resolveEscalation(esc.id, { kind: "COMPENSATION_FAILED", note: "Refunded 7.00 EUR by hand in the console.", repairRef: "re_manual_1" });
+    await claimEscalation({ actor: me(), escalationId: esc.id });
+    await expect(resolveEscalation({ actor: me(), escalationId: esc.id, kind: "COMPENSATION_FAILED", note: "" })).rejects.toBeInstanceOf(ZodError);
+    const done = await resolveEscalation({ actor: me(), escalationId: esc.id, kind: "COMPENSATION_FAILED", note: "Refunded 7.00 EUR by hand in the console.", repairRef: "re_manual_1" });
     expect(done).toMatchObject({ ok: true });
     const row = await prisma.escalation.findUniqueOrThrow({ where: { id: esc.id } });
     expect(row.resolution).toEqual({ note: "Refunded 7.00 EUR by hand in the console.", repair: "manual", repairRef: "re_manual_1" });
@@ -365,15 +373,15 @@ describe("unknown outcomes", () => {
     expect(effect?.ref).toBeTruthy();
 
     as(rita);
-    const check = checked(await checkRealSystem(escalation.id));
+    const check = checked(await checkRealSystem({ actor: me(), escalationId: escalation.id }));
     expect(check).toMatchObject({ checkedBy: "this server", found: true, externalRef: effect!.ref, tool: "create_ticket", system: "ticketing", stepKey: step.stepKey, stepStatus: "UNKNOWN", error: null });
     expect((await store.getStep(step.id))?.status).toBe("UNKNOWN");
     expect((await store.getEscalation(escalation.id))?.status).toBe("OPEN");
 
-    await claimEscalation(escalation.id);
-    await expect(resolveEscalation(escalation.id, { kind: "OUTCOME_UNKNOWN", outcome: "CONFIRMED", evidence: " " })).rejects.toBeInstanceOf(ZodError);
+    await claimEscalation({ actor: me(), escalationId: escalation.id });
+    await expect(resolveEscalation({ actor: me(), escalationId: escalation.id, kind: "OUTCOME_UNKNOWN", outcome: "CONFIRMED", evidence: " " })).rejects.toBeInstanceOf(ZodError);
     const evidence = `Lookup of key ${step.stepKey} found ${check.externalRef}.`;
-    const settled = await resolveEscalation(escalation.id, { kind: "OUTCOME_UNKNOWN", outcome: "CONFIRMED", evidence, externalRef: check.externalRef });
+    const settled = await resolveEscalation({ actor: me(), escalationId: escalation.id, kind: "OUTCOME_UNKNOWN", outcome: "CONFIRMED", evidence, externalRef: check.externalRef });
     expect(settled).toMatchObject({ ok: true, escalation: { status: "RESOLVED" } });
 
     const after = await store.getStep(step.id);
@@ -390,10 +398,10 @@ describe("unknown outcomes", () => {
   it("reports an effect that never happened as not found (after a second look), and settles NOT_EXECUTED", async () => {
     const { step, escalation, store } = await unknownTicket("timeout_before_effect");
     as(rob);
-    const check = checked(await checkRealSystem(escalation.id));
+    const check = checked(await checkRealSystem({ actor: me(), escalationId: escalation.id }));
     expect(check).toMatchObject({ found: false, externalRef: null, lookups: 2, error: null });
-    await claimEscalation(escalation.id);
-    await resolveEscalation(escalation.id, { kind: "OUTCOME_UNKNOWN", outcome: "NOT_EXECUTED", evidence: "No ticket carries the saga label." });
+    await claimEscalation({ actor: me(), escalationId: escalation.id });
+    await resolveEscalation({ actor: me(), escalationId: escalation.id, kind: "OUTCOME_UNKNOWN", outcome: "NOT_EXECUTED", evidence: "No ticket carries the saga label." });
     expect((await store.getStep(step.id))?.status).toBe("NOT_EXECUTED");
     expect(getHostedWorld().ledger.effects({ op: "ticketing.create", key: step.stepKey })).toHaveLength(0);
   });
@@ -413,12 +421,12 @@ describe("viewers", () => {
 
     as(vic);
     const forbidden = (p: Promise<unknown>) => expect(p).rejects.toSatisfy((err: unknown) => err instanceof ApiError && err.httpStatus === 403);
-    await forbidden(approvePivot({ pivotId: pivot.id, planHash: pivot.planHash }));
-    await forbidden(rejectPivot({ pivotId: pivot.id, planHash: pivot.planHash, reason: "no" }));
-    await forbidden(claimEscalation(heldEsc.id));
-    await forbidden(releaseEscalation(heldEsc.id));
-    await forbidden(resolveEscalation(heldEsc.id, { kind: "APPROVAL_REQUIRED", approve: true }));
-    await forbidden(checkRealSystem(escalation.id));
+    await forbidden(approvePivot({ actor: me(), pivotId: pivot.id, planHash: pivot.planHash }));
+    await forbidden(rejectPivot({ actor: me(), pivotId: pivot.id, planHash: pivot.planHash, reason: "no" }));
+    await forbidden(claimEscalation({ actor: me(), escalationId: heldEsc.id }));
+    await forbidden(releaseEscalation({ actor: me(), escalationId: heldEsc.id }));
+    await forbidden(resolveEscalation({ actor: me(), escalationId: heldEsc.id, kind: "APPROVAL_REQUIRED", approve: true }));
+    await forbidden(checkRealSystem({ actor: me(), escalationId: escalation.id }));
 
     // Forcing the approval through the route is refused the same way.
     const res = await call(approveRoute, `/api/dashboard/pivots/${pivot.id}/approve`, {
@@ -431,45 +439,47 @@ describe("viewers", () => {
 
     expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
     expect(await prisma.escalation.findUniqueOrThrow({ where: { id: heldEsc.id } })).toMatchObject({ status: "OPEN", claimedBy: null });
-    expect((await getPivotScreen(pivot.id)).abilities).toEqual({ canDecide: false });
-    expect((await findEscalations()).abilities).toEqual({ canClaim: false, canResolve: false });
-    expect((await getEscalation(heldEsc.id)).abilities).toEqual({ canClaim: false, canResolve: false, isClaimer: false });
+    expect((await getPivotScreen({ actor: me(), pivotId: pivot.id })).abilities).toEqual({ canDecide: false });
+    expect((await findEscalations({ actor: me() })).abilities).toEqual({ canClaim: false, canResolve: false });
+    expect((await getEscalation({ actor: me(), escalationId: heldEsc.id })).abilities).toEqual({ canClaim: false, canResolve: false, isClaimer: false });
   });
 
-  it("are refused when signed out", async () => {
-    await expect(findRuns()).rejects.toSatisfy((err: unknown) => err instanceof ApiError && err.httpStatus === 401);
+  it("are refused when signed out: the route reads no person, so no use case runs", async () => {
+    const res = await call(findRunsRoute, "/api/dashboard/runs");
+    expect(res.status).toBe(401);
+    expect(res.json.error.code).toBe("UNAUTHORIZED");
   });
 });
 
 describe("runs list", () => {
   it("filters by needs-attention, searches by customer and external ref, and counts what waits for people", async () => {
     as(vic);
-    const all = await findRuns();
+    const all = await findRuns({ actor: me() });
     expect(all.waiting.pendingPivots).toBeGreaterThanOrEqual(1);
     expect(all.waiting.openEscalationTotal).toBeGreaterThanOrEqual(1);
     expect(all.waiting.openEscalations.OUTCOME_UNKNOWN).toBeGreaterThanOrEqual(1);
-    const waiting = await findRuns({ needsAttention: true });
+    const waiting = await findRuns({ actor: me(), needsAttention: true });
     expect(waiting.runs.length).toBeGreaterThan(0);
     expect(waiting.runs.every((r) => r.pendingPivotId || r.openEscalationCount > 0 || r.correctionDraftCount > 0 || r.status === "NEEDS_ATTENTION")).toBe(true);
     expect(waiting.runs.length).toBeLessThan(all.runs.length);
 
-    const cy = await findRuns({ q: "cy@example" });
+    const cy = await findRuns({ actor: me(), q: "cy@example" });
     expect(cy.runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
     // Any case, on both stores (PostgreSQL's LIKE is case-sensitive; the search asks for ILIKE there).
-    expect((await findRuns({ q: "CY@Example" })).runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
+    expect((await findRuns({ actor: me(), q: "CY@Example" })).runs.map((r) => r.onBehalfOf)).toEqual(["cy@example.com"]);
     // Shorter than a trigram: SQLite's search index cannot help, and the scan finds it all the same.
-    expect((await findRuns({ q: "cy" })).runs.map((r) => r.onBehalfOf)).toContain("cy@example.com");
+    expect((await findRuns({ actor: me(), q: "cy" })).runs.map((r) => r.onBehalfOf)).toContain("cy@example.com");
     const prisma = await getPrisma();
     const step = await prisma.step.findFirstOrThrow({ where: { tool: "authorize_payment", externalRef: { not: null } } });
-    const byRef = await findRuns({ q: step.externalRef! });
+    const byRef = await findRuns({ actor: me(), q: step.externalRef! });
     expect(byRef.runs.map((r) => r.id)).toEqual([step.runId]);
-    expect((await findRuns({ status: "AWAITING_PIVOT" })).runs.every((r) => r.status === "AWAITING_PIVOT" && r.pendingPivotId)).toBe(true);
+    expect((await findRuns({ actor: me(), status: "AWAITING_PIVOT" })).runs.every((r) => r.status === "AWAITING_PIVOT" && r.pendingPivotId)).toBe(true);
   });
 
   it("gives each listed run its own step count, open escalations, correction drafts and newest pending pivot", async () => {
     as(vic);
     const prisma = await getPrisma();
-    const { runs } = await findRuns({ take: 200 });
+    const { runs } = await findRuns({ actor: me(), take: 200 });
     expect(runs.some((r) => r.openEscalationCount > 0)).toBe(true);
     expect(runs.some((r) => r.pendingPivotId)).toBe(true);
     for (const run of runs) {

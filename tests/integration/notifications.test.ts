@@ -18,7 +18,7 @@ import nodemailer from "nodemailer";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getPivotRoute } from "@/app/api/v1/pivots/[pivotId]/route";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -227,7 +227,7 @@ describe("email through SMTP", () => {
     const link = /Open it: (\S+)/.exec(toReviewer!.text)?.[1];
     expect(link).toBe(`${BASE}/pivots/${pivot.id}`);
     expect(existsSync(path.join(process.cwd(), "app", "(dashboard)", "pivots", "[pivotId]", "page.tsx"))).toBe(true);
-    const screen = await runWithSessionReader(async () => reviewer.id, () => getPivotScreen(new URL(link!).pathname.split("/")[2]!));
+    const screen = await runWithSessionReader(async () => reviewer.id, async () => getPivotScreen({ actor: await requireUser("read"), pivotId: new URL(link!).pathname.split("/")[2]! }));
     expect(screen.pivot.id).toBe(pivot.id);
     expect(/Open it: (\S+)/.exec(toTeam!.text)?.[1]).toBe(`${BASE}/escalations/${hold.id}`);
     // The delivery id rides along, so a mail system can dedupe too.

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { getOverview, type Overview } from "@/lib/desks/overview/get-overview";
+import { readOverview, type Overview } from "@/lib/desks/overview/get-overview";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { irreversibleBeforePivot } from "@/lib/saga/metrics";
@@ -143,7 +143,7 @@ describe("the overview", () => {
     expect(expected.totals.runsIncomplete).toBeGreaterThan(0);
     expect(expected.waiting.PIVOT).toBeGreaterThan(0);
     expect(expected.waiting.APPROVAL_REQUIRED).toBeGreaterThan(0);
-    const overview = await getOverview(await getPrisma(), "24h");
+    const overview = await readOverview(await getPrisma(), "24h");
     expect(overview.totals).toEqual(expected.totals);
     expect(waitingOf(overview)).toEqual(expected.waiting);
     expect(overview.correctionsByAudience).toEqual(expected.audiences);
@@ -164,16 +164,16 @@ describe("the overview", () => {
     });
     const expected = await fromTheLog();
     expect(expected.totals.irreversibleBeforePivot).toBe(1);
-    expect((await getOverview(prisma, "24h")).totals.irreversibleBeforePivot).toBe(1);
+    expect((await readOverview(prisma, "24h")).totals.irreversibleBeforePivot).toBe(1);
     await prisma.step.delete({ where: { id: "stp_forged" } });
   });
 
   it("leaves out what happened before the range", async () => {
-    const overview = await getOverview(await getPrisma(), "24h");
+    const overview = await readOverview(await getPrisma(), "24h");
     const prisma = await getPrisma();
     const old = new Date(Date.now() - 3 * 86400_000);
     await prisma.run.create({ data: { id: "run_old_one", title: "Old", agent: "a", metadata: {}, status: "RUNNING", createdAt: old, updatedAt: old } });
-    expect((await getOverview(prisma, "24h")).totals.runsIncomplete).toBe(overview.totals.runsIncomplete);
-    expect((await getOverview(prisma, "7d")).totals.runsIncomplete).toBe(overview.totals.runsIncomplete + 1);
+    expect((await readOverview(prisma, "24h")).totals.runsIncomplete).toBe(overview.totals.runsIncomplete);
+    expect((await readOverview(prisma, "7d")).totals.runsIncomplete).toBe(overview.totals.runsIncomplete + 1);
   });
 });

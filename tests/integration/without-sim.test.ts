@@ -4,7 +4,7 @@
  * whose connectors run elsewhere (here: in this test, over its own simulated world); the screens read
  * the log and the tool table only. Also: which system a tool belongs to is the tool table's data.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { serverToolRegistry } from "@/lib/demo/connectors/server-connectors";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -26,19 +26,8 @@ import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { Worker } from "@/lib/agent/worker";
 import { useTestDatabase } from "../api/api-test-kit";
 
-const auth = vi.hoisted(() => ({ user: { id: "usr_rina", email: "rina@example.com", name: "Rina Reviewer", role: "reviewer" as const } }));
-
-vi.mock("@/lib/server/auth/current-user", async () => {
-  const { ApiError: Err } = await import("@/lib/protocol/errors");
-  const { can } = await import("@/lib/server/auth/roles");
-  return {
-    requireUser: (action: Parameters<typeof can>[1]) => {
-      if (!can(auth.user.role, action)) return Promise.reject(new Err("FORBIDDEN", `Your role (${auth.user.role}) cannot do ${action}.`));
-      return Promise.resolve(auth.user);
-    },
-    requirePageUser: () => Promise.resolve({ user: auth.user, denied: null }),
-  };
-});
+/** The reviewer who works the dashboard in this file. */
+const rina = { id: "usr_rina", email: "rina@example.com", name: "Rina Reviewer", role: "reviewer" as const };
 
 const getPrisma = useTestDatabase("nosim");
 const previous = process.env.SAGABOARD_SIM;
@@ -48,7 +37,7 @@ const world = new World({ searchLagMs: 0 });
 beforeAll(async () => {
   delete process.env.SAGABOARD_SIM;
   const prisma = await getPrisma();
-  await prisma.user.create({ data: { ...auth.user } });
+  await prisma.user.create({ data: { ...rina } });
 });
 
 afterAll(() => {
@@ -78,7 +67,7 @@ describe("with SAGABOARD_SIM off", () => {
     const pivot = await run.requestPivot({ summary: "Reship and charge", plan: [{ tool: "send_email", args: { to: "bo@example.com", subject: "Shipped", body: "On its way." } }] });
     expect(pivot.status).toBe("PENDING");
 
-    const screen = await getPivotScreen(pivot.id);
+    const screen = await getPivotScreen({ actor: rina, pivotId: pivot.id });
     expect(screen.staged.map((s) => [s.tool, s.system])).toEqual([
       ["create_email_draft", "email"],
       ["create_ticket_draft", "jira"],
@@ -87,9 +76,9 @@ describe("with SAGABOARD_SIM off", () => {
     expect(screen.bySystem.map((g) => g.system)).toEqual(["email", "jira", "stripe"]);
     expect(screen.plan.map((i) => i.system)).toEqual(["email"]); // send_email's row names none: its name says email
 
-    expect((await findRuns({})).runs.map((r) => r.id)).toContain(run.runId);
-    expect((await getRunTimeline(run.runId)).steps).toHaveLength(3);
-    expect((await findTools()).tools.find((t) => t.name === "create_ticket_draft")?.system).toBe("jira");
+    expect((await findRuns({ actor: rina })).runs.map((r) => r.id)).toContain(run.runId);
+    expect((await getRunTimeline({ actor: rina, runId: run.runId })).steps).toHaveLength(3);
+    expect((await findTools({ actor: rina })).tools.find((t) => t.name === "create_ticket_draft")?.system).toBe("jira");
   });
 
   it("'check the real system' asks a worker that holds the tool's connector, and shows its answer (the server never reaches into the demo)", async () => {
@@ -109,16 +98,16 @@ describe("with SAGABOARD_SIM off", () => {
 
     // The queue names the system the tool table gives (not one guessed from the tool's name).
     await fillToolSystems(prisma, { create_ticket: "jira" });
-    expect((await findEscalations({})).items.find((i) => i.id === escalation.id)?.system).toBe("jira");
-    expect((await getEscalation(escalation.id)).escalation).toMatchObject({ id: escalation.id, system: "jira" });
-    await claimEscalation(escalation.id);
-    expect(await getRealSystemCheck(escalation.id)).toEqual({ state: "none" });
+    expect((await findEscalations({ actor: rina })).items.find((i) => i.id === escalation.id)?.system).toBe("jira");
+    expect((await getEscalation({ actor: rina, escalationId: escalation.id })).escalation).toMatchObject({ id: escalation.id, system: "jira" });
+    await claimEscalation({ actor: rina, escalationId: escalation.id });
+    expect(await getRealSystemCheck({ actor: rina, escalationId: escalation.id })).toEqual({ state: "none" });
 
     // No connector here: the check becomes a LOOKUP task for a worker holding create_ticket.
-    const asked = await checkRealSystem(escalation.id);
-    expect(asked).toMatchObject({ state: "waiting", tool: "create_ticket", system: "jira", askedBy: `user:${auth.user.email}`, claimedBy: null });
+    const asked = await checkRealSystem({ actor: rina, escalationId: escalation.id });
+    expect(asked).toMatchObject({ state: "waiting", tool: "create_ticket", system: "jira", askedBy: `user:${rina.email}`, claimedBy: null });
     if (asked.state !== "waiting") throw new Error("asked a worker");
-    expect(await checkRealSystem(escalation.id)).toMatchObject({ state: "waiting", taskId: asked.taskId }); // asked once, not twice
+    expect(await checkRealSystem({ actor: rina, escalationId: escalation.id })).toMatchObject({ state: "waiting", taskId: asked.taskId }); // asked once, not twice
     const task = await prisma.workerTask.findUniqueOrThrow({ where: { id: asked.taskId } });
     expect([task.kind, task.stepId, task.tools]).toEqual(["LOOKUP", step!.id, ["create_ticket"]]);
 
@@ -129,7 +118,7 @@ describe("with SAGABOARD_SIM off", () => {
     expect((await worker.runOnce()).map((o) => o.outcome)).toEqual(["done"]);
 
     const [effect] = world.ledger.effects({ op: "ticketing.create", key: step!.stepKey });
-    const answer = await getRealSystemCheck(escalation.id);
+    const answer = await getRealSystemCheck({ actor: rina, escalationId: escalation.id });
     expect(answer).toMatchObject({ state: "checked", check: { found: true, externalRef: effect!.ref, system: "jira", stepKey: step!.stepKey, checkedBy: "ticketing-worker", error: null } });
     // Nothing changed: the step is still UNKNOWN until the person settles it.
     expect((await store.getStep(step!.id))?.status).toBe("UNKNOWN");

@@ -11,7 +11,7 @@ import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
 import { editTool } from "@/lib/server/tools/update-tool";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { pullRunRevoke } from "@/lib/desks/revokes/pull-revoke";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { createUser } from "@/lib/server/users/create-user";
@@ -167,7 +167,7 @@ describe("MCP gateway", () => {
       expect(step).toMatchObject({ status: "CONFIRMED", phase: "STAGING", compensation: { tool: `${ns}.delete_entities`, args: { entityNames: ["Ada"] } } });
 
       const reviewer = await createUser(prisma, { email: `${ns}@example.com`, name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
-      await runWithSessionReader(async () => reviewer.id, () => pullRunRevoke({ runId: step.runId, reason: "the agent made up a person" }));
+      await runWithSessionReader(async () => reviewer.id, async () => pullRunRevoke({ actor: await requireUser("read"), runId: step.runId, reason: "the agent made up a person" }));
       const deadline = Date.now() + 30_000;
       while ((await prisma.run.findUniqueOrThrow({ where: { id: step.runId } })).status !== "UNWOUND") {
         if (Date.now() > deadline) throw new Error(`the run was not unwound; the gateway said:\n${s.stderr()}`);
@@ -237,7 +237,7 @@ describe("MCP gateway", () => {
 
       // The run fails late and a reviewer pulls the whole session back from the dashboard.
       const reviewer = await createUser(prisma, { email: `${ns}@example.com`, name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
-      await runWithSessionReader(async () => reviewer.id, () => pullRunRevoke({ runId: steps[0]!.runId, reason: "the agent rewrote the wrong project" }));
+      await runWithSessionReader(async () => reviewer.id, async () => pullRunRevoke({ actor: await requireUser("read"), runId: steps[0]!.runId, reason: "the agent rewrote the wrong project" }));
       const deadline = Date.now() + 30_000;
       while ((await prisma.run.findUniqueOrThrow({ where: { id: steps[0]!.runId } })).status !== "UNWOUND") {
         if (Date.now() > deadline) throw new Error(`the run was not unwound; the gateway said:\n${s.stderr()}`);

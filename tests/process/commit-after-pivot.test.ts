@@ -10,7 +10,7 @@
  *   tool outside the token's scope gets a named 4xx and changes no row.
  */
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { HttpSagaStore } from "@/lib/agent/client/http-store";
@@ -28,11 +28,8 @@ import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { launchScript } from "../support/script-process";
 
-/** Who `requireUser` returns in this file: the reviewer who decides the stuck run. */
-vi.mock("@/lib/server/auth/current-user", () => {
-  const rita = { id: "usr_rita", email: "rita@example.com", name: "Rita Reviewer", role: "reviewer" as const };
-  return { requireUser: () => Promise.resolve(rita), requirePageUser: () => Promise.resolve({ user: rita, denied: null }) };
-});
+/** The reviewer who decides the stuck run. */
+const rita = { id: "usr_rita", email: "rita@example.com", name: "Rita Reviewer", role: "reviewer" as const };
 
 const getPrisma = useTestDatabase("commit-plan");
 const DEMO = path.join(process.cwd(), "scripts", "demo.ts");
@@ -134,8 +131,8 @@ describe("committing after the pivot", () => {
     const escalation = await prisma.escalation.findUniqueOrThrow({ where: { id: raised!.escalationId } });
     expect(escalation).toMatchObject({ kind: "STUCK_AFTER_PIVOT", stepId: null, status: "OPEN" });
 
-    expect(await claimEscalation(escalation.id)).toMatchObject({ ok: true });
-    const resolved = await resolveEscalation(escalation.id, { kind: "STUCK_AFTER_PIVOT", decision: "commit_by_worker", note: "The agent crashed; commit what I approved." });
+    expect(await claimEscalation({ actor: rita, escalationId: escalation.id })).toMatchObject({ ok: true });
+    const resolved = await resolveEscalation({ actor: rita, escalationId: escalation.id, kind: "STUCK_AFTER_PIVOT", decision: "commit_by_worker", note: "The agent crashed; commit what I approved." });
     expect(resolved).toMatchObject({ ok: true });
     const task = await prisma.workerTask.findFirstOrThrow({ where: { runId: run.runId, kind: "COMMIT_PLAN" } });
     expect(task.payload).toMatchObject({ pivotId: pivot.id });

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { HttpSagaStore } from "@/lib/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
@@ -47,7 +47,7 @@ describe("a worker process killed between a revoke's refund and its record", () 
     const charge = await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
 
     const reviewer = await createUser(prisma, { email: "rita-proc@example.com", name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
-    const pulled = await runWithSessionReader(async () => reviewer.id, () => pullStepRevoke({ stepId: charge.id, reason: "charged the wrong customer" }));
+    const pulled = await runWithSessionReader(async () => reviewer.id, async () => pullStepRevoke({ actor: await requireUser("read"), stepId: charge.id, reason: "charged the wrong customer" }));
     expect(pulled).toMatchObject({ created: true, revoke: { kind: "COMPENSATE", outcome: "requested" } });
 
     const { secret } = await createAgentToken(prisma, { name: "refund-worker-proc", tools: ["charge_card"], role: "worker", createdBy: "system:test" });

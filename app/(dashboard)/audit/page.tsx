@@ -24,7 +24,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const query = await searchParams;
   const requested: AuditFilters = Object.fromEntries(FILTER_NAMES.map((name) => [name, param(query, name)]));
   const qs = auditQuery(requested);
-  const { denied } = await requirePageUser("read", { returnTo: qs ? `/audit?${qs}` : "/audit" });
+  const { user, denied } = await requirePageUser("read", { returnTo: qs ? `/audit?${qs}` : "/audit" });
   if (denied) return denied;
 
   // A filter that is not understood (a hand-edited address) is left out with a note, not an error page.
@@ -41,9 +41,9 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   let error: string | null = null;
   let chain: AuditVerification | null = null;
   try {
-    page = await findAuditEvents(filters);
+    page = await findAuditEvents({ actor: user, filters });
     // One chain verifies through its own index, so a run's page says at once whether it is intact.
-    if (page.scope) chain = await verifyAuditChains({ scope: page.scope });
+    if (page.scope) chain = await verifyAuditChains({ actor: user, scope: page.scope });
   } catch (e) {
     console.error("[audit] reading the log failed:", e);
     error = "The database did not answer; nothing is wrong with your filters as far as we know. Try again in a moment, or check the server's log.";

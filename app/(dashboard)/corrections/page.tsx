@@ -16,12 +16,12 @@ function param(searchParams: SearchParams, name: string): string | undefined {
 }
 
 export default async function CorrectionsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const { denied } = await requirePageUser("read", { returnTo: "/corrections" });
+  const { user, denied } = await requirePageUser("read", { returnTo: "/corrections" });
   if (denied) return denied;
   const query = await searchParams;
   const parsed = ZFindCorrectionsRequest.safeParse({ status: param(query, "status"), audience: param(query, "audience"), runId: param(query, "run") });
   const request = parsed.success ? parsed.data : {};
-  const initial = await findCorrections(request);
+  const initial = await findCorrections({ actor: user, ...request });
   const filters: CorrectionFilters = parsed.success ? { status: parsed.data.status, audience: parsed.data.audience, runId: parsed.data.runId } : { status: "open" };
   return <CorrectionQueue filters={filters} initial={initial} notice={parsed.success ? null : "The filters in the address were not understood, so the open queue is shown."} />;
 }

@@ -18,11 +18,11 @@ function param(searchParams: SearchParams, name: string): string | undefined {
 export default async function EscalationsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const query = await searchParams;
   const requested = { view: param(query, "view"), kind: param(query, "kind"), mine: param(query, "mine") === "1", cursor: param(query, "cursor") };
-  const { denied } = await requirePageUser("read", { returnTo: "/escalations" });
+  const { user, denied } = await requirePageUser("read", { returnTo: "/escalations" });
   if (denied) return denied;
   const parsed = ZFindEscalationsRequest.safeParse(requested);
   const request = parsed.success ? parsed.data : {};
-  const initial = await findEscalations(request);
+  const initial = await findEscalations({ actor: user, ...request });
   const filters: QueueFilters = parsed.success
     ? { view: parsed.data.view, kind: parsed.data.kind, mine: parsed.data.mine, cursor: parsed.data.cursor }
     : { view: "open", mine: false };

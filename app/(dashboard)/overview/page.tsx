@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { OverviewCharts } from "@/components/overview/overview-charts";
 import { requirePageUser } from "@/lib/server/auth/current-user";
-import { getPrisma } from "@/lib/core/db/prisma";
 import { getOverview, ZOverviewRange } from "@/lib/desks/overview/get-overview";
 import { BackLink } from "@/components/section";
 
@@ -14,12 +13,12 @@ type SearchParams = Record<string, string | string[] | undefined>;
 export default async function OverviewPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const query = await searchParams;
   const raw = Array.isArray(query.range) ? query.range[0] : query.range;
-  const { denied } = await requirePageUser("read", { returnTo: raw ? `/overview?range=${encodeURIComponent(raw)}` : "/overview" });
+  const { user, denied } = await requirePageUser("read", { returnTo: raw ? `/overview?range=${encodeURIComponent(raw)}` : "/overview" });
   if (denied) return denied;
   const parsed = ZOverviewRange.safeParse(raw ?? "7d");
   const range = parsed.success ? parsed.data : "7d";
   try {
-    const overview = await getOverview(await getPrisma(), range);
+    const overview = await getOverview({ actor: user, range });
     return <OverviewCharts overview={overview} notice={parsed.success ? null : `The range “${raw}” is not one of 24h, 7d, 30d or 90d, so the last 7 days are shown.`} />;
   } catch (e) {
     // The person gets a sentence; the cause goes to the server log.

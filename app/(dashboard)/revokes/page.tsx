@@ -24,10 +24,10 @@ function utc(value: string | undefined): string | undefined {
 
 export default async function RevokesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const query = await searchParams;
-  const { denied } = await requirePageUser("read", { returnTo: "/revokes" });
+  const { user, denied } = await requirePageUser("read", { returnTo: "/revokes" });
   if (denied) return denied;
   const filters: RevokeFilters = { person: param(query, "person"), tool: param(query, "tool"), outcome: param(query, "outcome"), from: utc(param(query, "from")), to: utc(param(query, "to")) };
   const parsed = ZFindRevokesRequest.safeParse({ ...filters, cursor: param(query, "cursor") });
-  const page = await findRevokes(parsed.success ? parsed.data : {});
+  const page = await findRevokes({ actor: user, ...(parsed.success ? parsed.data : {}) });
   return <RevokeRecords page={page} filters={parsed.success ? filters : {}} notice={parsed.success ? null : `The filters in the address were not understood (${parsed.error.issues.map((i) => i.path.join(".")).join(", ")}), so every revoke is shown.`} />;
 }

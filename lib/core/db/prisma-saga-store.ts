@@ -29,9 +29,6 @@ import { SqliteStepLog } from "./step-log-sqlite";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "./transactions";
 import { isMissingReference, isUniqueViolation } from "./prisma-errors";
 
-/** The connection queue lives in lib/core/db/transactions.ts; re-exported for code written against this module. */
-export { onConnection } from "./transactions";
-
 // ---------------------------------------------------------------------------------------------
 // JSON in and out. Records carry plain JSON; Prisma needs JsonNull for a JSON null in a required
 // column and DbNull for "no value" in a nullable one.

@@ -5,7 +5,8 @@
  * short has no link there; a deleted chain has no links at all. Chains begun after the file was saved
  * are not in it; verification covers them.
  */
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import type { Db } from "@/lib/core/db/dialect";
 import { chainHeadsDigest, type ChainHead, type ChainHeadsFile } from "./export-chain-heads";
@@ -50,8 +51,8 @@ async function checkBatch(db: Db, heads: readonly ChainHead[]): Promise<ChangedC
 }
 
 /** Checks `file` (already parsed with ZChainHeadsFile) against the log now. Changes nothing. */
-export async function checkChainHeads(file: ChainHeadsFile): Promise<ChainHeadsCheck> {
-  await requireUser("read");
+export async function checkChainHeads({ actor, file }: PersonRequest<{ file: ChainHeadsFile }>): Promise<ChainHeadsCheck> {
+  assertCan(actor, "read");
   const digestMatches = chainHeadsDigest(file.heads) === file.digest;
   const changed: ChangedChain[] = [];
   let changedCount = 0;

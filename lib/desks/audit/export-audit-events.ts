@@ -5,7 +5,8 @@
  * Events come newest first, exactly those the page shows for the same filters.
  */
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { AUDIT_EVENT_COLUMNS, type AuditEventView } from "./audit-event-view";
 import { csvRecord } from "./audit-csv";
@@ -59,9 +60,10 @@ function filenameOf(request: z.output<typeof ZExportAuditEventsRequest>, now: Da
  * The events matching the filters as a stream of CSV or JSON lines. Checks the caller may read the
  * log before anything is read; throws a ZodError when a filter is malformed.
  */
-export async function exportAuditEvents(request: TExportAuditEventsRequest = {}): Promise<AuditExport> {
-  await requireUser("read");
-  const query = ZExportAuditEventsRequest.parse(request);
+export async function exportAuditEvents({ actor, filters = {} }: PersonRequest<{ filters?: TExportAuditEventsRequest }>): Promise<AuditExport> {
+  assertCan(actor, "read");
+  // The filters sit apart: one of them is named `actor` too (whose events to show).
+  const query = ZExportAuditEventsRequest.parse(filters);
   const filter = auditFilterOf(query);
   const encoder = new TextEncoder();
   const csv = query.format === AuditExportFormat.CSV;

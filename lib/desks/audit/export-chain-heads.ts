@@ -11,7 +11,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { IsoDate } from "@/lib/protocol/schemas/saga";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { databaseNow, type Db } from "@/lib/core/db/dialect";
@@ -96,8 +97,8 @@ export async function readChainHeads(db: Db): Promise<ChainHead[]> {
 }
 
 /** The heads file of every chain as it is now. Changes nothing. */
-export async function exportChainHeads(): Promise<ChainHeadsFile> {
-  await requireUser("read");
+export async function exportChainHeads({ actor }: PersonRequest): Promise<ChainHeadsFile> {
+  assertCan(actor, "read");
   const { exportedAt, heads } = await withDb(async (prisma) => ({ exportedAt: await databaseNow(prisma), heads: await readChainHeads(prisma) }));
   return { format: CHAIN_HEADS_FORMAT, exportedAt: exportedAt.toISOString(), chains: heads.length, digest: chainHeadsDigest(heads), heads };
 }

@@ -13,7 +13,8 @@
  */
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { IsoDate } from "@/lib/protocol/schemas/saga";
 import { withDb } from "@/lib/desks/dashboard/context";
 import type { Db } from "@/lib/core/db/dialect";
@@ -116,9 +117,10 @@ export function auditFilterOf(query: z.output<typeof ZAuditFilterFields>): Audit
  * One page of the audit log, newest first. Throws a ZodError when a filter is malformed (a time
  * that is not one, a page size out of range, a run and a scope that disagree).
  */
-export async function findAuditEvents(request: TFindAuditEventsRequest = {}): Promise<AuditEventsPage> {
-  await requireUser("read");
-  const query = ZFindAuditEventsRequest.parse(request);
+export async function findAuditEvents({ actor, filters = {} }: PersonRequest<{ filters?: TFindAuditEventsRequest }>): Promise<AuditEventsPage> {
+  assertCan(actor, "read");
+  // The filters sit apart: one of them is named `actor` too (whose events to show).
+  const query = ZFindAuditEventsRequest.parse(filters);
   const filter = auditFilterOf(query);
   return withDb((prisma) => readAuditPage(prisma, filter, query.cursor ? Number(query.cursor) : null, query.take));
 }

@@ -7,7 +7,8 @@
  */
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { ChainVerifier } from "./chain-verifier";
@@ -26,8 +27,8 @@ export type TVerifyAuditChainsRequest = z.input<typeof ZVerifyAuditChainsRequest
 
 
 /** Verifies every chain (or the one named). Changes nothing. */
-export async function verifyAuditChains(request: TVerifyAuditChainsRequest = {}): Promise<AuditVerification> {
-  await requireUser("read");
+export async function verifyAuditChains({ actor, ...request }: PersonRequest<TVerifyAuditChainsRequest>): Promise<AuditVerification> {
+  assertCan(actor, "read");
   const { scope } = ZVerifyAuditChainsRequest.parse(request);
   const started = performance.now();
   const { checkedAt, upTo } = await withDb(async (prisma) => ({

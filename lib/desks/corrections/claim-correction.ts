@@ -1,4 +1,5 @@
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName } from "@/lib/desks/escalations/claim-escalation";
@@ -14,10 +15,10 @@ import type { TCorrectionClaimResult } from "./views";
  * at once exactly one wins; the other gets `{ ok: false, reason: "held", heldBy }`. Claiming a draft
  * you already hold succeeds again without a second event.
  */
-export async function claimCorrection(correctionId: string): Promise<TCorrectionClaimResult> {
-  const user = await requireUser("correction.handle");
+export async function claimCorrection({ actor, correctionId }: PersonRequest<{ correctionId: string }>): Promise<TCorrectionClaimResult> {
+  assertCan(actor, "correction.handle");
   const id = ZCorrectionId.parse(correctionId);
-  const me = user.email;
+  const me = actor.email;
   const { row, now } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
       where: { id, status: CorrectionStatus.DRAFT, claimedBy: null },
@@ -25,13 +26,13 @@ export async function claimCorrection(correctionId: string): Promise<TCorrection
     });
     const row = await tx.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE });
     if (row && count === 1) {
-      await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.claimed", actor: userActor(user), data: { correctionId: id, version: row.version } });
+      await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.claimed", actor: userActor(actor), data: { correctionId: id, version: row.version } });
     }
     return { row, now };
   });
   if (!row) throw correctionNotFound(id);
   if (row.status !== CorrectionStatus.DRAFT) return { ok: false, reason: "closed", state: correctionState(row) };
-  if (row.claimedBy === me) return { ok: true, correction: queueItem(row, now, { claimedByName: user.name }) };
+  if (row.claimedBy === me) return { ok: true, correction: queueItem(row, now, { claimedByName: actor.name }) };
   const heldBy = row.claimedBy ?? "someone";
   return { ok: false, reason: "held", heldBy, heldByName: await holderName(heldBy), claimedAt: row.claimedAt?.toISOString() ?? null };
 }

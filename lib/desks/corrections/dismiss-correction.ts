@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -24,29 +25,29 @@ export type TDismissCorrection = z.input<typeof ZDismissCorrection>;
  * Dismisses a draft the signed-in person holds: nothing is sent, and who, when and why are recorded
  * (row and audit event in one transaction, fenced on DRAFT and their claim).
  */
-export async function dismissCorrection(correctionId: string, request: TDismissCorrection): Promise<TCorrectionQueueItem> {
-  const user = await requireUser("correction.handle");
+export async function dismissCorrection({ actor, correctionId, ...request }: PersonRequest<{ correctionId: string } & TDismissCorrection>): Promise<TCorrectionQueueItem> {
+  assertCan(actor, "correction.handle");
   const id = ZCorrectionId.parse(correctionId);
   const { reason } = ZDismissCorrection.parse(request);
   const current = await withDb((prisma) => prisma.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE }));
   if (!current) throw correctionNotFound(id);
   assertNotClosed(current, "dismissed");
-  assertHeldBy(current, user.email, "dismiss");
+  assertHeldBy(current, actor.email, "dismiss");
   const { row, now, dismissed } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
-      where: { id, status: CorrectionStatus.DRAFT, claimedBy: user.email },
-      data: { status: CorrectionStatus.DISMISSED, dismissedBy: user.email, dismissedAt: now, dismissReason: reason, version: { increment: 1 } },
+      where: { id, status: CorrectionStatus.DRAFT, claimedBy: actor.email },
+      data: { status: CorrectionStatus.DISMISSED, dismissedBy: actor.email, dismissedAt: now, dismissReason: reason, version: { increment: 1 } },
     });
     const row = await tx.correction.findUniqueOrThrow({ where: { id }, include: CORRECTION_INCLUDE });
-    if (count === 1) await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.dismissed", actor: userActor(user), data: { correctionId: id, reason } });
+    if (count === 1) await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.dismissed", actor: userActor(actor), data: { correctionId: id, reason } });
     return { row, now, dismissed: count === 1 };
   });
   if (!dismissed) {
     assertNotClosed(row, "dismissed");
-    assertHeldBy(row, user.email, "dismiss");
+    assertHeldBy(row, actor.email, "dismiss");
     throw new ApiError("CONFLICT", `Correction ${id} changed while it was being dismissed; reload it. Nothing was changed.`);
   }
   // The last thing left for people may have been this correction: the run is then UNWOUND.
-  await finishUnwoundRun(sharedSagaStore(await getPrisma()), row.runId, userActor(user));
+  await finishUnwoundRun(sharedSagaStore(await getPrisma()), row.runId, userActor(actor));
   return queueItem(row, now);
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
@@ -37,14 +38,14 @@ export type TEditCorrection = z.input<typeof ZEditCorrection>;
  * (originalSubject/originalBody) at the first edit, so the history can show drafted against sent.
  * Empty text and invalid addresses are refused naming the field (400) and nothing changes.
  */
-export async function editCorrection(correctionId: string, request: TEditCorrection): Promise<TCorrectionQueueItem> {
-  const user = await requireUser("correction.handle");
+export async function editCorrection({ actor, correctionId, ...request }: PersonRequest<{ correctionId: string } & TEditCorrection>): Promise<TCorrectionQueueItem> {
+  assertCan(actor, "correction.handle");
   const id = ZCorrectionId.parse(correctionId);
   const edit = ZEditCorrection.parse(request);
   const current = await withDb((prisma) => prisma.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE }));
   if (!current) throw correctionNotFound(id);
   assertNotClosed(current, "edited");
-  assertHeldBy(current, user.email, "edit");
+  assertHeldBy(current, actor.email, "edit");
   assertVersion(current, edit.expectedVersion);
 
   const before = { subject: current.subject, body: current.body, recipients: recipientsOf(current) };
@@ -54,14 +55,14 @@ export async function editCorrection(correctionId: string, request: TEditCorrect
 
   const { row, now } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
-      where: { id, status: CorrectionStatus.DRAFT, claimedBy: user.email, version: edit.expectedVersion },
+      where: { id, status: CorrectionStatus.DRAFT, claimedBy: actor.email, version: edit.expectedVersion },
       data: {
         subject: after.subject,
         body: after.body,
         recipients: after.recipients as Prisma.InputJsonValue,
         originalSubject: current.originalSubject ?? current.subject,
         originalBody: current.originalBody ?? current.body,
-        editedBy: user.email,
+        editedBy: actor.email,
         editedAt: now,
         version: { increment: 1 },
       },
@@ -69,16 +70,16 @@ export async function editCorrection(correctionId: string, request: TEditCorrect
     const row = await tx.correction.findUniqueOrThrow({ where: { id }, include: CORRECTION_INCLUDE });
     if (count === 1) {
       const diff = Object.fromEntries(changed.map((k) => [k, { from: before[k], to: after[k] }]));
-      await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.edited", actor: userActor(user), data: { correctionId: id, version: row.version, changed, diff } });
+      await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.edited", actor: userActor(actor), data: { correctionId: id, version: row.version, changed, diff } });
     }
     return { row: count === 1 ? row : null, now, latest: row };
   }).then((r) => {
     if (r.row) return { row: r.row, now: r.now };
     // Someone changed it between the read and the write: say what, from the row as it is now.
     assertNotClosed(r.latest, "edited");
-    assertHeldBy(r.latest, user.email, "edit");
+    assertHeldBy(r.latest, actor.email, "edit");
     assertVersion(r.latest, edit.expectedVersion);
     throw new ApiError("CONFLICT", `Correction ${id} changed while it was being saved; reload it and try again. Nothing was changed.`);
   });
-  return queueItem(row, now, { claimedByName: user.name });
+  return queueItem(row, now, { claimedByName: actor.name });
 }

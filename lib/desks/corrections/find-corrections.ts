@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { can } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
@@ -50,8 +51,8 @@ function statusWhere(filter: z.infer<typeof ZCorrectionFilter>): Prisma.Correcti
  * where a send stands. Sends whose log is settled are marked SENT first, so the queue never shows a
  * sent message as still sending.
  */
-export async function findCorrections(request: TFindCorrectionsRequest = {}): Promise<TCorrectionQueue> {
-  const user = await requireUser("read");
+export async function findCorrections({ actor, ...request }: PersonRequest<TFindCorrectionsRequest>): Promise<TCorrectionQueue> {
+  assertCan(actor, "read");
   const input = ZFindCorrectionsRequest.parse(request);
   const sending = await withDb((prisma) =>
     prisma.correction.findMany({ where: { status: CorrectionStatus.SENDING }, include: CORRECTION_INCLUDE }),
@@ -74,7 +75,7 @@ export async function findCorrections(request: TFindCorrectionsRequest = {}): Pr
       queueItem(r, now, { claimedByName: r.claimedBy ? (names.get(r.claimedBy) ?? null) : null, send: sendStateOf(r.status, steps.get(r.id), recipientsOf(r).length) }),
     ),
     counts,
-    canHandle: can(user.role, "correction.handle"),
-    me: user.email,
+    canHandle: can(actor.role, "correction.handle"),
+    me: actor.email,
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { runScope } from "@/lib/saga/store";
@@ -99,8 +100,8 @@ function sendText(send: SendState, messageId: string | null): string | null {
  * external ref, whether its audience saw it), the run's other steps, the draft as it stands and as
  * drafted, where the send stands, and the history from the audit events of both runs.
  */
-export async function getCorrection(correctionId: string): Promise<TCorrectionDetail> {
-  await requireUser("read");
+export async function getCorrection({ actor, correctionId }: PersonRequest<{ correctionId: string }>): Promise<TCorrectionDetail> {
+  assertCan(actor, "read");
   const id = ZCorrectionId.parse(correctionId);
   const first = await withDb((prisma) => prisma.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE }));
   if (!first) throw correctionNotFound(id);

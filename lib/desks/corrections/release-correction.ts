@@ -1,4 +1,5 @@
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName } from "@/lib/desks/escalations/claim-escalation";
@@ -12,10 +13,10 @@ import type { TCorrectionClaimResult } from "./views";
  * Gives a draft the signed-in person holds back to the queue (fenced on `claimedBy = me` and DRAFT),
  * with its audit event. Refused as a value when someone else holds it, nobody does, or it is closed.
  */
-export async function releaseCorrection(correctionId: string): Promise<TCorrectionClaimResult> {
-  const user = await requireUser("correction.handle");
+export async function releaseCorrection({ actor, correctionId }: PersonRequest<{ correctionId: string }>): Promise<TCorrectionClaimResult> {
+  assertCan(actor, "correction.handle");
   const id = ZCorrectionId.parse(correctionId);
-  const me = user.email;
+  const me = actor.email;
   const { row, now, released } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.correction.updateMany({
       where: { id, status: CorrectionStatus.DRAFT, claimedBy: me },
@@ -23,7 +24,7 @@ export async function releaseCorrection(correctionId: string): Promise<TCorrecti
     });
     const row = await tx.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE });
     if (row && count === 1) {
-      await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.released", actor: userActor(user), data: { correctionId: id, version: row.version } });
+      await appendRunAudit(tx, now, row.runId, row.stepId, { type: "correction.released", actor: userActor(actor), data: { correctionId: id, version: row.version } });
     }
     return { row, now, released: count === 1 };
   });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser, type CurrentUser } from "@/lib/server/auth/current-user";
+import type { CurrentUser, PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { dashboardEngine, userActor, withDb } from "@/lib/desks/dashboard/context";
@@ -104,8 +105,8 @@ async function waitForSendTask(correctionId: string): Promise<string | null> {
  * the same person repeating it gets the same send back (`repeated: true`), anyone else is told who
  * sent it. A sent or dismissed correction is refused (422) and nothing changes.
  */
-export async function sendCorrection(correctionId: string, request: TSendCorrection): Promise<TSendCorrectionResult> {
-  const user = await requireUser("correction.handle");
+export async function sendCorrection({ actor, correctionId, ...request }: PersonRequest<{ correctionId: string } & TSendCorrection>): Promise<TSendCorrectionResult> {
+  assertCan(actor, "correction.handle");
   const id = ZCorrectionId.parse(correctionId);
   const { expectedVersion } = ZSendCorrection.parse(request);
   const read = () => withDb((prisma) => prisma.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE }));
@@ -113,7 +114,7 @@ export async function sendCorrection(correctionId: string, request: TSendCorrect
   if (!row) throw correctionNotFound(id);
   let repeated = true;
   if (row.status === CorrectionStatus.DRAFT) {
-    assertHeldBy(row, user.email, "send");
+    assertHeldBy(row, actor.email, "send");
     assertVersion(row, expectedVersion);
     const recipients = recipientsOf(row);
     if (recipients.length === 0) {
@@ -125,13 +126,13 @@ export async function sendCorrection(correctionId: string, request: TSendCorrect
     const draft = row;
     const won = await writeTransaction(await getPrisma(), async (tx, now) => {
       const { count } = await tx.correction.updateMany({
-        where: { id, status: CorrectionStatus.DRAFT, claimedBy: user.email, version: expectedVersion },
-        data: { status: CorrectionStatus.SENDING, sentBy: user.email, version: { increment: 1 } },
+        where: { id, status: CorrectionStatus.DRAFT, claimedBy: actor.email, version: expectedVersion },
+        data: { status: CorrectionStatus.SENDING, sentBy: actor.email, version: { increment: 1 } },
       });
       if (count === 1) {
         await appendRunAudit(tx, now, draft.runId, draft.stepId, {
           type: "correction.send_requested",
-          actor: userActor(user),
+          actor: userActor(actor),
           data: { correctionId: id, recipients, subject: draft.subject, body: draft.body, sendRunId: sendRunId(id), version: expectedVersion + 1 },
         });
       }
@@ -142,11 +143,11 @@ export async function sendCorrection(correctionId: string, request: TSendCorrect
   }
   if (row.status === CorrectionStatus.DRAFT) {
     // Lost the fence to a change that left it a draft (an edit, a release): say which.
-    assertHeldBy(row, user.email, "send");
+    assertHeldBy(row, actor.email, "send");
     assertVersion(row, expectedVersion);
     throw new ApiError("CONFLICT", `Correction ${id} changed while it was being sent; reload it and try again. Nothing was sent.`);
   }
-  if (row.status === CorrectionStatus.SENDING && row.sentBy !== user.email) {
+  if (row.status === CorrectionStatus.SENDING && row.sentBy !== actor.email) {
     throw new ApiError("CONFLICT", `${row.sentBy ?? "Someone"} already approved correction ${id}; it is being sent once, by them. Nothing more will be sent.`, {
       details: [{ path: "status", message: "being sent" }],
     });
@@ -154,7 +155,7 @@ export async function sendCorrection(correctionId: string, request: TSendCorrect
   if (row.status !== CorrectionStatus.SENDING) assertNotClosed(row, "sent again");
   // A repeat (double click, second tab, retry) lets the request that won the fence finish the send
   // (two at once would propose two pivots); only if that one died halfway does a repeat finish it.
-  const taskId = (repeated ? await waitForSendTask(id) : null) ?? (await ensureSend(row, user));
+  const taskId = (repeated ? await waitForSendTask(id) : null) ?? (await ensureSend(row, actor));
   await settleCorrectionSends([{ id, expected: recipientsOf(row).length }]);
   const latest = (await read())!;
   return { correction: queueItem(latest, new Date()), sendRunId: sendRunId(id), taskId, repeated };

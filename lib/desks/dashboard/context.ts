@@ -6,18 +6,11 @@ import { serverToolRegistry } from "@/lib/demo/connectors/server-connectors";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection } from "@/lib/core/db/transactions";
-import { requireUser } from "@/lib/server/auth/current-user";
-import { ApiError } from "@/lib/protocol/errors";
+import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { sagaSpans } from "@/lib/core/observability/saga-spans";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { Actor } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
-
-/** A signed-in person, as `requireUser` returns them. */
-export type DashboardUser = Awaited<ReturnType<typeof requireUser>>;
-
-/** What a person may be asked to be allowed to do. */
-export type DashboardAction = Parameters<typeof requireUser>[0];
 
 /**
  * Runs `fn` on the process-wide client after every queued saga-store operation on it, so a
@@ -30,22 +23,8 @@ export async function withDb<T>(fn: (prisma: PrismaClient) => Promise<T>): Promi
 }
 
 /** The audit actor of a person: their email, so the audit log reads `user:rita@example.com`. */
-export function userActor(user: DashboardUser): Actor {
+export function userActor(user: CurrentUser): Actor {
   return { type: "user", id: user.email };
-}
-
-/**
- * Whether the signed-in user may do `action` (false on 403). Used to decide which buttons to show;
- * the use case that does the action checks again itself.
- */
-export async function userCan(action: DashboardAction): Promise<boolean> {
-  try {
-    await requireUser(action);
-    return true;
-  } catch (e) {
-    if (e instanceof ApiError && e.code === "FORBIDDEN") return false;
-    throw e;
-  }
 }
 
 /**

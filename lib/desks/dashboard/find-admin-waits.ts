@@ -3,7 +3,8 @@
  * of them is held until an admin accepts them) and notifications that failed every attempt (an admin
  * may replay them). Each with where to deal with it.
  */
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { can } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
@@ -21,9 +22,9 @@ export interface AdminWait {
 }
 
 /** What waits for an admin; empty for anyone who is not one. */
-export async function findAdminWaits(): Promise<AdminWait[]> {
-  const user = await requireUser("read");
-  if (!can(user.role, "tools.edit")) return [];
+export async function findAdminWaits({ actor }: PersonRequest): Promise<AdminWait[]> {
+  assertCan(actor, "read");
+  if (!can(actor.role, "tools.edit")) return [];
   const prisma = await getPrisma();
   const [tools, deliveries] = await onConnection(prisma, async () => [
     await prisma.toolPolicy.count({ where: { status: ToolStatus.UNREVIEWED } }),

@@ -27,7 +27,8 @@ import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { connectorRegistry, userActor, withDb } from "@/lib/desks/dashboard/context";
-import { requireEscalationWorker } from "./escalation-access";
+import { assertEscalationWorker } from "./escalation-access";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { systemOfTool } from "@/lib/server/tools/tool-systems";
 import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/dashboard/views";
 import { type WorkerTaskRecord } from "@/lib/protocol/tasks/task";
@@ -144,9 +145,9 @@ async function keepCheck(prisma: PrismaClient, step: StepRecord, payload: TLooku
  * connector (the answer comes back at once), else by asking a worker that does (the answer is
  * `waiting`; read it with `getRealSystemCheck`). A check already waiting for a worker is not asked twice.
  */
-export async function checkRealSystem(escalationId: string): Promise<TRealSystemCheckState> {
+export async function checkRealSystem({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TRealSystemCheckState> {
   const id = ZEscalationId.parse(escalationId);
-  const user = await requireEscalationWorker(id);
+  await assertEscalationWorker(actor, id);
   const prisma = await getPrisma();
   const { step, system } = await escalatedStep(prisma, id);
   const registry = connectorRegistry();
@@ -156,23 +157,22 @@ export async function checkRealSystem(escalationId: string): Promise<TRealSystem
     if (!def.lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup, so it cannot be looked up in ${system}; check ${system} by hand.`);
     const recheckAfterMs = Math.min(serverSearchLagMs() + 100, MAX_RECHECK_MS);
     const report = await lookUpStep({ maxAttempts: 1, backoffMs: 0, clock: systemClock, recheckAfterMs }, def, step);
-    const checkedAt = await keepCheck(prisma, step, { escalationId: id, askedBy: askedBy(user) }, report);
+    const checkedAt = await keepCheck(prisma, step, { escalationId: id, askedBy: askedBy(actor) }, report);
     return { state: "checked", check: toCheck(id, step, system, report, checkedAt, THIS_SERVER) };
   }
 
   const open = await latestLookup(step.id);
   if (open && (open.status === WorkerTaskStatus.PENDING || open.status === WorkerTaskStatus.CLAIMED)) return taskState(open, id, step, system);
-  const actor = userActor(user);
-  const payload: TLookupPayload = { escalationId: id, askedBy: askedBy(user) };
+  const payload: TLookupPayload = { escalationId: id, askedBy: askedBy(actor) };
   // enqueueTask takes the connection itself (writeTransaction): not inside withDb, which would wait on itself.
-  const { task } = await enqueueTask(prisma, { kind: WorkerTaskKind.LOOKUP, runId: step.runId, stepId: step.id, tools: [step.tool], payload, dedupeKey: `lookup:${step.id}:${randomIds.next("chk")}`, actor });
+  const { task } = await enqueueTask(prisma, { kind: WorkerTaskKind.LOOKUP, runId: step.runId, stepId: step.id, tools: [step.tool], payload, dedupeKey: `lookup:${step.id}:${randomIds.next("chk")}`, actor: userActor(actor) });
   return taskState(task, id, step, system);
 }
 
 /** Where the latest check of escalation `escalationId`'s step through a worker stands (`none` before any). */
-export async function getRealSystemCheck(escalationId: string): Promise<TRealSystemCheckState> {
+export async function getRealSystemCheck({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TRealSystemCheckState> {
   const id = ZEscalationId.parse(escalationId);
-  await requireEscalationWorker(id);
+  await assertEscalationWorker(actor, id);
   const prisma = await getPrisma();
   const { step, system } = await escalatedStep(prisma, id);
   const task = await latestLookup(step.id);

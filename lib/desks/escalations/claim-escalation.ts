@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireEscalationWorker } from "./escalation-access";
+import { assertEscalationWorker } from "./escalation-access";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/core/db/prisma";
@@ -23,10 +24,10 @@ export async function holderName(email: string): Promise<string | null> {
  * wins; the other gets `{ ok: false, reason: "held", heldBy }`. Claiming an item you already hold
  * succeeds again without a second audit event.
  */
-export async function claimEscalation(escalationId: string): Promise<TClaimResult> {
+export async function claimEscalation({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TClaimResult> {
   const id = ZEscalationId.parse(escalationId);
-  const user = await requireEscalationWorker(id);
-  const me = user.email;
+  await assertEscalationWorker(actor, id);
+  const me = actor.email;
   const outcome = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.escalation.updateMany({
       where: { id, status: EscalationStatus.OPEN },
@@ -36,7 +37,7 @@ export async function claimEscalation(escalationId: string): Promise<TClaimResul
     if (row && count === 1) {
       await appendRunAudit(tx, now, row.runId, row.stepId, {
         type: "escalation.claimed",
-        actor: userActor(user),
+        actor: userActor(actor),
         data: { escalationId: id, kind: row.kind },
       });
     }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { EscalationKind, PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
 import { claimEscalation } from "./claim-escalation";
@@ -31,8 +32,8 @@ export type TDecideHeldCallsRequest = z.input<typeof ZDecideHeldCallsRequest>;
  * each exact call run once, when its agent calls it again (the gate consumes the approval), so a
  * repeated request changes nothing. Refused (400) when the items are not held calls of one tool.
  */
-export async function decideHeldCalls(request: TDecideHeldCallsRequest): Promise<TBulkDecisionResult> {
-  await requireUser("escalation.resolve");
+export async function decideHeldCalls({ actor, ...request }: PersonRequest<TDecideHeldCallsRequest>): Promise<TBulkDecisionResult> {
+  assertCan(actor, "escalation.resolve");
   const input = ZDecideHeldCallsRequest.parse(request);
   const ids = [...new Set(input.escalationIds)];
   const rows = await withDb((prisma) =>
@@ -57,14 +58,16 @@ export async function decideHeldCalls(request: TDecideHeldCallsRequest): Promise
   const items: TBulkDecisionResult["items"] = [];
   for (const id of ids) {
     try {
-      const claim = await claimEscalation(id);
+      const claim = await claimEscalation({ actor, escalationId: id });
       if (!claim.ok) {
         const message =
           claim.reason === "resolved" ? `already decided by ${claim.resolvedBy ?? "someone"}` : claim.reason === "held" ? `held by ${claim.heldBy}` : "nobody holds it";
         items.push({ escalationId: id, outcome: "skipped", message });
         continue;
       }
-      const resolved = await resolveEscalation(id, {
+      const resolved = await resolveEscalation({
+        actor,
+        escalationId: id,
         kind: EscalationKind.APPROVAL_REQUIRED,
         approve: input.approve,
         ...(input.note ? { note: input.note } : {}),

@@ -5,8 +5,8 @@
  * what the world sees next and stays with reviewers. One rule for the queue's buttons and the server.
  */
 import { ApiError } from "@/lib/protocol/errors";
-import { requireUser, type CurrentUser } from "@/lib/server/auth/current-user";
-import { can, Role } from "@/lib/server/auth/roles";
+import type { CurrentUser } from "@/lib/server/auth/current-user";
+import { assertCan, can, Role } from "@/lib/server/auth/roles";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationKind } from "@/lib/saga/vocabulary";
 import { withDb } from "@/lib/desks/dashboard/context";
@@ -23,9 +23,9 @@ export function mayWorkEscalation(role: Role, item: { owner: string | null; kind
   return role === Role.SUPPORT && isSupportTeam(item.owner) && item.kind !== EscalationKind.APPROVAL_REQUIRED;
 }
 
-/** The signed-in person, if they may work this escalation; 403 saying who may, 404 when it does not exist. */
-export async function requireEscalationWorker(escalationId: string): Promise<CurrentUser> {
-  const user = await requireUser("read");
+/** Refuses unless `user` may work this escalation: 403 saying who may, 404 when it does not exist. */
+export async function assertEscalationWorker(user: CurrentUser, escalationId: string): Promise<void> {
+  assertCan(user, "read");
   const found = await withDb((prisma) => prisma.escalation.findUnique({ where: { id: escalationId }, select: { owner: true, kind: true, detail: true, step: { select: { tool: true } } } }));
   if (!found) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist; reload the queue.`);
   const row = { kind: found.kind, owner: escalationOwner(found, await toolSystems([found])) };
@@ -38,5 +38,4 @@ export async function requireEscalationWorker(escalationId: string): Promise<Cur
           : "working escalations needs the reviewer role (support staff work the items support teams own)";
     throw new ApiError("FORBIDDEN", `Your role (${user.role}) cannot work this escalation: ${why}. Ask an admin if you should.`);
   }
-  return user;
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { mayWorkEscalation } from "./escalation-access";
 import { can } from "@/lib/server/auth/roles";
 import { clockFromRows, nowQuery } from "@/lib/core/db/dialect";
@@ -45,10 +46,10 @@ const UNRESOLVED = [EscalationStatus.OPEN, EscalationStatus.CLAIMED];
  * The escalation queue: items of every kind with their age, owner (the tool's owner) and who holds
  * them. Open items come oldest first (the order to work them in), resolved ones newest first.
  */
-export async function findEscalations(request: TFindEscalationsRequest = {}): Promise<TEscalationQueue> {
-  const user = await requireUser("read");
+export async function findEscalations({ actor, ...request }: PersonRequest<TFindEscalationsRequest>): Promise<TEscalationQueue> {
+  assertCan(actor, "read");
   const { view, kind, mine, cursor, take } = ZFindEscalationsRequest.parse(request);
-  const me = user.email;
+  const me = actor.email;
   const where: Prisma.EscalationWhereInput = {};
   if (view === "open") where.status = { in: UNRESOLVED };
   if (view === "resolved") where.status = EscalationStatus.RESOLVED;
@@ -84,11 +85,11 @@ export async function findEscalations(request: TFindEscalationsRequest = {}): Pr
   const last = page.at(-1);
   // The role read once above: asking `userCan` would read the User row again for each button.
   // Support staff may work the items support teams own: the queue offers Claim per item (canWork).
-  const [canClaim, canResolve] = [can(user.role, "escalation.claim") || user.role === "support", can(user.role, "escalation.resolve") || user.role === "support"];
+  const [canClaim, canResolve] = [can(actor.role, "escalation.claim") || actor.role === "support", can(actor.role, "escalation.resolve") || actor.role === "support"];
   return {
     items: page.map((row) => {
       const item = queueItem(row, clock, systems);
-      return { ...item, canWork: mayWorkEscalation(user.role, { owner: item.owner, kind: row.kind }) };
+      return { ...item, canWork: mayWorkEscalation(actor.role, { owner: item.owner, kind: row.kind }) };
     }),
     nextCursor: rows.length > take && last ? last.id : null,
     openByKind,

@@ -1,6 +1,7 @@
 import type { Prisma } from "@/generated/prisma";
 import { resolveAudience } from "@/lib/server/tools/audience";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { mayWorkEscalation } from "./escalation-access";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { CompensationStateSchema, ManualRepairWire, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/protocol/schemas/saga";
@@ -40,8 +41,8 @@ function heldAudience(tool: string, args: Json, policy: ToolPolicyFacts | undefi
  * ref and what is still out there; whether the signed-in user holds the claim. Throws
  * ESCALATION_NOT_FOUND.
  */
-export async function getEscalation(escalationId: string): Promise<TEscalationDetail> {
-  const user = await requireUser("read");
+export async function getEscalation({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TEscalationDetail> {
+  assertCan(actor, "read");
   const found = await withDb(async (prisma) => {
     const row = await prisma.escalation.findUnique({
       where: { id: escalationId },
@@ -67,8 +68,8 @@ export async function getEscalation(escalationId: string): Promise<TEscalationDe
           ...heldAudience(text(field(row.detail, "tool")) ?? "", json(field(row.detail, "args") ?? null), heldPolicy),
         }
       : null;
-  const me = user.email;
-  const mayWork = mayWorkEscalation(user.role, row);
+  const me = actor.email;
+  const mayWork = mayWorkEscalation(actor.role, row);
   const [canClaim, canResolve] = [mayWork, mayWork];
   return {
     escalation: {

@@ -1,4 +1,5 @@
-import { requireEscalationWorker } from "./escalation-access";
+import { assertEscalationWorker } from "./escalation-access";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/core/db/prisma";
@@ -12,10 +13,10 @@ import type { TClaimResult } from "@/lib/desks/dashboard/views";
  * Gives an escalation the signed-in user holds back to the queue (fenced on `claimedBy = me`), with
  * its audit event. Refused as a value when someone else holds it, nobody does, or it is resolved.
  */
-export async function releaseEscalation(escalationId: string): Promise<TClaimResult> {
+export async function releaseEscalation({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TClaimResult> {
   const id = ZEscalationId.parse(escalationId);
-  const user = await requireEscalationWorker(id);
-  const me = user.email;
+  await assertEscalationWorker(actor, id);
+  const me = actor.email;
   const { row, now, released } = await writeTransaction(await getPrisma(), async (tx, now) => {
     const { count } = await tx.escalation.updateMany({
       where: { id, status: EscalationStatus.CLAIMED, claimedBy: me },
@@ -25,7 +26,7 @@ export async function releaseEscalation(escalationId: string): Promise<TClaimRes
     if (row && count === 1) {
       await appendRunAudit(tx, now, row.runId, row.stepId, {
         type: "escalation.released",
-        actor: userActor(user),
+        actor: userActor(actor),
         data: { escalationId: id, kind: row.kind },
       });
     }

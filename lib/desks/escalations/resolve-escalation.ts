@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requireEscalationWorker } from "./escalation-access";
+import { assertEscalationWorker } from "./escalation-access";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";
@@ -10,7 +10,8 @@ import { recordManualRepair } from "@/lib/saga/record-manual-repair";
 import { EscalationKind, EscalationStatus, PIVOT_REJECTION_CODES, StepStatus } from "@/lib/saga/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { expireIfDue } from "@/lib/server/sla/sweep-slas";
-import { dashboardEngine, userActor, withDb, type DashboardUser } from "@/lib/desks/dashboard/context";
+import { dashboardEngine, userActor, withDb, } from "@/lib/desks/dashboard/context";
+import type { CurrentUser, PersonRequest } from "@/lib/server/auth/current-user";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TResolveResult } from "@/lib/desks/dashboard/views";
 import { actorAttributes, escalationAttributes, inRunSpan } from "@/lib/core/observability/people-spans";
@@ -77,7 +78,7 @@ export type TEscalationResolution = z.input<typeof ZEscalationResolution>;
 type Resolution = z.output<typeof ZEscalationResolution>;
 
 /** Runs the engine's decision for the resolution's kind (row, saga log and audit event together). */
-async function decide(user: DashboardUser, escalationId: string, r: Resolution): Promise<EscalationRecord> {
+async function decide(user: CurrentUser, escalationId: string, r: Resolution): Promise<EscalationRecord> {
   const engine = await dashboardEngine();
   const actor = userActor(user);
   switch (r.kind) {
@@ -157,16 +158,16 @@ function decisionOf(r: Resolution): string {
  * The engine writes the resolution, the saga log change and the audit event together; with tracing
  * on, a `resolve_escalation` span in the run's trace (a worker task it asks for is the span's child).
  */
-export async function resolveEscalation(escalationId: string, request: TEscalationResolution): Promise<TResolveResult> {
+export async function resolveEscalation({ actor, escalationId, ...request }: PersonRequest<{ escalationId: string } & TEscalationResolution>): Promise<TResolveResult> {
   const id = ZEscalationId.parse(escalationId);
-  const user = await requireEscalationWorker(id);
+  await assertEscalationWorker(actor, id);
   const resolution = ZEscalationResolution.parse(request);
   const store = sharedSagaStore(await getPrisma());
   const escalation = await store.getEscalation(id);
   if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${id} does not exist; reload the queue.`);
   if (escalation.status === EscalationStatus.RESOLVED) return { ok: false, reason: "resolved", resolvedBy: escalation.resolvedBy };
   // Only the claimer's own release can change a claim, so this check cannot go stale under them.
-  if (escalation.status !== EscalationStatus.CLAIMED || escalation.claimedBy !== user.email) {
+  if (escalation.status !== EscalationStatus.CLAIMED || escalation.claimedBy !== actor.email) {
     return { ok: false, reason: "not_claimer", heldBy: escalation.claimedBy };
   }
   if (escalation.kind !== resolution.kind) {
@@ -176,12 +177,12 @@ export async function resolveEscalation(escalationId: string, request: TEscalati
   if (resolution.kind === EscalationKind.APPROVAL_REQUIRED && resolution.approve && (await expireIfDue(await getPrisma(), store, id))) {
     return { ok: false, reason: "resolved", resolvedBy: (await store.getEscalation(id))?.resolvedBy ?? null };
   }
-  const attributes = { ...escalationAttributes(escalation), "sagaboard.escalation.decision": decisionOf(resolution), ...actorAttributes("user", user.role) };
+  const attributes = { ...escalationAttributes(escalation), "sagaboard.escalation.decision": decisionOf(resolution), ...actorAttributes("user", actor.role) };
   try {
     await inRunSpan(await getPrisma(), "resolve_escalation", escalation.runId, attributes, async () => {
-      await decide(user, id, resolution);
+      await decide(actor, id, resolution);
       // The run is finished when this was the last thing people had to do for it.
-      await finishUnwoundRun(store, escalation.runId, userActor(user));
+      await finishUnwoundRun(store, escalation.runId, userActor(actor));
     });
   } catch (e) {
     if (!(e instanceof SagaError) || e.code !== "ESCALATION_CONFLICT") throw e;

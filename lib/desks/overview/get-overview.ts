@@ -14,7 +14,10 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { databaseKind, databaseNow } from "@/lib/core/db/dialect";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { getPrisma } from "@/lib/core/db/prisma";
+import { onConnection } from "@/lib/core/db/transactions";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { summarizeRevokes } from "@/lib/desks/revokes/revoke-rules";
 import { RevokeOutcome } from "@/lib/desks/revokes/views";
 import { EscalationKind, RunStatus } from "@/lib/saga/vocabulary";
@@ -124,8 +127,14 @@ function hourMs(hour: string): number {
   return Date.parse(`${hour}:00:00.000Z`);
 }
 
-/** The overview of the range ending now (database clock). */
-export async function getOverview(prisma: PrismaClient, range: OverviewRange = "7d"): Promise<Overview> {
+/** The overview of the range ending now (database clock), for a person who may read the dashboard. */
+export async function getOverview({ actor, range = "7d" }: PersonRequest<{ range?: OverviewRange }>): Promise<Overview> {
+  assertCan(actor, "read");
+  return readOverview(await getPrisma(), range);
+}
+
+/** The overview of the range ending now (database clock), read from `prisma` (benches and tests read their own database). */
+export async function readOverview(prisma: PrismaClient, range: OverviewRange = "7d"): Promise<Overview> {
   const { ms, bucket } = OVERVIEW_RANGES[range];
   const sql = dialect(prisma);
   const now = await onConnection(prisma, () => databaseNow(prisma));

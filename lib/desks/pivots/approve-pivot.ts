@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { decidePivotFor } from "./decide-pivot";
 import type { TPivotDecisionResult } from "@/lib/desks/dashboard/views";
 
@@ -19,8 +20,8 @@ export type TApprovePivotRequest = z.input<typeof ZApprovePivotRequest>;
  * `plan_changed` with the current plan), when someone decided first, or when the run stopped
  * waiting. The approval and its audit event commit together (SagaEngine.decidePivot).
  */
-export async function approvePivot(request: TApprovePivotRequest): Promise<TPivotDecisionResult> {
-  const user = await requireUser("pivot.decide");
+export async function approvePivot({ actor, ...request }: PersonRequest<TApprovePivotRequest>): Promise<TPivotDecisionResult> {
+  assertCan(actor, "pivot.decide");
   const { pivotId, planHash } = ZApprovePivotRequest.parse(request);
-  return decidePivotFor(user, { pivotId, planHash, approve: true, reason: null });
+  return decidePivotFor(actor, { pivotId, planHash, approve: true, reason: null });
 }

@@ -7,7 +7,8 @@ import { sharedSagaStore, type PrismaSagaStore } from "@/lib/core/db/prisma-saga
 import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { dashboardEngine, connectorRegistry, userActor, withDb, type DashboardUser } from "@/lib/desks/dashboard/context";
+import { dashboardEngine, connectorRegistry, userActor, withDb, } from "@/lib/desks/dashboard/context";
+import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "@/lib/desks/dashboard/views";
 import { expireIfDue } from "@/lib/server/sla/sweep-slas";
@@ -62,7 +63,7 @@ function decisionAttributes(result: TPivotDecisionResult): Record<string, string
  * Decides the pivot through the engine (row + audit event in one transaction) for `user`: a
  * `decide_pivot` span in the agent's trace when tracing is on (lib/core/observability/people-spans.ts).
  */
-export async function decidePivotFor(user: DashboardUser, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
+export async function decidePivotFor(user: CurrentUser, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
   const prisma = await getPrisma();
   const store = sharedSagaStore(prisma);
   // Expiry by the database clock wins over an approval that comes after it, whether or not a sweep has run.
@@ -80,7 +81,7 @@ export async function decidePivotFor(user: DashboardUser, input: PivotDecisionIn
 }
 
 /** The decision itself, once the pivot is read: refusals a person can act on, else the engine's fenced decision. */
-async function decide(store: PrismaSagaStore, user: DashboardUser, pivot: PivotRecord, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
+async function decide(store: PrismaSagaStore, user: CurrentUser, pivot: PivotRecord, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
   const refused = await refusal(store, pivot, input);
   if (refused) return refused;
   const engine = await dashboardEngine();

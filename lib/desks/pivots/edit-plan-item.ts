@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { JsonSchema } from "@/lib/protocol/schemas/saga";
@@ -31,8 +32,8 @@ export type TEditPlanItemRequest = z.input<typeof ZEditPlanItemRequest>;
  * log, and the screen comes back as it is now, so the reviewer decides on the edited plan. Refusals
  * a person can act on are values; arguments that do not fit the tool are a 400 naming the field.
  */
-export async function editPlanItem(request: TEditPlanItemRequest): Promise<TEditPlanItemResult> {
-  const user = await requireUser("pivot.decide");
+export async function editPlanItem({ actor, ...request }: PersonRequest<TEditPlanItemRequest>): Promise<TEditPlanItemResult> {
+  assertCan(actor, "pivot.decide");
   const input = ZEditPlanItemRequest.parse(request);
   const prisma = await getPrisma();
   const store = sharedSagaStore(prisma);
@@ -45,8 +46,8 @@ export async function editPlanItem(request: TEditPlanItemRequest): Promise<TEdit
   }
   const result = await editPivotPlanItem(
     { store, registry: connectorRegistry() },
-    { pivotId: input.pivotId, planHash: input.planHash, itemIdx: input.itemIdx, args: input.args, note: input.note ?? null, actor: userActor(user) },
+    { pivotId: input.pivotId, planHash: input.planHash, itemIdx: input.itemIdx, args: input.args, note: input.note ?? null, actor: userActor(actor) },
   );
   if (!result.ok) return { ok: false, reason: result.reason, decidedBy: "pivot" in result ? result.pivot.decidedBy : null, arguments: [], message: null };
-  return { ok: true, edit: result.edit, screen: await getPivotScreen(input.pivotId) };
+  return { ok: true, edit: result.edit, screen: await getPivotScreen({ actor, pivotId: input.pivotId }) };
 }

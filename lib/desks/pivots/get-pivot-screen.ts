@@ -1,4 +1,5 @@
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { can } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -57,8 +58,8 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
  * the commit plan with irreversible items marked and each tool's policy version then and now, and
  * the deadline. Throws PIVOT_NOT_FOUND.
  */
-export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
-  const user = await requireUser("read");
+export async function getPivotScreen({ actor, pivotId }: PersonRequest<{ pivotId: string }>): Promise<TPivotScreen> {
+  assertCan(actor, "read");
   const store = sharedSagaStore(await getPrisma());
   const pivot = await store.getPivot(pivotId);
   if (!pivot) throw new SagaError("PIVOT_NOT_FOUND", `Pivot ${pivotId} does not exist. Open its run from the runs list to find its pivots.`);
@@ -110,6 +111,6 @@ export async function getPivotScreen(pivotId: string): Promise<TPivotScreen> {
     committed: [...committed].sort(([a], [b]) => a - b).map(([idx, s]) => ({ idx, stepIdx: s.stepIdx, status: s.status })),
     now: new Date().toISOString(),
     // The role read once above (`userCan` would read the User row again).
-    abilities: { canDecide: can(user.role, "pivot.decide") },
+    abilities: { canDecide: can(actor.role, "pivot.decide") },
   };
 }

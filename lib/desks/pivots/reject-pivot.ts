@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
 import { decidePivotFor } from "./decide-pivot";
 import type { TPivotDecisionResult } from "@/lib/desks/dashboard/views";
@@ -23,8 +24,8 @@ export type TRejectPivotRequest = z.input<typeof ZRejectPivotRequest>;
  * RUNNING so the agent can revise or unwind) and a code saying which (`reasonCode`, default OTHER).
  * Bound to the plan hash like an approval; refusals are values. A missing reason is a 400.
  */
-export async function rejectPivot(request: TRejectPivotRequest): Promise<TPivotDecisionResult> {
-  const user = await requireUser("pivot.decide");
+export async function rejectPivot({ actor, ...request }: PersonRequest<TRejectPivotRequest>): Promise<TPivotDecisionResult> {
+  assertCan(actor, "pivot.decide");
   const { pivotId, planHash, reason, reasonCode } = ZRejectPivotRequest.parse(request);
-  return decidePivotFor(user, { pivotId, planHash, approve: false, reason, reasonCode });
+  return decidePivotFor(actor, { pivotId, planHash, approve: false, reason, reasonCode });
 }

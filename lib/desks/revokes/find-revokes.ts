@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { summarizeRevokes } from "./revoke-rules";
@@ -38,8 +39,8 @@ export type TRevokePage = z.infer<typeof ZRevokePage>;
  * Who pulled what, when and why, and how it ended, newest first (the (requestedAt, id) index).
  * The outcome is read from what each revoke led to, so its filter applies to the page read.
  */
-export async function findRevokes(request: TFindRevokesRequest = {}): Promise<TRevokePage> {
-  await requireUser("read");
+export async function findRevokes({ actor, ...request }: PersonRequest<TFindRevokesRequest>): Promise<TRevokePage> {
+  assertCan(actor, "read");
   const { person, tool, outcome, from, to, cursor, take } = ZFindRevokesRequest.parse(request);
   const prisma = await getPrisma();
   const where: Prisma.RevokeWhereInput = {

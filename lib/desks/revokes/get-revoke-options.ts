@@ -1,4 +1,5 @@
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { can } from "@/lib/server/auth/roles";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma } from "@/lib/core/db/prisma";
@@ -16,8 +17,8 @@ const SHOWN: readonly string[] = [StepStatus.CONFIRMED, StepStatus.COMPENSATED, 
  * class with the time left in its window (by the database clock), what pulling it would do, and
  * whether this person's role may; the revokes already pulled and how they ended.
  */
-export async function getRevokeOptions(runId: string): Promise<TRevokeOptions> {
-  const user = await requireUser("read");
+export async function getRevokeOptions({ actor, runId }: PersonRequest<{ runId: string }>): Promise<TRevokeOptions> {
+  assertCan(actor, "read");
   const prisma = await getPrisma();
   const [run, steps, revokes, now] = await onConnection(prisma, async () => [
     await prisma.run.findUnique({ where: { id: runId }, select: { id: true, status: true } }),
@@ -28,7 +29,7 @@ export async function getRevokeOptions(runId: string): Promise<TRevokeOptions> {
   if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist. Open the runs list to find it.`);
   const policies = await onConnection(prisma, () => prisma.toolPolicy.findMany({ where: { name: { in: [...new Set(steps.map((s) => s.tool))] } } }));
   const summaries = await summarizeRevokes(prisma, revokes);
-  const canPull = can(user.role, "revoke.pull");
+  const canPull = can(actor.role, "revoke.pull");
   return {
     runId,
     runStatus: run.status,
@@ -41,7 +42,7 @@ export async function getRevokeOptions(runId: string): Promise<TRevokeOptions> {
         const window = revokeWindow(step, policy, now);
         const roles = revokeRolesOf(policy);
         const revoke = summaries.find((r) => r.stepId === step.id) ?? null;
-        const state = revoke || step.status !== StepStatus.CONFIRMED ? RevokeState.pulled : !roles.includes(user.role) ? RevokeState.not_permitted : window.open ? RevokeState.pullable : RevokeState.out_of_window;
+        const state = revoke || step.status !== StepStatus.CONFIRMED ? RevokeState.pulled : !roles.includes(actor.role) ? RevokeState.not_permitted : window.open ? RevokeState.pullable : RevokeState.out_of_window;
         return {
           stepId: step.id,
           stepIdx: step.stepIdx,

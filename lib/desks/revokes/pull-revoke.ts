@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { Prisma, type PrismaClient, type Revoke, type Step, type ToolPolicy } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
-import { requireUser, type CurrentUser } from "@/lib/server/auth/current-user";
+import type { CurrentUser, PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { dashboardEngine, userActor } from "@/lib/desks/dashboard/context";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { databaseNow } from "@/lib/core/db/dialect";
@@ -154,15 +155,15 @@ async function readStep(prisma: PrismaClient, stepId: string): Promise<{ step: S
  * row names may pull it (403). Pulling twice, or two people at once, gives one revoke: the second
  * is answered with the first (`created: false`).
  */
-export async function pullStepRevoke(request: z.input<typeof ZPullStepRevokeRequest>): Promise<TPullResult> {
-  const user = await requireUser("revoke.pull");
+export async function pullStepRevoke({ actor, ...request }: PersonRequest<z.input<typeof ZPullStepRevokeRequest>>): Promise<TPullResult> {
+  assertCan(actor, "revoke.pull");
   const { stepId, reason } = ZPullStepRevokeRequest.parse(request);
   const prisma = await getPrisma();
-  const actor = userActor(user);
+  const by = userActor(actor);
   const { step, policy } = await readStep(prisma, stepId);
-  assertMayPull(user, step, policy);
-  const attributes = { "sagaboard.revoke.scope": "step", "sagaboard.step.id": step.id, "gen_ai.tool.name": step.tool, ...actorAttributes("user", user.role) };
-  return inRunSpan(prisma, "revoke", step.runId, attributes, () => pullStep(prisma, user, actor, step, policy, reason), revokeAttributes);
+  assertMayPull(actor, step, policy);
+  const attributes = { "sagaboard.revoke.scope": "step", "sagaboard.step.id": step.id, "gen_ai.tool.name": step.tool, ...actorAttributes("user", actor.role) };
+  return inRunSpan(prisma, "revoke", step.runId, attributes, () => pullStep(prisma, actor, by, step, policy, reason), revokeAttributes);
 }
 
 /** What a revoke span says came of the pull: whether this person's pull made it, and what it became (in its window or past it). */
@@ -266,24 +267,24 @@ const PULLABLE_RUN: readonly string[] = [RunStatus.RUNNING, RunStatus.AWAITING_P
  * step gets a revoke row of its own under the run's. 403 when the tool table lets the person pull
  * back only some of its tools (nothing is pulled then). Pulling twice gives one revoke.
  */
-export async function pullRunRevoke(request: z.input<typeof ZPullRunRevokeRequest>): Promise<TPullResult> {
-  const user = await requireUser("revoke.pull");
+export async function pullRunRevoke({ actor, ...request }: PersonRequest<z.input<typeof ZPullRunRevokeRequest>>): Promise<TPullResult> {
+  assertCan(actor, "revoke.pull");
   const { runId, reason } = ZPullRunRevokeRequest.parse(request);
   const prisma = await getPrisma();
-  const actor = userActor(user);
+  const by = userActor(actor);
   const store = sharedSagaStore(prisma);
   const run = await store.getRun(runId);
   if (!run) throw new SagaError("RUN_NOT_FOUND", `Run ${runId} does not exist; open the runs list to find it.`);
   const steps = await onConnection(prisma, () => prisma.step.findMany({ where: { runId }, orderBy: { stepIdx: "desc" } }));
   const policies = await onConnection(prisma, () => prisma.toolPolicy.findMany({ where: { name: { in: [...new Set(steps.map((s) => s.tool))] } } }));
   const policyOf = (tool: string) => policies.find((p) => p.name === tool) ?? null;
-  const refused = stepsBeyondRole(user.role, steps, policyOf);
+  const refused = stepsBeyondRole(actor.role, steps, policyOf);
   if (refused.length > 0) {
     const named = refused.map((s) => `step ${s.stepIdx} (${s.tool}, ${s.status}, ${s.id})`).join(", ");
-    throw new ApiError("FORBIDDEN", `The tool table does not let the ${user.role} role pull back ${named}, so the run cannot be pulled back whole by you. Pull back the other steps one by one, or ask someone the table names.`);
+    throw new ApiError("FORBIDDEN", `The tool table does not let the ${actor.role} role pull back ${named}, so the run cannot be pulled back whole by you. Pull back the other steps one by one, or ask someone the table names.`);
   }
-  const attributes = { "sagaboard.revoke.scope": "run", ...actorAttributes("user", user.role) };
-  return inRunSpan(prisma, "revoke", run.id, attributes, () => pullRun(prisma, user, actor, run, steps, policyOf, reason), revokeAttributes);
+  const attributes = { "sagaboard.revoke.scope": "run", ...actorAttributes("user", actor.role) };
+  return inRunSpan(prisma, "revoke", run.id, attributes, () => pullRun(prisma, actor, by, run, steps, policyOf, reason), revokeAttributes);
 }
 
 /** The run's pull once the person may pull all of it: its rows, the late steps' escalations, the agent stopped, the worker's UNWIND task. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { EscalationKindSchema } from "@/lib/protocol/schemas/saga";
 import { type RunsPage, type WaitingCounts } from "./run-views";
 import { containsIgnoringCase, databaseKind, runSearchCandidates } from "@/lib/core/db/dialect";
@@ -74,8 +75,8 @@ function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: re
  * The page is read first and its figures second: they are read over the page's runs only (at most
  * `take` + 1 of them), never over every run matching the filters.
  */
-export async function findRuns(request: TFindRunsRequest = {}): Promise<RunsPage> {
-  await requireUser("read");
+export async function findRuns({ actor, ...request }: PersonRequest<TFindRunsRequest>): Promise<RunsPage> {
+  assertCan(actor, "read");
   const query = ZFindRunsRequestSchema.parse(request);
   const { take } = query;
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
 import { irreversibleBeforePivot } from "@/lib/saga/metrics";
@@ -24,8 +25,8 @@ const ZMetricFields = z.object({
 });
 
 /** One run with its whole history, as JSON. Throws SagaError RUN_NOT_FOUND when the run does not exist. */
-export async function getRunTimeline(runId: string): Promise<RunTimelineView> {
-  await requireUser("read");
+export async function getRunTimeline({ actor, runId }: PersonRequest<{ runId: string }>): Promise<RunTimelineView> {
+  assertCan(actor, "read");
   const timeline = await readRunTimeline(runId);
   return JSON.parse(JSON.stringify(timeline)) as RunTimelineView;
 }

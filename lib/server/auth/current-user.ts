@@ -17,7 +17,7 @@ import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { authOptions, SignInError, sessionIdentity, type SessionIdentity } from "./options";
 import { pageAction } from "./page-actions";
 import { signInPath } from "./return-path";
-import { ACTION_PHRASES, isRole, rolesThatCan, can, type Action, type Role } from "./roles";
+import { assertCan, can, forbiddenMessage, isRole, type Action, type Role } from "./roles";
 
 /** The signed-in person, as the database says now. */
 export interface CurrentUser {
@@ -30,6 +30,15 @@ export interface CurrentUser {
   /** What they may do (see `can`). */
   role: Role;
 }
+
+/**
+ * The one shape of a use case a person invokes: `verbEntity({ actor, ...input })`, the person acting
+ * first and then what they ask, flat as the request carries it. Whoever invokes the use case reads
+ * the person (the route wrapper from the session, a page from `requirePageUser`, a test or a script
+ * from its own fixture); the use case asks `assertCan(actor, action)` before anything else, so no
+ * use case reads an ambient session.
+ */
+export type PersonRequest<TInput = unknown> = { actor: CurrentUser } & TInput;
 
 /**
  * Reads the session of the current request: who it names, or null when there is none. A plain user
@@ -98,12 +107,6 @@ export async function getCurrentUser(deps: AuthDependencies = {}): Promise<Curre
   return state.kind === "signed-in" ? state.user : null;
 }
 
-/** Why `role` may not do `action`, and who could. */
-export function forbiddenMessage(role: string, action: Action): string {
-  const who = rolesThatCan(action);
-  return `Your role (${role}) cannot ${ACTION_PHRASES[action]}; that needs the ${who.join(" or ")} role. Ask an admin if you should have it.`;
-}
-
 /** Why the signed-in person may not open the page at `pathname` (the 403 page's words). */
 export async function forbiddenPageMessage(pathname: string, deps: AuthDependencies = {}): Promise<string> {
   const state = await readSessionState(deps);
@@ -129,7 +132,7 @@ export async function requireUser(action: Action, deps: AuthDependencies = {}): 
         `Your account has the role "${state.role}", which Sagaboard does not know; ask an admin to set a valid role (npm run user -- set-role).`,
       );
     case "signed-in":
-      if (!can(state.user.role, action)) throw new ApiError("FORBIDDEN", forbiddenMessage(state.user.role, action));
+      assertCan(state.user, action);
       return state.user;
   }
 }

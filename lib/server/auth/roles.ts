@@ -5,6 +5,7 @@
  * Agents are not users: they hold API tokens (lib/server/tokens) and can never approve anything.
  */
 import * as z from "zod";
+import { ApiError } from "@/lib/protocol/errors";
 
 /** A person's role; stored in User.role. */
 export const Role = {
@@ -77,6 +78,20 @@ export function can(role: Role, action: Action): boolean {
 /** The roles that may do `action`, most powerful first (for "it needs reviewer or admin"). */
 export function rolesThatCan(action: Action): Role[] {
   return ROLES.filter((role) => can(role, action));
+}
+
+/** Why `role` may not do `action`, and who could. */
+export function forbiddenMessage(role: string, action: Action): string {
+  const who = rolesThatCan(action);
+  return `Your role (${role}) cannot ${ACTION_PHRASES[action]}; that needs the ${who.join(" or ")} role. Ask an admin if you should have it.`;
+}
+
+/**
+ * Refuses (ApiError FORBIDDEN, saying which roles could) unless `person`'s role may do `action`.
+ * Every use case a person invokes asks it first, whoever read the person (a route, a page, a test).
+ */
+export function assertCan(person: { role: Role }, action: Action): void {
+  if (!can(person.role, action)) throw new ApiError("FORBIDDEN", forbiddenMessage(person.role, action));
 }
 
 /** Whether a stored string is a known role (a hand-edited row must not grant anything). */

@@ -8,7 +8,7 @@
  */
 import type { NotificationDelivery, NotificationEvent, PrismaClient, Webhook } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { onConnection } from "@/lib/core/db/transactions";
 import { composeNotification } from "./compose-notification";
 import { DeliveryChannel, DeliveryStatus } from "@/lib/core/outbox/vocabulary";
 import { postWebhook, UNREACHABLE_ERROR } from "./post-webhook";

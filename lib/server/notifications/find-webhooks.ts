@@ -1,5 +1,5 @@
 import type { NotificationDelivery, NotificationEvent, PrismaClient, Webhook } from "@/generated/prisma";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { onConnection } from "@/lib/core/db/transactions";
 import type { TDeliveryView, TNotificationSettings, TWebhookView } from "./webhook-views";
 import type { DeliveryStatus } from "@/lib/core/outbox/vocabulary";
 

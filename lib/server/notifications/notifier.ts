@@ -7,7 +7,7 @@
  */
 import nodemailer from "nodemailer";
 import type { PrismaClient } from "@/generated/prisma";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { onConnection } from "@/lib/core/db/transactions";
 import type { SagaStore } from "@/lib/saga/store";
 import { sweepSlas, type SlaSweepReport } from "@/lib/server/sla/sweep-slas";
 import { publicBaseUrl } from "./compose-notification";

@@ -1,7 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { onConnection } from "@/lib/core/db/transactions";
 import { toDeliveryView } from "./find-webhooks";
 import { DeliveryStatus } from "@/lib/core/outbox/vocabulary";
 import type { TDeliveryView } from "./webhook-views";

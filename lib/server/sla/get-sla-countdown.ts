@@ -1,6 +1,6 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { onConnection } from "@/lib/core/db/transactions";
 import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints } from "./sla-rules";
 

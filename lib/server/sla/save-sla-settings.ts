@@ -2,7 +2,7 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { onConnection } from "@/lib/core/db/prisma-saga-store";
+import { onConnection } from "@/lib/core/db/transactions";
 import { ZSlaRuleInput, type TSlaRuleInput } from "./sla-rules";
 
 /** A team's addresses as an admin sets them (an empty list removes the team). */

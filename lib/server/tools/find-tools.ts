@@ -1,4 +1,5 @@
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { can } from "@/lib/server/auth/roles";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
@@ -10,15 +11,15 @@ export async function registeredCompensators(prisma: PrismaClient): Promise<stri
 }
 
 /** The whole tool table, by name, for anyone signed in; `canEdit` says whether the reader is an admin. */
-export async function findTools(): Promise<TToolTable> {
-  const user = await requireUser("read");
+export async function findTools({ actor }: PersonRequest): Promise<TToolTable> {
+  assertCan(actor, "read");
   const prisma = await getPrisma();
   return onConnection(prisma, async () => {
     const [rows, compensators] = [await prisma.toolPolicy.findMany({ orderBy: { name: "asc" } }), await registeredCompensators(prisma)];
     const tools = rows.map((row) => toToolRow(row, { lookupAvailable: row.lookupAvailable, compensators }));
     const counts = { UNREVIEWED: 0, REVIEWED: 0, DISABLED: 0 };
     for (const t of tools) counts[t.status]++;
-    return { tools, counts, canEdit: can(user.role, "tools.edit") };
+    return { tools, counts, canEdit: can(actor.role, "tools.edit") };
   });
 }
 

@@ -1,4 +1,5 @@
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { can } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { getPrisma } from "@/lib/core/db/prisma";
@@ -18,8 +19,8 @@ export function toolNotFound(name: string): ApiError {
 }
 
 /** One tool with its declaration, its history (newest first) and the compensators an edit may pick. */
-export async function getTool(name: string): Promise<TToolDetail> {
-  const user = await requireUser("read");
+export async function getTool({ actor, name }: PersonRequest<{ name: string }>): Promise<TToolDetail> {
+  assertCan(actor, "read");
   const prisma = await getPrisma();
   return onConnection(prisma, async () => {
     const row = await prisma.toolPolicy.findUnique({ where: { name } });
@@ -38,7 +39,7 @@ export async function getTool(name: string): Promise<TToolDetail> {
       argsSchemaMissing: row.declared !== null && declaredArgsSchema(row.declared) === null,
       history: versions.map(toToolVersion),
       compensators: choices,
-      canEdit: can(user.role, "tools.edit"),
+      canEdit: can(actor.role, "tools.edit"),
     };
   });
 }

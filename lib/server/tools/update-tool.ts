@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { Prisma, type PrismaClient, type ToolPolicy } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { requireUser } from "@/lib/server/auth/current-user";
+import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
@@ -43,9 +44,9 @@ function changeKind(before: TToolPolicyFields, after: TToolPolicyFields): ToolCh
 }
 
 /** The signed-in admin edits a tool's row (see `editTool`). */
-export async function updateTool(request: TUpdateToolRequest): Promise<TToolEditResult> {
-  const user = await requireUser("tools.edit");
-  return editTool(await getPrisma(), request, { type: "user", id: user.email });
+export async function updateTool({ actor, ...request }: PersonRequest<TUpdateToolRequest>): Promise<TToolEditResult> {
+  assertCan(actor, "tools.edit");
+  return editTool(await getPrisma(), request, { type: "user", id: actor.email });
 }
 
 /**

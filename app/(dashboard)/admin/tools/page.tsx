@@ -11,8 +11,8 @@ const FILTERS: readonly ToolTableFilter[] = ["all", "UNREVIEWED", "REVIEWED", "D
 
 export default async function ToolsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { status } = await searchParams;
-  const { denied } = await requirePageUser("read", { returnTo: "/admin/tools" });
+  const { user, denied } = await requirePageUser("read", { returnTo: "/admin/tools" });
   if (denied) return denied;
   const filter = FILTERS.find((f) => f === status) ?? "all";
-  return <ToolTable table={await findTools()} filter={filter} />;
+  return <ToolTable table={await findTools({ actor: user })} filter={filter} />;
 }

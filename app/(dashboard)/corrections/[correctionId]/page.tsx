@@ -15,7 +15,7 @@ export default async function CorrectionPage({ params }: { params: Promise<{ cor
   const { user, denied } = await requirePageUser("read", { returnTo: `/corrections/${encodeURIComponent(correctionId)}` });
   if (denied) return denied;
   try {
-    const correction = await getCorrection(correctionId);
+    const correction = await getCorrection({ actor: user, correctionId });
     return <CorrectionWorkbench initial={{ ...correction, me: user.email, canHandle: can(user.role, "correction.handle") }} />;
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;

@@ -18,11 +18,11 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function EscalationPage({ params }: Props) {
   const { escalationId } = await params;
-  const { denied } = await requirePageUser("read", { returnTo: `/escalations/${encodeURIComponent(escalationId)}` });
+  const { user, denied } = await requirePageUser("read", { returnTo: `/escalations/${encodeURIComponent(escalationId)}` });
   if (denied) return denied;
   let detail: TEscalationDetail;
   try {
-    detail = await getEscalation(escalationId);
+    detail = await getEscalation({ actor: user, escalationId });
   } catch (error) {
     if (error instanceof SagaError && error.code === "ESCALATION_NOT_FOUND") notFound();
     throw error;

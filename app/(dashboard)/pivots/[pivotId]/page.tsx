@@ -18,11 +18,11 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function PivotPage({ params }: Props) {
   const { pivotId } = await params;
-  const { denied } = await requirePageUser("read", { returnTo: `/pivots/${encodeURIComponent(pivotId)}` });
+  const { user, denied } = await requirePageUser("read", { returnTo: `/pivots/${encodeURIComponent(pivotId)}` });
   if (denied) return denied;
   let screen: TPivotScreen;
   try {
-    screen = await getPivotScreen(pivotId);
+    screen = await getPivotScreen({ actor: user, pivotId });
   } catch (error) {
     if (error instanceof SagaError && (error.code === "PIVOT_NOT_FOUND" || error.code === "RUN_NOT_FOUND")) notFound();
     throw error;

@@ -18,14 +18,14 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function RunPage({ params }: Props) {
   const { runId } = await params;
-  const { denied } = await requirePageUser("read", { returnTo: `/runs/${encodeURIComponent(runId)}` });
+  const { user, denied } = await requirePageUser("read", { returnTo: `/runs/${encodeURIComponent(runId)}` });
   if (denied) return denied;
   let timeline: RunTimelineView;
   try {
-    timeline = await getRunTimeline(runId);
+    timeline = await getRunTimeline({ actor: user, runId });
   } catch (error) {
     if (error instanceof SagaError && error.code === SagaErrorCode.RUN_NOT_FOUND) notFound();
     throw error;
   }
-  return <RunTimelineLive initial={timeline} afterSteps={<RevokePanel initial={await getRevokeOptions(runId)} />} />;
+  return <RunTimelineLive initial={timeline} afterSteps={<RevokePanel initial={await getRevokeOptions({ actor: user, runId })} />} />;
 }

@@ -2,4 +2,4 @@ import * as api from "@/lib/delivery/contracts/dashboard";
 import { userRoute } from "@/lib/delivery/user-route";
 import { findEscalations } from "@/lib/desks/escalations/find-escalations";
 
-export const GET = userRoute(api.dashboardFindEscalations, "read", async ({ query }) => findEscalations(query));
+export const GET = userRoute(api.dashboardFindEscalations, "read", async ({ query, user }) => findEscalations({ actor: user, ...query }));

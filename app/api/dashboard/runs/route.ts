@@ -2,4 +2,4 @@ import * as api from "@/lib/delivery/contracts/dashboard";
 import { userRoute } from "@/lib/delivery/user-route";
 import { findRuns } from "@/lib/desks/runs/find-runs";
 
-export const GET = userRoute(api.dashboardFindRuns, "read", async ({ query }) => findRuns(query));
+export const GET = userRoute(api.dashboardFindRuns, "read", async ({ query, user }) => findRuns({ actor: user, ...query }));

@@ -13,10 +13,10 @@ export async function generateMetadata({ params }: { params: Promise<{ name: str
 
 export default async function ToolDetailPage({ params }: { params: Promise<{ name: string }> }) {
   const name = decodeURIComponent((await params).name);
-  const { denied } = await requirePageUser("read", { returnTo: `/admin/tools/${encodeURIComponent(name)}` });
+  const { user, denied } = await requirePageUser("read", { returnTo: `/admin/tools/${encodeURIComponent(name)}` });
   if (denied) return denied;
   try {
-    return <ToolPage detail={await getTool(name)} />;
+    return <ToolPage detail={await getTool({ actor: user, name })} />;
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
     notFound();

@@ -3,4 +3,4 @@ import { exportAuditEvents, ZExportAuditEventsRequest } from "@/lib/desks/audit/
 
 // GET /api/dashboard/audit/export?format=csv|jsonl&run=...&actor=...&type=...&from=...&to=...
 // Not userRoute: the answer is a file streamed as it is read (a ReadableStream), not one JSON value.
-export const GET = fileRoute("read", ZExportAuditEventsRequest, (query) => exportAuditEvents(query));
+export const GET = fileRoute("read", ZExportAuditEventsRequest, (query, user) => exportAuditEvents({ actor: user, filters: query }));

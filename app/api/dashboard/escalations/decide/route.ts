@@ -3,4 +3,4 @@ import { userRoute } from "@/lib/delivery/user-route";
 import { decideHeldCalls } from "@/lib/desks/escalations/decide-held-calls";
 
 // Each item is decided on its own; skipped and failed items are reported in the answer.
-export const POST = userRoute(api.dashboardDecideHeldCalls, "escalation.resolve", async ({ body }) => decideHeldCalls(body));
+export const POST = userRoute(api.dashboardDecideHeldCalls, "escalation.resolve", async ({ body, user }) => decideHeldCalls({ actor: user, ...body }));

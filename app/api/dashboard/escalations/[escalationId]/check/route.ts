@@ -3,5 +3,5 @@ import { userRoute } from "@/lib/delivery/user-route";
 import { checkRealSystem, getRealSystemCheck } from "@/lib/desks/escalations/check-real-system";
 
 // Who may work the item is decided in the lib functions (the item's owner team and kind).
-export const POST = userRoute(api.dashboardCheckRealSystem, "read", async ({ params }) => checkRealSystem(params.escalationId));
-export const GET = userRoute(api.dashboardGetRealSystemCheck, "read", async ({ params }) => getRealSystemCheck(params.escalationId));
+export const POST = userRoute(api.dashboardCheckRealSystem, "read", async ({ params, user }) => checkRealSystem({ actor: user, escalationId: params.escalationId }));
+export const GET = userRoute(api.dashboardGetRealSystemCheck, "read", async ({ params, user }) => getRealSystemCheck({ actor: user, escalationId: params.escalationId }));

@@ -3,6 +3,6 @@ import { userRoute } from "@/lib/delivery/user-route";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 
 // A changed plan is an answer (200, ok: false, with the current plan), not an error.
-export const POST = userRoute(api.dashboardApprovePivot, "pivot.decide", async ({ params, body }) =>
-  approvePivot({ pivotId: params.pivotId, planHash: body.planHash }),
+export const POST = userRoute(api.dashboardApprovePivot, "pivot.decide", async ({ params, body, user }) =>
+  approvePivot({ actor: user, pivotId: params.pivotId, planHash: body.planHash }),
 );
