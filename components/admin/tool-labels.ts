@@ -1,5 +1,6 @@
 /** Words for the tool table's values, shared by the table and the tool page. */
 import { formatDuration } from "@/components/saga-display";
+import { FIELD_LABELS, type ToolPolicyField } from "@/lib/server/tools/tool-policy";
 
 /** A window or retention in seconds, as people read it; "none" when unset. */
 export function formatWindow(seconds: number | null): string {
@@ -27,4 +28,19 @@ export function undoSummary(tool: { toolClass: string; compensator: string | nul
   if (tool.toolClass === "PURE") return "Nothing to undo";
   if (tool.toolClass === "IRREVERSIBLE") return "A correction message, sent by a person";
   return tool.compensator ? `Runs ${tool.compensator}` : "No compensator named";
+}
+
+/** Whether a key (of a diff, or of a field error) names a field of the tool table. */
+function isToolPolicyField(key: string): key is ToolPolicyField {
+  return Object.hasOwn(FIELD_LABELS, key);
+}
+
+/**
+ * A field of the tool table as the tool page heads it: the server's own label (FIELD_LABELS, the words
+ * its messages and the history use), capitalised; null for a key that names no field.
+ */
+export function toolFieldLabel(key: string): string | null {
+  if (!isToolPolicyField(key)) return null;
+  const label = FIELD_LABELS[key];
+  return label.charAt(0).toUpperCase() + label.slice(1);
 }

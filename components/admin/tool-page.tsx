@@ -5,7 +5,7 @@ import { useState, type FormEvent } from "react";
 import { ClassBadge, Fact, StatusBadge, Time } from "@/components/saga-display";
 import { DashboardRequestError, errorMessage, postParsed } from "@/components/dashboard/live";
 import { ZToolEditResult, type TToolDetail, type TToolRow, type TToolVersion } from "@/lib/server/tools/views";
-import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
+import { CLASS_MEANINGS, formatWindow, STATUS_MEANINGS, toolFieldLabel, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
 import { DEFAULT_WINDOW_SEC, DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/server/tools/duration";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
@@ -14,24 +14,6 @@ import { BackLink, FormError } from "@/components/section";
 const CLASSES = ["PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE"] as const;
 /** Roles that can pull revoke triggers at all (lib/server/auth/roles.ts); the row narrows them. */
 const REVOKE_ROLES = ["admin", "reviewer"] as const;
-
-/** What people call each field (the server's FIELD_LABELS, for the keys of a diff). */
-const LABELS: Record<string, string> = {
-  toolClass: "Class",
-  compensator: "Compensating tool",
-  undoMechanism: "Undo mechanism",
-  owner: "Owner",
-  system: "External system",
-  revocationWindowSec: "Revocation window",
-  keyRetentionSec: "Provider key retention",
-  audienceRule: "Audience",
-  revokeRoles: "Who may pull it back",
-  alwaysRequireApproval: "Always require approval",
-  correctionSubject: "Correction subject",
-  correctionBody: "Correction body",
-  description: "Description",
-  status: "Status",
-};
 
 /** A stored value as a person reads it. */
 function say(field: string, value: unknown): string {
@@ -126,7 +108,7 @@ function DeclaredVsAccepted({ detail }: { detail: TToolDetail }) {
               const differs = say(field, value) !== say(field, accepted);
               return (
                 <tr key={field} className={differs ? styles.differs : undefined}>
-                  <th scope="row">{LABELS[field] ?? field}</th>
+                  <th scope="row">{toolFieldLabel(field) ?? field}</th>
                   <td>{say(field, value)}</td>
                   <td>{say(field, accepted)}</td>
                 </tr>
@@ -165,7 +147,7 @@ function VersionItem({ v }: { v: TToolVersion }) {
         <ul className={styles.diff}>
           {changes.map(([field, { from, to }]) => (
             <li key={field}>
-              <span className={styles.diffField}>{LABELS[field] ?? field}</span>: <del>{say(field, from)}</del> → <ins>{say(field, to)}</ins>
+              <span className={styles.diffField}>{toolFieldLabel(field) ?? field}</span>: <del>{say(field, from)}</del> → <ins>{say(field, to)}</ins>
             </li>
           ))}
         </ul>
@@ -286,11 +268,11 @@ function useToolSave(tool: TToolRow, onSaved: (text: string) => void) {
     } catch (e) {
       const fields: Record<string, string> = {};
       if (e instanceof DashboardRequestError) for (const d of e.details) fields[d.path.replace(/^(body\.)?changes\./, "")] = d.message;
-      const named = Object.keys(fields);
+      const named = Object.keys(fields).map(toolFieldLabel);
       // Field errors stand beside their inputs; the summary names the fields in words.
       const text =
-        named.length > 0 && named.every((f) => f in LABELS)
-          ? `Not saved: ${named.length === 1 ? "one field needs" : `${named.length} fields need`} a change (marked above): ${named.map((f) => LABELS[f]).join(", ")}. Nothing was changed.`
+        named.length > 0 && named.every((label) => label !== null)
+          ? `Not saved: ${named.length === 1 ? "one field needs" : `${named.length} fields need`} a change (marked above): ${named.join(", ")}. Nothing was changed.`
           : `Not saved: ${errorMessage(e)}`;
       setOutcome({ tone: "bad", text, fields });
     } finally {

@@ -92,7 +92,10 @@ export type TToolPolicyFields = z.output<typeof ZToolPolicyFields>;
 export type ToolPolicyField = keyof TToolPolicyFields;
 export const TOOL_POLICY_FIELDS = Object.keys(ZToolPolicyFields.shape) as ToolPolicyField[];
 
-/** What people call each field, for messages and the history view. */
+/**
+ * What people call each field, for messages and the history view. The tool page (a client component,
+ * components/admin/tool-labels.ts) imports this one map, so this module imports nothing server-only.
+ */
 export const FIELD_LABELS = {
   toolClass: "class",
   compensator: "compensating tool",
