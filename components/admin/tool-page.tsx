@@ -10,10 +10,11 @@ import styles from "./tools.module.css";
 import { DEFAULT_WINDOW_SEC, DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/server/tools/duration";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { BackLink, FormError } from "@/components/section";
+import { Action, rolesThatCan } from "@/lib/server/auth/roles";
+import { TOOL_CLASSES } from "@/lib/saga/vocabulary";
 
-const CLASSES = ["PURE", "REVERSIBLE", "COMPENSATABLE", "IRREVERSIBLE"] as const;
 /** Roles that can pull revoke triggers at all (lib/server/auth/roles.ts); the row narrows them. */
-const REVOKE_ROLES = ["admin", "reviewer"] as const;
+const REVOKE_ROLES = rolesThatCan(Action.REVOKE_PULL);
 
 /** A stored value as a person reads it. */
 function say(field: string, value: unknown): string {
@@ -370,7 +371,7 @@ function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: (text: 
           <div className={styles.field}>
             <label htmlFor="f-toolClass">Class</label>
             <select id="f-toolClass" value={draft.toolClass} onChange={(e) => changeClass(e.target.value)} {...aria("toolClass")}>
-              {CLASSES.map((c) => (
+              {TOOL_CLASSES.map((c) => (
                 <option key={c} value={c}>
                   {c}
                 </option>
