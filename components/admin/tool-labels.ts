@@ -44,3 +44,13 @@ export function toolFieldLabel(key: string): string | null {
   const label = FIELD_LABELS[key];
   return label.charAt(0).toUpperCase() + label.slice(1);
 }
+
+/** A stored value of a tool-table field as a person reads it (a window in words, yes/no, "nobody" for no roles). */
+export function storedValueInWords(field: string, value: unknown): string {
+  if (value === null || value === undefined || value === "") return "—";
+  if (field === "revocationWindowSec" || field === "keyRetentionSec") return typeof value === "number" ? formatWindow(value) : String(value);
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (Array.isArray(value)) return value.length === 0 ? "nobody" : value.join(", ");
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}

@@ -1,0 +1,45 @@
+// What the tool table's row says, as everyone reads it: class, undo, lookup, windows, owner, system,
+// audience, who may pull it back, what a reviewer may change, approval, correction template, checks.
+
+import { ClassBadge, Fact, Time } from "@/components/saga-display";
+import type { TToolRow } from "@/lib/server/tools/views";
+import { CLASS_MEANINGS, formatWindow, undoSummary } from "@/components/admin/tool-labels";
+import styles from "@/components/admin/tools.module.css";
+
+/** The row as everyone reads it. */
+export function RowFacts({ tool }: { tool: TToolRow }) {
+  return (
+    <dl className="facts-list">
+      <Fact label="Class">
+        <ClassBadge toolClass={tool.toolClass} /> <span className="muted small">{CLASS_MEANINGS[tool.toolClass]}</span>
+      </Fact>
+      <Fact label="Undo">{undoSummary(tool)}</Fact>
+      <Fact label="Compensating tool">{tool.compensator ? <code>{tool.compensator}</code> : "—"}</Fact>
+      <Fact label="Lookup by key">{tool.lookupAvailable ? "yes: reconcile can find an effect by its step key" : "no: a timed-out call goes to a person"}</Fact>
+      <Fact label="Revocation window">{formatWindow(tool.revocationWindowSec)}</Fact>
+      <Fact label="Provider key retention">{formatWindow(tool.keyRetentionSec)}</Fact>
+      <Fact label="Owner">{tool.owner ?? "unrouted: its escalations reach nobody's queue in particular"}</Fact>
+      <Fact label="External system">{tool.system ?? "not stated: the dashboard guesses it from the tool's name"}</Fact>
+      <Fact label="Audience">{tool.audienceWords}</Fact>
+      <Fact label="Who may pull it back">{tool.revokeRoles.length > 0 ? tool.revokeRoles.join(", ") : "nobody"}</Fact>
+      <Fact label="A reviewer may change">
+        {tool.reviewerEditableArgs ? (tool.reviewerEditableArgs.length > 0 ? tool.reviewerEditableArgs.join(", ") : "nothing") : "any argument but a recipient or target; an amount only lower"}
+      </Fact>
+      <Fact label="Always require approval">{tool.alwaysRequireApproval ? "yes: every call is held for a person" : "no"}</Fact>
+      <Fact label="Correction template">
+        {tool.correctionSubject ? (
+          <>
+            <strong>{tool.correctionSubject}</strong>
+            <p className={styles.template}>{tool.correctionBody}</p>
+          </>
+        ) : (
+          "—"
+        )}
+      </Fact>
+      <Fact label="Last verified">{tool.verifiedAt ? <><Time at={tool.verifiedAt} /> by {tool.verifiedBy}</> : "never"}</Fact>
+      <Fact label="Last change">
+        <Time at={tool.updatedAt} /> by {tool.updatedBy ?? "—"}
+      </Fact>
+    </dl>
+  );
+}
