@@ -17,6 +17,9 @@ import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { auditHash } from "@/lib/saga/keys";
 import { auditHashedContent, GENESIS_HASH, type AuditEventRecord } from "@/lib/saga/store";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
+import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
+import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 import { checkRealSystem } from "@/lib/desks/escalations/check-real-system";
@@ -123,6 +126,9 @@ beforeAll(async () => {
   resetHostedWorld({ searchLagMs: 0 });
   const prisma = await getPrisma();
   for (const u of [rita, rob, vic]) await prisma.user.create({ data: { ...u } });
+  // The tool table as the demo's seed leaves it: a row per tool, each naming its system.
+  await syncToolPolicies(prisma, createSupportToolRegistry(getHostedWorld()));
+  await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS);
 });
 
 beforeEach(() => {
@@ -220,17 +226,18 @@ describe("pivot decisions", () => {
     const mail = { to: "cy@example.com", subject: "Your desk ships tomorrow", body: "We re-shipped order 3107." };
     const pivot = await run.requestPivot({ summary: "Tell Cy.", plan: [{ tool: "send_email", args: mail }] });
     const prisma = await getPrisma();
-    await prisma.toolPolicy.create({ data: { name: "send_email", toolClass: "IRREVERSIBLE", owner: "support-leads", policyVersion: 2, updatedBy: "admin@example.com" } });
+    const before = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "send_email" } });
+    await prisma.toolPolicy.update({ where: { name: "send_email" }, data: { policyVersion: before.policyVersion + 1, updatedBy: "admin@example.com" } });
     try {
       as(rita);
       const screen = await getPivotScreen({ actor: me(), pivotId: pivot.id });
       expect(screen.policyChanged).toBe(true);
-      expect(screen.plan[0]).toMatchObject({ planPolicyVersion: 1, currentPolicyVersion: 2, policyChanged: true });
+      expect(screen.plan[0]).toMatchObject({ planPolicyVersion: before.policyVersion, currentPolicyVersion: before.policyVersion + 1, policyChanged: true });
       const refused = await approvePivot({ actor: me(), pivotId: pivot.id, planHash: pivot.planHash });
-      expect(refused).toMatchObject({ ok: false, reason: "plan_changed", policyChanges: [{ tool: "send_email", planVersion: 1, currentVersion: 2 }] });
+      expect(refused).toMatchObject({ ok: false, reason: "plan_changed", policyChanges: [{ tool: "send_email", planVersion: before.policyVersion, currentVersion: before.policyVersion + 1 }] });
       expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
     } finally {
-      await prisma.toolPolicy.delete({ where: { name: "send_email" } });
+      await prisma.toolPolicy.update({ where: { name: "send_email" }, data: { policyVersion: before.policyVersion, updatedBy: before.updatedBy } });
     }
   });
 

@@ -74,7 +74,7 @@ describe("with SAGABOARD_SIM off", () => {
       ["authorize_payment", "stripe"],
     ]);
     expect(screen.bySystem.map((g) => g.system)).toEqual(["email", "jira", "stripe"]);
-    expect(screen.plan.map((i) => i.system)).toEqual(["email"]); // send_email's row names none: its name says email
+    expect(screen.plan.map((i) => i.system)).toEqual(["other"]); // send_email's row names none: nothing is guessed from its name
 
     expect((await findRuns({ actor: rina })).runs.map((r) => r.id)).toContain(run.runId);
     expect((await getRunTimeline({ actor: rina, runId: run.runId })).steps).toHaveLength(3);

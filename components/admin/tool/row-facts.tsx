@@ -19,7 +19,7 @@ export function RowFacts({ tool }: { tool: TToolRow }) {
       <Fact label="Revocation window">{formatWindow(tool.revocationWindowSec)}</Fact>
       <Fact label="Provider key retention">{formatWindow(tool.keyRetentionSec)}</Fact>
       <Fact label="Owner">{tool.owner ?? "unrouted: its escalations reach nobody's queue in particular"}</Fact>
-      <Fact label="External system">{tool.system ?? "not stated: the dashboard guesses it from the tool's name"}</Fact>
+      <Fact label="External system">{tool.system ?? "not stated: its effects are grouped under “other” until it is named below"}</Fact>
       <Fact label="Audience">{tool.audienceWords}</Fact>
       <Fact label="Who may pull it back">{tool.revokeRoles.length > 0 ? tool.revokeRoles.join(", ") : "nobody"}</Fact>
       <Fact label="A reviewer may change">

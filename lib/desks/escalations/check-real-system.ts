@@ -50,7 +50,7 @@ async function escalatedStep(prisma: PrismaClient, escalationId: string): Promis
   const step = await store.getStep(escalation.stepId);
   if (!step) throw new SagaError("STEP_NOT_FOUND", `The step of escalation ${escalationId} does not exist.`);
   const row = await withDb((db) => db.toolPolicy.findUnique({ where: { name: step.tool }, select: { system: true } }));
-  return { step, system: systemOfTool(step.tool, row?.system) };
+  return { step, system: systemOfTool(row?.system) };
 }
 
 /** A lookup's report as the check a person reads. */

@@ -77,7 +77,7 @@ export function queueItem(row: EscalationRowWithRefs, now: Date, systems: Readon
     run: row.run,
     step: row.step,
     tool,
-    system: tool ? systemOfTool(tool, systems.get(tool)?.system) : null,
+    system: tool ? systemOfTool(systems.get(tool)?.system) : null,
     heldCall: heldCallOf(row, tool ? systems.get(tool) : undefined),
     owner: escalationOwner(row, systems),
     claimedBy: row.claimedBy,

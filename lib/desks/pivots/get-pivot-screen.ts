@@ -34,7 +34,7 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
     stepIdx: step.stepIdx,
     tool: step.tool,
     toolClass: step.toolClass,
-    system: systemOfTool(step.tool, policy?.system),
+    system: systemOfTool(policy?.system),
     status: step.status,
     args: step.args,
     stepKey: step.stepKey,

@@ -54,7 +54,7 @@ export function planItemViews(plan: readonly PlanItem[], policies: Map<string, T
       idx,
       tool: item.tool,
       toolClass: item.toolClass,
-      system: systemOfTool(item.tool, policy?.system),
+      system: systemOfTool(policy?.system),
       args: item.args,
       argsHash: item.argsHash,
       planPolicyVersion: item.policyVersion,

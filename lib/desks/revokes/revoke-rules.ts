@@ -55,7 +55,7 @@ export function whatHappens(step: Pick<Step, "tool" | "toolClass" | "compensatio
     return `${step.tool} cannot be taken back: a correction message is drafted for the support desk, who decide whether and how to send it (its audience: ${audience}). Nothing is sent without a person.`;
   }
   const compensation = step.compensation as { tool?: unknown } | null;
-  const system = systemOfTool(step.tool, policy?.system);
+  const system = systemOfTool(policy?.system);
   const counter = typeof compensation?.tool === "string" ? compensation.tool : "its compensation";
   return step.toolClass === ToolClass.REVERSIBLE
     ? `The worker runs ${counter} in ${system} under its own key and reads ${system} back to confirm it: a silent delete, nobody outside the run sees it.`

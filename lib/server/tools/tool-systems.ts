@@ -6,27 +6,17 @@
  * registration or the demo's seed fills and an admin edits. Why not ToolPolicy.owner: `owner` names
  * the team that handles escalations (`payments-team`), not the system the effect lives in; two teams'
  * tools can touch one system and one team can own tools in several. A tool whose row names no system
- * falls back to the system its name gives away, then to "other".
+ * is grouped under "other" until someone names it: nothing is guessed from the tool's name (a
+ * `charge_card` of a CRM would have been placed in payments).
  */
 
-/** A system named by a tool's row, or guessed from its name: free text such as "payments" or "salesforce". */
+/** A system named by a tool's row: free text such as "payments" or "salesforce". */
 export type ExternalSystem = string;
 
-/** The system of a tool no row or name places. */
+/** The group of a tool whose row names no system. */
 export const OTHER_SYSTEM = "other";
 
-/** Words in a tool name that give its system away, for tools whose row names none. */
-const SYSTEM_HINTS: readonly [RegExp, string][] = [
-  [/payment|charge|refund|capture|authori[sz]/, "payments"],
-  [/ticket|issue/, "ticketing"],
-  [/email|mail|message/, "email"],
-  [/ship|warehouse|stock/, "warehouse"],
-  [/crm|contact|account|record/, "crm"],
-];
-
-/** The external system `tool` acts on: what its tool-table row says, else what its name says, else "other". */
-export function systemOfTool(tool: string, recorded?: string | null): ExternalSystem {
-  const named = recorded?.trim();
-  if (named) return named;
-  return SYSTEM_HINTS.find(([pattern]) => pattern.test(tool))?.[1] ?? OTHER_SYSTEM;
+/** The external system a tool acts on, as its tool-table row names it (`recorded`); "other" when the row names none. */
+export function systemOfTool(recorded: string | null | undefined): ExternalSystem {
+  return recorded?.trim() || OTHER_SYSTEM;
 }
