@@ -4,7 +4,15 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { formatDuration, StatusBadge } from "@/components/saga-display";
-import { ZBulkDecisionResult, ZClaimResult, ZEscalationQueue, type TBulkDecisionResult, type TClaimResult, type TEscalationQueue, type TEscalationQueueItem } from "@/lib/desks/dashboard/views";
+import {
+  ZBulkDecisionResult,
+  ZClaimResult,
+  ZEscalationQueue,
+  type TBulkDecisionResult,
+  type TClaimResult,
+  type TEscalationQueue,
+  type TEscalationQueueItem,
+} from "@/lib/desks/escalations/views";
 import { EscalationKind, PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";

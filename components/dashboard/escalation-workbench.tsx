@@ -6,7 +6,7 @@
 
 import { useEffect, useState } from "react";
 import { Time } from "@/components/saga-display";
-import { ZClaimResult, ZEscalationDetail, type TClaimResult, type TEscalationDetail } from "@/lib/desks/dashboard/views";
+import { ZClaimResult, ZEscalationDetail, type TClaimResult, type TEscalationDetail } from "@/lib/desks/escalations/views";
 import { errorMessage, postParsed, useLive } from "./live";
 import { EscalationHead } from "./escalation/escalation-head";
 import { RealSystemCheck, useRealSystemCheck } from "./escalation/real-system-check";

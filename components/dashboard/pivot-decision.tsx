@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { LabelledValues, Time } from "@/components/saga-display";
 import { fieldInWords, moneyInWords } from "@/lib/desks/audit/event-words";
-import type { TPivotSummary, TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPivotSummary, TPlanItemView } from "@/lib/desks/pivots/views";
 import { audienceInWords } from "./labels";
 import { callInWords } from "@/lib/desks/pivots/call-in-words";
 import styles from "./reviewer.module.css";

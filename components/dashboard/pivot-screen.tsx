@@ -6,7 +6,7 @@
 
 import Link from "next/link";
 import { useCallback, useRef, useState } from "react";
-import { ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen } from "@/lib/desks/dashboard/views";
+import { ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen } from "@/lib/desks/pivots/views";
 import type { PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, postParsed, useLive } from "./live";
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";

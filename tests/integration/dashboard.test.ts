@@ -23,7 +23,7 @@ import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 import { checkRealSystem } from "@/lib/desks/escalations/check-real-system";
-import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/dashboard/views";
+import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/escalations/views";
 import { claimEscalation } from "@/lib/desks/escalations/claim-escalation";
 import { findEscalations } from "@/lib/desks/escalations/find-escalations";
 import { getEscalation } from "@/lib/desks/escalations/get-escalation";

@@ -3,7 +3,7 @@
 
 import Link from "next/link";
 import { Mono, StatusBadge, formatDuration } from "@/components/saga-display";
-import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
+import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 import { LiveMarker } from "@/components/dashboard/live";
 import { KIND_HINTS, kindLabel } from "@/components/dashboard/labels";
 import styles from "@/components/dashboard/reviewer.module.css";

@@ -7,7 +7,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Fact, LabelledValues, Mono, Time } from "@/components/saga-display";
-import { ZRealSystemCheckState, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState } from "@/lib/desks/dashboard/views";
+import { ZRealSystemCheckState, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState } from "@/lib/desks/escalations/views";
 import { errorMessage, getParsed, postParsed } from "@/components/dashboard/live";
 import { systemLabel } from "@/components/dashboard/labels";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";

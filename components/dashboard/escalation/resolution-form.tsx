@@ -5,7 +5,7 @@
 // the person holding the item, with the evidence a check of the real system found written in for them.
 
 import { useState, type FormEvent } from "react";
-import { ZResolveResult, type TEscalationDetail, type TRealSystemCheck, type TResolveResult } from "@/lib/desks/dashboard/views";
+import { ZResolveResult, type TEscalationDetail, type TRealSystemCheck, type TResolveResult } from "@/lib/desks/escalations/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, postParsed } from "@/components/dashboard/live";
 import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";

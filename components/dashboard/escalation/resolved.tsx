@@ -3,7 +3,7 @@
 
 import Link from "next/link";
 import { LabelledValues, Time } from "@/components/saga-display";
-import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
+import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";
 
 /** Fields of a resolution that only repeat who decided (said once, above it). */

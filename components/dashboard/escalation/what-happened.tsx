@@ -3,7 +3,7 @@
 
 import { audienceWords } from "@/components/audience-words";
 import { ClassBadge, Fact, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
-import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
+import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 
 /** Who asked to pull an effect back after its window closed, and why: what the decision turns on. */
 function RevokeRequest({ detail }: { detail: TEscalationDetail["escalation"]["detail"] }) {

@@ -1,7 +1,7 @@
 // Who sees an effect, as the pivot screen shows it: the blast radius of its audience rank as a badge,
 // over the audience in words. The plan table and the staged effects both show it.
 
-import type { TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPlanItemView } from "@/lib/desks/pivots/views";
 import { audienceInWords, RANK_LABELS } from "@/components/dashboard/labels";
 
 /** The blast radius of an audience rank (internal, partner, customer) as a badge; "unknown" without one. */

@@ -6,7 +6,7 @@
 
 import type { Ref } from "react";
 import { StatusBadge, Time } from "@/components/saga-display";
-import type { TPivotDecisionResult, TPivotScreen, TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPivotDecisionResult, TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
 import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";
 import { FormError } from "@/components/section";

@@ -3,7 +3,7 @@
 // releasable, how much of it a customer sees, and whether a tool's policy changed since the plan.
 
 import { Countdown, Time } from "@/components/saga-display";
-import type { TPivotScreen, TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
 
 /**
  * The facts a decision turns on, in one row: the loaded plan's calls (and `irreversible`, those nobody can

@@ -2,7 +2,7 @@
 // hash a decision binds to, and the agent's own summary of what it proposes.
 
 import { Mono, StatusBadge, Time } from "@/components/saga-display";
-import type { TPivotScreen } from "@/lib/desks/dashboard/views";
+import type { TPivotScreen } from "@/lib/desks/pivots/views";
 import { LiveMarker } from "@/components/dashboard/live";
 import { BackLink } from "@/components/section";
 

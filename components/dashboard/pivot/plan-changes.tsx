@@ -7,7 +7,7 @@
 import { useRouter } from "next/navigation";
 import { ClassBadge, LabelledValues } from "@/components/saga-display";
 import { diffPlans } from "@/lib/desks/pivots/plan-diff";
-import type { TPivotDecisionResult, TPivotScreen, TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPivotDecisionResult, TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
 
 /** Old plan against current plan, after a refused approval or a revision seen by polling. */
 function PlanDiff({ loaded, current }: { loaded: TPlanItemView[]; current: TPlanItemView[] }) {

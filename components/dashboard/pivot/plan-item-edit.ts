@@ -2,7 +2,7 @@
 // what the page says when the server records the edit or refuses it. The editor itself (the form) is
 // PlanItemEditor in pivot-decision.tsx.
 
-import { ZEditPlanItemResult, type TEditPlanItemResult } from "@/lib/desks/dashboard/views";
+import { ZEditPlanItemResult, type TEditPlanItemResult } from "@/lib/desks/pivots/views";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { postParsed } from "@/components/dashboard/live";
 import { HASH_PREFIX } from "./pivot-head";

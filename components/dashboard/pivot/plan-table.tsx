@@ -5,7 +5,7 @@
 // approval, how each call stands.
 
 import { ClassBadge, LabelledValues, StatusBadge } from "@/components/saga-display";
-import type { TPivotScreen, TPlanItemView, TStagedEffect } from "@/lib/desks/dashboard/views";
+import type { TPivotScreen, TPlanItemView, TStagedEffect } from "@/lib/desks/pivots/views";
 import { systemLabel } from "@/components/dashboard/labels";
 import { Audience } from "./blast-radius";
 

@@ -2,7 +2,7 @@
 // every staged effect grouped by its external system, with what releases it and until when.
 
 import { ClassBadge, Countdown, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
-import type { TPivotScreen, TStagedEffect } from "@/lib/desks/dashboard/views";
+import type { TPivotScreen, TStagedEffect } from "@/lib/desks/pivots/views";
 import { systemLabel } from "@/components/dashboard/labels";
 import { Audience, RadiusBadge } from "./blast-radius";
 

@@ -9,17 +9,15 @@ import { EscalationKindSchema, PivotRejectionCodeSchema, RunStatusSchema } from 
 import { ZDecideHeldCallsRequest } from "@/lib/desks/escalations/decide-held-calls";
 import { ZEditPlanItemRequest } from "@/lib/desks/pivots/edit-plan-item";
 import { ZEscalationResolution } from "@/lib/desks/escalations/resolve-escalation";
+import { ZEditPlanItemResult, ZPivotDecisionResult, ZPivotScreen } from "@/lib/desks/pivots/views";
 import {
   ZBulkDecisionResult,
   ZClaimResult,
-  ZEditPlanItemResult,
   ZEscalationDetail,
   ZEscalationQueue,
-  ZPivotDecisionResult,
-  ZPivotScreen,
   ZRealSystemCheckState,
   ZResolveResult,
-} from "@/lib/desks/dashboard/views";
+} from "@/lib/desks/escalations/views";
 import { ZRunsPage } from "@/lib/desks/runs/find-runs";
 import { ZRunTimelineView } from "@/lib/desks/runs/get-run-timeline";
 

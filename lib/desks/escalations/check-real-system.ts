@@ -30,7 +30,7 @@ import { connectorRegistry, userActor, withDb } from "@/lib/desks/dashboard/cont
 import { assertEscalationWorker } from "./escalation-access";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { systemOfTool } from "@/lib/server/tools/tool-systems";
-import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/dashboard/views";
+import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/escalations/views";
 import { type WorkerTaskRecord } from "@/lib/protocol/tasks/task";
 
 /** The longest pause before the second lookup (the engine's reconcile re-checks after 2 s). */

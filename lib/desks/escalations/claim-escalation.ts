@@ -7,7 +7,7 @@ import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { userActor, withDb } from "@/lib/desks/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TClaimResult } from "@/lib/desks/dashboard/views";
+import type { TClaimResult } from "@/lib/desks/escalations/views";
 
 /** An escalation id from a caller. */
 export const ZEscalationId = z.string().trim().min(1).max(80);

@@ -7,7 +7,7 @@ import { claimEscalation } from "./claim-escalation";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { escalationTool } from "./escalation-view";
 import { resolveEscalation } from "./resolve-escalation";
-import type { TBulkDecisionResult } from "@/lib/desks/dashboard/views";
+import type { TBulkDecisionResult } from "@/lib/desks/escalations/views";
 
 /** One decision for several held calls of one tool. */
 export const ZDecideHeldCallsRequest = z

@@ -8,7 +8,7 @@ import { callInWords } from "@/lib/desks/pivots/call-in-words";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind } from "@/lib/saga/vocabulary";
 import { systemOfTool } from "@/lib/server/tools/tool-systems";
-import type { TEscalationQueueItem } from "@/lib/desks/dashboard/views";
+import type { TEscalationQueueItem } from "@/lib/desks/escalations/views";
 
 /** What a queue row reads besides the escalation: its run's title and its step. */
 export const ESCALATION_INCLUDE = {

@@ -9,7 +9,7 @@ import { EscalationKindSchema } from "@/lib/protocol/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TEscalationQueue } from "@/lib/desks/dashboard/views";
+import type { TEscalationQueue } from "@/lib/desks/escalations/views";
 
 /** The largest page a caller may ask for. */
 export const MAX_ESCALATIONS_PAGE = 200;

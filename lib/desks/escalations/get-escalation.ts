@@ -12,7 +12,7 @@ import { connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
 import { planAudience } from "@/lib/desks/pivots/pivot-view";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-policies";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
+import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 
 function json(value: Prisma.JsonValue): Json {
   return value as Json;

@@ -7,7 +7,7 @@ import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName, ZEscalationId } from "./claim-escalation";
 import { userActor } from "@/lib/desks/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TClaimResult } from "@/lib/desks/dashboard/views";
+import type { TClaimResult } from "@/lib/desks/escalations/views";
 
 /**
  * Gives an escalation the signed-in user holds back to the queue (fenced on `claimedBy = me`), with

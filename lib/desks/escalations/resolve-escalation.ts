@@ -13,7 +13,7 @@ import { expireIfDue } from "@/lib/server/sla/sweep-slas";
 import { dashboardEngine, userActor, withDb, } from "@/lib/desks/dashboard/context";
 import type { CurrentUser, PersonRequest } from "@/lib/server/auth/current-user";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
-import type { TResolveResult } from "@/lib/desks/dashboard/views";
+import type { TResolveResult } from "@/lib/desks/escalations/views";
 import { actorAttributes, escalationAttributes, inRunSpan } from "@/lib/core/observability/people-spans";
 
 const note = (what: string) => z.string().trim().min(1, what).max(4000);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { decidePivotFor } from "./decide-pivot";
-import type { TPivotDecisionResult } from "@/lib/desks/dashboard/views";
+import type { TPivotDecisionResult } from "@/lib/desks/pivots/views";
 
 /** An approval, bound to the plan the reviewer saw. */
 export const ZApprovePivotRequest = z.object({

@@ -10,7 +10,7 @@ import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/voca
 import { dashboardEngine, connectorRegistry, userActor, withDb, } from "@/lib/desks/dashboard/context";
 import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
-import type { TPivotDecisionResult } from "@/lib/desks/dashboard/views";
+import type { TPivotDecisionResult } from "@/lib/desks/pivots/views";
 import { expireIfDue } from "@/lib/server/sla/sweep-slas";
 import { actorAttributes, inRunSpan } from "@/lib/core/observability/people-spans";
 

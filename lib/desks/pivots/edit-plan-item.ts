@@ -8,7 +8,7 @@ import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
 import { connectorRegistry, userActor } from "@/lib/desks/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
 import { lockedArgChanges, lockedArgMessage, storedEditableArgs } from "@/lib/server/tools/reviewer-edits";
-import type { TEditPlanItemResult } from "@/lib/desks/dashboard/views";
+import type { TEditPlanItemResult } from "@/lib/desks/pivots/views";
 
 /** A reviewer's edit of one plan item, bound to the plan the page loaded. */
 export const ZEditPlanItemRequest = z.object({

@@ -11,7 +11,7 @@ import { connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
 import { pivotSummary, planItemViews } from "./pivot-view";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-policies";
 import { systemOfTool, type ExternalSystem } from "@/lib/server/tools/tool-systems";
-import type { TPivotScreen, TStagedEffect } from "@/lib/desks/dashboard/views";
+import type { TPivotScreen, TStagedEffect } from "@/lib/desks/pivots/views";
 
 /** Names of the blast radius ranks, lowest first. */
 const RANK_LABELS = ["internal", "partner", "customer"] as const;

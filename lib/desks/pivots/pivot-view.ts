@@ -7,7 +7,7 @@ import { audienceFromRule } from "@/lib/server/tools/audience";
 import { mayEditArg } from "@/lib/server/tools/reviewer-edits";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-policies";
 import { systemOfTool } from "@/lib/server/tools/tool-systems";
-import type { TPivotSummary, TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPivotSummary, TPlanItemView } from "@/lib/desks/pivots/views";
 
 /** The pivot's decision state, for the wire. */
 export function pivotSummary(pivot: PivotRecord): TPivotSummary {

@@ -3,7 +3,7 @@
  * tool and exact arguments (argsHash); a matched item whose tool policy version moved is "policy
  * changed". Pure (no server imports), so the pivot screen runs it in the browser.
  */
-import type { TPlanItemView } from "@/lib/desks/dashboard/views";
+import type { TPlanItemView } from "@/lib/desks/pivots/views";
 
 /** One line of a plan diff. */
 export interface PlanDiffLine {

@@ -3,7 +3,7 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
 import { decidePivotFor } from "./decide-pivot";
-import type { TPivotDecisionResult } from "@/lib/desks/dashboard/views";
+import type { TPivotDecisionResult } from "@/lib/desks/pivots/views";
 
 /** A rejection: the reason goes back to the agent, so it is required. */
 export const ZRejectPivotRequest = z.object({

@@ -4,7 +4,7 @@ import { EscalationWorkbench } from "@/components/dashboard/escalation-workbench
 import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { getEscalation } from "@/lib/desks/escalations/get-escalation";
-import type { TEscalationDetail } from "@/lib/desks/dashboard/views";
+import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 import { SagaError } from "@/lib/saga/errors";
 
 export const dynamic = "force-dynamic";

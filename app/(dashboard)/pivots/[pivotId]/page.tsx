@@ -4,7 +4,7 @@ import { PivotScreen } from "@/components/dashboard/pivot-screen";
 import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
-import type { TPivotScreen } from "@/lib/desks/dashboard/views";
+import type { TPivotScreen } from "@/lib/desks/pivots/views";
 import { SagaError } from "@/lib/saga/errors";
 
 export const dynamic = "force-dynamic";
