@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL("./", import.meta.url)) } },
   test: {
-    include: ["lib/**/*.test.ts", "packages/*/src/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts", "tests/faults/**/*.test.ts", "tests/mcp/**/*.test.ts"],
+    include: ["lib/**/*.test.ts", "packages/*/src/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts", "tests/faults/**/*.test.ts", "tests/mcp/**/*.test.ts", "tests/layout/**/*.test.ts"],
     environment: "node",
     // The simulated systems are off unless turned on; the suites drive them (RemoteWorld, /api/sim).
     // Webhook receivers in the suites listen on 127.0.0.1: the development switch lets the notifier

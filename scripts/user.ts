@@ -14,7 +14,7 @@
  * shell history.
  */
 import { parseArgs } from "node:util";
-import { ROLES, RoleSchema, type Role } from "@/lib/server/auth/roles";
+import { ROLES, ZRole, type Role } from "@/lib/server/auth/roles";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { createUser } from "@/lib/server/users/create-user";
 import { disableUser } from "@/lib/server/users/disable-user";
@@ -22,7 +22,7 @@ import { setUserPassword } from "@/lib/server/users/set-user-password";
 import { enableUser } from "@/lib/server/users/enable-user";
 import { findUsers } from "@/lib/server/users/find-users";
 import { setUserRole } from "@/lib/server/users/set-user-role";
-import type { UserActor, UserView } from "@/lib/server/users/user";
+import type { TUserActor, TUserView } from "@/lib/server/users/user";
 import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
 const USAGE = `Usage:
@@ -36,17 +36,17 @@ const USAGE = `Usage:
 
 /** Bad command-line input: printed with the usage, exit code 2. */
 
-function cliActor(): UserActor {
+function cliActor(): TUserActor {
   return { type: "user", id: cliUser() };
 }
 
 function roleFlag(value: string | undefined): Role {
-  const parsed = RoleSchema.safeParse(required(value, "role"));
+  const parsed = ZRole.safeParse(required(value, "role"));
   if (!parsed.success) throw new UsageError(`--role ${value} is not a role. Use one of: ${ROLES.join(", ")}.`);
   return parsed.data;
 }
 
-function describe(user: UserView): string {
+function describe(user: TUserView): string {
   const state = user.disabledAt ? `disabled ${user.disabledAt.toISOString()}` : "active";
   return `${user.email}\t${user.role}\t${state}\t${user.hasPassword ? "password" : "sso only"}\t${user.name}`;
 }
@@ -100,7 +100,7 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       return;
     }
     case "list": {
-      const users: UserView[] = [];
+      const users: TUserView[] = [];
       let cursor: string | undefined;
       do {
         const page = await findUsers(prisma, { cursor, limit: 500 });

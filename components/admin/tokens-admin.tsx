@@ -11,7 +11,7 @@ import { SecretOnce } from "./secret-once";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError, StackTable } from "@/components/section";
 
-/** What each token role may do (lib/server/tokens/token-fields.ts TokenRoleSchema). */
+/** What each token role may do (lib/server/tokens/token-fields.ts ZTokenRole). */
 const TOKEN_ROLE_HINTS = {
   agent: "Records its own runs, for the tools below.",
   worker: "Unwinds and reconciles any agent's runs, for the tools below.",

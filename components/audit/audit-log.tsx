@@ -4,10 +4,8 @@
 
 import Link from "next/link";
 import { Mono, Time } from "@/components/saga-display";
-import type { AuditEventView } from "@/lib/desks/audit/audit-event-view";
 import { actorInWords, eventInWords, scopeInWords } from "@/lib/desks/audit/event-words";
-import type { AuditEventsPage } from "@/lib/desks/audit/find-audit-events";
-import type { AuditVerification } from "@/lib/desks/audit/views";
+import { type TAuditVerification, type TAuditEventView, type TAuditEventsPage } from "@/lib/desks/audit/views";
 import styles from "./audit.module.css";
 import { FilterForm, type FilterFormValues } from "./filter-form";
 import { BreakText, IntegrityPanel } from "./integrity-panel";
@@ -49,7 +47,7 @@ function Who({ actor, filters }: { actor: string; filters: AuditFilters }) {
   );
 }
 
-function What({ event }: { event: AuditEventView }) {
+function What({ event }: { event: TAuditEventView }) {
   const words = eventInWords(event);
   return (
     <div className={styles.what}>
@@ -75,7 +73,7 @@ function What({ event }: { event: AuditEventView }) {
   );
 }
 
-function Where({ event, filters }: { event: AuditEventView; filters: AuditFilters }) {
+function Where({ event, filters }: { event: TAuditEventView; filters: AuditFilters }) {
   if (event.runId) {
     return (
       <div className={styles.where}>
@@ -97,7 +95,7 @@ function Where({ event, filters }: { event: AuditEventView; filters: AuditFilter
   );
 }
 
-function EventsTable({ events, filters, broken }: { events: readonly AuditEventView[]; filters: AuditFilters; broken: ReadonlyMap<number, string> }) {
+function EventsTable({ events, filters, broken }: { events: readonly TAuditEventView[]; filters: AuditFilters; broken: ReadonlyMap<number, string> }) {
   return (
     <div className={`table-wrap ${styles.tableWrap}`}>
       <table className={styles.events}>
@@ -138,7 +136,7 @@ function EventsTable({ events, filters, broken }: { events: readonly AuditEventV
 }
 
 /** A break's kind in a few words, for the row it marks. */
-const BREAK_WORDS: Record<AuditVerification["breaks"][number]["kind"], string> = {
+const BREAK_WORDS: Record<TAuditVerification["breaks"][number]["kind"], string> = {
   scope: "moved from another chain",
   seq: "its position was changed",
   missing: "links before it are missing",
@@ -150,7 +148,7 @@ const BREAK_WORDS: Record<AuditVerification["breaks"][number]["kind"], string> =
 };
 
 /** What a chain filter's chain looks like, verified on the server (cheap: one chain). */
-function ChainStatus({ chain }: { chain: AuditVerification }) {
+function ChainStatus({ chain }: { chain: TAuditVerification }) {
   const first = chain.breaks[0];
   if (!first) {
     return (
@@ -177,10 +175,10 @@ export function AuditLog({
   chain,
 }: {
   filters: AuditFilters;
-  page: AuditEventsPage | null;
+  page: TAuditEventsPage | null;
   error: string | null;
   notice: string | null;
-  chain: AuditVerification | null;
+  chain: TAuditVerification | null;
 }) {
   const base: AuditFilters = { ...filters, cursor: undefined };
   const filtered = Boolean(filters.run || filters.scope || filters.actor || filters.type || filters.from || filters.to);

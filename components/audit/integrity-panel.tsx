@@ -9,11 +9,11 @@ import { useState, type ChangeEvent, type MouseEvent } from "react";
 import { errorMessage, getParsed, postParsed } from "@/components/dashboard/live";
 import { Time } from "@/components/saga-display";
 import { scopeInWords } from "@/lib/desks/audit/event-words";
-import { ZAuditVerification, ZChainHeadsCheck, type AuditVerification, type ChainHeadsCheck } from "@/lib/desks/audit/views";
+import { ZAuditVerification, ZChainHeadsCheck, type TAuditVerification, type TChainHeadsCheck } from "@/lib/desks/audit/views";
 import styles from "./audit.module.css";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 
-type Break = AuditVerification["breaks"][number];
+type Break = TAuditVerification["breaks"][number];
 
 const KIND_WORDS: Record<string, [string, string]> = {
   run: ["run", "runs"],
@@ -43,7 +43,7 @@ export function BreakText({ brk, here = null }: { brk: Break; here?: string | nu
   );
 }
 
-function Verification({ result }: { result: AuditVerification }) {
+function Verification({ result }: { result: TAuditVerification }) {
   const kinds = Object.entries(result.chainsByKind)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([kind, n]) => {
@@ -90,7 +90,7 @@ function Verification({ result }: { result: AuditVerification }) {
   );
 }
 
-function HeadsCheck({ result }: { result: ChainHeadsCheck }) {
+function HeadsCheck({ result }: { result: TChainHeadsCheck }) {
   const saved = (
     <>
       saved <Time at={result.savedAt} /> UTC
@@ -135,10 +135,10 @@ function HeadsCheck({ result }: { result: ChainHeadsCheck }) {
 /** The integrity panel: verify all chains, save the heads, check a saved heads file. */
 export function IntegrityPanel() {
   const [verifying, setVerifying] = useState(false);
-  const [verification, setVerification] = useState<AuditVerification | null>(null);
+  const [verification, setVerification] = useState<TAuditVerification | null>(null);
   const [verifyError, setVerifyError] = useState<string | null>(null);
   const [checking, setChecking] = useState<string | null>(null);
-  const [check, setCheck] = useState<ChainHeadsCheck | null>(null);
+  const [check, setCheck] = useState<TChainHeadsCheck | null>(null);
   const [checkError, setCheckError] = useState<string | null>(null);
 
   async function verify() {

@@ -4,7 +4,7 @@ import type { ReactNode } from "react";
 import Link from "next/link";
 import { ClassBadge, FactList, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/desks/audit/event-words";
-import { ZRunTimelineWire, type RunTimelineView } from "@/lib/desks/runs/run-views";
+import { ZRunTimelineWire, type RunTimelineView } from "@/lib/desks/runs/views";
 import { BackLink, CountedSection, StackTable } from "@/components/section";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";

@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { StatusBadge, Time } from "@/components/saga-display";
-import { ZRunsPage, type RunsPage, type WaitingCounts } from "@/lib/desks/runs/run-views";
+import { ZRunsPage, type TRunsPage, type TWaitingCounts } from "@/lib/desks/runs/views";
 import { RUN_STATUSES } from "@/lib/saga/vocabulary";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
@@ -40,7 +40,7 @@ function runsHref(filters: Partial<RunsFilters>): string {
   return qs ? `/?${qs}` : "/";
 }
 
-function WaitingStrip({ waiting }: { waiting: WaitingCounts }) {
+function WaitingStrip({ waiting }: { waiting: TWaitingCounts }) {
   const kinds = Object.entries(waiting.openEscalations).filter(([, n]) => n > 0);
   return (
     <section className="waiting" aria-label="What waits for people">
@@ -94,7 +94,7 @@ export function RunsList({
   canDecide,
 }: {
   filters: RunsFilters;
-  initial: RunsPage;
+  initial: TRunsPage;
   notice: string | null;
   /** What waits for an admin (empty for everyone else). */
   adminWaits?: AdminWait[];

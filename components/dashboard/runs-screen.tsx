@@ -3,7 +3,7 @@
 import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { can } from "@/lib/server/auth/roles";
 import { findAdminWaits } from "@/lib/desks/dashboard/find-admin-waits";
-import { findRuns, ZFindRunsRequestSchema } from "@/lib/desks/runs/find-runs";
+import { findRuns, ZFindRunsRequest } from "@/lib/desks/runs/find-runs";
 import { RunsList, type RunsFilters } from "./runs-list";
 
 /** A page's query parameters as Next hands them over. */
@@ -43,7 +43,7 @@ export function runsReturnTo(path: string, requested: RequestedRunFilters): stri
 
 /** The runs list with `requested`'s filters, what waits for the reader, and what they may do. */
 export async function RunsScreen({ requested, user }: { requested: RequestedRunFilters; user: CurrentUser }) {
-  const parsed = ZFindRunsRequestSchema.safeParse(requested);
+  const parsed = ZFindRunsRequest.safeParse(requested);
   // A bad filter in a hand-edited address shows everything with a note, rather than an error page.
   const filters: RunsFilters = parsed.success
     ? { status: parsed.data.status, agent: parsed.data.agent, q: parsed.data.q, needsAttention: parsed.data.needsAttention ?? false, cursor: parsed.data.cursor }

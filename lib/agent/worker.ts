@@ -28,9 +28,9 @@ import type { RunContext } from "@/lib/saga/run-context";
 import { reconcileBody } from "@/lib/protocol/schemas/calls";
 import { taskTraceparent, withTraceparent } from "@/lib/protocol/trace-scope";
 import type { TLookupResultInput } from "@/lib/protocol/tasks/lookup-task";
-import { ZSendCorrectionPayloadSchema } from "@/lib/protocol/tasks/send-correction-payload";
+import { ZSendCorrectionPayload } from "@/lib/protocol/tasks/send-correction-payload";
 import { WorkerTaskKind } from "@/lib/protocol/tasks/vocabulary";
-import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema, type TaskQueue, workerActor, type ClaimedTask, type SettleResult } from "@/lib/protocol/tasks/task";
+import { ZCommitPlanPayload, ZCompensatePayload, ZUnwindPayload, type TaskQueue, workerActor, type ClaimedTask, type SettleResult } from "@/lib/protocol/tasks/task";
 
 /** What a worker's log line carries besides its sentence: the ids a log pipeline filters on, and a level. */
 // A type, not an interface: it passes where a logger takes any fields (an interface has no index signature).
@@ -379,7 +379,7 @@ export class Worker {
   private async execute(task: ClaimedTask): Promise<Json> {
     switch (task.kind) {
       case WorkerTaskKind.UNWIND: {
-        const payload = ZUnwindPayloadSchema.safeParse(task.payload);
+        const payload = ZUnwindPayload.safeParse(task.payload);
         if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "an UNWIND task needs payload.reason (a non-empty string)");
         return toJson(await this.engine.unwind(task.runId, this.actor, payload.data.reason, { skipStepIds: payload.data.skipStepIds, draftedBy: payload.data.draftedBy ?? null }));
       }
@@ -400,7 +400,7 @@ export class Worker {
         return toJson(result);
       }
       case WorkerTaskKind.COMPENSATE: {
-        const payload = ZCompensatePayloadSchema.safeParse(task.payload);
+        const payload = ZCompensatePayload.safeParse(task.payload);
         if (!task.stepId || !payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMPENSATE task needs a stepId and payload.reason (a non-empty string)");
         const step = await this.engine.compensateStep(task.stepId, this.actor, payload.data.draftedBy ?? null);
         return { stepId: step.id, stepIdx: step.stepIdx, tool: step.tool, status: step.status, compensationState: step.compensationState, compensationRef: step.compensationRef };
@@ -415,7 +415,7 @@ export class Worker {
    * sent, and stays unknown (the task is retried) rather than being resent blindly.
    */
   private async sendCorrection(task: ClaimedTask): Promise<Json> {
-    const payload = ZSendCorrectionPayloadSchema.safeParse(task.payload);
+    const payload = ZSendCorrectionPayload.safeParse(task.payload);
     if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a SEND_CORRECTION task needs payload.correctionId and payload.messages (to, subject, body)");
     if (!this.engine.resume) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot resume runs; run the worker with a SagaEngine to send corrections");
     const run = await this.engine.resume(task.runId);
@@ -437,7 +437,7 @@ export class Worker {
    * item (its policy changed since the approval) or a failed one fails the task for a person.
    */
   private async commitPlan(task: ClaimedTask): Promise<Json> {
-    const payload = ZCommitPlanPayloadSchema.safeParse(task.payload);
+    const payload = ZCommitPlanPayload.safeParse(task.payload);
     if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMMIT_PLAN task needs payload.pivotId (the approved pivot)");
     if (!this.engine.resume) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot resume runs; run the worker with a SagaEngine to commit plans");
     const run = await this.engine.resume(task.runId);

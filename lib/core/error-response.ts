@@ -5,7 +5,7 @@
 import * as z from "zod";
 import { Prisma } from "@/generated/prisma";
 import { SagaError, type FieldIssue } from "@/lib/saga/errors";
-import { ApiError, validationError, zodIssuesToDetails, type ErrorBody, type ErrorExtra } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails, type TErrorBody, type ErrorExtra } from "@/lib/protocol/errors";
 import { serverLog } from "@/lib/core/observability/log";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "./database-unavailable";
 
@@ -14,12 +14,12 @@ export interface ErrorPayload {
   /** HTTP status. */
   status: number;
   /** The error body. */
-  body: ErrorBody;
+  body: TErrorBody;
 }
 
 function payload(status: number, code: string, message: string, details: FieldIssue[], extra: ErrorExtra = {}): ErrorPayload {
   // Extra members go first so they can never replace code, message or details.
-  return { status, body: { error: { ...extra, code: code as ErrorBody["error"]["code"], message, details } } };
+  return { status, body: { error: { ...extra, code: code as TErrorBody["error"]["code"], message, details } } };
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as z from "zod";
 import { toOpenApiPath, type AnyEndpoint } from "@/lib/protocol/endpoint";
-import { API_ERROR_HTTP_STATUS, ErrorBodySchema } from "@/lib/protocol/errors";
+import { API_ERROR_HTTP_STATUS, ZErrorBody } from "@/lib/protocol/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_METHODS } from "./idempotency";
 import { MAX_BODY_BYTES } from "./route";
 
@@ -73,7 +73,7 @@ class SchemaCollector {
     const defs = ($defs ?? {}) as Record<string, JsonObject>;
     const renames = new Map<string, string>();
     const bases = new Map<string, string>();
-    // A recursive schema without an id of its own (z.json() inside JsonSchema) is named after the
+    // A recursive schema without an id of its own (z.json() inside ZJson) is named after the
     // named definition that is only a reference to it (`JsonValue`), so every copy gets one name.
     const referrer = (anonymous: string) =>
       Object.entries(defs).find(([name, def]) => !name.startsWith("__schema") && def.$ref === `#/$defs/${anonymous}`)?.[0];
@@ -190,7 +190,7 @@ function operationOf(collector: SchemaCollector, endpoint: AnyEndpoint): JsonObj
 /** The OpenAPI 3.1 document of `endpoints`; throws when two share an operationId or a method+path. */
 export function buildOpenApiDocument(endpoints: readonly AnyEndpoint[], options: OpenApiOptions = {}): OpenApiDocument {
   const collector = new SchemaCollector();
-  const errorSchema = collector.convert(ErrorBodySchema, "output");
+  const errorSchema = collector.convert(ZErrorBody, "output");
   const paths: OpenApiDocument["paths"] = {};
   const operationIds = new Set<string>();
   const errorStatuses = new Set<number>([500, 503]);

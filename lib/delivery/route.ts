@@ -15,7 +15,7 @@ import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import type { Json } from "@/lib/saga/tools";
 import { authenticateAgent, authenticateAgentForGuardedWrite, verifiedAgent, type AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
 import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "@/lib/protocol/endpoint";
-import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails, type TErrorDetail } from "@/lib/protocol/errors";
 import { retryAfterHeaders, toErrorPayload, toErrorResponse } from "@/lib/core/error-response";
 import {
   IDEMPOTENCY_KEY_HEADER,
@@ -202,7 +202,7 @@ export async function readInputs<TParams extends ObjectSchema | undefined, TQuer
   const rawQuery = queryObject(new URL(request.url).searchParams);
   const unknown = [...unknownFieldsOf(endpoint.query, rawQuery, "query", "query parameter"), ...unknownFieldsOf(endpoint.body, rawBody, "body", "body field")];
   const reported = new Set(unknown.map((d) => d.path));
-  const details: ErrorDetail[] = [...unknown];
+  const details: TErrorDetail[] = [...unknown];
   const parse = async (schema: z.ZodType | undefined, value: unknown, prefix: string): Promise<unknown> => {
     if (!schema) return undefined;
     const result = await schema.safeParseAsync(value);
@@ -220,7 +220,7 @@ export async function readInputs<TParams extends ObjectSchema | undefined, TQuer
 }
 
 /** Unknown keys of a query or body; without a schema, every key (and any body at all) is unknown. */
-function unknownFieldsOf(schema: z.ZodType | undefined, value: unknown, prefix: string, what: string): ErrorDetail[] {
+function unknownFieldsOf(schema: z.ZodType | undefined, value: unknown, prefix: string, what: string): TErrorDetail[] {
   if (schema) return findUnknownFields(schema, value, prefix);
   if (value === undefined) return [];
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {

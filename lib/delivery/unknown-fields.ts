@@ -16,7 +16,7 @@
  * Type errors are left to the schema itself: the walk only looks at keys.
  */
 import * as z from "zod";
-import type { ErrorDetail } from "@/lib/protocol/errors";
+import type { TErrorDetail } from "@/lib/protocol/errors";
 
 /** A JSON Schema node as z.toJSONSchema produces it (the parts the walk reads). */
 type JsonSchemaNode = boolean | { [key: string]: unknown };
@@ -48,7 +48,7 @@ export function fieldMapOf(schema: z.ZodType): FieldMap {
 }
 
 /** Every key of `value` that `schema` does not declare, as `{ path, message }` under `prefix`. */
-export function findUnknownFields(schema: z.ZodType, value: unknown, prefix: string): ErrorDetail[] {
+export function findUnknownFields(schema: z.ZodType, value: unknown, prefix: string): TErrorDetail[] {
   const map = fieldMapOf(schema);
   return walk(map, map.root, value, prefix, 0);
 }
@@ -74,7 +74,7 @@ function join(prefix: string, key: string | number): string {
   return prefix === "" ? String(key) : `${prefix}.${key}`;
 }
 
-function walk(map: FieldMap, raw: JsonSchemaNode, value: unknown, path: string, depth: number): ErrorDetail[] {
+function walk(map: FieldMap, raw: JsonSchemaNode, value: unknown, path: string, depth: number): TErrorDetail[] {
   // Bodies are at most 64 levels deep (route.ts); recursive schemas cannot loop past the value.
   if (depth > 256) return [];
   const node = resolve(map, raw);
@@ -102,9 +102,9 @@ function mergeParts(parts: JsonSchemaNode[]): { [key: string]: unknown } {
   return anyObject ? { type: "object", properties, ...(additional === undefined ? {} : { additionalProperties: additional }) } : {};
 }
 
-function walkObjectOrArray(map: FieldMap, node: { [key: string]: unknown }, value: unknown, path: string, depth: number): ErrorDetail[] {
+function walkObjectOrArray(map: FieldMap, node: { [key: string]: unknown }, value: unknown, path: string, depth: number): TErrorDetail[] {
   if (Array.isArray(value)) {
-    const details: ErrorDetail[] = [];
+    const details: TErrorDetail[] = [];
     const prefixItems = Array.isArray(node.prefixItems) ? (node.prefixItems as JsonSchemaNode[]) : [];
     const items = node.items as JsonSchemaNode | undefined;
     value.forEach((item, i) => {
@@ -119,7 +119,7 @@ function walkObjectOrArray(map: FieldMap, node: { [key: string]: unknown }, valu
   const properties = (node.properties ?? {}) as Record<string, JsonSchemaNode>;
   const additional = node.additionalProperties as JsonSchemaNode | undefined;
   const openToAnyKey = additional !== undefined && additional !== false;
-  const details: ErrorDetail[] = [];
+  const details: TErrorDetail[] = [];
   for (const [key, inner] of Object.entries(value)) {
     const declared = Object.hasOwn(properties, key) ? properties[key] : undefined;
     if (declared !== undefined) details.push(...walk(map, declared, inner, join(path, key), depth + 1));
@@ -136,8 +136,8 @@ export function unknownFieldMessage(known: readonly string[]): string {
   return `unknown field; known fields: ${known.join(", ")}`;
 }
 
-function walkUnion(map: FieldMap, branches: JsonSchemaNode[], value: unknown, path: string, depth: number): ErrorDetail[] {
-  let best: ErrorDetail[] | undefined;
+function walkUnion(map: FieldMap, branches: JsonSchemaNode[], value: unknown, path: string, depth: number): TErrorDetail[] {
+  let best: TErrorDetail[] | undefined;
   let bestScore = -Infinity;
   for (const branch of branches) {
     const resolved = resolve(map, branch);

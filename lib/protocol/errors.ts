@@ -61,33 +61,33 @@ export const API_ERROR_HTTP_STATUS = {
 } as const satisfies Record<ApiErrorCode, number>;
 
 /** One problem with one field: `path` is dotted (`body.args.amount`), empty for the whole request. */
-export const ErrorDetailSchema = z.object({
+export const ZErrorDetail = z.object({
   path: z.string().describe("Dotted path of the offending field (body.args.amount); empty for the whole request."),
   message: z.string().describe("What is wrong with it."),
 });
 /** One problem with one field. */
-export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
+export type TErrorDetail = z.infer<typeof ZErrorDetail>;
 
 /** Every code an error response can carry: the API's own and the saga engine's. */
-export const ErrorCodeSchema = z.enum({ ...SagaErrorCode, ...ApiErrorCode }).meta({ id: "ErrorCode", description: "The closed list of reasons a request is refused." });
+export const ZErrorCode = z.enum({ ...SagaErrorCode, ...ApiErrorCode }).meta({ id: "ErrorCode", description: "The closed list of reasons a request is refused." });
 
 /**
  * The body of every error response. Extra members (e.g. `escalationId` for APPROVAL_REQUIRED) sit
  * beside `code`, `message` and `details`.
  */
-export const ErrorBodySchema = z
+export const ZErrorBody = z
   .object({
     error: z
       .looseObject({
-        code: ErrorCodeSchema.describe("Machine-readable reason; branch on this, never on the message."),
+        code: ZErrorCode.describe("Machine-readable reason; branch on this, never on the message."),
         message: z.string().describe("What went wrong and what to do about it."),
-        details: z.array(ErrorDetailSchema).describe("One entry per offending field; empty when not about input."),
+        details: z.array(ZErrorDetail).describe("One entry per offending field; empty when not about input."),
       })
       .describe("The error; extra members (such as escalationId) depend on the code."),
   })
   .meta({ id: "Error", description: "The body of every error response." });
 /** The body of every error response. */
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+export type TErrorBody = z.infer<typeof ZErrorBody>;
 
 /** Extra members of an error body (`{ escalationId }`); they never override code, message or details. */
 export type ErrorExtra = Record<string, string | number | boolean | null>;
@@ -95,7 +95,7 @@ export type ErrorExtra = Record<string, string | number | boolean | null>;
 /** Options of an ApiError. */
 export interface ApiErrorOptions {
   /** Fields that were wrong, when the error is about input. */
-  details?: ErrorDetail[];
+  details?: TErrorDetail[];
   /** Extra members of the error body (`{ escalationId }`). */
   extra?: ErrorExtra;
   /** The underlying error, for the server log. */
@@ -105,7 +105,7 @@ export interface ApiErrorOptions {
 /** An error the API client can act on. */
 export class ApiError extends Error {
   /** Fields that were wrong, when the error is about input. */
-  readonly details: ErrorDetail[];
+  readonly details: TErrorDetail[];
   /** Extra members of the error body. */
   readonly extra: ErrorExtra;
 
@@ -127,7 +127,7 @@ export class ApiError extends Error {
 }
 
 /** Turns zod issues into details with dotted paths, under `prefix` (`body`, `query`, `params`). */
-export function zodIssuesToDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {
+export function zodIssuesToDetails(error: z.ZodError, prefix = ""): TErrorDetail[] {
   return error.issues.map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter((part) => part !== "").join("."),
     message: issue.message,
@@ -135,7 +135,7 @@ export function zodIssuesToDetails(error: z.ZodError, prefix = ""): ErrorDetail[
 }
 
 /** A VALIDATION_FAILED error whose message lists every offending field. */
-export function validationError(details: ErrorDetail[], what = "The request"): ApiError {
+export function validationError(details: TErrorDetail[], what = "The request"): ApiError {
   const list = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join("; ");
   return new ApiError("VALIDATION_FAILED", `${what} is invalid (${list}). Fix the named fields and try again.`, {
     details,

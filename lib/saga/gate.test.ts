@@ -6,7 +6,7 @@ import { irreversibleBeforePivot } from "@/lib/saga/metrics";
 import { type StepRecord } from "@/lib/saga/store";
 import { defineTool, type Json, type ToolCallContext, type ToolDefinition } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
-import { fakeArgs, FakeArgs, FakeSystem, setup, rejection, stepAt } from "./testkit";
+import { ZFakeArgs, FakeArgs, FakeSystem, setup, rejection, stepAt } from "./testkit";
 
 const reviewer = { type: "user" as const, id: "rita@example.com" };
 type Run = Awaited<ReturnType<SagaEngine["startRun"]>>;
@@ -25,7 +25,7 @@ function badBuilders(sys: FakeSystem): ToolDefinition[] {
   const side = (name: string) => ({
     name,
     class: ToolClass.COMPENSATABLE,
-    args: fakeArgs,
+    args: ZFakeArgs,
     call: (a: FakeArgs, ctx: ToolCallContext) => sys.call(name, a, ctx),
     lookup: (key: string) => sys.lookup(key),
   });

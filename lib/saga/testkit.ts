@@ -47,12 +47,12 @@ export interface FakeEffect {
   args: Json;
 }
 
-export const fakeArgs = z.object({
+export const ZFakeArgs = z.object({
   text: z.string().min(1),
   amount: z.number().int().positive().optional(),
   receipts: z.boolean().optional(),
 });
-export type FakeArgs = z.output<typeof fakeArgs>;
+export type FakeArgs = z.output<typeof ZFakeArgs>;
 
 export class FakeSystem {
   /** Every effect, in the order it happened. */
@@ -149,7 +149,7 @@ export const HIGH_AMOUNT = 1000;
 export function fakeTools(sys: FakeSystem): ToolDefinition[] {
   const side = (name: string) => ({
     name,
-    args: fakeArgs,
+    args: ZFakeArgs,
     call: (a: FakeArgs, ctx: ToolCallContext) => sys.call(name, a, ctx),
     lookup: (key: string) => sys.lookup(key),
   });
@@ -159,7 +159,7 @@ export function fakeTools(sys: FakeSystem): ToolDefinition[] {
     defineTool({
       name: "lookup_order",
       class: ToolClass.PURE,
-      args: fakeArgs,
+      args: ZFakeArgs,
       call: async (a: FakeArgs) => {
         sys.calls.push({ tool: "lookup_order", key: "" });
         return { externalRef: null, result: { order: a.text } };

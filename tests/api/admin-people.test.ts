@@ -21,7 +21,7 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { World } from "@/lib/demo/sim";
 import { hashTokenSecret, tokenScope } from "@/lib/server/tokens/agent-token";
 import { createUser } from "@/lib/server/users/create-user";
-import { userScope, type UserView } from "@/lib/server/users/user";
+import { userScope, type TUserView } from "@/lib/server/users/user";
 import { addSupportTools, call, useTestDatabase, type CallResult } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("admin-people");
@@ -32,19 +32,19 @@ const SUPPORT_TOOLS = createSupportToolRegistry(new World())
   .sort();
 
 let seq = 0;
-const people: Partial<Record<Role, UserView>> = {};
+const people: Partial<Record<Role, TUserView>> = {};
 
-async function seed(role: Role, email = `${role}-${++seq}@example.com`): Promise<UserView> {
+async function seed(role: Role, email = `${role}-${++seq}@example.com`): Promise<TUserView> {
   return createUser(await getPrisma(), { email, name: `${role} ${seq}`, role, password: "a long enough password", by: seedBy });
 }
 
-function admin(): UserView {
+function admin(): TUserView {
   if (!people.admin) throw new Error("seeded in beforeAll");
   return people.admin;
 }
 
 /** Calls `handler` as `user` (null: no session), same-origin, like the dashboard does. */
-function as(user: UserView | null, handler: RouteHandler, path: string, body?: unknown): Promise<CallResult> {
+function as(user: TUserView | null, handler: RouteHandler, path: string, body?: unknown): Promise<CallResult> {
   return runWithSessionReader(
     async () => user?.id ?? null,
     () => call(handler, path, { method: body === undefined ? "GET" : "POST", body, headers: { origin: "http://localhost" } }),
@@ -225,7 +225,7 @@ describe("tokens, as an admin", () => {
 });
 
 describe("reviewer, support and viewer", () => {
-  const cases = (target: () => UserView) =>
+  const cases = (target: () => TUserView) =>
     [
       ["GET users", usersRoute.GET, "/api/dashboard/admin/users", undefined],
       ["create a user", usersRoute.POST, "/api/dashboard/admin/users", { email: "sneaky@example.com", name: "Sneaky", role: "admin" }],

@@ -12,10 +12,9 @@ import * as headsRoute from "@/app/api/dashboard/audit/heads/route";
 import * as checkRoute from "@/app/api/dashboard/audit/heads/check/route";
 import * as verifyRoute from "@/app/api/dashboard/audit/verify/route";
 import type { AuditEvent } from "@/generated/prisma";
-import { AUDIT_EVENT_COLUMNS, type AuditEventView } from "@/lib/desks/audit/audit-event-view";
-import type { AuditVerification } from "@/lib/desks/audit/views";
+import { AUDIT_EVENT_COLUMNS } from "@/lib/desks/audit/audit-event-view";
+import { type TAuditVerification, type TAuditEventView, type TChainHeadsFile } from "@/lib/desks/audit/views";
 import { auditFilterOf, readAuditPage, ZFindAuditEventsRequest } from "@/lib/desks/audit/find-audit-events";
-import type { ChainHeadsFile } from "@/lib/desks/audit/export-chain-heads";
 import type { RouteHandler } from "@/lib/delivery/route";
 import { runWithSessionReader } from "@/lib/server/auth/current-user";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
@@ -25,7 +24,7 @@ import type { Prisma } from "@/generated/prisma";
 import { SagaEngine } from "@/lib/saga/engine";
 import { getHostedWorld } from "@/lib/demo/sim/host";
 import { createUser } from "@/lib/server/users/create-user";
-import type { UserView } from "@/lib/server/users/user";
+import type { TUserView } from "@/lib/server/users/user";
 import { parseCsv } from "../support/csv";
 import { addSupportTools, call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
 
@@ -34,7 +33,7 @@ process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
 const getPrisma = useTestDatabase("audit");
 const TRICKY_TITLE = 'Refund "order, 2001"\r\nfor Bo; then\nclose';
 
-let viewer: UserView;
+let viewer: TUserView;
 let agentName: string;
 let runA: string;
 let runB: string;
@@ -56,7 +55,7 @@ beforeAll(async () => {
 });
 
 /** Calls `handler` as the viewer (null: signed out), same-origin like the dashboard. */
-function asViewer(handler: RouteHandler, path: string, body?: unknown, user: UserView | null = viewer): Promise<CallResult> {
+function asViewer(handler: RouteHandler, path: string, body?: unknown, user: TUserView | null = viewer): Promise<CallResult> {
   return runWithSessionReader(
     async () => user?.id ?? null,
     () => call(handler, path, { method: body === undefined ? "GET" : "POST", body, headers: { origin: "http://localhost" } }),
@@ -64,31 +63,31 @@ function asViewer(handler: RouteHandler, path: string, body?: unknown, user: Use
 }
 
 /** Every event the table holds, newest first, as the routes show them. */
-async function allEvents(where: Prisma.AuditEventWhereInput = {}): Promise<AuditEventView[]> {
+async function allEvents(where: Prisma.AuditEventWhereInput = {}): Promise<TAuditEventView[]> {
   const rows = await (await getPrisma()).auditEvent.findMany({ where, orderBy: { id: "desc" } });
-  return JSON.parse(JSON.stringify(rows.map((r) => ({ ...r, at: r.at.toISOString() })))) as AuditEventView[];
+  return JSON.parse(JSON.stringify(rows.map((r) => ({ ...r, at: r.at.toISOString() })))) as TAuditEventView[];
 }
 
 /** Every page of GET /api/dashboard/audit with `query`, following nextCursor. */
-async function pages(query: Record<string, string>): Promise<{ events: AuditEventView[]; requests: number }> {
-  const events: AuditEventView[] = [];
+async function pages(query: Record<string, string>): Promise<{ events: TAuditEventView[]; requests: number }> {
+  const events: TAuditEventView[] = [];
   let cursor: string | null = null;
   let requests = 0;
   do {
     const qs = new URLSearchParams({ ...query, ...(cursor ? { cursor } : {}) });
     const res = await asViewer(auditRoute.GET, `/api/dashboard/audit?${qs}`);
     expect(res.status, JSON.stringify(res.json)).toBe(200);
-    events.push(...(res.json.events as AuditEventView[]));
+    events.push(...(res.json.events as TAuditEventView[]));
     cursor = res.json.nextCursor as string | null;
     requests++;
   } while (cursor !== null && requests < 100);
   return { events, requests };
 }
 
-async function verify(scope?: string): Promise<AuditVerification> {
+async function verify(scope?: string): Promise<TAuditVerification> {
   const res = await asViewer(verifyRoute.GET, `/api/dashboard/audit/verify${scope ? `?scope=${encodeURIComponent(scope)}` : ""}`);
   expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json as AuditVerification;
+  return res.json as TAuditVerification;
 }
 
 describe("finding events", () => {
@@ -105,7 +104,7 @@ describe("finding events", () => {
   it("filters by actor and type prefix, and by time, across the whole log", async () => {
     const all = await allEvents();
     // Each filter below keeps some events and drops others, so an ignored filter fails.
-    for (const keep of [(e: AuditEventView) => e.actor.startsWith("system:"), (e: AuditEventView) => e.type.startsWith("agent_token."), (e: AuditEventView) => e.actor === "agent:other-agent"]) {
+    for (const keep of [(e: TAuditEventView) => e.actor.startsWith("system:"), (e: TAuditEventView) => e.type.startsWith("agent_token."), (e: TAuditEventView) => e.actor === "agent:other-agent"]) {
       expect(all.filter(keep).length).toBeGreaterThan(0);
       expect(all.filter(keep).length).toBeLessThan(all.length);
     }
@@ -133,7 +132,7 @@ describe("finding events", () => {
     const all = await allEvents();
     const filter = auditFilterOf(ZFindAuditEventsRequest.parse({ actor: "system:" }));
     const expected = all.filter((e) => e.actor.startsWith("system:"));
-    const found: AuditEventView[] = [];
+    const found: TAuditEventView[] = [];
     let cursor: number | null = null;
     let partial = 0;
     for (let i = 0; i < 100; i++) {
@@ -164,7 +163,7 @@ describe("finding events", () => {
   });
 });
 
-function exportAs(user: UserView | null, query: string): Promise<Response> {
+function exportAs(user: TUserView | null, query: string): Promise<Response> {
   return runWithSessionReader(
     async () => user?.id ?? null,
     () => exportRoute.GET(new Request(`http://localhost/api/dashboard/audit/export?${query}`), { params: Promise.resolve({}) }),
@@ -172,7 +171,7 @@ function exportAs(user: UserView | null, query: string): Promise<Response> {
 }
 
 /** An event read back from a CSV record (empty runId/stepId is none; data is JSON). */
-function fromCsv(header: string[], record: string[]): AuditEventView {
+function fromCsv(header: string[], record: string[]): TAuditEventView {
   const o = Object.fromEntries(header.map((h, i) => [h, record[i] ?? ""]));
   return {
     id: Number(o.id),
@@ -182,7 +181,7 @@ function fromCsv(header: string[], record: string[]): AuditEventView {
     stepId: o.stepId || null,
     type: o.type!,
     actor: o.actor!,
-    data: JSON.parse(o.data!) as AuditEventView["data"],
+    data: JSON.parse(o.data!) as TAuditEventView["data"],
     at: o.at!,
     prevHash: o.prevHash!,
     hash: o.hash!,
@@ -191,8 +190,8 @@ function fromCsv(header: string[], record: string[]): AuditEventView {
 
 describe("exports", () => {
   it.each([
-    ["a run", (a: string) => `run=${a}`, (e: AuditEventView, a: string) => e.scope === `run:${a}`],
-    ["an actor and a type", () => "actor=agent:&type=step.", (e: AuditEventView) => e.actor.startsWith("agent:") && e.type.startsWith("step.")],
+    ["a run", (a: string) => `run=${a}`, (e: TAuditEventView, a: string) => e.scope === `run:${a}`],
+    ["an actor and a type", () => "actor=agent:&type=step.", (e: TAuditEventView) => e.actor.startsWith("agent:") && e.type.startsWith("step.")],
     ["everything", () => "", () => true],
   ])("CSV and JSON lines of %s parse back to exactly the filtered events", async (_what, query, keep) => {
     const expected = (await allEvents()).filter((e) => keep(e, runA));
@@ -210,7 +209,7 @@ describe("exports", () => {
     expect(jsonl.headers.get("content-type")).toBe("application/x-ndjson; charset=utf-8");
     const text = await jsonl.text();
     expect(text.endsWith("\n")).toBe(true);
-    expect(text.trimEnd().split("\n").map((line) => JSON.parse(line) as AuditEventView)).toEqual(expected);
+    expect(text.trimEnd().split("\n").map((line) => JSON.parse(line) as TAuditEventView)).toEqual(expected);
   });
 
   it("keeps quotes, commas and line breaks of the data intact", async () => {
@@ -293,7 +292,7 @@ describe("tamper evidence", () => {
     const prisma = await getPrisma();
     const saved = await asViewer(headsRoute.GET, "/api/dashboard/audit/heads");
     expect(saved.status).toBe(200);
-    const file = saved.json as ChainHeadsFile;
+    const file = saved.json as TChainHeadsFile;
     expect(file.heads.map((h) => h.scope)).toContain(`run:${runA}`);
     expect((await asViewer(checkRoute.POST, "/api/dashboard/audit/heads/check", file)).json).toMatchObject({ matches: true, digestMatches: true, checked: file.chains, changedCount: 0 });
 
@@ -333,7 +332,7 @@ describe("tamper evidence", () => {
   });
 
   it("an edited heads file is told apart from a changed log, and a file that is not one is refused by field", async () => {
-    const file = (await asViewer(headsRoute.GET, "/api/dashboard/audit/heads")).json as ChainHeadsFile;
+    const file = (await asViewer(headsRoute.GET, "/api/dashboard/audit/heads")).json as TChainHeadsFile;
     const edited = { ...file, heads: file.heads.map((h, i) => (i === 0 ? { ...h, hash: "a".repeat(64) } : h)) };
     const res = await asViewer(checkRoute.POST, "/api/dashboard/audit/heads/check", edited);
     expect(res.json).toMatchObject({ matches: false, digestMatches: false, changedCount: 1 });
@@ -356,7 +355,7 @@ describe("many chains", () => {
     const rows = Array.from({ length: 450 }, (_, i) => chainLink(undefined, { scope: `user:usr_many_${String(i).padStart(3, "0")}`, runId: null, stepId: null, type: "user.created", actor: "system:test", data: { i } }, at));
     await prisma.auditEvent.createMany({ data: rows.map((r) => ({ ...r, data: r.data as Prisma.InputJsonValue })) });
     try {
-      const file = (await asViewer(headsRoute.GET, "/api/dashboard/audit/heads")).json as ChainHeadsFile;
+      const file = (await asViewer(headsRoute.GET, "/api/dashboard/audit/heads")).json as TChainHeadsFile;
       const many = file.heads.filter((h) => h.scope.startsWith("user:usr_many_"));
       expect(many.map((h) => [h.scope, h.seq, h.hash])).toEqual(rows.map((r) => [r.scope, 1, r.hash]));
       expect(file.chains).toBe(new Set((await allEvents()).map((e) => e.scope)).size);

@@ -6,7 +6,7 @@ import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { Prisma } from "@/generated/prisma";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { ApiError, ErrorBodySchema } from "@/lib/protocol/errors";
+import { ApiError, ZErrorBody } from "@/lib/protocol/errors";
 import { agentRoute, MAX_BODY_BYTES, publicRoute, withStatus } from "@/lib/delivery/route";
 import { SagaError } from "@/lib/saga/errors";
 import { serverLog } from "@/lib/core/observability/log";
@@ -82,7 +82,7 @@ describe("agentRoute", () => {
       { path: "/api/v1/test/runs/xyz/charges?limit=500", params: { runId: "xyz" } },
     );
     expect(res.status).toBe(400);
-    expect(ErrorBodySchema.safeParse(res.json).success).toBe(true);
+    expect(ZErrorBody.safeParse(res.json).success).toBe(true);
     expect(res.json.error.code).toBe("VALIDATION_FAILED");
     const paths = res.json.error.details.map((d: { path: string }) => d.path);
     expect(paths).toEqual(expect.arrayContaining(["params.runId", "query.limit", "body.tool", "body.args.amount", "body.args.currency"]));
@@ -170,7 +170,7 @@ describe("agentRoute", () => {
     const res = await post(goodBody);
     log.mockRestore();
     expect(res.status).toBe(status);
-    expect(ErrorBodySchema.safeParse(res.json).success).toBe(true);
+    expect(ZErrorBody.safeParse(res.json).success).toBe(true);
     expect(res.json.error.code).toBe(code);
     if (code === "APPROVAL_REQUIRED") expect(res.json.error.escalationId).toBe("esc_1");
     if (_name === "SagaError with issues") expect(res.json.error.details).toEqual([{ path: "args.amount", message: "too big" }]);

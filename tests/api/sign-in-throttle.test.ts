@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import NextAuth from "next-auth";
 import { authOptions } from "@/lib/server/auth/options";
 import { SIGN_IN_THROTTLED_EVENT, recordSignInLockout } from "@/lib/server/auth/record-sign-in-lockout";
-import { SignInLimitsSchema, SignInThrottle, type SignInLimits } from "@/lib/server/auth/sign-in-throttle";
+import { ZSignInLimits, SignInThrottle, type TSignInLimits } from "@/lib/server/auth/sign-in-throttle";
 import { clientAddress, parseTrustedProxies } from "@/lib/server/auth/client-address";
 import { SIGN_IN_DEVICE_COOKIE } from "@/lib/server/auth/sign-in-device";
 import { installPeerStamp, PEER_HEADER } from "@/lib/server/auth/socket-address";
@@ -26,13 +26,13 @@ process.env.NEXTAUTH_URL = "http://127.0.0.1:3000";
 process.env.NEXTAUTH_SECRET = "sign-in-throttle-test-secret-long-enough";
 const getPrisma = useTestDatabase("sign-in-throttle");
 const postgres = testStoreKind() === "postgresql";
-const limits: SignInLimits = SignInLimitsSchema.parse({ accountFailures: 3, accountWindowSeconds: 60, blockSeconds: 1, maxBlockSeconds: 2, lockoutMemorySeconds: 60, clientFailures: 8, clientWindowSeconds: 60 });
+const limits: TSignInLimits = ZSignInLimits.parse({ accountFailures: 3, accountWindowSeconds: 60, blockSeconds: 1, maxBlockSeconds: 2, lockoutMemorySeconds: 60, clientFailures: 8, clientWindowSeconds: 60 });
 const PASSWORD = "correct horse battery staple";
 const pools: pg.Pool[] = [];
 const throttles: SignInThrottle[] = [];
 
 /** A throttle as one app instance makes it: in memory on SQLite, in the shared table on PostgreSQL. */
-async function newThrottle(override: Partial<SignInLimits> = {}): Promise<SignInThrottle> {
+async function newThrottle(override: Partial<TSignInLimits> = {}): Promise<SignInThrottle> {
   const pool = postgres ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 }) : undefined;
   if (pool) pools.push(pool);
   const prisma = await getPrisma();
@@ -288,7 +288,7 @@ describe("the lockout figure", () => {
 
   it(`while 20 addresses fail the owner's password continuously (${attackSeconds} s), the owner signs in within seconds`, { timeout: (attackSeconds + 60) * 1000 }, async () => {
     // The default limits, but for the window's length.
-    const defaults = SignInLimitsSchema.parse({});
+    const defaults = ZSignInLimits.parse({});
     const pool = postgres ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 }) : undefined;
     if (pool) pools.push(pool);
     const real = new SignInThrottle({ limits: defaults, ...(pool ? { postgresPool: pool } : {}) });

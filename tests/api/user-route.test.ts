@@ -11,7 +11,7 @@ import { userRoute } from "@/lib/delivery/user-route";
 import { createUser } from "@/lib/server/users/create-user";
 import { disableUser } from "@/lib/server/users/disable-user";
 import { setUserRole } from "@/lib/server/users/set-user-role";
-import type { UserView } from "@/lib/server/users/user";
+import type { TUserView } from "@/lib/server/users/user";
 import { call, useTestDatabase } from "./api-test-kit";
 
 const getPrisma = useTestDatabase("user-route");
@@ -61,9 +61,9 @@ const GET = userRoute(
 const path = "/api/v1/test/pivots/piv_1/decision";
 const sameOrigin = { origin: "http://localhost" };
 let seq = 0;
-const users: Partial<Record<"reviewer" | "viewer" | "admin", UserView>> = {};
+const users: Partial<Record<"reviewer" | "viewer" | "admin", TUserView>> = {};
 
-async function seed(role: "admin" | "reviewer" | "support" | "viewer"): Promise<UserView> {
+async function seed(role: "admin" | "reviewer" | "support" | "viewer"): Promise<TUserView> {
   return createUser(await getPrisma(), {
     email: `${role}-${++seq}@Example.COM`,
     name: `${role} ${seq}`,

@@ -11,7 +11,7 @@ import { test as base, expect, type Page } from "@playwright/test";
 import type { Role } from "@/lib/server/auth/roles";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { createUser } from "@/lib/server/users/create-user";
-import type { UserView } from "@/lib/server/users/user";
+import type { TUserView } from "@/lib/server/users/user";
 import { testStoreKind } from "../support/test-database";
 
 /**
@@ -37,7 +37,7 @@ export async function shootBothWidths(page: Page, name: string, desktopWidth = 1
 }
 
 /** A seeded account and its password (known only to the test). */
-export interface SeededUser extends UserView {
+export interface SeededUser extends TUserView {
   /** The plain password, for signing in. */
   password: string;
 }

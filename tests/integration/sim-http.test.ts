@@ -19,7 +19,7 @@ import type { ToolRegistry } from "@/lib/saga/tools";
 import { ProviderRejection, ProviderServerError, ProviderTimeout, World, type LedgerEntry } from "@/lib/demo/sim";
 import { DEFAULT_HOSTED_SEARCH_LAG_MS, getHostedWorld, hostedSearchLagMs, resetHostedWorld } from "@/lib/demo/sim/host";
 import { RemoteWorld, SimHttpError, type RemoteWorldOptions, type WorldLike } from "@/lib/demo/sim/remote";
-import { decodeJson, dispatchRpc, encodeJson, RpcRequestError, RpcRequestSchema, type RpcRequest } from "@/lib/demo/sim/rpc";
+import { decodeJson, dispatchRpc, encodeJson, RpcRequestError, ZRpcRequest, type TRpcRequest } from "@/lib/demo/sim/rpc";
 import { refundAndReship } from "../support/support-agent";
 
 const BASE = "http://sim.test";
@@ -327,9 +327,9 @@ describe("the routes", () => {
 
   it("dispatchRpc re-checks the allow-list itself", async () => {
     const world = new World();
-    const smuggled = { system: "payments", method: "ledger", args: [] } as unknown as RpcRequest;
+    const smuggled = { system: "payments", method: "ledger", args: [] } as unknown as TRpcRequest;
     await expect(dispatchRpc(world, smuggled)).rejects.toBeInstanceOf(RpcRequestError);
-    const ok = RpcRequestSchema.parse({ system: "crm", method: "get", args: ["nobody"] });
+    const ok = ZRpcRequest.parse({ system: "crm", method: "get", args: ["nobody"] });
     expect(await dispatchRpc(world, ok)).toEqual({ ok: true, value: undefined });
   });
 

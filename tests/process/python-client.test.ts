@@ -163,13 +163,13 @@ describe("the Python package", () => {
 
     // "Check the real system" for a tool only the Python worker holds: a LOOKUP task it answers.
     const { enqueueTask } = await import("@/lib/server/worker/enqueue-task");
-    const { ZLookupResultSchema } = await import("@/lib/protocol/tasks/lookup-task");
+    const { ZLookupResult } = await import("@/lib/protocol/tasks/lookup-task");
     const { task } = await enqueueTask(prisma, { kind: "LOOKUP", runId: email!.runId, stepId: email!.id, tools: [email!.tool], payload: { escalationId: "esc_grid", askedBy: "user:rita@example.com" }, dedupeKey: `lookup:${email!.id}:1` });
     const worked = await python([TRIP_AGENT, "worker", "python-lookup-worker"], env);
     expect(worked.code, worked.out).toBe(0);
     const done = await prisma.workerTask.findUniqueOrThrow({ where: { id: task.id } });
     expect([done.status, done.claimedBy]).toEqual(["DONE", "python-lookup-worker"]);
-    const answer = ZLookupResultSchema.parse(done.result);
+    const answer = ZLookupResult.parse(done.result);
     expect(answer).toMatchObject({ stepId: email!.id, lookup: { found: true, externalRef: ledger.email![email!.stepKey]!.id } });
     expect(Object.keys(JSON.parse(readFileSync(LEDGER, "utf8")).email)).toHaveLength(2); // looked up, not sent again
 

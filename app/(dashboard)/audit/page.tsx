@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { AuditLog, auditQuery, type AuditFilters } from "@/components/audit/audit-log";
 import { requirePageUser } from "@/lib/server/auth/current-user";
-import { findAuditEvents, ZFindAuditEventsRequest, type AuditEventsPage } from "@/lib/desks/audit/find-audit-events";
+import { findAuditEvents, ZFindAuditEventsRequest } from "@/lib/desks/audit/find-audit-events";
 import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
-import type { AuditVerification } from "@/lib/desks/audit/views";
+import { type TAuditVerification, type TAuditEventsPage } from "@/lib/desks/audit/views";
 
 export const dynamic = "force-dynamic";
 
@@ -37,9 +37,9 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     filters = Object.fromEntries(FILTER_NAMES.map((name) => [name, bad.has(name) ? undefined : requested[name]]));
   }
 
-  let page: AuditEventsPage | null = null;
+  let page: TAuditEventsPage | null = null;
   let error: string | null = null;
-  let chain: AuditVerification | null = null;
+  let chain: TAuditVerification | null = null;
   try {
     page = await findAuditEvents({ actor: user, filters });
     // One chain verifies through its own index, so a run's page says at once whether it is intact.

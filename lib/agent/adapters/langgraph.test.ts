@@ -18,21 +18,21 @@ import { ToolRegistry, type Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { storeFactories } from "@/tests/support/harness";
 import { currentSagaStep, SagaboardAnnotation, SagaGraphRun, sagaTool, wrapTool, type SagaGraphTool, type SagaInterrupt } from "./langgraph";
-import { bookHotelArgs, findHotelsArgs, sendEmailArgs, TripWorld } from "./testkit";
+import { ZBookHotelArgs, ZFindHotelsArgs, ZSendEmailArgs, TripWorld } from "./testkit";
 
 const REVIEWER = { type: "user" as const, id: "rev@example.com" };
 
 // ---- The glue a user writes (counted in the README): wrap the tools, bind them, wrap the nodes. ----
 function tripTools(world: TripWorld): SagaGraphTool[] {
   return [
-    sagaTool({ name: "find_hotels", description: "Search hotels", schema: findHotelsArgs, func: (a) => world.search(a) }, { class: ToolClass.PURE }),
-    sagaTool({ name: "book_hotel", description: "Book a hotel", schema: bookHotelArgs, func: (a) => world.book(a, currentSagaStep().stepKey) }, {
+    sagaTool({ name: "find_hotels", description: "Search hotels", schema: ZFindHotelsArgs, func: (a) => world.search(a) }, { class: ToolClass.PURE }),
+    sagaTool({ name: "book_hotel", description: "Book a hotel", schema: ZBookHotelArgs, func: (a) => world.book(a, currentSagaStep().stepKey) }, {
       class: ToolClass.COMPENSATABLE,
       lookup: (key) => world.findBooking(key),
       compensation: { with: "cancel_hotel", build: (a) => ({ city: a.city }) },
     }),
     // An existing LangChain tool, wrapped as it is:
-    wrapTool(tool((a) => world.send(a, currentSagaStep().stepKey), { name: "send_email", description: "Email the traveller", schema: sendEmailArgs }), {
+    wrapTool(tool((a) => world.send(a, currentSagaStep().stepKey), { name: "send_email", description: "Email the traveller", schema: ZSendEmailArgs }), {
       class: ToolClass.IRREVERSIBLE,
       lookup: (key) => world.findEmail(key),
       correction: (a) => ({ audience: ["customer"], subject: `Correction: ${a.subject}`, body: "Please disregard our last email." }),

@@ -15,7 +15,7 @@ import { ToolRegistry } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { storeFactories } from "@/tests/support/harness";
 import { currentSagaStep, SagaAgentRun, sagaTool, type SagaAgentTool } from "./openai-agents";
-import { bookHotelArgs, findHotelsArgs, sendEmailArgs, TripWorld } from "./testkit";
+import { ZBookHotelArgs, ZFindHotelsArgs, ZSendEmailArgs, TripWorld } from "./testkit";
 
 beforeAll(() => setTracingDisabled(true)); // nothing leaves the machine
 
@@ -73,15 +73,15 @@ const TRIP: PlannedCall[] = [
 // ---- The glue a user writes (counted in the README): wrap the tools, bind them to a saga run. ----
 function tripTools(world: TripWorld): SagaAgentTool[] {
   return [
-    sagaTool({ name: "find_hotels", description: "Search hotels", parameters: findHotelsArgs, execute: (a) => world.search(a), class: ToolClass.PURE }),
+    sagaTool({ name: "find_hotels", description: "Search hotels", parameters: ZFindHotelsArgs, execute: (a) => world.search(a), class: ToolClass.PURE }),
     sagaTool({
-      name: "book_hotel", description: "Book a hotel", parameters: bookHotelArgs, class: ToolClass.COMPENSATABLE,
+      name: "book_hotel", description: "Book a hotel", parameters: ZBookHotelArgs, class: ToolClass.COMPENSATABLE,
       execute: (a) => world.book(a, currentSagaStep().stepKey),
       lookup: (key) => world.findBooking(key),
       compensation: { with: "cancel_hotel", build: (a) => ({ city: a.city }) },
     }),
     sagaTool({
-      name: "send_email", description: "Email the traveller", parameters: sendEmailArgs, class: ToolClass.IRREVERSIBLE,
+      name: "send_email", description: "Email the traveller", parameters: ZSendEmailArgs, class: ToolClass.IRREVERSIBLE,
       execute: (a) => world.send(a, currentSagaStep().stepKey),
       lookup: (key) => world.findEmail(key),
       correction: (a) => ({ audience: ["customer"], subject: `Correction: ${a.subject}`, body: "Please disregard our last email." }),
@@ -185,7 +185,7 @@ describe.each(storeFactories)("OpenAI Agents SDK adapter on the $name store", (f
     cleanup = handle.cleanup;
     const world = new TripWorld();
     const email = sagaTool({
-      name: "team.send_email", description: "Email the traveller", parameters: sendEmailArgs, class: ToolClass.IRREVERSIBLE,
+      name: "team.send_email", description: "Email the traveller", parameters: ZSendEmailArgs, class: ToolClass.IRREVERSIBLE,
       execute: (a) => world.send(a, currentSagaStep().stepKey),
       lookup: (key) => world.findEmail(key),
       correction: (a) => ({ audience: ["customer"], subject: `Correction: ${a.subject}`, body: "Please disregard our last email." }),

@@ -18,7 +18,7 @@ import { makeToken, useTestDatabase } from "@/tests/api/api-test-kit";
 import { routeFetch } from "@/tests/support/api-router";
 import * as graphAdapter from "./langgraph";
 import * as sdkAdapter from "./openai-agents";
-import { bookHotelArgs, sendEmailArgs, TripWorld } from "./testkit";
+import { ZBookHotelArgs, ZSendEmailArgs, TripWorld } from "./testkit";
 
 const getPrisma = useTestDatabase("adapters-http");
 const REVIEWER = { type: "user" as const, id: "rev@example.com" };
@@ -74,8 +74,8 @@ describe("the framework adapters over HTTP", () => {
     const world = new TripWorld();
     const p = policies(world);
     const tools = [
-      sdkAdapter.sagaTool({ name: "book_hotel", description: "Book a hotel", parameters: bookHotelArgs, execute: (a) => world.book(a, sdkAdapter.currentSagaStep().stepKey), ...p.book }),
-      sdkAdapter.sagaTool({ name: "send_email", description: "Email the traveller", parameters: sendEmailArgs, execute: (a) => world.send(a, sdkAdapter.currentSagaStep().stepKey), ...p.email }),
+      sdkAdapter.sagaTool({ name: "book_hotel", description: "Book a hotel", parameters: ZBookHotelArgs, execute: (a) => world.book(a, sdkAdapter.currentSagaStep().stepKey), ...p.book }),
+      sdkAdapter.sagaTool({ name: "send_email", description: "Email the traveller", parameters: ZSendEmailArgs, execute: (a) => world.send(a, sdkAdapter.currentSagaStep().stepKey), ...p.email }),
     ];
     const { agentEngine, server } = await sides(new ToolRegistry(tools.map((t) => t.definition), [world.cancelHotel()]));
     const run = await agentEngine().startRun({ title: "Lisbon trip over HTTP", agent: "ignored: the token names the agent" });
@@ -106,8 +106,8 @@ describe("the framework adapters over HTTP", () => {
     const world = new TripWorld();
     const p = policies(world);
     const tools = [
-      graphAdapter.sagaTool({ name: "book_hotel", description: "Book a hotel", schema: bookHotelArgs, func: (a) => world.book(a, graphAdapter.currentSagaStep().stepKey) }, p.book),
-      graphAdapter.sagaTool({ name: "send_email", description: "Email the traveller", schema: sendEmailArgs, func: (a) => world.send(a, graphAdapter.currentSagaStep().stepKey) }, p.email),
+      graphAdapter.sagaTool({ name: "book_hotel", description: "Book a hotel", schema: ZBookHotelArgs, func: (a) => world.book(a, graphAdapter.currentSagaStep().stepKey) }, p.book),
+      graphAdapter.sagaTool({ name: "send_email", description: "Email the traveller", schema: ZSendEmailArgs, func: (a) => world.send(a, graphAdapter.currentSagaStep().stepKey) }, p.email),
     ];
     const { agentEngine, server } = await sides(new ToolRegistry(tools.map((t) => t.definition), [world.cancelHotel()]));
     const run = await agentEngine().startRun({ title: "Lisbon trip over HTTP", agent: "ignored" });

@@ -23,7 +23,7 @@ import { defineTool } from "@/lib/saga/tools";
 import type { ToolClass } from "@/lib/saga/vocabulary";
 
 /** One consumed call: replayed, never re-run, when a fresh RunContext catches up. */
-export const journalEntrySchema = z.object({
+export const ZJournalEntry = z.object({
   /** Tool name. */
   tool: z.string(),
   /** The arguments as the framework sent them (a replay only needs them to pass the schema). */
@@ -34,10 +34,10 @@ export const journalEntrySchema = z.object({
   callId: z.string().nullable(),
 });
 /** One consumed call. */
-export type JournalEntry = z.infer<typeof journalEntrySchema>;
+export type JournalEntry = z.infer<typeof ZJournalEntry>;
 
 /** A call Sagaboard holds for a person, as the framework surfaces it. */
-export const heldCallSchema = z.object({
+export const ZHeldCall = z.object({
   /** Tool name. */
   tool: z.string(),
   /** The gate's reason (IRREVERSIBLE, PIVOT_PENDING, REJECTED, ...). */
@@ -50,19 +50,19 @@ export const heldCallSchema = z.object({
   pivotId: z.string().nullable(),
 });
 /** A held call. */
-export type HeldCall = z.infer<typeof heldCallSchema>;
+export type HeldCall = z.infer<typeof ZHeldCall>;
 
 /** What an adapter keeps in the framework's checkpoint. */
-export const runJournalSchema = z.object({
+export const ZRunJournal = z.object({
   /** The saga run the journal belongs to. */
   runId: z.string().min(1),
   /** Consumed calls, in call order. */
-  calls: z.array(journalEntrySchema),
+  calls: z.array(ZJournalEntry),
   /** Calls held for a person, by the framework's call id (for the OpenAI SDK's interruptions). */
-  held: z.record(z.string(), heldCallSchema),
+  held: z.record(z.string(), ZHeldCall),
 });
 /** What an adapter keeps in the framework's checkpoint. */
-export type RunJournal = z.infer<typeof runJournalSchema>;
+export type RunJournal = z.infer<typeof ZRunJournal>;
 
 /** A new, empty journal for `runId`. */
 export function emptyJournal(runId: string): RunJournal {
@@ -72,7 +72,7 @@ export function emptyJournal(runId: string): RunJournal {
 /** Reads a journal from a checkpoint, or says exactly what is wrong with it. */
 export function parseJournal(value: unknown, runId: string): RunJournal {
   if (value === undefined || value === null) return emptyJournal(runId);
-  const parsed = runJournalSchema.safeParse(value);
+  const parsed = ZRunJournal.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${["sagaboard", ...i.path.map(String)].join(".")}: ${i.message}`).join("; ");
     throw new SagaError("INVALID_ARGS", `The Sagaboard journal in the framework's state is malformed (${issues}); restore a state this adapter saved.`);

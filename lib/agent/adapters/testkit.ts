@@ -20,9 +20,9 @@ export interface Effect {
   ref: string;
 }
 
-export const bookHotelArgs = z.object({ city: z.string().min(1), nights: z.number().int().positive() });
-export const sendEmailArgs = z.object({ to: z.string().min(3), subject: z.string().min(1) });
-export const findHotelsArgs = z.object({ city: z.string().min(1) });
+export const ZBookHotelArgs = z.object({ city: z.string().min(1), nights: z.number().int().positive() });
+export const ZSendEmailArgs = z.object({ to: z.string().min(3), subject: z.string().min(1) });
+export const ZFindHotelsArgs = z.object({ city: z.string().min(1) });
 
 export class TripWorld {
   /** Hotel bookings, in the order they happened. */
@@ -44,7 +44,7 @@ export class TripWorld {
     return this.emails.filter((e) => e.key === key).length;
   }
 
-  async book(args: z.output<typeof bookHotelArgs>, key: string): Promise<{ bookingId: string; city: string; nights: number }> {
+  async book(args: z.output<typeof ZBookHotelArgs>, key: string): Promise<{ bookingId: string; city: string; nights: number }> {
     const ref = `htl_${this.bookings.length + 1}`;
     this.bookings.push({ key, args, ref });
     const mode = this.bookingModes.shift() ?? "ok";
@@ -58,7 +58,7 @@ export class TripWorld {
     return b ? { externalRef: b.ref, result: { bookingId: b.ref, ...(b.args as { city: string; nights: number }) } } : null;
   }
 
-  async send(args: z.output<typeof sendEmailArgs>, key: string): Promise<{ messageId: string }> {
+  async send(args: z.output<typeof ZSendEmailArgs>, key: string): Promise<{ messageId: string }> {
     const ref = `msg_${this.emails.length + 1}`;
     this.emails.push({ key, args, ref });
     return { messageId: ref };
@@ -69,7 +69,7 @@ export class TripWorld {
     return e ? { externalRef: e.ref, result: { messageId: e.ref } } : null;
   }
 
-  async search(args: z.output<typeof findHotelsArgs>): Promise<{ hotels: string[] }> {
+  async search(args: z.output<typeof ZFindHotelsArgs>): Promise<{ hotels: string[] }> {
     this.searches++;
     return { hotels: [`${args.city} Grand`, `${args.city} Inn`] };
   }

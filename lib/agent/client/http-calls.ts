@@ -4,7 +4,7 @@
  */
 import * as api from "@/lib/protocol/contracts/calls";
 import type * as z from "zod";
-import { outcomeBody, reconcileBody, type StepCompensateActionWire, type UnwindActionWire } from "@/lib/protocol/schemas/calls";
+import { outcomeBody, reconcileBody, type ZStepCompensateActionWire, type ZUnwindActionWire } from "@/lib/protocol/schemas/calls";
 import { DATE_FIELDS, fromWire } from "@/lib/protocol/schemas/saga";
 import { fillPath } from "@/lib/protocol/endpoint";
 import type { BeginCallAnswer, ConnectorAction, UnwindReport } from "@/lib/saga/messages";
@@ -77,7 +77,7 @@ export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) =>
 }
 
 /** An action the server asks of this process's connectors, from the wire. */
-function connectorAction(wire: z.output<typeof UnwindActionWire> | z.output<typeof StepCompensateActionWire>): ConnectorAction | null {
+function connectorAction(wire: z.output<typeof ZUnwindActionWire> | z.output<typeof ZStepCompensateActionWire>): ConnectorAction | null {
   if (wire.action === "reconcile") return { kind: "reconcile", step: step(wire.step) };
   if (wire.action === "compensate") return { kind: "compensate", step: step(wire.step), compensation: wire.compensation, compensationKey: wire.compensationKey, verifyFirst: wire.verifyFirst };
   return null;

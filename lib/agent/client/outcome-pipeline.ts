@@ -10,10 +10,10 @@
  * Only confirmations wait: a failure or an unknown outcome is reported at once, as the agent is told.
  */
 import type { z } from "zod";
-import type { PreviousOutcome } from "@/lib/protocol/schemas/calls";
+import type { ZPreviousOutcome } from "@/lib/protocol/schemas/calls";
 
 /** A confirmed outcome waiting for its run's next command. */
-export type WaitingOutcome = z.input<typeof PreviousOutcome>;
+export type WaitingOutcome = z.input<typeof ZPreviousOutcome>;
 
 /** How long a confirmed outcome may wait for the run's next command before it is sent alone (ms). */
 export const DEFAULT_LINGER_MS = 250;

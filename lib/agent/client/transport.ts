@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
-import { ErrorBodySchema } from "@/lib/protocol/errors";
+import { ZErrorBody } from "@/lib/protocol/errors";
 import { currentTraceparent } from "@/lib/protocol/trace-scope";
 
 /** An error answer from Sagaboard: code, message that says what to do, and the fields at fault. */
@@ -122,7 +122,7 @@ export class Transport {
 async function readError(response: Response): Promise<SagaboardApiError> {
   const text = await response.text();
   try {
-    const parsed = ErrorBodySchema.parse(JSON.parse(text));
+    const parsed = ZErrorBody.parse(JSON.parse(text));
     const { code, message, details, ...extra } = parsed.error;
     return new SagaboardApiError(response.status, code, message, details, extra);
   } catch {

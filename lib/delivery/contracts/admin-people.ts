@@ -8,18 +8,18 @@
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { RoleSchema } from "@/lib/server/auth/roles";
-import { AgentTokenNameSchema, scopeFitsRole, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS } from "@/lib/server/tokens/token-fields";
+import { ZRole } from "@/lib/server/auth/roles";
+import { ZAgentTokenName, scopeFitsRole, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS } from "@/lib/server/tokens/token-fields";
 import { ZAdminTokenPage, ZCreatedAdminToken, ZRevokedAdminToken } from "@/lib/server/tokens/admin-views";
 import { ZAdminUserPage, ZChangedAdminUser, ZCreatedAdminUser } from "@/lib/server/users/admin-views";
-import { UserEmailSchema, UserNameSchema } from "@/lib/server/users/user";
+import { ZUserEmail, ZUserName } from "@/lib/server/users/user";
 
 const tags = ["admin"];
 const Page = z.object({
   cursor: z.string().trim().min(1).max(80).optional(),
   take: z.coerce.number().int().min(1).max(500).default(100),
 });
-const UserRef = z.object({ email: UserEmailSchema });
+const UserRef = z.object({ email: ZUserEmail });
 
 export const adminFindUsers = defineEndpoint({
   method: "GET",
@@ -40,7 +40,7 @@ export const adminCreateUser = defineEndpoint({
   description: "Only the password's bcrypt hash is stored. A taken email is answered 409 naming `email`.",
   tags,
   auth: "user",
-  body: z.object({ email: UserEmailSchema, name: UserNameSchema, role: RoleSchema }),
+  body: z.object({ email: ZUserEmail, name: ZUserName, role: ZRole }),
   response: ZCreatedAdminUser,
   successStatus: 201,
 });
@@ -53,7 +53,7 @@ export const adminSetUserRole = defineEndpoint({
   description: "Demoting the last enabled admin is answered 422 INVALID_TRANSITION, and nothing changes.",
   tags,
   auth: "user",
-  body: UserRef.extend({ role: RoleSchema }),
+  body: UserRef.extend({ role: ZRole }),
   response: ZChangedAdminUser,
 });
 
@@ -100,7 +100,7 @@ export const adminCreateToken = defineEndpoint({
     "A tool the tool table does not have is answered 400 VALIDATION_FAILED naming `tools` and each unknown name. An agent token may have no tools: a team's token for its namespace (`<name>.`), which declares its tools; a worker token needs at least one.",
   tags,
   auth: "user",
-  body: z.object({ name: AgentTokenNameSchema, role: TokenRoleSchema.default("agent"), tools: ToolScopeSchema }).refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS }),
+  body: z.object({ name: ZAgentTokenName, role: ZTokenRole.default("agent"), tools: ZToolScope }).refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS }),
   response: ZCreatedAdminToken,
   successStatus: 201,
 });
@@ -112,7 +112,7 @@ export const adminRevokeToken = defineEndpoint({
   summary: "Revoke an agent token: its next request gets 401",
   tags,
   auth: "user",
-  body: z.object({ name: AgentTokenNameSchema }),
+  body: z.object({ name: ZAgentTokenName }),
   response: ZRevokedAdminToken,
 });
 

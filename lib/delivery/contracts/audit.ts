@@ -7,9 +7,8 @@
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
 import { MAX_HEADS_FILE_BYTES } from "@/lib/desks/audit/check-chain-heads";
-import { ZAuditVerification, ZChainHeadsCheck } from "@/lib/desks/audit/views";
-import { ZChainHeadsFile } from "@/lib/desks/audit/export-chain-heads";
-import { ZAuditEventsPage, ZFindAuditEventsRequest } from "@/lib/desks/audit/find-audit-events";
+import { ZAuditVerification, ZChainHeadsCheck, ZAuditEventsPage, ZChainHeadsFile } from "@/lib/desks/audit/views";
+import { ZFindAuditEventsRequest } from "@/lib/desks/audit/find-audit-events";
 import { ZVerifyAuditChainsRequest } from "@/lib/desks/audit/verify-audit-chains";
 
 const tags = ["audit"];

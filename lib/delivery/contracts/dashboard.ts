@@ -5,7 +5,7 @@
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { EscalationKindSchema, PivotRejectionCodeSchema, RunStatusSchema } from "@/lib/protocol/schemas/saga";
+import { ZEscalationKind, ZPivotRejectionCode, ZRunStatus } from "@/lib/protocol/schemas/saga";
 import { ZDecideHeldCallsRequest } from "@/lib/desks/escalations/decide-held-calls";
 import { ZEditPlanItemRequest } from "@/lib/desks/pivots/edit-plan-item";
 import { ZEscalationResolution } from "@/lib/desks/escalations/resolve-escalation";
@@ -36,7 +36,7 @@ export const dashboardFindRuns = defineEndpoint({
   tags,
   auth: "user",
   query: z.object({
-    status: RunStatusSchema.optional(),
+    status: ZRunStatus.optional(),
     agent: z.string().trim().min(1).max(200).optional(),
     needsAttention: QueryFlag.optional(),
     q: z.string().trim().min(1).max(200).optional(),
@@ -91,7 +91,7 @@ export const dashboardRejectPivot = defineEndpoint({
   tags,
   auth: "user",
   params: PivotParams,
-  body: z.object({ planHash: PlanHash, reason: z.string().max(2000), reasonCode: PivotRejectionCodeSchema.optional() }),
+  body: z.object({ planHash: PlanHash, reason: z.string().max(2000), reasonCode: ZPivotRejectionCode.optional() }),
   response: ZPivotDecisionResult,
 });
 
@@ -117,7 +117,7 @@ export const dashboardFindEscalations = defineEndpoint({
   auth: "user",
   query: z.object({
     view: z.enum(["open", "resolved", "all"]).default("open"),
-    kind: EscalationKindSchema.optional(),
+    kind: ZEscalationKind.optional(),
     mine: QueryFlag.optional(),
     cursor: Id.optional(),
     take: Take,

@@ -16,7 +16,7 @@ import {
   decodeJson,
   encodeJson,
   RPC_METHODS,
-  RpcResponseSchema,
+  ZRpcResponse,
   rpcErrorToThrowable,
   SIM_SYSTEMS,
   type RpcMethod,
@@ -192,7 +192,7 @@ export class RemoteWorld implements WorldLike {
     let n = args.length;
     while (n > 0 && args[n - 1] === undefined) n--;
     const body = await this.request("POST", "/api/sim/rpc", { system, method, args: encodeJson(args.slice(0, n)) });
-    const parsed = RpcResponseSchema.safeParse(body);
+    const parsed = ZRpcResponse.safeParse(body);
     if (!parsed.success) throw new SimHttpError(200, undefined, `malformed answer from ${system}.${method}`);
     if (!parsed.data.ok) throw rpcErrorToThrowable(parsed.data.error);
     return decodeJson(parsed.data.value);

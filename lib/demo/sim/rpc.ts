@@ -135,7 +135,7 @@ export function decodeJson(value: unknown): unknown {
 // Schemas
 
 /** Body of `POST /api/sim/rpc`. `args` are `encodeJson`-encoded. */
-export const RpcRequestSchema = z
+export const ZRpcRequest = z
   .object({
     system: z.enum(SIM_SYSTEMS),
     method: z.string().min(1).max(64),
@@ -152,10 +152,10 @@ export const RpcRequestSchema = z
     }
   });
 /** A parsed RPC request. */
-export type RpcRequest = z.output<typeof RpcRequestSchema>;
+export type TRpcRequest = z.output<typeof ZRpcRequest>;
 
 /** A provider's refusal or failure, as `ProviderError` carries it. */
-export const RpcProviderErrorSchema = z.object({
+export const ZRpcProviderError = z.object({
   kind: z.literal("provider"),
   status: z.number().int(),
   code: z.string(),
@@ -163,20 +163,20 @@ export const RpcProviderErrorSchema = z.object({
   message: z.string(),
 });
 /** The caller "died" (a `crash_after_effect` fault): `SimulatedCrash(point)` on the client. */
-export const RpcCrashErrorSchema = z.object({ kind: z.literal("crash"), point: z.string() });
+export const ZRpcCrashError = z.object({ kind: z.literal("crash"), point: z.string() });
 
 /** Body of a 200 answer of `POST /api/sim/rpc`. `value` is `encodeJson`-encoded (absent for `undefined`). */
-export const RpcResponseSchema = z.discriminatedUnion("ok", [
+export const ZRpcResponse = z.discriminatedUnion("ok", [
   z.object({ ok: z.literal(true), value: z.unknown().optional() }),
-  z.object({ ok: z.literal(false), error: z.discriminatedUnion("kind", [RpcProviderErrorSchema, RpcCrashErrorSchema]) }),
+  z.object({ ok: z.literal(false), error: z.discriminatedUnion("kind", [ZRpcProviderError, ZRpcCrashError]) }),
 ]);
 /** A parsed RPC response. */
-export type RpcResponse = z.output<typeof RpcResponseSchema>;
+export type TRpcResponse = z.output<typeof ZRpcResponse>;
 /** The error half of an RPC response. */
-export type RpcErrorBody = Extract<RpcResponse, { ok: false }>["error"];
+export type RpcErrorBody = Extract<TRpcResponse, { ok: false }>["error"];
 
 /** A fault as JSON can carry it (the `when` predicate of `InjectOptions` cannot cross HTTP). */
-export const FaultSchema = z.discriminatedUnion("kind", [
+export const ZFault = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("reject"), status: z.number().int().min(400).max(499).optional(), code: z.string().min(1).max(64).optional() }).strict(),
   z.object({ kind: z.literal("server_error"), status: z.number().int().min(500).max(599).optional() }).strict(),
   z.object({ kind: z.literal("timeout_before_effect") }).strict(),
@@ -187,21 +187,21 @@ export const FaultSchema = z.discriminatedUnion("kind", [
 ]) satisfies z.ZodType<Fault>;
 
 /** Body of `POST /api/sim/faults`. `times: "infinite"` arms the fault until cleared. */
-export const InjectFaultRequestSchema = z
+export const ZInjectFaultRequest = z
   .object({
     op: z.enum(FAULTABLE_OPS),
-    fault: FaultSchema,
+    fault: ZFault,
     times: z.union([z.number().int().min(1).max(1_000_000), z.literal("infinite")]).optional(),
   })
   .strict();
 /** A parsed fault injection. */
-export type InjectFaultRequest = z.output<typeof InjectFaultRequestSchema>;
+export type TInjectFaultRequest = z.output<typeof ZInjectFaultRequest>;
 
 /** Body of `POST /api/sim/search-lag`. */
-export const SearchLagRequestSchema = z.object({ ms: z.number().int().min(0).max(3_600_000) }).strict();
+export const ZSearchLagRequest = z.object({ ms: z.number().int().min(0).max(3_600_000) }).strict();
 
 /** Body of `POST /api/sim/reset` (optional): the new world's search lag instead of the env default. */
-export const ResetRequestSchema = z.object({ searchLagMs: z.number().int().min(0).max(3_600_000).optional() }).strict();
+export const ZResetRequest = z.object({ searchLagMs: z.number().int().min(0).max(3_600_000).optional() }).strict();
 
 // ---------------------------------------------------------------------------------------------------
 // Server side
@@ -228,7 +228,7 @@ export function errorToRpc(err: unknown): RpcErrorBody | undefined {
  * answers; anything else (a bug, arguments of the wrong shape) is rethrown for the route to turn
  * into a 500. Checks the allow-list itself, so it is safe to call with a request from anywhere.
  */
-export async function dispatchRpc(world: World, request: RpcRequest): Promise<RpcResponse> {
+export async function dispatchRpc(world: World, request: TRpcRequest): Promise<TRpcResponse> {
   const { system, method } = request;
   if (!(SIM_SYSTEMS as readonly string[]).includes(system) || !isRpcMethod(system, method)) {
     throw new RpcRequestError(`"${String(method)}" is not callable on ${String(system)}`);

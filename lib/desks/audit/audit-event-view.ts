@@ -3,25 +3,15 @@
  * AuditEvent row, the time as ISO 8601 UTC (the database clock), the data as the JSON it was hashed as.
  * The one mapper from the row, so the page, the JSON lines export and the CSV export cannot disagree.
  */
-import { z } from "zod";
 import type { AuditEvent } from "@/generated/prisma";
-import { AuditEventWire } from "@/lib/protocol/schemas/saga";
 import type { Json } from "@/lib/saga/tools";
-
-/** An audit event, as JSON: the agent API's event (AuditEventWire) and the row's id. */
-export const ZAuditEventView = z.object({
-  /** The row's id: grows with time, so it orders the whole log and pages it. */
-  id: z.number().int(),
-  ...AuditEventWire.shape,
-});
-/** An audit event, as JSON. */
-export type AuditEventView = z.infer<typeof ZAuditEventView>;
+import type { TAuditEventView } from "./views";
 
 /** The columns of an event, in export order (the CSV header). */
-export const AUDIT_EVENT_COLUMNS = ["id", "at", "scope", "seq", "runId", "stepId", "type", "actor", "data", "prevHash", "hash"] as const satisfies readonly (keyof AuditEventView)[];
+export const AUDIT_EVENT_COLUMNS = ["id", "at", "scope", "seq", "runId", "stepId", "type", "actor", "data", "prevHash", "hash"] as const satisfies readonly (keyof TAuditEventView)[];
 
 /** The view of a row. */
-export function toAuditEventView(row: AuditEvent): AuditEventView {
+export function toAuditEventView(row: AuditEvent): TAuditEventView {
   return {
     id: row.id,
     scope: row.scope,

@@ -9,8 +9,8 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import type { Db } from "@/lib/core/db/dialect";
-import { chainHeadsDigest, type ChainHead, type ChainHeadsFile } from "./export-chain-heads";
-import { HeadChange, MAX_REPORTED_CHANGES, type ChainHeadsCheck, type ChangedChain } from "./views";
+import { chainHeadsDigest } from "./export-chain-heads";
+import { HeadChange, MAX_REPORTED_CHANGES, type TChainHeadsCheck, type TChangedChain, type TChainHead, type TChainHeadsFile } from "./views";
 
 /** The largest heads file accepted (about 400,000 chains). */
 export const MAX_HEADS_FILE_BYTES = 64 * 1024 * 1024;
@@ -19,7 +19,7 @@ export const MAX_HEADS_FILE_BYTES = 64 * 1024 * 1024;
 const CHECK_BATCH = 200;
 
 
-function changeOf(head: ChainHead, current: { hash: string } | undefined, lastSeq: number | null): ChangedChain | null {
+function changeOf(head: TChainHead, current: { hash: string } | undefined, lastSeq: number | null): TChangedChain | null {
   const base = { scope: head.scope, savedSeq: head.seq, savedHash: head.hash };
   if (current) {
     if (current.hash === head.hash) return null;
@@ -38,7 +38,7 @@ function changeOf(head: ChainHead, current: { hash: string } | undefined, lastSe
   return { ...base, change: HeadChange.TRUNCATED, currentHash: null, currentSeq: lastSeq, message: `${head.scope} now ends at link ${lastSeq}: ${cut} deleted since the heads were saved.` };
 }
 
-async function checkBatch(db: Db, heads: readonly ChainHead[]): Promise<ChangedChain[]> {
+async function checkBatch(db: Db, heads: readonly TChainHead[]): Promise<TChangedChain[]> {
   const links = await db.auditEvent.findMany({ where: { OR: heads.map((h) => ({ scope: h.scope, seq: h.seq })) }, select: { scope: true, seq: true, hash: true } });
   const found = new Map(links.map((l) => [`${l.seq}:${l.scope}`, l]));
   const missing = heads.filter((h) => !found.has(`${h.seq}:${h.scope}`));
@@ -51,10 +51,10 @@ async function checkBatch(db: Db, heads: readonly ChainHead[]): Promise<ChangedC
 }
 
 /** Checks `file` (already parsed with ZChainHeadsFile) against the log now. Changes nothing. */
-export async function checkChainHeads({ actor, file }: PersonRequest<{ file: ChainHeadsFile }>): Promise<ChainHeadsCheck> {
+export async function checkChainHeads({ actor, file }: PersonRequest<{ file: TChainHeadsFile }>): Promise<TChainHeadsCheck> {
   assertCan(actor, "read");
   const digestMatches = chainHeadsDigest(file.heads) === file.digest;
-  const changed: ChangedChain[] = [];
+  const changed: TChangedChain[] = [];
   let changedCount = 0;
   for (let i = 0; i < file.heads.length; i += CHECK_BATCH) {
     const batch = file.heads.slice(i, i + CHECK_BATCH);

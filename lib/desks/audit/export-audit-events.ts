@@ -8,9 +8,10 @@ import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
-import { AUDIT_EVENT_COLUMNS, type AuditEventView } from "./audit-event-view";
+import { AUDIT_EVENT_COLUMNS } from "./audit-event-view";
 import { csvRecord } from "./audit-csv";
 import { auditFilterOf, checkAuditFilters, readAuditPage, ZAuditFilterFields } from "./find-audit-events";
+import type { TAuditEventView } from "./views";
 
 /** The formats of an export. */
 export const AuditExportFormat = {
@@ -42,7 +43,7 @@ export interface AuditExport {
   filename: string;
 }
 
-function csvCells(e: AuditEventView): string[] {
+function csvCells(e: TAuditEventView): string[] {
   return AUDIT_EVENT_COLUMNS.map((column) => {
     const value = e[column];
     if (value === null) return "";

@@ -9,17 +9,13 @@
  * page's last seq per chain and then those links' hashes.
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { IsoDate } from "@/lib/protocol/schemas/saga";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { databaseNow, type Db } from "@/lib/core/db/dialect";
 import { canonicalJson } from "@/lib/saga/keys";
-
-/** The file format's name and version. */
-export const CHAIN_HEADS_FORMAT = "sagaboard.audit-chain-heads/1";
+import { CHAIN_HEADS_FORMAT, type TChainHead, type TChainHeadsFile } from "./views";
 
 /**
  * Chains per page of the heads read. Large, because PostgreSQL answers each page's GROUP BY by
@@ -30,47 +26,16 @@ const HEADS_PAGE = 5000;
 /** Heads whose hashes are read per query (two parameters each: SQLite takes at most 999 per statement). */
 const LOOKUP_BATCH = 200;
 
-/** The last link of one chain. */
-export const ZChainHead = z.object({
-  /** The chain. */
-  scope: z.string().min(1),
-  /** Its last seq. */
-  seq: z.number().int().positive(),
-  /** That link's hash. */
-  hash: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex characters"),
-  /** That link's time (informative; not covered by the digest). */
-  at: IsoDate.optional(),
-  /** That link's event id (informative; not covered by the digest). */
-  eventId: z.number().int().optional(),
-});
-/** The last link of one chain. */
-export type ChainHead = z.infer<typeof ZChainHead>;
-
-/** A heads file. */
-export const ZChainHeadsFile = z.object({
-  /** Always CHAIN_HEADS_FORMAT. */
-  format: z.literal(CHAIN_HEADS_FORMAT, { error: `is not a Sagaboard chain heads file (format ${CHAIN_HEADS_FORMAT})` }),
-  /** When it was made (database clock). */
-  exportedAt: IsoDate,
-  /** How many chains it holds. */
-  chains: z.number().int().nonnegative(),
-  /** sha256 of the canonical JSON of [[scope, seq, hash], ...] in scope order (`chainHeadsDigest`). */
-  digest: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex characters"),
-  /** The heads, in scope order. */
-  heads: z.array(ZChainHead),
-});
-/** A heads file. */
-export type ChainHeadsFile = z.infer<typeof ZChainHeadsFile>;
 
 /** The digest of a list of heads: what a heads file's `digest` must be. */
-export function chainHeadsDigest(heads: readonly Pick<ChainHead, "scope" | "seq" | "hash">[]): string {
+export function chainHeadsDigest(heads: readonly Pick<TChainHead, "scope" | "seq" | "hash">[]): string {
   const sorted = [...heads].sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
   return createHash("sha256").update(canonicalJson(sorted.map((h) => [h.scope, h.seq, h.hash]))).digest("hex");
 }
 
 /** The heads of every chain now, in scope order. No authorisation (for this folder's use cases). */
-export async function readChainHeads(db: Db): Promise<ChainHead[]> {
-  const heads: ChainHead[] = [];
+export async function readChainHeads(db: Db): Promise<TChainHead[]> {
+  const heads: TChainHead[] = [];
   let after: string | null = null;
   for (;;) {
     const where: Prisma.AuditEventWhereInput = after === null ? {} : { scope: { gt: after } };
@@ -97,7 +62,7 @@ export async function readChainHeads(db: Db): Promise<ChainHead[]> {
 }
 
 /** The heads file of every chain as it is now. Changes nothing. */
-export async function exportChainHeads({ actor }: PersonRequest): Promise<ChainHeadsFile> {
+export async function exportChainHeads({ actor }: PersonRequest): Promise<TChainHeadsFile> {
   assertCan(actor, "read");
   const { exportedAt, heads } = await withDb(async (prisma) => ({ exportedAt: await databaseNow(prisma), heads: await readChainHeads(prisma) }));
   return { format: CHAIN_HEADS_FORMAT, exportedAt: exportedAt.toISOString(), chains: heads.length, digest: chainHeadsDigest(heads), heads };

@@ -15,13 +15,13 @@ import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { IsoDate } from "@/lib/protocol/schemas/saga";
 import { withDb } from "@/lib/desks/dashboard/context";
 import type { Db } from "@/lib/core/db/dialect";
 import { runScope } from "@/lib/saga/store";
-import { toAuditEventView, ZAuditEventView } from "./audit-event-view";
+import { toAuditEventView } from "./audit-event-view";
 import { auditIdBounds, CLOCK_SLACK_MS, firstIdAtOrAfter } from "./audit-id-range";
 import { AUDIT_TIME_HINT, parseAuditTime } from "./audit-time";
+import type { TAuditEventsPage } from "./views";
 
 /** How many ids one request may read past, at most, when no chain is named. */
 export const AUDIT_SCAN_WINDOW = 50_000;
@@ -71,23 +71,6 @@ export const ZFindAuditEventsRequest = ZAuditFilterFields.extend({
 /** What callers pass to `findAuditEvents`. */
 export type TFindAuditEventsRequest = z.input<typeof ZFindAuditEventsRequest>;
 
-/** One page of the audit log. */
-export const ZAuditEventsPage = z.object({
-  /** The events of this page, newest first. */
-  events: z.array(ZAuditEventView),
-  /** Pass as `cursor` for older events; null when nothing older matches. */
-  nextCursor: z.string().nullable(),
-  /**
-   * Set when the search window ran out before the page was full: events older than this one were
-   * not searched yet (continue with `nextCursor`). Null when the page is full or the log is exhausted.
-   */
-  searchedBackTo: z.object({ eventId: z.number().int(), at: IsoDate }).nullable(),
-  /** The chain the filters name (`run:<id>` for a run), read through its index; null for the whole log. */
-  scope: z.string().nullable(),
-});
-/** One page of the audit log. */
-export type AuditEventsPage = z.infer<typeof ZAuditEventsPage>;
-
 /** The filters, checked and read: what the readers below apply. */
 export interface AuditFilter {
   /** The one chain to read, if any. */
@@ -117,7 +100,7 @@ export function auditFilterOf(query: z.output<typeof ZAuditFilterFields>): Audit
  * One page of the audit log, newest first. Throws a ZodError when a filter is malformed (a time
  * that is not one, a page size out of range, a run and a scope that disagree).
  */
-export async function findAuditEvents({ actor, filters = {} }: PersonRequest<{ filters?: TFindAuditEventsRequest }>): Promise<AuditEventsPage> {
+export async function findAuditEvents({ actor, filters = {} }: PersonRequest<{ filters?: TFindAuditEventsRequest }>): Promise<TAuditEventsPage> {
   assertCan(actor, "read");
   // The filters sit apart: one of them is named `actor` too (whose events to show).
   const query = ZFindAuditEventsRequest.parse(filters);
@@ -143,7 +126,7 @@ function columnFilters(filter: AuditFilter): Prisma.AuditEventWhereInput {
  * `window` ids when no chain is named. No authorisation: for the use cases of this folder, which
  * check the caller first. Reads with `db` only.
  */
-export async function readAuditPage(db: Db, filter: AuditFilter, cursor: number | null, take: number, window = AUDIT_SCAN_WINDOW): Promise<AuditEventsPage> {
+export async function readAuditPage(db: Db, filter: AuditFilter, cursor: number | null, take: number, window = AUDIT_SCAN_WINDOW): Promise<TAuditEventsPage> {
   return filter.scope !== null ? readChainPage(db, filter, filter.scope, cursor, take) : readWindowPage(db, filter, cursor, take, window);
 }
 
@@ -158,7 +141,7 @@ function pageOf(filter: AuditFilter, rows: Parameters<typeof toAuditEventView>[0
 }
 
 /** One chain, through the (scope, seq) index, newest link first (ids grow with seq within a chain). */
-async function readChainPage(db: Db, filter: AuditFilter, scope: string, cursor: number | null, take: number): Promise<AuditEventsPage> {
+async function readChainPage(db: Db, filter: AuditFilter, scope: string, cursor: number | null, take: number): Promise<TAuditEventsPage> {
   const rows = await db.auditEvent.findMany({
     where: { scope, ...(cursor !== null ? { id: { lt: cursor } } : {}), ...columnFilters(filter) },
     orderBy: { seq: "desc" },
@@ -169,8 +152,8 @@ async function readChainPage(db: Db, filter: AuditFilter, scope: string, cursor:
 }
 
 /** The whole log, by the primary key, newest first, at most `window` ids per call. */
-async function readWindowPage(db: Db, filter: AuditFilter, cursor: number | null, take: number, window: number): Promise<AuditEventsPage> {
-  const empty: AuditEventsPage = { events: [], nextCursor: null, searchedBackTo: null, scope: null };
+async function readWindowPage(db: Db, filter: AuditFilter, cursor: number | null, take: number, window: number): Promise<TAuditEventsPage> {
+  const empty: TAuditEventsPage = { events: [], nextCursor: null, searchedBackTo: null, scope: null };
   const bounds = await auditIdBounds(db);
   if (!bounds) return empty;
   let low = bounds.min;

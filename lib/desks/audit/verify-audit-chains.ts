@@ -12,7 +12,7 @@ import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { ChainVerifier } from "./chain-verifier";
-import type { AuditVerification } from "./views";
+import type { TAuditVerification } from "./views";
 
 /** Events read per query. */
 export const VERIFY_BATCH_SIZE = 2000;
@@ -27,7 +27,7 @@ export type TVerifyAuditChainsRequest = z.input<typeof ZVerifyAuditChainsRequest
 
 
 /** Verifies every chain (or the one named). Changes nothing. */
-export async function verifyAuditChains({ actor, ...request }: PersonRequest<TVerifyAuditChainsRequest>): Promise<AuditVerification> {
+export async function verifyAuditChains({ actor, ...request }: PersonRequest<TVerifyAuditChainsRequest>): Promise<TAuditVerification> {
   assertCan(actor, "read");
   const { scope } = ZVerifyAuditChainsRequest.parse(request);
   const started = performance.now();

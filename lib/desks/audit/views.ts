@@ -1,10 +1,71 @@
 /**
- * What the audit screens read: a verification of the chains and a check of saved chain heads. Pure
- * (zod and constants only), so the browser parses the answers with the same schemas the server
- * answers with.
+ * What the audit screens read: an event, a page of the log, a verification of the chains, a file of
+ * chain heads and a check of one. Pure (zod and constants only), so the browser parses the answers
+ * with the same schemas the server answers with.
  */
 import { z } from "zod";
-import { IsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate, ZAuditEventWire } from "@/lib/protocol/schemas/saga";
+
+/** An audit event, as JSON: the agent API's event (ZAuditEventWire) and the row's id. */
+export const ZAuditEventView = z.object({
+  /** The row's id: grows with time, so it orders the whole log and pages it. */
+  id: z.number().int(),
+  ...ZAuditEventWire.shape,
+});
+/** An audit event, as JSON. */
+export type TAuditEventView = z.infer<typeof ZAuditEventView>;
+
+/** One page of the audit log. */
+export const ZAuditEventsPage = z.object({
+  /** The events of this page, newest first. */
+  events: z.array(ZAuditEventView),
+  /** Pass as `cursor` for older events; null when nothing older matches. */
+  nextCursor: z.string().nullable(),
+  /**
+   * Set when the search window ran out before the page was full: events older than this one were
+   * not searched yet (continue with `nextCursor`). Null when the page is full or the log is exhausted.
+   */
+  searchedBackTo: z.object({ eventId: z.number().int(), at: ZIsoDate }).nullable(),
+  /** The chain the filters name (`run:<id>` for a run), read through its index; null for the whole log. */
+  scope: z.string().nullable(),
+});
+/** One page of the audit log. */
+export type TAuditEventsPage = z.infer<typeof ZAuditEventsPage>;
+
+/** The chain heads file format's name and version. */
+export const CHAIN_HEADS_FORMAT = "sagaboard.audit-chain-heads/1";
+
+/** The last link of one chain. */
+export const ZChainHead = z.object({
+  /** The chain. */
+  scope: z.string().min(1),
+  /** Its last seq. */
+  seq: z.number().int().positive(),
+  /** That link's hash. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex characters"),
+  /** That link's time (informative; not covered by the digest). */
+  at: ZIsoDate.optional(),
+  /** That link's event id (informative; not covered by the digest). */
+  eventId: z.number().int().optional(),
+});
+/** The last link of one chain. */
+export type TChainHead = z.infer<typeof ZChainHead>;
+
+/** A heads file. */
+export const ZChainHeadsFile = z.object({
+  /** Always CHAIN_HEADS_FORMAT. */
+  format: z.literal(CHAIN_HEADS_FORMAT, { error: `is not a Sagaboard chain heads file (format ${CHAIN_HEADS_FORMAT})` }),
+  /** When it was made (database clock). */
+  exportedAt: ZIsoDate,
+  /** How many chains it holds. */
+  chains: z.number().int().nonnegative(),
+  /** sha256 of the canonical JSON of [[scope, seq, hash], ...] in scope order (`chainHeadsDigest`). */
+  digest: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex characters"),
+  /** The heads, in scope order. */
+  heads: z.array(ZChainHead),
+});
+/** A heads file. */
+export type TChainHeadsFile = z.infer<typeof ZChainHeadsFile>;
 
 /** What is wrong with a broken link. */
 export const ChainBreakKind = {
@@ -39,7 +100,7 @@ export const ZChainBreak = z.object({
   /** The event's id. */
   eventId: z.number().int(),
   /** Its time, as stored. */
-  at: IsoDate,
+  at: ZIsoDate,
   /** What is wrong (ChainBreakKind). */
   kind: z.enum(ChainBreakKind),
   /** What is wrong, in words. */
@@ -67,12 +128,12 @@ export const ZAuditVerification = z.object({
   /** The last event read: events after it were appended during the verification and are not covered. */
   upToEventId: z.number().int().nullable(),
   /** When it started (database clock). */
-  checkedAt: IsoDate,
+  checkedAt: ZIsoDate,
   /** How long it took, in seconds. */
   seconds: z.number(),
 });
 /** What a verification found. */
-export type AuditVerification = z.infer<typeof ZAuditVerification>;
+export type TAuditVerification = z.infer<typeof ZAuditVerification>;
 
 /** Changed chains reported in full; more are only counted. */
 export const MAX_REPORTED_CHANGES = 100;
@@ -106,7 +167,7 @@ export const ZChangedChain = z.object({
   message: z.string(),
 });
 /** One chain that no longer matches its saved head. */
-export type ChangedChain = z.infer<typeof ZChangedChain>;
+export type TChangedChain = z.infer<typeof ZChangedChain>;
 
 /** What checking a heads file found. */
 export const ZChainHeadsCheck = z.object({
@@ -115,7 +176,7 @@ export const ZChainHeadsCheck = z.object({
   /** Whether the file's digest is the digest of its heads (false: the file was edited or damaged). */
   digestMatches: z.boolean(),
   /** When the file was saved. */
-  savedAt: IsoDate,
+  savedAt: ZIsoDate,
   /** Heads in the file. */
   checked: z.number().int(),
   /** Heads still in their chains. */
@@ -126,4 +187,4 @@ export const ZChainHeadsCheck = z.object({
   changed: z.array(ZChangedChain),
 });
 /** What checking a heads file found. */
-export type ChainHeadsCheck = z.infer<typeof ZChainHeadsCheck>;
+export type TChainHeadsCheck = z.infer<typeof ZChainHeadsCheck>;

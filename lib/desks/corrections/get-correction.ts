@@ -6,7 +6,7 @@ import { withDb } from "@/lib/desks/dashboard/context";
 import { runScope } from "@/lib/saga/store";
 import { AudienceSource, resolveAudience } from "@/lib/server/tools/audience";
 import type { Json } from "@/lib/saga/tools";
-import { RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/protocol/schemas/saga";
+import { ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
 import { CORRECTION_INCLUDE, namesByEmail, originalRecipients, queueItem, recipientsOf, sendRunId, sendStateOf } from "./correction-view";
 import { sendStepsOf, settleCorrectionSends } from "./settle-correction-send";
 import type { SendState, TCorrectionDetail, THistoryEntry } from "./views";
@@ -157,8 +157,8 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
     dismissReason: row.dismissReason,
     original: {
       tool: original.tool,
-      toolClass: ToolClassSchema.parse(original.toolClass),
-      status: StepStatusSchema.parse(original.status),
+      toolClass: ZToolClass.parse(original.toolClass),
+      status: ZStepStatus.parse(original.status),
       at: original.createdAt.toISOString(),
       recipients: originalRecipients(original.args),
       audience,
@@ -173,13 +173,13 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
         : `Its audience (${audience.join(", ") || "nobody"}) is internal: nobody outside the company saw it, so a letter is usually not needed.`,
       args,
     },
-    run: { ...run, status: RunStatusSchema.parse(run.status) },
+    run: { ...run, status: ZRunStatus.parse(run.status) },
     steps: steps.map((s) => ({
       id: s.id,
       stepIdx: s.stepIdx,
       tool: s.tool,
-      toolClass: ToolClassSchema.parse(s.toolClass),
-      status: StepStatusSchema.parse(s.status),
+      toolClass: ZToolClass.parse(s.toolClass),
+      status: ZStepStatus.parse(s.status),
       externalRef: s.externalRef,
       audience: Array.isArray(s.audience) ? s.audience.filter((a): a is string => typeof a === "string") : [],
       at: s.createdAt.toISOString(),

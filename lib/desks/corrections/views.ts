@@ -4,7 +4,7 @@
  * contracts (lib/delivery/contracts/corrections.ts) parse responses with these schemas.
  */
 import { z } from "zod";
-import { IsoDate, JsonSchema, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate, ZJson, ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
 import { ZAudienceRank } from "@/lib/desks/dashboard/views";
 
 /** Where a correction stands, as the desk names it (claimed is a draft someone holds). */
@@ -44,7 +44,7 @@ export const ZSendState = z.enum(SendState);
 /** The queue's SLA badge. */
 export const ZSla = z.object({
   /** When the correction should be handled by. */
-  dueAt: IsoDate,
+  dueAt: ZIsoDate,
   /** ok, due_soon (under a quarter of the time left), overdue, or met (handled). */
   state: z.enum(["ok", "due_soon", "overdue", "met"]),
   /** The badge in words ("due in 3 h", "overdue by 20 min"). */
@@ -77,7 +77,7 @@ export const ZCorrectionQueueItem = z.object({
   claimedByName: z.string().nullable(),
   /** Where the send stands. */
   send: ZSendState,
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** Seconds since it was drafted (until it was sent or dismissed). */
   ageSeconds: z.number().int(),
   sla: ZSla,
@@ -103,12 +103,12 @@ export const ZRunStepLine = z.object({
   id: z.string(),
   stepIdx: z.number().int(),
   tool: z.string(),
-  toolClass: ToolClassSchema,
-  status: StepStatusSchema,
+  toolClass: ZToolClass,
+  status: ZStepStatus,
   externalRef: z.string().nullable(),
   /** Who saw it. */
   audience: z.array(z.string()),
-  at: IsoDate,
+  at: ZIsoDate,
 });
 
 /** One entry of a correction's history, in words, with the raw event one click away. */
@@ -117,11 +117,11 @@ export const ZHistoryEntry = z.object({
   type: z.string(),
   /** Who (`user:rita@example.com`, `system:worker-1`). */
   actor: z.string(),
-  at: IsoDate,
+  at: ZIsoDate,
   /** The sentence a person reads. */
   text: z.string(),
   /** The event's data as recorded. */
-  data: JsonSchema,
+  data: ZJson,
 });
 /** A history entry. */
 export type THistoryEntry = z.infer<typeof ZHistoryEntry>;
@@ -135,11 +135,11 @@ export const ZCorrectionDetail = ZCorrectionQueueItem.extend({
   /** The text as drafted (differs from subject/body once edited). */
   drafted: z.object({ subject: z.string(), body: z.string() }),
   editedBy: z.string().nullable(),
-  editedAt: IsoDate.nullable(),
-  claimedAt: IsoDate.nullable(),
+  editedAt: ZIsoDate.nullable(),
+  claimedAt: ZIsoDate.nullable(),
   /** Who asked for the send, when it went out, the provider's message id, the step that sent it. */
   sentBy: z.string().nullable(),
-  sentAt: IsoDate.nullable(),
+  sentAt: ZIsoDate.nullable(),
   messageId: z.string().nullable(),
   sendStepId: z.string().nullable(),
   /** The run that sends it (one logged irreversible step per recipient), once asked. */
@@ -147,14 +147,14 @@ export const ZCorrectionDetail = ZCorrectionQueueItem.extend({
   /** The send in words (queued, outcome unknown and reconciled by key, refused, sent). */
   sendText: z.string().nullable(),
   dismissedBy: z.string().nullable(),
-  dismissedAt: IsoDate.nullable(),
+  dismissedAt: ZIsoDate.nullable(),
   dismissReason: z.string().nullable(),
   /** The effect it answers. */
   original: z.object({
     tool: z.string(),
-    toolClass: ToolClassSchema,
-    status: StepStatusSchema,
-    at: IsoDate,
+    toolClass: ZToolClass,
+    status: ZStepStatus,
+    at: ZIsoDate,
     /** Who it went to (an address), when the call names one. */
     recipients: z.array(z.string()),
     /** Who could see it. */
@@ -166,9 +166,9 @@ export const ZCorrectionDetail = ZCorrectionQueueItem.extend({
     /** Whether anyone outside the company saw it, and the sentence that says so. */
     seen: z.boolean(),
     seenText: z.string(),
-    args: JsonSchema,
+    args: ZJson,
   }),
-  run: z.object({ id: z.string(), title: z.string(), status: RunStatusSchema, agent: z.string(), onBehalfOf: z.string().nullable() }),
+  run: z.object({ id: z.string(), title: z.string(), status: ZRunStatus, agent: z.string(), onBehalfOf: z.string().nullable() }),
   /** The steps of that run, in order. */
   steps: z.array(ZRunStepLine),
   /** Drafted, claimed, edited, send asked, sent or dismissed: oldest first. */
@@ -180,7 +180,7 @@ export type TCorrectionDetail = z.infer<typeof ZCorrectionDetail>;
 /** What claiming or releasing answers: the correction, or who holds it / why not. */
 export const ZCorrectionClaimResult = z.union([
   z.object({ ok: z.literal(true), correction: ZCorrectionQueueItem }),
-  z.object({ ok: z.literal(false), reason: z.literal("held"), heldBy: z.string(), heldByName: z.string().nullable(), claimedAt: IsoDate.nullable() }),
+  z.object({ ok: z.literal(false), reason: z.literal("held"), heldBy: z.string(), heldByName: z.string().nullable(), claimedAt: ZIsoDate.nullable() }),
   z.object({ ok: z.literal(false), reason: z.literal("closed"), state: ZCorrectionState }),
   z.object({ ok: z.literal(false), reason: z.literal("not_claimed") }),
 ]);

@@ -3,7 +3,7 @@
  * named. Each desk's own views (what its use cases return) are in its `views.ts`.
  */
 import { z } from "zod";
-import { RunStatusSchema } from "@/lib/protocol/schemas/saga";
+import { ZRunStatus } from "@/lib/protocol/schemas/saga";
 
 /** The external system a tool acts on. */
 export const ZExternalSystem = z.string().min(1);
@@ -22,5 +22,5 @@ export const ZRunRef = z.object({
   /** The customer or user the agent acts for. */
   onBehalfOf: z.string().nullable(),
   /** Where the run stands. */
-  status: RunStatusSchema,
+  status: ZRunStatus,
 });

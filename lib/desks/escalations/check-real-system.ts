@@ -21,7 +21,7 @@ import { randomIds } from "@/lib/saga/ids";
 import { lookUpStep } from "@/lib/saga/reconcile";
 import type { StepRecord } from "@/lib/saga/store";
 import { enqueueTask } from "@/lib/server/worker/enqueue-task";
-import { ZLookupPayloadSchema, ZLookupResultSchema, type TLookupPayload } from "@/lib/protocol/tasks/lookup-task";
+import { ZLookupPayload, ZLookupResult, type TLookupPayload } from "@/lib/protocol/tasks/lookup-task";
 import { jsonIn, toTaskRecord } from "@/lib/server/worker/task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
@@ -73,7 +73,7 @@ function toCheck(escalationId: string, step: StepRecord, system: string, report:
 
 /** Where a LOOKUP task stands, as the person reads it. */
 function taskState(task: WorkerTaskRecord, escalationId: string, step: StepRecord, system: string): TRealSystemCheckState {
-  const payload = ZLookupPayloadSchema.safeParse(task.payload);
+  const payload = ZLookupPayload.safeParse(task.payload);
   if (task.status === WorkerTaskStatus.PENDING || task.status === WorkerTaskStatus.CLAIMED) {
     return {
       state: "waiting",
@@ -85,7 +85,7 @@ function taskState(task: WorkerTaskRecord, escalationId: string, step: StepRecor
       claimedBy: task.status === WorkerTaskStatus.CLAIMED ? task.claimedBy : null,
     };
   }
-  const result = task.status === WorkerTaskStatus.DONE ? ZLookupResultSchema.safeParse(task.result) : null;
+  const result = task.status === WorkerTaskStatus.DONE ? ZLookupResult.safeParse(task.result) : null;
   if (result?.success) {
     return { state: "checked", check: toCheck(escalationId, step, system, reconcileReport(result.data.lookup), task.updatedAt, task.claimedBy ?? "a worker") };
   }

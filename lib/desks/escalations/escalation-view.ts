@@ -1,6 +1,6 @@
 /** Shared by the escalation use cases: an escalation row as the queue shows it. */
 import type { Prisma } from "@/generated/prisma";
-import { EscalationKindSchema, EscalationStatusSchema } from "@/lib/protocol/schemas/saga";
+import { ZEscalationKind, ZEscalationStatus } from "@/lib/protocol/schemas/saga";
 import { connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
 import { audienceInWords } from "@/lib/desks/dashboard/audience-words";
 import { planAudience } from "@/lib/desks/pivots/pivot-view";
@@ -71,8 +71,8 @@ export function queueItem(row: EscalationRowWithRefs, now: Date, systems: Readon
   const end = row.resolvedAt ?? now;
   return {
     id: row.id,
-    kind: EscalationKindSchema.parse(row.kind),
-    status: EscalationStatusSchema.parse(row.status),
+    kind: ZEscalationKind.parse(row.kind),
+    status: ZEscalationStatus.parse(row.status),
     title: row.title,
     run: row.run,
     step: row.step,

@@ -5,7 +5,7 @@ import { assertCan } from "@/lib/server/auth/roles";
 import { mayWorkEscalation } from "./escalation-access";
 import { can } from "@/lib/server/auth/roles";
 import { clockFromRows, nowQuery } from "@/lib/core/db/dialect";
-import { EscalationKindSchema } from "@/lib/protocol/schemas/saga";
+import { ZEscalationKind } from "@/lib/protocol/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
@@ -29,7 +29,7 @@ export const ZFindEscalationsRequest = z.object({
   /** Which part of the queue (default: open). */
   view: z.enum(EscalationQueueView).default("open"),
   /** Only this kind. */
-  kind: EscalationKindSchema.optional(),
+  kind: ZEscalationKind.optional(),
   /** Only items the signed-in user holds. */
   mine: z.boolean().default(false),
   /** The `nextCursor` of the previous page (an escalation id). */
@@ -76,7 +76,7 @@ export async function findEscalations({ actor, ...request }: PersonRequest<TFind
   const clock = clockFromRows(now);
   const openByKind = Object.fromEntries(Object.values(EscalationKind).map((k) => [k, 0])) as Record<EscalationKind, number>;
   for (const g of grouped) {
-    const parsed = EscalationKindSchema.safeParse(g.kind);
+    const parsed = ZEscalationKind.safeParse(g.kind);
     const count = typeof g._count === "object" ? (g._count._all ?? 0) : 0;
     if (parsed.success) openByKind[parsed.data] = count;
   }

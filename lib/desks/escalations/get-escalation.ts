@@ -4,7 +4,7 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { mayWorkEscalation } from "./escalation-access";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { CompensationStateSchema, ManualRepairWire, RunStatusSchema, StepStatusSchema, ToolClassSchema } from "@/lib/protocol/schemas/saga";
+import { ZCompensationState, ZManualRepairWire, ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
 import { SagaError } from "@/lib/saga/errors";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";
@@ -77,14 +77,14 @@ export async function getEscalation({ actor, escalationId }: PersonRequest<{ esc
       detail: json(row.detail),
       resolution: row.resolution === null ? null : json(row.resolution),
     },
-    run: { id: run.id, title: run.title, agent: run.agent, onBehalfOf: run.onBehalfOf, status: RunStatusSchema.parse(run.status) },
+    run: { id: run.id, title: run.title, agent: run.agent, onBehalfOf: run.onBehalfOf, status: ZRunStatus.parse(run.status) },
     step: step
       ? {
           id: step.id,
           stepIdx: step.stepIdx,
           tool: step.tool,
-          toolClass: ToolClassSchema.parse(step.toolClass),
-          status: StepStatusSchema.parse(step.status),
+          toolClass: ZToolClass.parse(step.toolClass),
+          status: ZStepStatus.parse(step.status),
           stepKey: step.stepKey,
           args: json(step.args),
           externalRef: step.externalRef,
@@ -93,10 +93,10 @@ export async function getEscalation({ actor, escalationId }: PersonRequest<{ esc
           // What was recorded, else the tool table's rule on the arguments, else unknown (customer-facing).
           audience: resolveAudience(Array.isArray(step.audience) ? step.audience.filter((a): a is string => typeof a === "string") : [], audienceRule, step.args).audience,
           compensation: step.compensation === null ? null : compensationOf(step.compensation),
-          compensationState: CompensationStateSchema.parse(step.compensationState),
+          compensationState: ZCompensationState.parse(step.compensationState),
           compensationRef: step.compensationRef,
           compensationError: step.compensationError === null ? null : json(step.compensationError),
-          manualRepair: ManualRepairWire.nullable().catch(null).parse(step.manualRepair),
+          manualRepair: ZManualRepairWire.nullable().catch(null).parse(step.manualRepair),
           createdAt: step.createdAt.toISOString(),
           updatedAt: step.updatedAt.toISOString(),
         }

@@ -6,14 +6,14 @@
  */
 import { z } from "zod";
 import {
-  CompensationStateSchema,
-  EscalationKindSchema,
-  EscalationStatusSchema,
-  IsoDate,
-  JsonSchema,
-  ManualRepairWire,
-  StepStatusSchema,
-  ToolClassSchema,
+  ZCompensationState,
+  ZEscalationKind,
+  ZEscalationStatus,
+  ZIsoDate,
+  ZJson,
+  ZManualRepairWire,
+  ZStepStatus,
+  ZToolClass,
 } from "@/lib/protocol/schemas/saga";
 import { ZExternalSystem, ZRunRef } from "@/lib/desks/dashboard/views";
 
@@ -22,9 +22,9 @@ export const ZEscalationQueueItem = z.object({
   /** `esc_...` */
   id: z.string(),
   /** What kind of decision is needed. */
-  kind: EscalationKindSchema,
+  kind: ZEscalationKind,
   /** Open, claimed or resolved. */
-  status: EscalationStatusSchema,
+  status: ZEscalationStatus,
   /** One line. */
   title: z.string(),
   /** The run. */
@@ -44,15 +44,15 @@ export const ZEscalationQueueItem = z.object({
   /** Who holds it. */
   claimedBy: z.string().nullable(),
   /** Since when. */
-  claimedAt: IsoDate.nullable(),
+  claimedAt: ZIsoDate.nullable(),
   /** Raised. */
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** Seconds since it was raised (until resolved). */
   ageSeconds: z.number().int(),
   /** Who resolved it. */
   resolvedBy: z.string().nullable(),
   /** When. */
-  resolvedAt: IsoDate.nullable(),
+  resolvedAt: ZIsoDate.nullable(),
 });
 /** One row of the escalation queue. */
 export type TEscalationQueueItem = z.infer<typeof ZEscalationQueueItem>;
@@ -64,7 +64,7 @@ export const ZEscalationQueue = z.object({
   /** Pass as `cursor` for the next page; null on the last one. */
   nextCursor: z.string().nullable(),
   /** Unresolved items per kind (whatever the filters). */
-  openByKind: z.record(EscalationKindSchema, z.number().int()),
+  openByKind: z.record(ZEscalationKind, z.number().int()),
   /** Unresolved items nobody holds yet. */
   unclaimed: z.number().int(),
   /** Items the signed-in user holds. */
@@ -72,7 +72,7 @@ export const ZEscalationQueue = z.object({
   /** The signed-in user's id in `claimedBy` (their email). */
   me: z.string(),
   /** The server's clock. */
-  now: IsoDate,
+  now: ZIsoDate,
   /** What the signed-in user may do here. */
   abilities: z.object({ canClaim: z.boolean(), canResolve: z.boolean() }),
 });
@@ -88,44 +88,44 @@ export const ZEscalationStep = z.object({
   /** Tool name. */
   tool: z.string(),
   /** Tool class at dispatch. */
-  toolClass: ToolClassSchema,
+  toolClass: ZToolClass,
   /** Where the row stands. */
-  status: StepStatusSchema,
+  status: ZStepStatus,
   /** The key the external system knows the effect by. */
   stepKey: z.string(),
   /** The call's arguments. */
-  args: JsonSchema,
+  args: ZJson,
   /** The external system's id for the effect. */
   externalRef: z.string().nullable(),
   /** What the call returned (or a settlement recorded). */
-  result: JsonSchema.nullable(),
+  result: ZJson.nullable(),
   /** Why it failed or is unknown. */
-  error: JsonSchema.nullable(),
+  error: ZJson.nullable(),
   /** Who could see it. */
   audience: z.array(z.string()),
   /** The pre-written compensation. */
-  compensation: z.object({ tool: z.string(), args: JsonSchema }).nullable(),
+  compensation: z.object({ tool: z.string(), args: ZJson }).nullable(),
   /** Requested is not confirmed. */
-  compensationState: CompensationStateSchema,
+  compensationState: ZCompensationState,
   /** The compensation's external id. */
   compensationRef: z.string().nullable(),
   /** Why the compensation failed, and what is still out there. */
-  compensationError: JsonSchema.nullable(),
+  compensationError: ZJson.nullable(),
   /** A person answered the effect by hand: who, when, with what reference. */
-  manualRepair: ManualRepairWire.nullable(),
+  manualRepair: ZManualRepairWire.nullable(),
   /** Logged (database clock). */
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** Last changed. */
-  updatedAt: IsoDate,
+  updatedAt: ZIsoDate,
 });
 
 /** One escalation with everything its resolution form needs. */
 export const ZEscalationDetail = z.object({
   escalation: ZEscalationQueueItem.extend({
     /** Everything the raiser wrote down: held call, remaining state, lookup error. */
-    detail: JsonSchema,
+    detail: ZJson,
     /** What was decided. */
-    resolution: JsonSchema.nullable(),
+    resolution: ZJson.nullable(),
   }),
   /** The run. */
   run: ZRunRef,
@@ -136,7 +136,7 @@ export const ZEscalationDetail = z.object({
     .object({
       tool: z.string(),
       toolClass: z.string().nullable(),
-      args: JsonSchema,
+      args: ZJson,
       reason: z.string().nullable(),
       message: z.string().nullable(),
       /** Who would see its effect (the tool's rule, else the tool table's), null when neither says: customer-facing. */
@@ -148,7 +148,7 @@ export const ZEscalationDetail = z.object({
   /** The signed-in user's id in `claimedBy`. */
   me: z.string(),
   /** The server's clock. */
-  now: IsoDate,
+  now: ZIsoDate,
   /** What the signed-in user may do here. */
   abilities: z.object({
     canClaim: z.boolean(),
@@ -169,7 +169,7 @@ export const ZClaimResult = z.union([
     reason: z.literal("held"),
     heldBy: z.string(),
     heldByName: z.string().nullable(),
-    claimedAt: IsoDate.nullable(),
+    claimedAt: ZIsoDate.nullable(),
   }),
   z.object({ ok: z.literal(false), reason: z.literal("resolved"), resolvedBy: z.string().nullable() }),
   z.object({ ok: z.literal(false), reason: z.literal("not_claimed") }),
@@ -191,15 +191,15 @@ export const ZRealSystemCheck = z.object({
   /** Its external id. */
   externalRef: z.string().nullable(),
   /** What the lookup returned. */
-  result: JsonSchema.nullable(),
+  result: ZJson.nullable(),
   /** Lookups made (a second one after a pause when the first found nothing: search indexes lag). */
   lookups: z.number().int(),
   /** Why the lookup could not answer, when it failed. */
   error: z.string().nullable(),
   /** When. */
-  checkedAt: IsoDate,
+  checkedAt: ZIsoDate,
   /** The step's status at the time (unchanged by the check). */
-  stepStatus: StepStatusSchema,
+  stepStatus: ZStepStatus,
   /** Where the lookup ran: "this server", or the worker (`worker-1`) that holds the tool's connector. */
   checkedBy: z.string(),
 });
@@ -223,7 +223,7 @@ export const ZRealSystemCheckState = z.discriminatedUnion("state", [
     /** The system it looks in. */
     system: ZExternalSystem,
     /** When it was asked. */
-    askedAt: IsoDate,
+    askedAt: ZIsoDate,
     /** Who asked (`user:<email>`). */
     askedBy: z.string(),
     /** The worker working it now; null while no worker holding the tool has claimed it. */
@@ -232,7 +232,7 @@ export const ZRealSystemCheckState = z.discriminatedUnion("state", [
   /** The lookup answered. */
   z.object({ state: z.literal("checked"), check: ZRealSystemCheck }),
   /** The worker could not run the lookup (a permanent error, or out of attempts). */
-  z.object({ state: z.literal("failed"), taskId: z.string(), tool: z.string(), system: ZExternalSystem, error: z.string(), at: IsoDate }),
+  z.object({ state: z.literal("failed"), taskId: z.string(), tool: z.string(), system: ZExternalSystem, error: z.string(), at: ZIsoDate }),
 ]);
 /** Where a check of the real system stands. */
 export type TRealSystemCheckState = z.infer<typeof ZRealSystemCheckState>;

@@ -3,7 +3,7 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { JsonSchema } from "@/lib/protocol/schemas/saga";
+import { ZJson } from "@/lib/protocol/schemas/saga";
 import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
 import { connectorRegistry, userActor } from "@/lib/desks/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
@@ -19,7 +19,7 @@ export const ZEditPlanItemRequest = z.object({
   /** The plan item's position, from 0. */
   itemIdx: z.number().int().min(0).max(999),
   /** The item's new arguments, whole; the tool's own schema checks them. */
-  args: JsonSchema,
+  args: ZJson,
   /** Why (the agent and the audit log read it). */
   note: z.string().trim().max(2000).nullable().optional(),
 });

@@ -5,15 +5,15 @@
  */
 import { z } from "zod";
 import {
-  CompensationStateSchema,
-  IsoDate,
-  JsonSchema,
-  PivotEditWire,
-  PivotRejectionCodeSchema,
-  PivotStatusSchema,
-  RunStatusSchema,
-  StepStatusSchema,
-  ToolClassSchema,
+  ZCompensationState,
+  ZIsoDate,
+  ZJson,
+  ZPivotEditWire,
+  ZPivotRejectionCode,
+  ZPivotStatus,
+  ZRunStatus,
+  ZStepStatus,
+  ZToolClass,
 } from "@/lib/protocol/schemas/saga";
 import { ZExternalSystem, ZAudienceRank, ZRunRef } from "@/lib/desks/dashboard/views";
 
@@ -26,13 +26,13 @@ export const ZStagedEffect = z.object({
   /** Tool name. */
   tool: z.string(),
   /** Tool class at dispatch. */
-  toolClass: ToolClassSchema,
+  toolClass: ZToolClass,
   /** The external system the effect lives in. */
   system: ZExternalSystem,
   /** Where the row stands now (a staged effect may have been released since). */
-  status: StepStatusSchema,
+  status: ZStepStatus,
   /** The call's arguments. */
-  args: JsonSchema,
+  args: ZJson,
   /** The step key (sent to the external system). */
   stepKey: z.string(),
   /** The external system's id for the effect. */
@@ -42,19 +42,19 @@ export const ZStagedEffect = z.object({
   /** Its blast radius. */
   audienceRank: ZAudienceRank,
   /** What releasing it takes: the pre-written compensation (tool + args), null when none. */
-  release: z.object({ tool: z.string(), args: JsonSchema }).nullable(),
+  release: z.object({ tool: z.string(), args: ZJson }).nullable(),
   /** Where that compensation stands. */
-  compensationState: CompensationStateSchema,
+  compensationState: ZCompensationState,
   /** When it was staged (the revocation window runs from here). */
-  stagedAt: IsoDate,
+  stagedAt: ZIsoDate,
   /** The tool's current revocation window, seconds (null: none). */
   revocationWindowSec: z.number().int().nullable(),
   /** Where the window came from: the tool table, or the class default when the tool has no row. */
   windowSource: z.enum(["tool_table", "registry_default"]),
   /** stagedAt + window: until when it can be released (null: no window known). */
-  revocableUntil: IsoDate.nullable(),
+  revocableUntil: ZIsoDate.nullable(),
   /** The earlier of revocableUntil and the pivot's deadline. */
-  releasableUntil: IsoDate.nullable(),
+  releasableUntil: ZIsoDate.nullable(),
   /** True when it was already released or never happened (nothing left to release). */
   settled: z.boolean(),
 });
@@ -68,11 +68,11 @@ export const ZPlanItemView = z.object({
   /** Tool name. */
   tool: z.string(),
   /** Tool class (irreversible items are highlighted). */
-  toolClass: ToolClassSchema,
+  toolClass: ZToolClass,
   /** The external system it acts on. */
   system: ZExternalSystem,
   /** The exact arguments approved. */
-  args: JsonSchema,
+  args: ZJson,
   /** Their hash. */
   argsHash: z.string(),
   /** The tool's policy version when the plan was made. */
@@ -104,25 +104,25 @@ export const ZPivotSummary = z.object({
   /** The run. */
   runId: z.string(),
   /** Decision state. */
-  status: PivotStatusSchema,
+  status: ZPivotStatus,
   /** The agent's summary. */
   summary: z.string(),
   /** Hash of the plan and policy versions: a decision must name it. */
   planHash: z.string(),
   /** When the staged effects stop being releasable (an authorisation hold expires). */
-  deadline: IsoDate.nullable(),
+  deadline: ZIsoDate.nullable(),
   /** Requested. */
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** Who decided. */
   decidedBy: z.string().nullable(),
   /** When. */
-  decidedAt: IsoDate.nullable(),
+  decidedAt: ZIsoDate.nullable(),
   /** Why (a rejection's reason goes back to the agent). */
   reason: z.string().nullable(),
   /** A rejection's code for the agent (what it should do next), null otherwise. */
-  reasonCode: PivotRejectionCodeSchema.nullable(),
+  reasonCode: ZPivotRejectionCode.nullable(),
   /** Reviewers' edits of plan items before the decision, oldest first. */
-  edits: z.array(PivotEditWire),
+  edits: z.array(ZPivotEditWire),
 });
 /** A pivot's decision state. */
 export type TPivotSummary = z.infer<typeof ZPivotSummary>;
@@ -146,13 +146,13 @@ export const ZPivotScreen = z.object({
   /** True when any plan item's tool policy changed since the plan was made (approval will be refused). */
   policyChanged: z.boolean(),
   /** The earliest moment a staged effect stops being releasable (or the deadline), null when none. */
-  releasableUntil: IsoDate.nullable(),
+  releasableUntil: ZIsoDate.nullable(),
   /** The run's other pivots, oldest first. */
-  otherPivots: z.array(z.object({ id: z.string(), status: PivotStatusSchema, createdAt: IsoDate })),
+  otherPivots: z.array(z.object({ id: z.string(), status: ZPivotStatus, createdAt: ZIsoDate })),
   /** Once approved: the step that carries each plan item a commit has begun (the latest, by plan position). */
-  committed: z.array(z.object({ idx: z.number().int(), stepIdx: z.number().int(), status: StepStatusSchema })),
+  committed: z.array(z.object({ idx: z.number().int(), stepIdx: z.number().int(), status: ZStepStatus })),
   /** The server's clock when this was read. */
-  now: IsoDate,
+  now: ZIsoDate,
   /** What the signed-in user may do here. */
   abilities: z.object({ canDecide: z.boolean() }),
 });
@@ -166,7 +166,7 @@ export const ZCurrentPlan = z.object({
   /** The current summary. */
   summary: z.string(),
   /** Decision state. */
-  status: PivotStatusSchema,
+  status: ZPivotStatus,
   /** The current items. */
   plan: z.array(ZPlanItemView),
 });
@@ -194,7 +194,7 @@ export const ZPivotDecisionResult = z.union([
     ok: z.literal(false),
     /** The run stopped waiting for this pivot (the agent unwound it). */
     reason: z.literal("run_not_waiting"),
-    runStatus: RunStatusSchema,
+    runStatus: ZRunStatus,
   }),
 ]);
 /** The outcome of approving or rejecting a pivot. */
@@ -202,7 +202,7 @@ export type TPivotDecisionResult = z.infer<typeof ZPivotDecisionResult>;
 
 /** The outcome of editing a plan item: the pivot screen as it is after the edit, or why nothing changed. */
 export const ZEditPlanItemResult = z.union([
-  z.object({ ok: z.literal(true), edit: PivotEditWire, screen: ZPivotScreen }),
+  z.object({ ok: z.literal(true), edit: ZPivotEditWire, screen: ZPivotScreen }),
   z.object({
     ok: z.literal(false),
     /**

@@ -35,7 +35,7 @@ export const ZRunProgress = z.object({
   checkedAt: z.string(),
 });
 /** What the run page says about progress. */
-export type RunProgress = z.infer<typeof ZRunProgress>;
+export type TRunProgress = z.infer<typeof ZRunProgress>;
 
 /** The parts of a run's history progress is read from. */
 export interface RunProgressInput {
@@ -68,7 +68,7 @@ function plural(n: number, word: string): string {
 }
 
 /** What happens next on an approved run: the first plan item no step has made yet. */
-function committingSentence(input: RunProgressInput, open: number): { expected: string; waitingOn: RunProgress["waitingOn"] } {
+function committingSentence(input: RunProgressInput, open: number): { expected: string; waitingOn: TRunProgress["waitingOn"] } {
   const approved = [...input.pivots].reverse().find((p) => p.status === "APPROVED");
   if (open > 0) {
     return { expected: `It waits for a person: ${plural(open, "open escalation")} below must be handled before the agent can go on.`, waitingOn: "person" };
@@ -104,7 +104,7 @@ function cutOffSentence(input: RunProgressInput): string {
 }
 
 /** Works out what the run page says about progress. */
-export function describeRunProgress(input: RunProgressInput): RunProgress {
+export function describeRunProgress(input: RunProgressInput): TRunProgress {
   const agentActor = actorLabel({ type: "agent", id: input.run.agent });
   let last: RunProgressInput["auditEvents"][number] | undefined;
   let sinceForStuck: Date | null = null;
@@ -116,7 +116,7 @@ export function describeRunProgress(input: RunProgressInput): RunProgress {
   const open = input.escalations.filter((e) => OPEN.has(e.status));
   const stuck = open.find((e) => e.kind === "STUCK_AFTER_PIVOT" && e.stepId === null) ?? null;
   let expected: string;
-  let waitingOn: RunProgress["waitingOn"];
+  let waitingOn: TRunProgress["waitingOn"];
   switch (input.run.status) {
     case "RUNNING":
       expected = "The agent is staging: it makes calls whose effects can still be taken back, then proposes a pivot for a reviewer.";

@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { EscalationKindSchema } from "@/lib/protocol/schemas/saga";
-import { type RunsPage, type WaitingCounts } from "./run-views";
+import { ZEscalationKind } from "@/lib/protocol/schemas/saga";
+import { type TRunsPage, type TWaitingCounts } from "./views";
 import { containsIgnoringCase, databaseKind, runSearchCandidates } from "@/lib/core/db/dialect";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
@@ -11,7 +11,7 @@ import { onConnection } from "@/lib/core/db/transactions";
 import { sharedReadPer } from "@/lib/core/db/shared-read";
 import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
 
-export { ZRunListItem, ZRunsPage, ZWaitingCounts, type RunListItem, type RunsPage, type WaitingCounts } from "./run-views";
+export { ZRunListItem, ZRunsPage, ZWaitingCounts, type TRunListItem, type TRunsPage, type TWaitingCounts } from "./views";
 
 /** Escalation statuses that still need a person (claimed items are being handled, not done). */
 const OPEN_ESCALATION_STATUSES: EscalationStatus[] = [EscalationStatus.OPEN, EscalationStatus.CLAIMED];
@@ -20,7 +20,7 @@ const OPEN_ESCALATION_STATUSES: EscalationStatus[] = [EscalationStatus.OPEN, Esc
 export const MAX_RUNS_PAGE = 200;
 
 /** Filters, search and paging for the runs list. */
-export const ZFindRunsRequestSchema = z.object({
+export const ZFindRunsRequest = z.object({
   /** Only runs in this status. */
   status: z.enum(RunStatus).optional(),
   /** Only runs of this agent. */
@@ -36,7 +36,7 @@ export const ZFindRunsRequestSchema = z.object({
 });
 
 /** What callers pass to `findRuns` (every field optional). */
-export type TFindRunsRequest = z.input<typeof ZFindRunsRequestSchema>;
+export type TFindRunsRequest = z.input<typeof ZFindRunsRequest>;
 
 /** Runs where something waits for a person. */
 const NEEDS_ATTENTION: Prisma.RunWhereInput = {
@@ -75,9 +75,9 @@ function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: re
  * The page is read first and its figures second: they are read over the page's runs only (at most
  * `take` + 1 of them), never over every run matching the filters.
  */
-export async function findRuns({ actor, ...request }: PersonRequest<TFindRunsRequest>): Promise<RunsPage> {
+export async function findRuns({ actor, ...request }: PersonRequest<TFindRunsRequest>): Promise<TRunsPage> {
   assertCan(actor, "read");
-  const query = ZFindRunsRequestSchema.parse(request);
+  const query = ZFindRunsRequest.parse(request);
   const { take } = query;
 
   // The page and its per-run counts are one read transaction, so they describe the same moment. The
@@ -110,7 +110,7 @@ export async function findRuns({ actor, ...request }: PersonRequest<TFindRunsReq
  * only. Those rows are few per run (what waits for people). Steps can be thousands per run, so they
  * are counted, grouped over the page's runs (a relation `_count` would group the whole Step table).
  */
-function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequestSchema>) {
+function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequest>) {
   return withDb((prisma) =>
     prisma.$transaction(async (tx) => {
       const and: Prisma.RunWhereInput[] = [];
@@ -154,7 +154,7 @@ function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output
 const sharedWaitingCounts = sharedReadPer((prisma: PrismaClient) => onConnection(prisma, () => prisma.$transaction((tx) => countWaiting(tx))));
 
 /** What waits for people across all runs. */
-async function countWaiting(tx: Prisma.TransactionClient): Promise<WaitingCounts> {
+async function countWaiting(tx: Prisma.TransactionClient): Promise<TWaitingCounts> {
   const pendingPivots = await tx.pivot.count({ where: { status: PivotStatus.PENDING, run: { status: RunStatus.AWAITING_PIVOT } } });
   const escalationsByKind = await tx.escalation.groupBy({
     by: ["kind"],
@@ -168,7 +168,7 @@ async function countWaiting(tx: Prisma.TransactionClient): Promise<WaitingCounts
   for (const group of escalationsByKind) {
     const count = typeof group._count === "object" ? (group._count._all ?? 0) : 0;
     openEscalationTotal += count;
-    const kind = EscalationKindSchema.safeParse(group.kind);
+    const kind = ZEscalationKind.safeParse(group.kind);
     if (kind.success) openEscalations[kind.data] = count;
   }
   return { pendingPivots, openEscalations, openEscalationTotal, correctionDrafts };

@@ -9,9 +9,9 @@ import { Phase, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { DEFAULT_STUCK_AFTER_PIVOT_MS, stuckAfterPivotMs } from "@/lib/server/worker/sweep-stuck-runs";
 import { describeRunProgress } from "./describe-run-progress";
-import { ZAudience, ZCompensation, ZPlan, type RunTimeline, type RunTimelineView } from "./run-views";
+import { ZAudience, ZTimelineCompensation, ZPlan, type RunTimeline, type RunTimelineView } from "./views";
 
-export { ZRunTimelineView, type RunTimeline, type RunTimelineView, type TimelineStep, type TimelinePivot, type TimelineCorrection, type TimelinePlanItem, type TimelineCompensation, type Jsonified } from "./run-views";
+export { ZRunTimelineView, type RunTimeline, type RunTimelineView, type TimelineStep, type TimelinePivot, type TimelineCorrection, type TTimelinePlanItem, type TTimelineCompensation, type Jsonified } from "./views";
 
 // The metric has one definition (lib/saga/metrics). Its input is the engine's vocabulary, so the
 // database strings are read into it here; an unreadable value falls back to what keeps the count honest.
@@ -69,7 +69,7 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
   });
   return {
     run: runRow,
-    steps: steps.map((s) => ({ ...s, audience: ZAudience.parse(s.audience), compensation: ZCompensation.parse(s.compensation) })),
+    steps: steps.map((s) => ({ ...s, audience: ZAudience.parse(s.audience), compensation: ZTimelineCompensation.parse(s.compensation) })),
     pivots: plans,
     escalations,
     corrections: corrections.map((c) => ({ ...c, audience: ZAudience.parse(c.audience) })),

@@ -5,9 +5,9 @@
  */
 import * as z from "zod";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { BeginCallBody, CallAnswerWire, CompensationReportBody, CompleteRunBody, PreviousRecorded, OutcomeBody, ReconcileBody, StepCompensateActionWire, UnwindActionWire } from "@/lib/protocol/schemas/calls";
-import { RunWire, StepWire } from "@/lib/protocol/schemas/saga";
-import { DraftedBySchema } from "@/lib/protocol/tasks/task";
+import { ZBeginCallBody, ZCallAnswerWire, ZCompensationReportBody, ZCompleteRunBody, ZPreviousRecorded, ZOutcomeBody, ZReconcileBody, ZStepCompensateActionWire, ZUnwindActionWire } from "@/lib/protocol/schemas/calls";
+import { ZRunWire, ZStepWire } from "@/lib/protocol/schemas/saga";
+import { ZDraftedBy } from "@/lib/protocol/tasks/task";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
 const StepParams = z.object({ stepId: z.string().min(1).max(80) });
@@ -26,8 +26,8 @@ export const beginCall = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: RunParams,
-  body: BeginCallBody,
-  response: CallAnswerWire,
+  body: ZBeginCallBody,
+  response: ZCallAnswerWire,
   example: { tool: "create_ticket", args: { subject: "Refund for order 1042", body: "Customer asked for a refund." }, cursor: 0 },
 });
 
@@ -42,9 +42,9 @@ export const reportOutcome = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: StepParams,
-  body: OutcomeBody,
+  body: ZOutcomeBody,
   response: z.object({
-    step: StepWire,
+    step: ZStepWire,
     nextCursor: z.number().int().describe("The cursor of the run's next call: past the step once it is settled, at it after an `unknown` (call the same tool again to reconcile)."),
   }),
   example: { outcome: "confirmed", externalRef: "TCK-1042", result: { id: "TCK-1042" }, attempts: 1 },
@@ -58,8 +58,8 @@ export const reportReconcile = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: StepParams,
-  body: ReconcileBody,
-  response: z.object({ step: StepWire }),
+  body: ZReconcileBody,
+  response: z.object({ step: ZStepWire }),
   example: { found: false, lookups: 2 },
 });
 
@@ -72,8 +72,8 @@ export const completeRun = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: RunParams,
-  body: CompleteRunBody.optional(),
-  response: z.object({ run: RunWire, previous: PreviousRecorded }),
+  body: ZCompleteRunBody.optional(),
+  response: z.object({ run: ZRunWire, previous: ZPreviousRecorded }),
   example: { previous: { stepId: "stp_0mx90bxe00zsrtg8me5", outcome: "confirmed", externalRef: "TCK-1042", result: { id: "TCK-1042" }, attempts: 1 } },
 });
 
@@ -91,9 +91,9 @@ export const nextUnwindAction = defineEndpoint({
   body: z.object({
     reason: z.string().trim().min(1).max(1000),
     skipStepIds: z.array(z.string().min(1)).max(10_000).optional().describe("Steps to leave as they are (an UNWIND task's payload.skipStepIds: a whole-run revoke's steps past their window)."),
-    draftedBy: DraftedBySchema.nullish().describe("An UNWIND task's payload.draftedBy, recorded on the corrections the unwind drafts."),
+    draftedBy: ZDraftedBy.nullish().describe("An UNWIND task's payload.draftedBy, recorded on the corrections the unwind drafts."),
   }),
-  response: UnwindActionWire,
+  response: ZUnwindActionWire,
   example: { reason: "the customer cancelled the trip" },
 });
 
@@ -108,8 +108,8 @@ export const nextCompensateAction = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: StepParams,
-  body: z.object({ draftedBy: DraftedBySchema.nullish() }),
-  response: StepCompensateActionWire,
+  body: z.object({ draftedBy: ZDraftedBy.nullish() }),
+  response: ZStepCompensateActionWire,
   example: { draftedBy: "revoke:rvk_0mx4v1igxd71987" },
 });
 
@@ -121,7 +121,7 @@ export const reportCompensation = defineEndpoint({
   tags: ["calls"],
   auth: "agent",
   params: StepParams,
-  body: CompensationReportBody,
-  response: z.object({ step: StepWire }),
+  body: ZCompensationReportBody,
+  response: z.object({ step: ZStepWire }),
   example: { done: true, compensationRef: "cancel-7731", how: "read back" },
 });

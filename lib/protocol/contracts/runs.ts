@@ -2,19 +2,19 @@
 import * as z from "zod";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
 import {
-  AuditBody,
-  AuditEventWire,
-  CorrectionWire,
-  EscalationKindSchema,
-  EscalationStatusSchema,
-  EscalationWire,
-  IsoDate,
-  JsonSchema,
-  PivotWire,
-  RunStatusSchema,
-  RunWire,
-  StepWire,
-  ToolClassSchema,
+  ZAuditBody,
+  ZAuditEventWire,
+  ZCorrectionWire,
+  ZEscalationKind,
+  ZEscalationStatus,
+  ZEscalationWire,
+  ZIsoDate,
+  ZJson,
+  ZPivotWire,
+  ZRunStatus,
+  ZRunWire,
+  ZStepWire,
+  ZToolClass,
 } from "@/lib/protocol/schemas/saga";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
@@ -31,10 +31,10 @@ export const createRun = defineEndpoint({
   body: z.object({
     title: z.string().min(1).max(200),
     onBehalfOf: z.string().max(200).nullable().optional(),
-    metadata: JsonSchema.optional(),
+    metadata: ZJson.optional(),
   }),
   example: { title: "Refund and reship order 1182", onBehalfOf: "ada@example.com" },
-  response: z.object({ run: RunWire }),
+  response: z.object({ run: ZRunWire }),
   successStatus: 201,
 });
 
@@ -46,11 +46,11 @@ export const listRuns = defineEndpoint({
   tags: tags("runs"),
   auth: "agent",
   query: z.object({
-    status: RunStatusSchema.optional(),
+    status: ZRunStatus.optional(),
     cursor: z.string().max(80).optional(),
     take: z.coerce.number().int().min(1).max(200).default(50),
   }),
-  response: z.object({ runs: z.array(RunWire), nextCursor: z.string().nullable() }),
+  response: z.object({ runs: z.array(ZRunWire), nextCursor: z.string().nullable() }),
 });
 
 export const getRun = defineEndpoint({
@@ -62,11 +62,11 @@ export const getRun = defineEndpoint({
   auth: "agent",
   params: RunParams,
   response: z.object({
-    run: RunWire,
-    steps: z.array(StepWire),
-    pivots: z.array(PivotWire),
-    escalations: z.array(EscalationWire),
-    corrections: z.array(CorrectionWire),
+    run: ZRunWire,
+    steps: z.array(ZStepWire),
+    pivots: z.array(ZPivotWire),
+    escalations: z.array(ZEscalationWire),
+    corrections: z.array(ZCorrectionWire),
   }),
 });
 
@@ -78,9 +78,9 @@ export const setRunStatus = defineEndpoint({
   tags: tags("runs"),
   auth: "agent",
   params: RunParams,
-  body: z.object({ from: z.array(RunStatusSchema).nullable(), to: RunStatusSchema, event: AuditBody }),
+  body: z.object({ from: z.array(ZRunStatus).nullable(), to: ZRunStatus, event: ZAuditBody }),
   example: { from: ["UNWINDING"], to: "NEEDS_ATTENTION", event: { type: "run.unwound", data: { reason: "the warehouse refused the reship" } } },
-  response: z.object({ run: RunWire.nullable() }),
+  response: z.object({ run: ZRunWire.nullable() }),
 });
 
 export const getRunAudit = defineEndpoint({
@@ -91,7 +91,7 @@ export const getRunAudit = defineEndpoint({
   tags: tags("runs"),
   auth: "agent",
   params: RunParams,
-  response: z.object({ events: z.array(AuditEventWire) }),
+  response: z.object({ events: z.array(ZAuditEventWire) }),
 });
 
 export const listSteps = defineEndpoint({
@@ -102,7 +102,7 @@ export const listSteps = defineEndpoint({
   tags: tags("steps"),
   auth: "agent",
   params: RunParams,
-  response: z.object({ steps: z.array(StepWire) }),
+  response: z.object({ steps: z.array(ZStepWire) }),
 });
 
 export const getStep = defineEndpoint({
@@ -113,7 +113,7 @@ export const getStep = defineEndpoint({
   tags: tags("steps"),
   auth: "agent",
   params: StepParams,
-  response: z.object({ step: StepWire }),
+  response: z.object({ step: ZStepWire }),
 });
 
 export const requestPivot = defineEndpoint({
@@ -126,11 +126,11 @@ export const requestPivot = defineEndpoint({
   params: RunParams,
   body: z.object({
     summary: z.string().min(1).max(4000),
-    plan: z.array(z.object({ tool: z.string().min(1).max(64), args: JsonSchema })).min(1).max(100),
-    deadline: IsoDate.nullable().optional(),
+    plan: z.array(z.object({ tool: z.string().min(1).max(64), args: ZJson })).min(1).max(100),
+    deadline: ZIsoDate.nullable().optional(),
   }),
   example: { summary: "Ticket opened and refund staged; email the customer the apology.", plan: [{ tool: "send_email", args: { to: "ada@example.com", subject: "Your refund", body: "We refunded order 1182." } }] },
-  response: z.object({ pivot: PivotWire }),
+  response: z.object({ pivot: ZPivotWire }),
   successStatus: 201,
 });
 
@@ -142,7 +142,7 @@ export const listPivots = defineEndpoint({
   tags: tags("pivots"),
   auth: "agent",
   params: RunParams,
-  response: z.object({ pivots: z.array(PivotWire) }),
+  response: z.object({ pivots: z.array(ZPivotWire) }),
 });
 
 export const getPivot = defineEndpoint({
@@ -154,14 +154,14 @@ export const getPivot = defineEndpoint({
   auth: "agent",
   params: z.object({ pivotId: z.string().min(1).max(80) }),
   query: z.object({ waitMs: z.coerce.number().int().min(0).max(30_000).default(0) }),
-  response: z.object({ pivot: PivotWire }),
+  response: z.object({ pivot: ZPivotWire }),
 });
 
 const NewEscalationBody = z.object({
   stepId: z.string().nullable(),
-  kind: EscalationKindSchema,
+  kind: ZEscalationKind,
   title: z.string().min(1).max(300),
-  detail: JsonSchema,
+  detail: ZJson,
   owner: z.string().max(100).nullable(),
   dedupeKey: z.string().min(1).max(300),
 });
@@ -174,9 +174,9 @@ export const raiseEscalation = defineEndpoint({
   tags: tags("escalations"),
   auth: "agent",
   params: RunParams,
-  body: z.object({ escalation: NewEscalationBody, event: AuditBody }),
+  body: z.object({ escalation: NewEscalationBody, event: ZAuditBody }),
   example: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "Did the reship happen?", detail: { orderId: "1182" }, owner: "warehouse-team", dedupeKey: "unknown:reship-1182" }, event: { type: "escalation.raised" } },
-  response: z.object({ created: z.boolean(), escalation: EscalationWire }),
+  response: z.object({ created: z.boolean(), escalation: ZEscalationWire }),
   successStatus: 201,
   otherSuccessStatuses: [200],
 });
@@ -189,8 +189,8 @@ export const listEscalations = defineEndpoint({
   tags: tags("escalations"),
   auth: "agent",
   params: RunParams,
-  query: z.object({ status: z.union([EscalationStatusSchema, z.array(EscalationStatusSchema)]).optional() }),
-  response: z.object({ escalations: z.array(EscalationWire) }),
+  query: z.object({ status: z.union([ZEscalationStatus, z.array(ZEscalationStatus)]).optional() }),
+  response: z.object({ escalations: z.array(ZEscalationWire) }),
 });
 
 export const findEscalation = defineEndpoint({
@@ -201,7 +201,7 @@ export const findEscalation = defineEndpoint({
   tags: tags("escalations"),
   auth: "agent",
   query: z.object({ dedupeKey: z.string().min(1).max(300) }),
-  response: z.object({ escalation: EscalationWire.nullable() }),
+  response: z.object({ escalation: ZEscalationWire.nullable() }),
 });
 
 export const getEscalation = defineEndpoint({
@@ -212,7 +212,7 @@ export const getEscalation = defineEndpoint({
   tags: tags("escalations"),
   auth: "agent",
   params: z.object({ escalationId: z.string().min(1).max(80) }),
-  response: z.object({ escalation: EscalationWire }),
+  response: z.object({ escalation: ZEscalationWire }),
 });
 
 export const draftCorrection = defineEndpoint({
@@ -231,10 +231,10 @@ export const draftCorrection = defineEndpoint({
       subject: z.string().min(1).max(300),
       body: z.string().min(1).max(10_000),
     }),
-    event: AuditBody,
+    event: ZAuditBody,
   }),
   example: { correction: { stepId: "stp_0mx4p50lx324met89u7", audience: ["customer"], rank: 2, subject: "About your refund", body: "Please disregard our earlier email." }, event: { type: "correction.drafted" } },
-  response: z.object({ correction: CorrectionWire }),
+  response: z.object({ correction: ZCorrectionWire }),
   successStatus: 201,
 });
 
@@ -246,7 +246,7 @@ export const listCorrections = defineEndpoint({
   tags: tags("corrections"),
   auth: "agent",
   params: RunParams,
-  response: z.object({ corrections: z.array(CorrectionWire) }),
+  response: z.object({ corrections: z.array(ZCorrectionWire) }),
 });
 
 export const listTools = defineEndpoint({
@@ -260,7 +260,7 @@ export const listTools = defineEndpoint({
     tools: z.array(
       z.object({
         name: z.string(),
-        toolClass: ToolClassSchema,
+        toolClass: ZToolClass,
         compensator: z.string().nullable(),
         owner: z.string().nullable(),
         policyVersion: z.number().int(),

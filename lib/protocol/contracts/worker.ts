@@ -1,13 +1,13 @@
 /** Contracts of the worker API: request an unwind, claim tasks with a lease, settle them fenced. */
 import * as z from "zod";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { IsoDate, JsonSchema } from "@/lib/protocol/schemas/saga";
-import { TaskWire } from "@/lib/protocol/schemas/worker";
+import { ZIsoDate, ZJson } from "@/lib/protocol/schemas/saga";
+import { ZTaskWire } from "@/lib/protocol/schemas/worker";
 
 
 const TaskParams = z.object({ taskId: z.string().min(1).max(80) });
 const Fence = { attempt: z.number().int().min(1), workerId: z.string().trim().min(1).max(200) };
-const SettleResponse = z.object({ settled: z.boolean(), task: TaskWire.nullable() });
+const SettleResponse = z.object({ settled: z.boolean(), task: ZTaskWire.nullable() });
 
 export const requestUnwind = defineEndpoint({
   method: "POST",
@@ -19,7 +19,7 @@ export const requestUnwind = defineEndpoint({
   params: z.object({ runId: z.string().min(1).max(80) }),
   body: z.object({ reason: z.string().trim().min(1).max(1000) }),
   example: { reason: "the warehouse refused the reship" },
-  response: z.object({ created: z.boolean(), task: TaskWire }),
+  response: z.object({ created: z.boolean(), task: ZTaskWire }),
   successStatus: 202,
   otherSuccessStatuses: [200],
 });
@@ -39,7 +39,7 @@ export const claimWorkerTasks = defineEndpoint({
     leaseMs: z.number().int().min(100).max(3_600_000).default(30_000),
   }),
   example: { workerId: "refund-worker-1", max: 4, leaseMs: 30000 },
-  response: z.object({ tasks: z.array(TaskWire) }),
+  response: z.object({ tasks: z.array(ZTaskWire) }),
 });
 
 export const completeWorkerTask = defineEndpoint({
@@ -50,7 +50,7 @@ export const completeWorkerTask = defineEndpoint({
   tags: ["worker"],
   auth: "agent",
   params: TaskParams,
-  body: z.object({ ...Fence, result: JsonSchema }),
+  body: z.object({ ...Fence, result: ZJson }),
   example: { attempt: 1, workerId: "refund-worker-1", result: { status: "UNWOUND", compensated: [1, 0] } },
   response: SettleResponse,
 });
@@ -63,7 +63,7 @@ export const failWorkerTask = defineEndpoint({
   tags: ["worker"],
   auth: "agent",
   params: TaskParams,
-  body: z.object({ ...Fence, error: JsonSchema, retry: z.boolean() }),
+  body: z.object({ ...Fence, error: ZJson, retry: z.boolean() }),
   example: { attempt: 1, workerId: "refund-worker-1", error: { message: "payments answered 503" }, retry: true },
   response: SettleResponse,
 });
@@ -78,5 +78,5 @@ export const heartbeatWorkerTask = defineEndpoint({
   params: TaskParams,
   body: z.object({ ...Fence, leaseMs: z.number().int().min(100).max(3_600_000) }),
   example: { attempt: 1, workerId: "refund-worker-1", leaseMs: 30000 },
-  response: z.object({ extended: z.boolean(), leaseUntil: IsoDate.nullable(), task: TaskWire.nullable() }),
+  response: z.object({ extended: z.boolean(), leaseUntil: ZIsoDate.nullable(), task: ZTaskWire.nullable() }),
 });

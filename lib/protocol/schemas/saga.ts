@@ -30,154 +30,154 @@ const values = <T extends Record<string, string>>(o: T) => Object.values(o) as [
 
 /** Any JSON value. */
 /** Any JSON value (named, so the OpenAPI document refers to one definition instead of repeating it). */
-export const JsonSchema: z.ZodType<Json> = z.json().meta({ id: "Json", description: "Any JSON value." }) as z.ZodType<Json>;
+export const ZJson: z.ZodType<Json> = z.json().meta({ id: "Json", description: "Any JSON value." }) as z.ZodType<Json>;
 /** An ISO 8601 timestamp. */
-export const IsoDate = z.iso.datetime({ offset: true });
+export const ZIsoDate = z.iso.datetime({ offset: true });
 /** A 32-hex step or compensation key. */
-export const KeySchema = z.string().regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex characters");
+export const ZKey = z.string().regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex characters");
 /** An id with a prefix (`run_...`). */
 export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`), `must be a ${prefix}_ id`);
 
-export const ToolClassSchema = z.enum(values(ToolClass));
-export const StepStatusSchema = z.enum(values(StepStatus));
-export const RunStatusSchema = z.enum(values(RunStatus));
-export const PhaseSchema = z.enum(values(Phase));
-export const CompensationStateSchema = z.enum(values(CompensationState));
-export const PivotStatusSchema = z.enum(values(PivotStatus));
-export const EscalationKindSchema = z.enum(values(EscalationKind));
-export const EscalationStatusSchema = z.enum(values(EscalationStatus));
-export const CorrectionStatusSchema = z.enum(values(CorrectionStatus));
+export const ZToolClass = z.enum(values(ToolClass));
+export const ZStepStatus = z.enum(values(StepStatus));
+export const ZRunStatus = z.enum(values(RunStatus));
+export const ZPhase = z.enum(values(Phase));
+export const ZCompensationState = z.enum(values(CompensationState));
+export const ZPivotStatus = z.enum(values(PivotStatus));
+export const ZEscalationKind = z.enum(values(EscalationKind));
+export const ZEscalationStatus = z.enum(values(EscalationStatus));
+export const ZCorrectionStatus = z.enum(values(CorrectionStatus));
 /** Why a pivot was rejected, as a code the agent can act on (lib/saga/vocabulary.ts). */
-export const PivotRejectionCodeSchema = z.enum(PIVOT_REJECTION_CODES);
+export const ZPivotRejectionCode = z.enum(PIVOT_REJECTION_CODES);
 
 /** A manual repair recorded on a step (lib/saga/store.ts ManualRepair). */
-export const ManualRepairWire = z.object({
+export const ZManualRepairWire = z.object({
   repairedBy: z.string(),
-  repairedAt: IsoDate,
+  repairedAt: ZIsoDate,
   repairRef: z.string().nullable(),
   note: z.string(),
   escalationId: z.string(),
 });
 
 /** A reviewer's edit of a plan item before deciding (lib/saga/store.ts PivotEdit). */
-export const PivotEditWire = z.object({
+export const ZPivotEditWire = z.object({
   itemIdx: z.number().int().nonnegative(),
   tool: z.string(),
-  argsBefore: JsonSchema,
-  argsAfter: JsonSchema,
+  argsBefore: ZJson,
+  argsAfter: ZJson,
   argsHashBefore: z.string(),
   argsHashAfter: z.string(),
   planHashBefore: z.string(),
   planHashAfter: z.string(),
   editedBy: z.string(),
-  editedAt: IsoDate,
+  editedAt: ZIsoDate,
   note: z.string().nullable(),
 });
 
-export const CompensationPlanSchema = z.object({ tool: z.string().min(1), args: JsonSchema });
-export const CorrectionDraftSchema = z.object({ audience: z.array(z.string()), subject: z.string(), body: z.string() });
+export const ZCompensationPlan = z.object({ tool: z.string().min(1), args: ZJson });
+export const ZCorrectionDraft = z.object({ audience: z.array(z.string()), subject: z.string(), body: z.string() });
 
-export const RunWire = z.object({
+export const ZRunWire = z.object({
   id: z.string(),
   title: z.string(),
   agent: z.string(),
   onBehalfOf: z.string().nullable(),
-  metadata: JsonSchema,
-  status: RunStatusSchema,
-  createdAt: IsoDate,
-  updatedAt: IsoDate,
+  metadata: ZJson,
+  status: ZRunStatus,
+  createdAt: ZIsoDate,
+  updatedAt: ZIsoDate,
 });
 
-export const StepWire = z.object({
+export const ZStepWire = z.object({
   id: z.string(),
   runId: z.string(),
   stepIdx: z.number().int().nonnegative(),
   tool: z.string(),
-  toolClass: ToolClassSchema,
+  toolClass: ZToolClass,
   stepKey: z.string(),
-  args: JsonSchema,
+  args: ZJson,
   argsHash: z.string(),
-  status: StepStatusSchema,
-  phase: PhaseSchema,
+  status: ZStepStatus,
+  phase: ZPhase,
   policyVersion: z.number().int(),
   approvalId: z.string().nullable(),
   planItemIdx: z.number().int().nullable(),
   externalRef: z.string().nullable(),
-  result: JsonSchema.nullable(),
-  error: JsonSchema.nullable(),
-  compensation: CompensationPlanSchema.nullable(),
+  result: ZJson.nullable(),
+  error: ZJson.nullable(),
+  compensation: ZCompensationPlan.nullable(),
   compensationKey: z.string().nullable(),
-  compensationState: CompensationStateSchema,
+  compensationState: ZCompensationState,
   compensationRef: z.string().nullable(),
-  compensationRequestedAt: IsoDate.nullable(),
-  compensationConfirmedAt: IsoDate.nullable(),
-  compensationError: JsonSchema.nullable(),
-  correction: CorrectionDraftSchema.nullable(),
+  compensationRequestedAt: ZIsoDate.nullable(),
+  compensationConfirmedAt: ZIsoDate.nullable(),
+  compensationError: ZJson.nullable(),
+  correction: ZCorrectionDraft.nullable(),
   audience: z.array(z.string()),
   attempts: z.number().int(),
   /** Absent from servers that predate manual repairs. */
-  manualRepair: ManualRepairWire.nullable().optional(),
-  createdAt: IsoDate,
-  updatedAt: IsoDate,
+  manualRepair: ZManualRepairWire.nullable().optional(),
+  createdAt: ZIsoDate,
+  updatedAt: ZIsoDate,
 });
 
-export const PlanItemWire = z.object({
+export const ZPlanItemWire = z.object({
   tool: z.string(),
-  args: JsonSchema,
+  args: ZJson,
   argsHash: z.string(),
   policyVersion: z.number().int(),
-  toolClass: ToolClassSchema,
+  toolClass: ZToolClass,
 });
 
-export const PivotWire = z.object({
+export const ZPivotWire = z.object({
   id: z.string(),
   runId: z.string(),
-  status: PivotStatusSchema,
+  status: ZPivotStatus,
   summary: z.string(),
-  plan: z.array(PlanItemWire),
+  plan: z.array(ZPlanItemWire),
   planHash: z.string(),
   stagedStepIds: z.array(z.string()),
-  deadline: IsoDate.nullable(),
+  deadline: ZIsoDate.nullable(),
   decidedBy: z.string().nullable(),
-  decidedAt: IsoDate.nullable(),
+  decidedAt: ZIsoDate.nullable(),
   reason: z.string().nullable(),
   /** A rejection's code for the agent (absent from servers that predate it). */
-  reasonCode: PivotRejectionCodeSchema.nullable().optional(),
+  reasonCode: ZPivotRejectionCode.nullable().optional(),
   /** Reviewers' edits before the decision: `plan` is already the edited plan. */
-  edits: z.array(PivotEditWire).optional(),
-  createdAt: IsoDate,
+  edits: z.array(ZPivotEditWire).optional(),
+  createdAt: ZIsoDate,
 });
 
-export const EscalationWire = z.object({
+export const ZEscalationWire = z.object({
   id: z.string(),
   runId: z.string(),
   stepId: z.string().nullable(),
-  kind: EscalationKindSchema,
-  status: EscalationStatusSchema,
+  kind: ZEscalationKind,
+  status: ZEscalationStatus,
   title: z.string(),
-  detail: JsonSchema,
+  detail: ZJson,
   owner: z.string().nullable(),
   dedupeKey: z.string(),
   claimedBy: z.string().nullable(),
-  resolution: JsonSchema.nullable(),
+  resolution: ZJson.nullable(),
   resolvedBy: z.string().nullable(),
-  resolvedAt: IsoDate.nullable(),
-  createdAt: IsoDate,
+  resolvedAt: ZIsoDate.nullable(),
+  createdAt: ZIsoDate,
 });
 
-export const CorrectionWire = z.object({
+export const ZCorrectionWire = z.object({
   id: z.string(),
   runId: z.string(),
   stepId: z.string(),
   audience: z.array(z.string()),
   rank: z.number().int(),
-  status: CorrectionStatusSchema,
+  status: ZCorrectionStatus,
   subject: z.string(),
   body: z.string(),
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
 });
 
-export const AuditEventWire = z.object({
+export const ZAuditEventWire = z.object({
   /** Its position in its chain, from 1. */
   seq: z.number().int(),
   /** The hash chain it belongs to (`run:<id>`, `user:<id>`, `agent-token:<id>`, `tool:<name>`). */
@@ -191,28 +191,28 @@ export const AuditEventWire = z.object({
   /** Who caused it (`user:ada@example.com`, `agent:support-agent`, `system:worker`). */
   actor: z.string(),
   /** What changed, as recorded (the JSON it was hashed as). */
-  data: JsonSchema,
+  data: ZJson,
   /** When, by the database clock (UTC). */
-  at: IsoDate,
+  at: ZIsoDate,
   /** The hash of the previous link of its chain (64 zeros for the first link). */
   prevHash: z.string(),
   /** sha256 over prevHash and this event's content. */
   hash: z.string(),
 });
 
-export const AuditBody = z.object({ type: z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/).max(64), data: JsonSchema.optional() });
+export const ZAuditBody = z.object({ type: z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/).max(64), data: ZJson.optional() });
 
 type Wire<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
 type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
 // Compile-time: each wire schema has exactly the record's fields.
 const _checks: [
-  SameKeys<z.infer<typeof RunWire>, Wire<RunRecord>>,
-  SameKeys<z.infer<typeof StepWire>, Wire<StepRecord>>,
-  SameKeys<z.infer<typeof PivotWire>, Wire<PivotRecord>>,
-  SameKeys<z.infer<typeof PlanItemWire>, PlanItem>,
-  SameKeys<z.infer<typeof EscalationWire>, Wire<EscalationRecord>>,
-  SameKeys<z.infer<typeof CorrectionWire>, Wire<CorrectionRecord>>,
-  SameKeys<z.infer<typeof AuditEventWire>, Wire<AuditEventRecord>>,
+  SameKeys<z.infer<typeof ZRunWire>, Wire<RunRecord>>,
+  SameKeys<z.infer<typeof ZStepWire>, Wire<StepRecord>>,
+  SameKeys<z.infer<typeof ZPivotWire>, Wire<PivotRecord>>,
+  SameKeys<z.infer<typeof ZPlanItemWire>, PlanItem>,
+  SameKeys<z.infer<typeof ZEscalationWire>, Wire<EscalationRecord>>,
+  SameKeys<z.infer<typeof ZCorrectionWire>, Wire<CorrectionRecord>>,
+  SameKeys<z.infer<typeof ZAuditEventWire>, Wire<AuditEventRecord>>,
 ] = [true, true, true, true, true, true, true];
 void _checks;
 

@@ -1,22 +1,22 @@
 /** Wire format of a worker task: one shape per kind, its payload the schema the worker reads it with. */
 import * as z from "zod";
-import { ZLookupPayloadSchema } from "@/lib/protocol/tasks/lookup-task";
-import { ZSendCorrectionPayloadSchema } from "@/lib/protocol/tasks/send-correction-payload";
-import { ZCommitPlanPayloadSchema, ZCompensatePayloadSchema, ZUnwindPayloadSchema } from "@/lib/protocol/tasks/task";
+import { ZLookupPayload } from "@/lib/protocol/tasks/lookup-task";
+import { ZSendCorrectionPayload } from "@/lib/protocol/tasks/send-correction-payload";
+import { ZCommitPlanPayload, ZCompensatePayload, ZUnwindPayload } from "@/lib/protocol/tasks/task";
 import { WORKER_TASK_STATUSES, WorkerTaskKind, type WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { IsoDate, JsonSchema, toWire } from "./saga";
+import { ZIsoDate, ZJson, toWire } from "./saga";
 
 /**
  * Each kind's payload, as the worker reads it (lib/agent/worker.ts parses with these same schemas).
  * Loose: fields a newer server adds reach an older worker untouched.
  */
 export const TASK_PAYLOAD_SCHEMAS = {
-  [WorkerTaskKind.UNWIND]: ZUnwindPayloadSchema.loose(),
-  [WorkerTaskKind.RECONCILE]: JsonSchema,
-  [WorkerTaskKind.COMPENSATE]: ZCompensatePayloadSchema.loose(),
-  [WorkerTaskKind.LOOKUP]: ZLookupPayloadSchema.loose(),
-  [WorkerTaskKind.SEND_CORRECTION]: ZSendCorrectionPayloadSchema.loose(),
-  [WorkerTaskKind.COMMIT_PLAN]: ZCommitPlanPayloadSchema.loose(),
+  [WorkerTaskKind.UNWIND]: ZUnwindPayload.loose(),
+  [WorkerTaskKind.RECONCILE]: ZJson,
+  [WorkerTaskKind.COMPENSATE]: ZCompensatePayload.loose(),
+  [WorkerTaskKind.LOOKUP]: ZLookupPayload.loose(),
+  [WorkerTaskKind.SEND_CORRECTION]: ZSendCorrectionPayload.loose(),
+  [WorkerTaskKind.COMMIT_PLAN]: ZCommitPlanPayload.loose(),
 } satisfies Record<WorkerTaskKind, z.ZodType>;
 
 const taskFields = {
@@ -27,12 +27,12 @@ const taskFields = {
   status: z.enum(WORKER_TASK_STATUSES as [WorkerTaskStatus, ...WorkerTaskStatus[]]),
   attempt: z.number().int(),
   claimedBy: z.string().nullable(),
-  leaseUntil: IsoDate.nullable(),
+  leaseUntil: ZIsoDate.nullable(),
   dedupeKey: z.string(),
-  result: JsonSchema.nullable(),
-  error: JsonSchema.nullable(),
-  createdAt: IsoDate,
-  updatedAt: IsoDate,
+  result: ZJson.nullable(),
+  error: ZJson.nullable(),
+  createdAt: ZIsoDate,
+  updatedAt: ZIsoDate,
 };
 
 const TASK_NAMES = {
@@ -48,7 +48,7 @@ const taskOf = <K extends WorkerTaskKind>(kind: K) =>
   z.object({ ...taskFields, kind: z.literal(kind), payload: TASK_PAYLOAD_SCHEMAS[kind] }).meta({ id: TASK_NAMES[kind], description: `A ${kind} task.` });
 
 /** A worker task on the wire, discriminated by `kind`: its payload is typed per kind. */
-export const TaskWire = z.discriminatedUnion("kind", [
+export const ZTaskWire = z.discriminatedUnion("kind", [
   taskOf(WorkerTaskKind.UNWIND),
   taskOf(WorkerTaskKind.RECONCILE),
   taskOf(WorkerTaskKind.COMPENSATE),
@@ -64,6 +64,6 @@ export function payloadFits(task: { kind: string; payload: unknown }): boolean {
 }
 
 /** A task record on the wire (its payload is checked against its kind when the response is parsed). */
-export function taskToWire(task: object): z.input<typeof TaskWire> {
-  return toWire(task) as z.input<typeof TaskWire>;
+export function taskToWire(task: object): z.input<typeof ZTaskWire> {
+  return toWire(task) as z.input<typeof ZTaskWire>;
 }

@@ -8,24 +8,24 @@
  * the answer as evidence is the person's separate, audited decision.
  */
 import { z } from "zod";
-import { ReconcileBody } from "@/lib/protocol/schemas/calls";
+import { ZReconcileBody } from "@/lib/protocol/schemas/calls";
 
 /** Who asked, and about what: recorded with the task, shown with the answer. */
-export const ZLookupPayloadSchema = z.object({
+export const ZLookupPayload = z.object({
   /** The escalation the person was working (`esc_...`). */
   escalationId: z.string().trim().min(1),
   /** The person who asked (`user:<email>`). */
   askedBy: z.string().trim().min(1).max(200),
 });
-export type TLookupPayload = z.infer<typeof ZLookupPayloadSchema>;
+export type TLookupPayload = z.infer<typeof ZLookupPayload>;
 
 /** What a worker completes a LOOKUP with: the step, and the lookup's answer in the reconcile body's shape. */
-export const ZLookupResultSchema = z.object({
+export const ZLookupResult = z.object({
   /** The step whose key was looked up. */
   stepId: z.string().min(1),
   /** Found (with what), absent after the recheck, or the lookup failing (with why). */
-  lookup: ReconcileBody,
+  lookup: ZReconcileBody,
 });
-export type TLookupResult = z.infer<typeof ZLookupResultSchema>;
+export type TLookupResult = z.infer<typeof ZLookupResult>;
 /** What a worker writes (before the schema fills its defaults). */
-export type TLookupResultInput = z.input<typeof ZLookupResultSchema>;
+export type TLookupResultInput = z.input<typeof ZLookupResult>;

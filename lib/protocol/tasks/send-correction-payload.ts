@@ -12,7 +12,7 @@ export const ZApprovedMessage = z.object({
 });
 
 /** What the worker needs to send a correction: the gate lets only these exact calls run, once each. */
-export const ZSendCorrectionPayloadSchema = z.object({
+export const ZSendCorrectionPayload = z.object({
   /** The correction (`cor_...`) whose run this is. */
   correctionId: z.string().trim().min(1),
   /** The approved messages, one per recipient, in the pivot's plan order. */
@@ -20,4 +20,4 @@ export const ZSendCorrectionPayloadSchema = z.object({
 });
 
 /** A SEND_CORRECTION payload. */
-export type TSendCorrectionPayload = z.infer<typeof ZSendCorrectionPayloadSchema>;
+export type TSendCorrectionPayload = z.infer<typeof ZSendCorrectionPayload>;

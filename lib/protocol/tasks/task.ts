@@ -5,7 +5,7 @@
  * complete-task.ts, ...) implements it.
  */
 import { z } from "zod";
-import { JsonSchema } from "@/lib/protocol/schemas/saga";
+import { ZJson } from "@/lib/protocol/schemas/saga";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import type { WorkerTaskKind, WorkerTaskStatus } from "./vocabulary";
@@ -88,7 +88,7 @@ export type SettleResult =
     };
 
 /** What `claimTasks` takes. */
-export const ZClaimTasksSchema = z.object({
+export const ZClaimTasksRequest = z.object({
   /** The claiming worker (recorded as `claimedBy` and as the audit actor). */
   workerId: z.string().trim().min(1).max(200),
   /** Tools this worker has connectors for; only tasks whose tools are all among them are claimed. */
@@ -100,10 +100,10 @@ export const ZClaimTasksSchema = z.object({
 });
 
 /** What callers pass to `claimTasks`. */
-export type TClaimTasksRequest = z.input<typeof ZClaimTasksSchema>;
+export type TClaimTasksRequest = z.input<typeof ZClaimTasksRequest>;
 
 /** The fence every settle and heartbeat carries. */
-export const ZTaskFenceSchema = z.object({
+export const ZTaskFence = z.object({
   /** The task. */
   taskId: z.string().trim().min(1),
   /** The fencing token returned by the claim. */
@@ -113,22 +113,22 @@ export const ZTaskFenceSchema = z.object({
 });
 
 /** What `completeTask` takes. */
-export const ZCompleteTaskSchema = ZTaskFenceSchema.extend({
+export const ZCompleteTaskRequest = ZTaskFence.extend({
   /** What the worker did (an unwind report, a reconciled step), kept on the task. */
-  result: JsonSchema,
+  result: ZJson,
 });
 
 /** What callers pass to `completeTask`. */
-export type TCompleteTaskRequest = z.input<typeof ZCompleteTaskSchema>;
+export type TCompleteTaskRequest = z.input<typeof ZCompleteTaskRequest>;
 
 /** What `extendLease` takes. */
-export const ZExtendLeaseSchema = ZTaskFenceSchema.extend({
+export const ZExtendLeaseRequest = ZTaskFence.extend({
   /** The new lease runs this long from now (database clock). */
   leaseMs: z.number().int().min(100).max(3_600_000),
 });
 
 /** What callers pass to `extendLease`. */
-export type TExtendLeaseRequest = z.input<typeof ZExtendLeaseSchema>;
+export type TExtendLeaseRequest = z.input<typeof ZExtendLeaseRequest>;
 
 /** The outcome of a heartbeat. */
 export type ExtendLeaseResult =
@@ -146,15 +146,15 @@ export type ExtendLeaseResult =
     };
 
 /** What `failTask` takes. */
-export const ZFailTaskSchema = ZTaskFenceSchema.extend({
+export const ZFailTaskRequest = ZTaskFence.extend({
   /** What went wrong (kept on the task, and in the audit event). */
-  error: JsonSchema,
+  error: ZJson,
   /** True for a transient error: back to PENDING for any worker to claim; false: FAILED for good. */
   retry: z.boolean(),
 });
 
 /** What callers pass to `failTask`. */
-export type TFailTaskRequest = z.input<typeof ZFailTaskSchema>;
+export type TFailTaskRequest = z.input<typeof ZFailTaskRequest>;
 
 /** What a worker needs of the queue. */
 export interface TaskQueue {
@@ -169,28 +169,28 @@ export interface TaskQueue {
 }
 
 /** What asked a task's work (`revoke:<rvk_...>`): recorded on the corrections it drafts. */
-export const DraftedBySchema = z.string().trim().min(1).max(80);
+export const ZDraftedBy = z.string().trim().min(1).max(80);
 
 /** The payload of an UNWIND task: the reason goes into the run's audit log. */
-export const ZUnwindPayloadSchema = z.object({
+export const ZUnwindPayload = z.object({
   /** Why the run is unwound, in words. */
   reason: z.string().trim().min(1),
   /** Steps to leave as they are (a whole-run revoke: steps past their window, escalated instead). */
   skipStepIds: z.array(z.string().min(1)).max(10_000).optional(),
   /** What asked for the unwind, recorded on the corrections it drafts. */
-  draftedBy: DraftedBySchema.optional(),
+  draftedBy: ZDraftedBy.optional(),
 });
 
 /** The payload of a COMPENSATE task (one step pulled back by a revoke trigger). */
-export const ZCompensatePayloadSchema = z.object({
+export const ZCompensatePayload = z.object({
   /** Why, in words (the revoke's reason). */
   reason: z.string().trim().min(1),
   /** What asked for it: recorded on a correction the compensation drafts. */
-  draftedBy: DraftedBySchema.optional(),
+  draftedBy: ZDraftedBy.optional(),
 });
 
 /** The payload of a COMMIT_PLAN task: the approved pivot whose plan a worker commits. */
-export const ZCommitPlanPayloadSchema = z.object({
+export const ZCommitPlanPayload = z.object({
   /** The approved pivot (`piv_...`). */
   pivotId: z.string().trim().min(1).max(80),
   /** Why a worker commits it (who asked, in words). */

@@ -22,7 +22,7 @@ export type Role = (typeof Role)[keyof typeof Role];
 /** Every role, most powerful first. */
 export const ROLES: readonly Role[] = Object.values(Role);
 /** A role name, as stored and as typed on the command line. */
-export const RoleSchema = z.enum(Role, { error: `Use one of: ${Object.values(Role).join(", ")}.` });
+export const ZRole = z.enum(Role, { error: `Use one of: ${Object.values(Role).join(", ")}.` });
 
 /** Something a person may be allowed to do. */
 export const Action = {

@@ -40,7 +40,7 @@ export const SIGN_IN_THROTTLE_TABLE = "sign_in_throttle";
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400).default(fallback);
 
 /** The limits; each can be set from the environment (SAGABOARD_SIGN_IN_<NAME in capitals>). */
-export const SignInLimitsSchema = z.object({
+export const ZSignInLimits = z.object({
   /** Wrong passwords for one account from one client (or device) within the window that block that pair (5). */
   accountFailures: z.coerce.number().int().min(1).max(1000).default(5),
   /** The account's counting window, in seconds (15 minutes). */
@@ -61,9 +61,9 @@ export const SignInLimitsSchema = z.object({
   clientWindowSeconds: seconds(15 * 60),
 });
 /** The limits. */
-export type SignInLimits = z.infer<typeof SignInLimitsSchema>;
+export type TSignInLimits = z.infer<typeof ZSignInLimits>;
 
-const ENV_NAMES: Record<keyof SignInLimits, string> = {
+const ENV_NAMES: Record<keyof TSignInLimits, string> = {
   accountFailures: "SAGABOARD_SIGN_IN_ACCOUNT_FAILURES",
   accountWindowSeconds: "SAGABOARD_SIGN_IN_ACCOUNT_WINDOW_SECONDS",
   blockSeconds: "SAGABOARD_SIGN_IN_BLOCK_SECONDS",
@@ -76,11 +76,11 @@ const ENV_NAMES: Record<keyof SignInLimits, string> = {
 };
 
 /** The limits the environment sets (defaults for what it leaves out); throws naming a bad variable. */
-export function signInLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): SignInLimits {
+export function signInLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): TSignInLimits {
   const raw = Object.fromEntries(Object.entries(ENV_NAMES).map(([field, name]) => [field, env[name]?.trim() || undefined]));
-  const parsed = SignInLimitsSchema.safeParse(raw);
+  const parsed = ZSignInLimits.safeParse(raw);
   if (!parsed.success) {
-    const list = parsed.error.issues.map((i) => `${ENV_NAMES[i.path[0] as keyof SignInLimits] ?? String(i.path[0])}: ${i.message}`).join("; ");
+    const list = parsed.error.issues.map((i) => `${ENV_NAMES[i.path[0] as keyof TSignInLimits] ?? String(i.path[0])}: ${i.message}`).join("; ");
     throw new Error(`Sign-in limits are invalid (${list}). Set whole numbers of attempts or seconds, or unset them for the defaults.`);
   }
   return parsed.data;
@@ -101,7 +101,7 @@ export interface SignInLockout {
 /** Where the counts live, and what to do when an account is blocked. */
 export interface SignInThrottleOptions {
   /** The limits (default: signInLimitsFromEnv()). */
-  limits?: SignInLimits;
+  limits?: TSignInLimits;
   /** A pg pool for the shared PostgreSQL store; none: this process's memory. */
   postgresPool?: pg.Pool;
   /** Called after an account is blocked (e.g. to audit it); errors are logged, never answered. */
@@ -168,7 +168,7 @@ const toSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 /** The throttle; one per app process (they share counts through PostgreSQL when given a pool). */
 export class SignInThrottle {
   /** The limits in force. */
-  readonly limits: SignInLimits;
+  readonly limits: TSignInLimits;
   private readonly pairFailures: RateLimiterAbstract;
   private readonly pairLockouts: RateLimiterAbstract;
   private readonly accountFailures: RateLimiterAbstract;

@@ -4,20 +4,20 @@
  * The contracts in lib/delivery/contracts/admin-people.ts parse responses with these schemas.
  */
 import * as z from "zod";
-import { IsoDate } from "@/lib/protocol/schemas/saga";
-import { AgentTokenViewSchema, type AgentTokenView } from "./token-fields";
+import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZAgentTokenView, type TAgentTokenView } from "./token-fields";
 import type { CreatedAgentToken } from "./create-agent-token";
 import type { AgentTokenPage } from "./find-agent-tokens";
 import type { RevokedAgentToken } from "./revoke-agent-token";
 
 /** One token (never its secret or hash): the token's public view, its times as ISO 8601 UTC. */
-export const ZAdminToken = AgentTokenViewSchema.extend({
+export const ZAdminToken = ZAgentTokenView.extend({
   /** When it was created. */
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** When it was revoked; null while it works. */
-  revokedAt: IsoDate.nullable(),
+  revokedAt: ZIsoDate.nullable(),
   /** Roughly when it was last used (updated at most once a minute). */
-  lastUsedAt: IsoDate.nullable(),
+  lastUsedAt: ZIsoDate.nullable(),
 });
 /** One token. */
 export type TAdminToken = z.infer<typeof ZAdminToken>;
@@ -54,8 +54,8 @@ export const ZRevokedAdminToken = z.object({
 /** A token after revocation. */
 export type TRevokedAdminToken = z.infer<typeof ZRevokedAdminToken>;
 
-/** An AgentTokenView as JSON. */
-export function toAdminToken(token: AgentTokenView): TAdminToken {
+/** An TAgentTokenView as JSON. */
+export function toAdminToken(token: TAgentTokenView): TAdminToken {
   return {
     ...token,
     createdAt: token.createdAt.toISOString(),

@@ -7,7 +7,7 @@ import type { AgentToken, Prisma } from "@/generated/prisma";
 import { type Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { storedRole, type AgentTokenView } from "./token-fields";
+import { storedRole, type TAgentTokenView } from "./token-fields";
 
 /** sha256 hex of a secret: tokens are 256-bit random values, so a fast hash is the right one. */
 export function hashTokenSecret(secret: string): string {
@@ -20,7 +20,7 @@ export function storedTools(value: Prisma.JsonValue): string[] {
 }
 
 /** A token row without its hash. */
-export function toAgentTokenView(row: AgentToken): AgentTokenView {
+export function toAgentTokenView(row: AgentToken): TAgentTokenView {
   return {
     id: row.id,
     name: row.name,

@@ -1,7 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
 import { hashTokenSecret, storedTools } from "./agent-token";
-import { storedRole, TOKEN_SECRET_PREFIX, type TokenRole } from "./token-fields";
+import { storedRole, TOKEN_SECRET_PREFIX, type TTokenRole } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { serverLog } from "@/lib/core/observability/log";
 
@@ -16,7 +16,7 @@ export interface AgentPrincipal {
   /** Tools the token may record steps for. */
   tools: string[];
   /** agent: its own runs only; worker: any run, for unwinds and reconciles of its tools. */
-  role: TokenRole;
+  role: TTokenRole;
 }
 
 /** `lastUsedAt` is refreshed at most this often, so authentication is not a write on every request. */

@@ -4,33 +4,33 @@ import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { randomIds } from "@/lib/saga/ids";
 import { appendTokenAudit, hashTokenSecret, toAgentTokenView } from "./agent-token";
-import { AgentTokenNameSchema, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ToolScopeSchema, TokenRoleSchema, WORKER_NEEDS_TOOLS, type AgentTokenView } from "./token-fields";
+import { ZAgentTokenName, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS, type TAgentTokenView } from "./token-fields";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** What an admin supplies to create an agent token. */
-export const CreateAgentTokenInputSchema = z
+export const ZCreateAgentTokenInput = z
   .object({
     /** The agent's name (unique, kept after revocation so audit entries stay unambiguous); also its team's namespace. */
-    name: AgentTokenNameSchema,
+    name: ZAgentTokenName,
     /**
      * Tools the token may record steps for. An agent token may start with none: a team's token for
      * its namespace, made before its tools exist; declaring them (into `<name>.`) adds them to its scope.
      */
-    tools: ToolScopeSchema,
+    tools: ZToolScope,
     /** agent (default) or worker. */
-    role: TokenRoleSchema.default("agent"),
+    role: ZTokenRole.default("agent"),
     /** Who creates it (an admin's email, or `cli:<user>`). */
     createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
   })
   .refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS });
 /** What an admin supplies to create an agent token. */
-export type CreateAgentTokenInput = z.input<typeof CreateAgentTokenInputSchema>;
+export type TCreateAgentTokenInput = z.input<typeof ZCreateAgentTokenInput>;
 
 /** A new token: its view and the secret, which exists only here and is never stored. */
 export interface CreatedAgentToken {
   /** The stored token (without hash). */
-  token: AgentTokenView;
+  token: TAgentTokenView;
   /** `sgb_` + 32 random bytes base64url: show it once, then forget it. */
   secret: string;
 }
@@ -40,8 +40,8 @@ export interface CreatedAgentToken {
  * naming `tools` and each unknown name otherwise). Stores the sha256 of the secret and its first 8
  * characters; the secret itself is returned once. The token row and its audit event commit together.
  */
-export async function createAgentToken(prisma: PrismaClient, input: CreateAgentTokenInput): Promise<CreatedAgentToken> {
-  const parsed = CreateAgentTokenInputSchema.safeParse(input);
+export async function createAgentToken(prisma: PrismaClient, input: TCreateAgentTokenInput): Promise<CreatedAgentToken> {
+  const parsed = ZCreateAgentTokenInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The agent token");
   const { name, tools, createdBy, role } = parsed.data;
   await assertToolsInTable(prisma, tools);

@@ -2,11 +2,11 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { toAgentTokenView } from "./agent-token";
-import { type AgentTokenView } from "./token-fields";
+import { type TAgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 
 /** Which tokens to list. */
-export const FindAgentTokensInputSchema = z.object({
+export const ZFindAgentTokensInput = z.object({
   /** Include revoked tokens (default true: an admin wants to see them). */
   includeRevoked: z.boolean().default(true),
   /** Page size. */
@@ -17,19 +17,19 @@ export const FindAgentTokensInputSchema = z.object({
   order: z.enum(["oldest", "newest"]).default("oldest"),
 });
 /** Which tokens to list. */
-export type FindAgentTokensInput = z.input<typeof FindAgentTokensInputSchema>;
+export type TFindAgentTokensInput = z.input<typeof ZFindAgentTokensInput>;
 
 /** One page of tokens, in the order asked for. */
 export interface AgentTokenPage {
   /** The tokens (never their hashes). */
-  items: AgentTokenView[];
+  items: TAgentTokenView[];
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
 }
 
 /** Lists agent tokens, oldest (or newest) first, a page at a time. */
-export async function findAgentTokens(prisma: PrismaClient, input: FindAgentTokensInput = {}): Promise<AgentTokenPage> {
-  const parsed = FindAgentTokensInputSchema.safeParse(input);
+export async function findAgentTokens(prisma: PrismaClient, input: TFindAgentTokensInput = {}): Promise<AgentTokenPage> {
+  const parsed = ZFindAgentTokensInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The token query");
   const { includeRevoked, limit, cursor, order } = parsed.data;
   const direction = order === "newest" ? "desc" : "asc";

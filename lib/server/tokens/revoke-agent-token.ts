@@ -2,23 +2,23 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { appendTokenAudit, toAgentTokenView } from "./agent-token";
-import { AgentTokenNameSchema, type AgentTokenView } from "./token-fields";
+import { ZAgentTokenName, type TAgentTokenView } from "./token-fields";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which token to revoke, and who does it. */
-export const RevokeAgentTokenInputSchema = z.object({
+export const ZRevokeAgentTokenInput = z.object({
   /** The token's name. */
-  name: AgentTokenNameSchema,
+  name: ZAgentTokenName,
   /** Who revokes it (an admin's email, or `cli:<user>`). */
   revokedBy: z.string().trim().min(1, "Say who revokes the token.").max(320),
 });
 /** Which token to revoke, and who does it. */
-export type RevokeAgentTokenInput = z.input<typeof RevokeAgentTokenInputSchema>;
+export type TRevokeAgentTokenInput = z.input<typeof ZRevokeAgentTokenInput>;
 
 /** The token after revocation. */
 export interface RevokedAgentToken {
   /** The token, with `revokedAt` set. */
-  token: AgentTokenView;
+  token: TAgentTokenView;
   /** False when it was already revoked (the first revocation time is kept). */
   changed: boolean;
 }
@@ -27,8 +27,8 @@ export interface RevokedAgentToken {
  * Revokes a token: its next request gets 401 (authentication reads the row on every request).
  * Revoking twice changes nothing. The revocation and its audit event commit together.
  */
-export async function revokeAgentToken(prisma: PrismaClient, input: RevokeAgentTokenInput): Promise<RevokedAgentToken> {
-  const parsed = RevokeAgentTokenInputSchema.safeParse(input);
+export async function revokeAgentToken(prisma: PrismaClient, input: TRevokeAgentTokenInput): Promise<RevokedAgentToken> {
+  const parsed = ZRevokeAgentTokenInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The revocation");
   const { name, revokedBy } = parsed.data;
 

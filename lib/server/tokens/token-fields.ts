@@ -12,7 +12,7 @@ export const TOKEN_SECRET_PREFIX = "sgb_";
 export const TOKEN_PREFIX_LENGTH = 8;
 
 /** An agent token's name: the agent's name on runs and in the audit log. */
-export const AgentTokenNameSchema = z
+export const ZAgentTokenName = z
   .string()
   .regex(
     /^[a-z0-9][a-z0-9_.-]{0,63}$/,
@@ -20,28 +20,28 @@ export const AgentTokenNameSchema = z
   );
 
 /** A tool name, as the tool registry spells it. */
-export const ToolNameSchema = z
+export const ZToolName = z
   .string()
   .regex(/^[a-z][a-z0-9_.-]{0,63}$/, "A tool name is 1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter.");
 
 /** The tools a token may record steps for: at least one, duplicates dropped, sorted. */
-export const ToolScopeSchema = z
-  .array(ToolNameSchema)
+export const ZToolScope = z
+  .array(ZToolName)
   .max(200)
   .transform((tools) => [...new Set(tools)].sort());
 
 /** What a token may do: an agent records its own runs; a worker unwinds and reconciles any run, for its tools. */
-export const TokenRoleSchema = z.enum(["agent", "worker"]);
+export const ZTokenRole = z.enum(["agent", "worker"]);
 /** What a token may do. */
-export type TokenRole = z.infer<typeof TokenRoleSchema>;
+export type TTokenRole = z.infer<typeof ZTokenRole>;
 
 /** A stored role, read back defensively: anything unknown is the narrower "agent". */
-export function storedRole(value: string): TokenRole {
+export function storedRole(value: string): TTokenRole {
   return value === "worker" ? "worker" : "agent";
 }
 
 /** The public view of a token row: never the secret, never its hash. */
-export const AgentTokenViewSchema = z.object({
+export const ZAgentTokenView = z.object({
   /** `tok_...` */
   id: z.string(),
   /** The agent's name. */
@@ -51,7 +51,7 @@ export const AgentTokenViewSchema = z.object({
   /** Tools the token may record steps for. */
   tools: z.array(z.string()),
   /** agent or worker. */
-  role: TokenRoleSchema,
+  role: ZTokenRole,
   /** Who created it. */
   createdBy: z.string(),
   /** When it was created. */
@@ -62,7 +62,7 @@ export const AgentTokenViewSchema = z.object({
   lastUsedAt: z.date().nullable(),
 });
 /** The public view of a token row. */
-export type AgentTokenView = z.infer<typeof AgentTokenViewSchema>;
+export type TAgentTokenView = z.infer<typeof ZAgentTokenView>;
 
 /** Why a worker token needs tools, shared by every place a token is created. */
 export const WORKER_NEEDS_TOOLS =

@@ -1,11 +1,11 @@
 import { Prisma, type PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails, type ErrorDetail } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails, type TErrorDetail } from "@/lib/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
 import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { tokenScope } from "@/lib/server/tokens/agent-token";
-import { AgentTokenNameSchema, type TokenRole } from "@/lib/server/tokens/token-fields";
+import { ZAgentTokenName, type TTokenRole } from "@/lib/server/tokens/token-fields";
 import { DEFAULT_WINDOW_SEC } from "./duration";
 import { checkToolPolicy, DEFAULT_REVOKE_ROLES, fieldsOf, type TToolPolicyFields } from "./tool-policy";
 import { ToolStatus } from "@/lib/saga/vocabulary";
@@ -21,7 +21,7 @@ import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
  * sit in the namespace of another token (`x.ops`) and block it from its own tools, so it is an error,
  * like a name in another namespace.
  */
-function inNamespace(namespace: string, name: string, path: string, issues: ErrorDetail[]): string {
+function inNamespace(namespace: string, name: string, path: string, issues: TErrorDetail[]): string {
   const local = name.startsWith(`${namespace}.`) ? name.slice(namespace.length + 1) : name;
   if (local === name && name.includes(".")) {
     issues.push({ path, message: `must be in the namespace "${namespace}" (write it as ${namespace}.${name.split(".").pop()} or without a prefix).` });
@@ -74,7 +74,7 @@ export interface DeclareToolsOptions {
   /** The declaring token: its scope gains the declared tools, so its agent's calls reach the gate (and are held). */
   tokenId?: string;
   /** The declaring token's role: a worker token may not declare (it would widen its own reach). */
-  tokenRole?: TokenRole;
+  tokenRole?: TTokenRole;
 }
 
 /**
@@ -87,14 +87,14 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
   if (options.tokenRole === "worker") {
     throw new ApiError("FORBIDDEN", "Worker tokens cannot declare tools: a declaration adds the tools to the declaring token's scope, and a worker's scope is set by an admin. Declare with the team's agent token, or `npm run tools -- declare` as an admin.");
   }
-  const ns = AgentTokenNameSchema.safeParse(options.namespace);
+  const ns = ZAgentTokenName.safeParse(options.namespace);
   if (!ns.success) throw validationError(zodIssuesToDetails(ns.error, "namespace"), "The namespace");
   const namespace = ns.data;
   const parsed = ZToolManifest.safeParse(manifest);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The tool manifest");
   const { tools, compensators } = parsed.data;
 
-  const issues: ErrorDetail[] = [];
+  const issues: TErrorDetail[] = [];
   const compNames = compensators.map((c, i) => inNamespace(namespace, c.name, `compensators.${i}.name`, issues));
   const toolNames = tools.map((t, i) => inNamespace(namespace, t.name, `tools.${i}.name`, issues));
   const duplicate = toolNames.find((n, i) => toolNames.indexOf(n) !== i);

@@ -9,7 +9,7 @@
 import { storedEditableArgs } from "@/lib/server/tools/reviewer-edits";
 import * as z from "zod";
 import type { ToolPolicy } from "@/generated/prisma";
-import { can, isRole, rolesThatCan, RoleSchema, type Role } from "@/lib/server/auth/roles";
+import { can, isRole, rolesThatCan, ZRole, type Role } from "@/lib/server/auth/roles";
 import type { FieldIssue } from "@/lib/saga/errors";
 import { storedStatus } from "@/lib/saga/tool-table";
 import { DEFAULT_WINDOW_SEC } from "./duration";
@@ -62,7 +62,7 @@ export const ZToolPolicyFields = z.object({
   audienceRule: optionalText(200),
   /** Roles that may pull its revoke trigger. */
   revokeRoles: z
-    .array(RoleSchema)
+    .array(ZRole)
     .max(8)
     .transform((roles) => [...new Set(roles)]),
   /** Hold every call for a person, whatever the class. */

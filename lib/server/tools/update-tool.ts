@@ -8,7 +8,7 @@ import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
 import { actorLabel, type Actor } from "@/lib/saga/store";
 import { EscalationKind, EscalationStatus, ToolStatus } from "@/lib/saga/vocabulary";
-import { ToolNameSchema } from "@/lib/server/tokens/token-fields";
+import { ZToolName } from "@/lib/server/tokens/token-fields";
 import { declaredArgsSchema } from "./declared-args-schema";
 import { registeredCompensators } from "./find-tools";
 import { toolNotFound } from "./get-tool";
@@ -19,7 +19,7 @@ import { toToolRow, type TToolEditResult } from "./views";
 /** An admin's edit of one row, bound to the version their page loaded. */
 export const ZUpdateToolRequest = z.object({
   /** The tool. */
-  name: ToolNameSchema,
+  name: ZToolName,
   /** The policy version the admin's page showed; someone else's edit since is answered, not overwritten. */
   expectedVersion: z.number().int().min(1),
   /** The fields to change (the others keep their values). */

@@ -4,7 +4,7 @@
  */
 import * as z from "zod";
 import type { ToolPolicy, ToolPolicyVersion } from "@/generated/prisma";
-import { RoleSchema } from "@/lib/server/auth/roles";
+import { ZRole } from "@/lib/server/auth/roles";
 import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import { checkToolPolicy, fieldsOf, ZToolPolicyFields, type ConnectorFacts } from "./tool-policy";
 import { describeAudienceRule } from "./audience";
@@ -18,7 +18,7 @@ const Fields = z.object({
   revocationWindowSec: z.number().int().nullable(),
   keyRetentionSec: z.number().int().nullable(),
   audienceRule: z.string().nullable(),
-  revokeRoles: z.array(RoleSchema),
+  revokeRoles: z.array(ZRole),
   alwaysRequireApproval: z.boolean(),
   reviewerEditableArgs: z.array(z.string()).nullable().optional(),
   correctionSubject: z.string().nullable(),

@@ -4,12 +4,12 @@
  * contracts in lib/delivery/contracts/admin-people.ts parse responses with these schemas.
  */
 import * as z from "zod";
-import { IsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate } from "@/lib/protocol/schemas/saga";
 import { isRole } from "@/lib/server/auth/roles";
 import type { CreatedUserWithPassword } from "./create-user-with-initial-password";
 import type { UserPage } from "./find-users";
 import type { ChangedUser } from "./set-user-role";
-import type { UserView } from "./user";
+import type { TUserView } from "./user";
 
 /** One account (never its password hash). */
 export const ZAdminUser = z.object({
@@ -26,11 +26,11 @@ export const ZAdminUser = z.object({
   /** Whether the account signs in with a password (false: SSO only). */
   hasPassword: z.boolean(),
   /** When it was disabled; null while it works. */
-  disabledAt: IsoDate.nullable(),
+  disabledAt: ZIsoDate.nullable(),
   /** When it was created. */
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** When it last changed. */
-  updatedAt: IsoDate,
+  updatedAt: ZIsoDate,
 });
 /** One account. */
 export type TAdminUser = z.infer<typeof ZAdminUser>;
@@ -67,11 +67,11 @@ export const ZChangedAdminUser = z.object({
 /** An account after a change. */
 export type TChangedAdminUser = z.infer<typeof ZChangedAdminUser>;
 
-/** A UserView as JSON. */
-export function toAdminUser(user: UserView): TAdminUser {
+/** A TUserView as JSON. */
+export function toAdminUser(user: TUserView): TAdminUser {
   return {
     ...user,
-    // UserView's role is typed Role, but a hand-edited row may hold anything: say which it is.
+    // TUserView's role is typed Role, but a hand-edited row may hold anything: say which it is.
     roleKnown: isRole(user.role),
     disabledAt: user.disabledAt?.toISOString() ?? null,
     createdAt: user.createdAt.toISOString(),

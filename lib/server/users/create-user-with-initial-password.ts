@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@/generated/prisma";
-import { createUser, type CreateUserInput } from "./create-user";
-import type { UserView } from "./user";
+import { createUser, type TCreateUserInput } from "./create-user";
+import type { TUserView } from "./user";
 
 /** What an admin supplies to create an account whose first password the server makes up. */
-export type CreateUserWithInitialPasswordInput = Omit<CreateUserInput, "password">;
+export type CreateUserWithInitialPasswordInput = Omit<TCreateUserInput, "password">;
 
 /** The new account and its initial password, which exists only here (the row holds its bcrypt hash). */
 export interface CreatedUserWithPassword {
   /** The stored account. */
-  user: UserView;
+  user: TUserView;
   /** Show it to the admin once, then forget it. */
   initialPassword: string;
 }

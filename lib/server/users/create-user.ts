@@ -1,34 +1,34 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { RoleSchema } from "@/lib/server/auth/roles";
+import { ZRole } from "@/lib/server/auth/roles";
 import { randomIds } from "@/lib/saga/ids";
-import { appendUserAudit, hashPassword, PasswordSchema, toUserView, UserActorSchema, UserEmailSchema, UserNameSchema, type UserView } from "./user";
+import { appendUserAudit, hashPassword, ZPassword, toUserView, ZUserActor, ZUserEmail, ZUserName, type TUserView } from "./user";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** What an admin supplies to create an account. */
-export const CreateUserInputSchema = z.object({
+export const ZCreateUserInput = z.object({
   /** The sign-in email (stored lower-cased; unique). */
-  email: UserEmailSchema,
+  email: ZUserEmail,
   /** Display name. */
-  name: UserNameSchema,
+  name: ZUserName,
   /** What the person may do. */
-  role: RoleSchema,
+  role: ZRole,
   /** The password; omit for an account that only signs in through SSO (OIDC, matched by email). */
-  password: PasswordSchema.optional(),
+  password: ZPassword.optional(),
   /** Who creates the account. */
-  by: UserActorSchema,
+  by: ZUserActor,
 });
 /** What an admin supplies to create an account. */
-export type CreateUserInput = z.input<typeof CreateUserInputSchema>;
+export type TCreateUserInput = z.input<typeof ZCreateUserInput>;
 
 /**
  * Creates an account. Stores a bcrypt hash of the password (never the password); the row and its
  * audit event commit together. A taken email is a CONFLICT naming it.
  */
-export async function createUser(prisma: PrismaClient, input: CreateUserInput): Promise<UserView> {
-  const parsed = CreateUserInputSchema.safeParse(input);
+export async function createUser(prisma: PrismaClient, input: TCreateUserInput): Promise<TUserView> {
+  const parsed = ZCreateUserInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The new user");
   const { email, name, role, password, by } = parsed.data;
 

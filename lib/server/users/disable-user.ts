@@ -1,28 +1,28 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { appendUserAudit, countActiveAdmins, toUserView, UserActorSchema, UserEmailSchema } from "./user";
+import { appendUserAudit, countActiveAdmins, toUserView, ZUserActor, ZUserEmail } from "./user";
 import type { ChangedUser } from "./set-user-role";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which account to disable, and who does it. */
-export const DisableUserInputSchema = z.object({
+export const ZDisableUserInput = z.object({
   /** The account's email. */
-  email: UserEmailSchema,
+  email: ZUserEmail,
   /** Who disables it. */
-  by: UserActorSchema,
+  by: ZUserActor,
 });
 /** Which account to disable, and who does it. */
-export type DisableUserInput = z.input<typeof DisableUserInputSchema>;
+export type TDisableUserInput = z.input<typeof ZDisableUserInput>;
 
 /**
  * Disables an account: its next request is refused (the session is checked against the database on
  * every request), and it cannot sign in again. Disabling twice keeps the first time. Refused when
  * it would leave no enabled admin. The row stays, so the audit log keeps naming the person.
  */
-export async function disableUser(prisma: PrismaClient, input: DisableUserInput): Promise<ChangedUser> {
-  const parsed = DisableUserInputSchema.safeParse(input);
+export async function disableUser(prisma: PrismaClient, input: TDisableUserInput): Promise<ChangedUser> {
+  const parsed = ZDisableUserInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The account to disable");
   const { email, by } = parsed.data;
 

@@ -2,26 +2,26 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import type { ChangedUser } from "./set-user-role";
-import { appendUserAudit, toUserView, UserActorSchema, UserEmailSchema } from "./user";
+import { appendUserAudit, toUserView, ZUserActor, ZUserEmail } from "./user";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Which account to enable again, and who does it. */
-export const EnableUserInputSchema = z.object({
+export const ZEnableUserInput = z.object({
   /** The account's email. */
-  email: UserEmailSchema,
+  email: ZUserEmail,
   /** Who enables it. */
-  by: UserActorSchema,
+  by: ZUserActor,
 });
 /** Which account to enable again, and who does it. */
-export type EnableUserInput = z.input<typeof EnableUserInputSchema>;
+export type TEnableUserInput = z.input<typeof ZEnableUserInput>;
 
 /**
  * Enables a disabled account: the person can sign in again, with the password (or SSO) they had,
  * and the role it had when it was disabled. Enabling an enabled account changes nothing. The change
  * and its audit event commit together.
  */
-export async function enableUser(prisma: PrismaClient, input: EnableUserInput): Promise<ChangedUser> {
-  const parsed = EnableUserInputSchema.safeParse(input);
+export async function enableUser(prisma: PrismaClient, input: TEnableUserInput): Promise<ChangedUser> {
+  const parsed = ZEnableUserInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The account to enable");
   const { email, by } = parsed.data;
 

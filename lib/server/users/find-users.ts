@@ -1,11 +1,11 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { toUserView, type UserView } from "./user";
+import { toUserView, type TUserView } from "./user";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 
 /** Which accounts to list. */
-export const FindUsersInputSchema = z.object({
+export const ZFindUsersInput = z.object({
   /** Include disabled accounts (default true: an admin wants to see them). */
   includeDisabled: z.boolean().default(true),
   /** Page size. */
@@ -14,19 +14,19 @@ export const FindUsersInputSchema = z.object({
   cursor: z.string().min(1).optional(),
 });
 /** Which accounts to list. */
-export type FindUsersInput = z.input<typeof FindUsersInputSchema>;
+export type TFindUsersInput = z.input<typeof ZFindUsersInput>;
 
 /** One page of accounts, by email. */
 export interface UserPage {
   /** The accounts (never their password hashes). */
-  items: UserView[];
+  items: TUserView[];
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
 }
 
 /** Lists accounts by email, a page at a time. */
-export async function findUsers(prisma: PrismaClient, input: FindUsersInput = {}): Promise<UserPage> {
-  const parsed = FindUsersInputSchema.safeParse(input);
+export async function findUsers(prisma: PrismaClient, input: TFindUsersInput = {}): Promise<UserPage> {
+  const parsed = ZFindUsersInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The user query");
   const { includeDisabled, limit, cursor } = parsed.data;
   // In a transaction so the read never joins another request's open transaction on this connection.

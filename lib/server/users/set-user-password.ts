@@ -2,25 +2,25 @@ import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
-import { appendUserAudit, hashPassword, PasswordSchema, UserActorSchema, UserEmailSchema } from "./user";
+import { appendUserAudit, hashPassword, ZPassword, ZUserActor, ZUserEmail } from "./user";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Whose password changes, to what, and who changes it. */
-export const SetUserPasswordInputSchema = z.object({
+export const ZSetUserPasswordInput = z.object({
   /** The account's email. */
-  email: UserEmailSchema,
+  email: ZUserEmail,
   /** The new password. */
-  password: PasswordSchema,
+  password: ZPassword,
   /** Who changes it. */
-  by: UserActorSchema,
+  by: ZUserActor,
 });
 
 /**
  * Sets a new password (bcrypt; never stored in clear) and ends every session of the account: a
  * browser signed in with the old password is signed out on its next request.
  */
-export async function setUserPassword(prisma: PrismaClient, input: z.input<typeof SetUserPasswordInputSchema>): Promise<{ sessionsEnded: number }> {
-  const parsed = SetUserPasswordInputSchema.safeParse(input);
+export async function setUserPassword(prisma: PrismaClient, input: z.input<typeof ZSetUserPasswordInput>): Promise<{ sessionsEnded: number }> {
+  const parsed = ZSetUserPasswordInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The new password");
   const { email, password, by } = parsed.data;
   const passwordHash = await hashPassword(password);

@@ -1,26 +1,26 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { Role, RoleSchema } from "@/lib/server/auth/roles";
-import { appendUserAudit, countActiveAdmins, toUserView, UserActorSchema, UserEmailSchema, type UserView } from "./user";
+import { Role, ZRole } from "@/lib/server/auth/roles";
+import { appendUserAudit, countActiveAdmins, toUserView, ZUserActor, ZUserEmail, type TUserView } from "./user";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
 /** Whose role changes, to what, and who changes it. */
-export const SetUserRoleInputSchema = z.object({
+export const ZSetUserRoleInput = z.object({
   /** The account's email. */
-  email: UserEmailSchema,
+  email: ZUserEmail,
   /** The new role. */
-  role: RoleSchema,
+  role: ZRole,
   /** Who changes it. */
-  by: UserActorSchema,
+  by: ZUserActor,
 });
 /** Whose role changes, to what, and who changes it. */
-export type SetUserRoleInput = z.input<typeof SetUserRoleInputSchema>;
+export type TSetUserRoleInput = z.input<typeof ZSetUserRoleInput>;
 
 /** The account after the change. */
 export interface ChangedUser {
   /** The account as it is now. */
-  user: UserView;
+  user: TUserView;
   /** False when nothing changed (it already was so). */
   changed: boolean;
 }
@@ -29,8 +29,8 @@ export interface ChangedUser {
  * Changes an account's role; it takes effect on the person's next request (the role is read from
  * the database on every request). Refused when it would leave no enabled admin.
  */
-export async function setUserRole(prisma: PrismaClient, input: SetUserRoleInput): Promise<ChangedUser> {
-  const parsed = SetUserRoleInputSchema.safeParse(input);
+export async function setUserRole(prisma: PrismaClient, input: TSetUserRoleInput): Promise<ChangedUser> {
+  const parsed = ZSetUserRoleInput.safeParse(input);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The role change");
   const { email, role, by } = parsed.data;
 

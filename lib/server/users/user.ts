@@ -16,36 +16,36 @@ import { appendAuditLink } from "@/lib/core/db/audit-chain";
 export const BCRYPT_COST = 10;
 
 /** An email address, trimmed and lower-cased so `Ana@Example.com` and `ana@example.com` are one account. */
-export const UserEmailSchema = z
+export const ZUserEmail = z
   .string()
   .trim()
   .toLowerCase()
   .pipe(z.email("Use an email address such as ana@example.com.").max(320));
 
 /** A person's display name. */
-export const UserNameSchema = z.string().trim().min(1, "Give the person's name.").max(200);
+export const ZUserName = z.string().trim().min(1, "Give the person's name.").max(200);
 
 /**
  * A password: at least 12 characters, at most 72 bytes (bcrypt ignores everything after byte 72,
  * so a longer one would only look stronger).
  */
-export const PasswordSchema = z
+export const ZPassword = z
   .string()
   .min(12, "Use at least 12 characters.")
   .refine((value) => Buffer.byteLength(value, "utf8") <= 72, "Use at most 72 bytes (bcrypt ignores the rest).");
 
 /** Who changes an account: a signed-in admin (`user`, by email) or a component (`system`, e.g. the demo seed). */
-export const UserActorSchema = z.object({
+export const ZUserActor = z.object({
   /** `user` for a person (the dashboard, the CLI), `system` for a component. */
   type: z.enum(["user", "system"]),
   /** The person's email or `cli:<os user>`, or the component's name. */
   id: z.string().trim().min(1, "Say who makes the change.").max(320),
 });
 /** Who changes an account. */
-export type UserActor = z.infer<typeof UserActorSchema>;
+export type TUserActor = z.infer<typeof ZUserActor>;
 
 /** The public view of a User row: never the password hash. */
-export const UserViewSchema = z.object({
+export const ZUserView = z.object({
   /** `usr_...` */
   id: z.string(),
   /** Lower-cased email; the sign-in name. */
@@ -67,11 +67,11 @@ export const UserViewSchema = z.object({
   updatedAt: z.date(),
 });
 /** The public view of a User row. */
-export type UserView = z.infer<typeof UserViewSchema>;
+export type TUserView = z.infer<typeof ZUserView>;
 
 /** A User row without its hash (its role as stored, known or not). */
-export function toUserView(row: User): UserView {
-  return UserViewSchema.parse({
+export function toUserView(row: User): TUserView {
+  return ZUserView.parse({
     id: row.id,
     email: row.email,
     name: row.name,

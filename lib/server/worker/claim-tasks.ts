@@ -14,7 +14,7 @@ import { databaseNow } from "@/lib/core/db/dialect";
 import { appendTaskAudit, readTx, toTaskRecord, type Tx } from "./task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { workerActor, type ClaimedTask, ZClaimTasksSchema, type TClaimTasksRequest } from "@/lib/protocol/tasks/task";
+import { workerActor, type ClaimedTask, ZClaimTasksRequest, type TClaimTasksRequest } from "@/lib/protocol/tasks/task";
 
 /** A claimable task as the candidate query saw it. */
 interface Candidate {
@@ -49,7 +49,7 @@ function candidateQuery(db: Db, now: Date, tools: readonly string[], limit: numb
  * with the holder it was taken from. Throws a ZodError for malformed input.
  */
 export async function claimTasks(prisma: PrismaClient, request: TClaimTasksRequest): Promise<ClaimedTask[]> {
-  const { workerId, tools, max, leaseMs } = ZClaimTasksSchema.parse(request);
+  const { workerId, tools, max, leaseMs } = ZClaimTasksRequest.parse(request);
   const workerTools = [...new Set(tools)];
 
   if (databaseKind(prisma) === "postgresql") {

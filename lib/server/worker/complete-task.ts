@@ -3,7 +3,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import type { Json } from "@/lib/saga/tools";
 import { jsonIn, settleTask } from "./task-record";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { type SettleResult, ZCompleteTaskSchema, type TCompleteTaskRequest } from "@/lib/protocol/tasks/task";
+import { type SettleResult, ZCompleteTaskRequest, type TCompleteTaskRequest } from "@/lib/protocol/tasks/task";
 
 /**
  * `UPDATE ... SET status = 'DONE', result WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.
@@ -11,7 +11,7 @@ import { type SettleResult, ZCompleteTaskSchema, type TCompleteTaskRequest } fro
  * it never throws for that. Throws a ZodError for malformed input.
  */
 export async function completeTask(prisma: PrismaClient, request: TCompleteTaskRequest): Promise<SettleResult> {
-  const { result, ...fence } = ZCompleteTaskSchema.parse(request);
+  const { result, ...fence } = ZCompleteTaskRequest.parse(request);
   const json = result as Json;
   return settleTask(
     prisma,

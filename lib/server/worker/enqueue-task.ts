@@ -1,7 +1,7 @@
 /** Enqueues a worker task, once per purpose: the dedupe key's unique constraint, not a pre-check, decides. */
 import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { JsonSchema } from "@/lib/protocol/schemas/saga";
+import { ZJson } from "@/lib/protocol/schemas/saga";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { Actor } from "@/lib/saga/store";
@@ -13,12 +13,12 @@ import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { appendTaskAudit, jsonIn, readTx, toTaskRecord } from "./task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayloadSchema, ZCommitPlanPayloadSchema } from "@/lib/protocol/tasks/task";
+import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayload, ZCommitPlanPayload } from "@/lib/protocol/tasks/task";
 
 const actorSchema = z.object({ type: z.enum(["agent", "user", "system"]), id: z.string().trim().min(1) });
 
 /** What `enqueueTask` takes. */
-export const ZEnqueueTaskSchema = z
+export const ZEnqueueTaskRequest = z
   .object({
     /** What to do. */
     kind: z.enum(WorkerTaskKind),
@@ -29,7 +29,7 @@ export const ZEnqueueTaskSchema = z
     /** Tools whose connectors the worker needs (stored sorted, without repeats). */
     tools: z.array(z.string().trim().min(1)).max(100),
     /** Kind-specific input (UNWIND: `{ reason }`). */
-    payload: JsonSchema,
+    payload: ZJson,
     /** One task per purpose (`unwind:<runId>`, `reconcile:<stepId>`): a second enqueue returns the first task. */
     dedupeKey: z.string().trim().min(1).max(300),
     /** Who asked (audit); the task queue's system actor when absent. */
@@ -38,12 +38,12 @@ export const ZEnqueueTaskSchema = z
   .superRefine((input, ctx) => {
     if (input.kind === WorkerTaskKind.UNWIND) {
       if (input.stepId) ctx.addIssue({ code: "custom", path: ["stepId"], message: "an UNWIND task is about a whole run: leave stepId out" });
-      if (!ZUnwindPayloadSchema.safeParse(input.payload).success) {
+      if (!ZUnwindPayload.safeParse(input.payload).success) {
         ctx.addIssue({ code: "custom", path: ["payload", "reason"], message: "an UNWIND task needs payload.reason (a non-empty string)" });
       }
     } else if (input.kind === WorkerTaskKind.COMMIT_PLAN) {
       if (input.stepId) ctx.addIssue({ code: "custom", path: ["stepId"], message: "a COMMIT_PLAN task is about a whole run's plan: leave stepId out" });
-      if (!ZCommitPlanPayloadSchema.safeParse(input.payload).success) {
+      if (!ZCommitPlanPayload.safeParse(input.payload).success) {
         ctx.addIssue({ code: "custom", path: ["payload", "pivotId"], message: "a COMMIT_PLAN task needs payload.pivotId (the approved pivot)" });
       }
     } else if (input.kind === WorkerTaskKind.SEND_CORRECTION) {
@@ -65,7 +65,7 @@ async function taskTraceparent(prisma: PrismaClient, runId: string): Promise<str
 }
 
 /** What callers pass to `enqueueTask`. */
-export type TEnqueueTaskRequest = z.input<typeof ZEnqueueTaskSchema>;
+export type TEnqueueTaskRequest = z.input<typeof ZEnqueueTaskRequest>;
 
 /** The task, and whether this call created it (false: the dedupe key already named a task). */
 export interface EnqueueTaskResult {
@@ -82,7 +82,7 @@ export interface EnqueueTaskResult {
  * SagaError RUN_NOT_FOUND / STEP_NOT_FOUND when the run or step does not exist.
  */
 export async function enqueueTask(prisma: PrismaClient, request: TEnqueueTaskRequest): Promise<EnqueueTaskResult> {
-  const input = ZEnqueueTaskSchema.parse(request);
+  const input = ZEnqueueTaskRequest.parse(request);
   const actor: Actor = input.actor ?? QUEUE_ACTOR;
   const tools = [...new Set(input.tools)].sort();
   const stepId = input.stepId ?? null;

@@ -3,7 +3,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { toTaskRecord } from "./task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { ZExtendLeaseSchema, type TExtendLeaseRequest, type ExtendLeaseResult } from "@/lib/protocol/tasks/task";
+import { ZExtendLeaseRequest, type TExtendLeaseRequest, type ExtendLeaseResult } from "@/lib/protocol/tasks/task";
 
 /**
  * `UPDATE ... SET leaseUntil = now + leaseMs WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.
@@ -11,7 +11,7 @@ import { ZExtendLeaseSchema, type TExtendLeaseRequest, type ExtendLeaseResult } 
  * Not audited: a lease extension is bookkeeping, not a transition. Throws a ZodError for malformed input.
  */
 export async function extendLease(prisma: PrismaClient, request: TExtendLeaseRequest): Promise<ExtendLeaseResult> {
-  const { taskId, attempt, leaseMs } = ZExtendLeaseSchema.parse(request);
+  const { taskId, attempt, leaseMs } = ZExtendLeaseRequest.parse(request);
   return writeTransaction(prisma, async (tx, now) => {
     const leaseUntil = new Date(now.getTime() + leaseMs);
     const { count } = await tx.workerTask.updateMany({

@@ -3,7 +3,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import type { Json } from "@/lib/saga/tools";
 import { jsonIn, settleTask } from "./task-record";
 import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { type SettleResult, ZFailTaskSchema, type TFailTaskRequest } from "@/lib/protocol/tasks/task";
+import { type SettleResult, ZFailTaskRequest, type TFailTaskRequest } from "@/lib/protocol/tasks/task";
 
 /**
  * `UPDATE ... SET status = 'PENDING' | 'FAILED', error WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.
@@ -12,7 +12,7 @@ import { type SettleResult, ZFailTaskSchema, type TFailTaskRequest } from "@/lib
  * for malformed input.
  */
 export async function failTask(prisma: PrismaClient, request: TFailTaskRequest): Promise<SettleResult> {
-  const { error, retry, ...fence } = ZFailTaskSchema.parse(request);
+  const { error, retry, ...fence } = ZFailTaskRequest.parse(request);
   const json = error as Json;
   return settleTask(
     prisma,

@@ -9,7 +9,7 @@ import { type WorkerTaskRecord } from "@/lib/protocol/tasks/task";
 export const MAX_TASKS_PAGE = 500;
 
 /** Filters of `findTasks`. */
-export const ZFindTasksSchema = z.object({
+export const ZFindTasksRequest = z.object({
   /** Only tasks of this run. */
   runId: z.string().trim().min(1).optional(),
   /** Only tasks about this step. */
@@ -23,11 +23,11 @@ export const ZFindTasksSchema = z.object({
 });
 
 /** What callers pass to `findTasks` (every field optional). */
-export type TFindTasksRequest = z.input<typeof ZFindTasksSchema>;
+export type TFindTasksRequest = z.input<typeof ZFindTasksRequest>;
 
 /** Tasks matching the filters, oldest first. Throws a ZodError when a filter is malformed. */
 export async function findTasks(prisma: PrismaClient, request: TFindTasksRequest = {}): Promise<WorkerTaskRecord[]> {
-  const { runId, stepId, status, kind, take } = ZFindTasksSchema.parse(request);
+  const { runId, stepId, status, kind, take } = ZFindTasksRequest.parse(request);
   const where: Prisma.WorkerTaskWhereInput = {};
   if (runId !== undefined) where.runId = runId;
   if (stepId !== undefined) where.stepId = stepId;

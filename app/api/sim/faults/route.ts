@@ -7,12 +7,12 @@
  * only faults that apply to the next calls of `op` in order are supported.
  */
 import { getHostedWorld, readSimBody, simRefusal } from "@/lib/demo/sim/host";
-import { InjectFaultRequestSchema } from "@/lib/demo/sim/rpc";
+import { ZInjectFaultRequest } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);
   if (refused) return refused;
-  const body = await readSimBody(request, InjectFaultRequestSchema);
+  const body = await readSimBody(request, ZInjectFaultRequest);
   if (!body.ok) return body.response;
   const { op, fault, times } = body.data;
   const world = getHostedWorld();

@@ -6,12 +6,12 @@
  * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
 import { readSimBody, resetHostedWorld, simRefusal } from "@/lib/demo/sim/host";
-import { ResetRequestSchema } from "@/lib/demo/sim/rpc";
+import { ZResetRequest } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);
   if (refused) return refused;
-  const body = await readSimBody(request, ResetRequestSchema, { optional: true });
+  const body = await readSimBody(request, ZResetRequest, { optional: true });
   if (!body.ok) return body.response;
   const world = resetHostedWorld(body.data);
   return Response.json({ ok: true, searchLagMs: world.payments.searchLagMs });

@@ -10,12 +10,12 @@
  * 500 when the sim itself failed unexpectedly (outcome unknown). See lib/demo/sim/rpc.ts.
  */
 import { getHostedWorld, readSimBody, simRefusal, simError } from "@/lib/demo/sim/host";
-import { dispatchRpc, RpcRequestError, RpcRequestSchema } from "@/lib/demo/sim/rpc";
+import { dispatchRpc, RpcRequestError, ZRpcRequest } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);
   if (refused) return refused;
-  const body = await readSimBody(request, RpcRequestSchema);
+  const body = await readSimBody(request, ZRpcRequest);
   if (!body.ok) return body.response;
   try {
     return Response.json(await dispatchRpc(getHostedWorld(), body.data));

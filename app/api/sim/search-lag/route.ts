@@ -6,12 +6,12 @@
  * not a real system. Off (404) unless SAGABOARD_SIM=1; with SAGABOARD_SIM_SECRET set, only requests carrying it.
  */
 import { getHostedWorld, readSimBody, simRefusal } from "@/lib/demo/sim/host";
-import { SearchLagRequestSchema } from "@/lib/demo/sim/rpc";
+import { ZSearchLagRequest } from "@/lib/demo/sim/rpc";
 
 export async function POST(request: Request): Promise<Response> {
   const refused = simRefusal(request);
   if (refused) return refused;
-  const body = await readSimBody(request, SearchLagRequestSchema);
+  const body = await readSimBody(request, ZSearchLagRequest);
   if (!body.ok) return body.response;
   getHostedWorld().setSearchLag(body.data.ms);
   return Response.json({ ok: true, ms: body.data.ms });

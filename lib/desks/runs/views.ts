@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import type { AuditEvent, Correction, Escalation, Pivot, Run, Step } from "@/generated/prisma";
-import { EscalationKindSchema, IsoDate } from "@/lib/protocol/schemas/saga";
-import { ZRunProgress, type RunProgress } from "./describe-run-progress";
+import { ZEscalationKind, ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZRunProgress, type TRunProgress } from "./describe-run-progress";
 
 /** One row of the runs list. */
 export const ZRunListItem = z.object({
@@ -20,9 +20,9 @@ export const ZRunListItem = z.object({
   /** Where the run stands (RunStatus; shown as stored). */
   status: z.string(),
   /** Created (database clock). */
-  createdAt: IsoDate,
+  createdAt: ZIsoDate,
   /** Last changed (database clock). */
-  updatedAt: IsoDate,
+  updatedAt: ZIsoDate,
   /** Saga log rows of the run. */
   stepCount: z.number().int(),
   /** Escalations still waiting for (or held by) a person. */
@@ -33,21 +33,21 @@ export const ZRunListItem = z.object({
   pendingPivotId: z.string().nullable(),
 });
 /** One row of the runs list. */
-export type RunListItem = z.infer<typeof ZRunListItem>;
+export type TRunListItem = z.infer<typeof ZRunListItem>;
 
 /** What waits for people, across all runs. */
 export const ZWaitingCounts = z.object({
   /** Pivots waiting for a reviewer (their run still waits). */
   pendingPivots: z.number().int(),
   /** Unresolved escalations per kind. */
-  openEscalations: z.record(EscalationKindSchema, z.number().int()),
+  openEscalations: z.record(ZEscalationKind, z.number().int()),
   /** Unresolved escalations in total. */
   openEscalationTotal: z.number().int(),
   /** Correction drafts waiting for support staff. */
   correctionDrafts: z.number().int(),
 });
 /** What waits for people. */
-export type WaitingCounts = z.infer<typeof ZWaitingCounts>;
+export type TWaitingCounts = z.infer<typeof ZWaitingCounts>;
 
 /** One page of runs, newest first, with what waits for people. */
 export const ZRunsPage = z.object({
@@ -59,7 +59,7 @@ export const ZRunsPage = z.object({
   waiting: ZWaitingCounts,
 });
 /** One page of runs. */
-export type RunsPage = z.infer<typeof ZRunsPage>;
+export type TRunsPage = z.infer<typeof ZRunsPage>;
 
 // JSON columns come back from Prisma as values. A read-only view must still show a row whose JSON is
 // not what we expect (an older writer, a hand edit), so the schemas below fall back instead of throwing.
@@ -68,38 +68,38 @@ export type RunsPage = z.infer<typeof ZRunsPage>;
 export const ZAudience = z.array(z.string()).catch((ctx) => [JSON.stringify(ctx.value)]);
 
 /** A step's pre-written compensation. */
-export const ZCompensation = z
+export const ZTimelineCompensation = z
   .object({ tool: z.string(), args: z.unknown() })
   .nullable()
   .catch((ctx) => ({ tool: "(unreadable compensation)", args: ctx.value }));
 
 /** One call of a pivot's commit plan. */
-export const ZPlanItem = z.object({
+export const ZTimelinePlanItem = z.object({
   tool: z.string().catch("(unknown tool)"),
   args: z.unknown(),
   argsHash: z.string().catch(""),
   policyVersion: z.number().nullable().catch(null),
   toolClass: z.string().catch("(unknown class)"),
 });
-export const ZPlan = z.array(ZPlanItem).catch([]);
+export const ZPlan = z.array(ZTimelinePlanItem).catch([]);
 
 /** A step's pre-written compensation, as shown on the timeline. */
-export type TimelineCompensation = z.output<typeof ZCompensation>;
+export type TTimelineCompensation = z.output<typeof ZTimelineCompensation>;
 /** One item of a pivot's commit plan, as shown on the timeline. */
-export type TimelinePlanItem = z.output<typeof ZPlanItem>;
+export type TTimelinePlanItem = z.output<typeof ZTimelinePlanItem>;
 
 /** A saga log row with its JSON columns read. */
 export type TimelineStep = Omit<Step, "audience" | "compensation"> & {
   /** Who could see the effect. */
   audience: string[];
   /** The pre-written compensation, if any. */
-  compensation: TimelineCompensation;
+  compensation: TTimelineCompensation;
 };
 
 /** A pivot with its plan read. */
 export type TimelinePivot = Omit<Pivot, "plan"> & {
   /** The commit plan the reviewer approves. */
-  plan: TimelinePlanItem[];
+  plan: TTimelinePlanItem[];
 };
 
 /** A correction draft with its audience read. */
@@ -127,7 +127,7 @@ export interface RunTimeline {
   /** Irreversible steps of the run in all (those after the approval are the approved ones). */
   irreversibleSteps: number;
   /** Whether anything is happening: the agent's last contact and what is expected next. */
-  progress: RunProgress;
+  progress: TRunProgress;
 }
 
 /** A value as JSON carries it: dates become ISO strings (what the page's first paint and its polling share). */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ZRunsPage, ZRunTimelineWire } from "./run-views";
+import { ZRunsPage, ZRunTimelineWire } from "./views";
 import { DashboardRequestError, getParsed } from "@/components/dashboard/live";
 
 function answer(body: unknown) {
