@@ -7,7 +7,7 @@ import * as everywhereRoute from "@/app/api/dashboard/me/sign-out-everywhere/rou
 import { readSessionState, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { endUserSession, startUserSession } from "@/lib/server/auth/user-sessions";
 import { createUser } from "@/lib/server/users/create-user";
-import { disableUser } from "@/lib/server/users/disable-user";
+import { disableUser } from "@/lib/server/users/set-user-enabled";
 import { setUserPassword } from "@/lib/server/users/set-user-password";
 import { call, useTestDatabase } from "./api-test-kit";
 

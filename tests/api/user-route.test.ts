@@ -9,7 +9,7 @@ import { buildOpenApiDocument } from "@/lib/delivery/openapi";
 import { getCurrentUser, requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { userRoute } from "@/lib/delivery/user-route";
 import { createUser } from "@/lib/server/users/create-user";
-import { disableUser } from "@/lib/server/users/disable-user";
+import { disableUser } from "@/lib/server/users/set-user-enabled";
 import { setUserRole } from "@/lib/server/users/set-user-role";
 import type { TUserView } from "@/lib/server/users/user";
 import { call, useTestDatabase } from "./api-test-kit";

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { checkCredentials } from "@/lib/server/auth/options";
 import { createUser } from "@/lib/server/users/create-user";
 import { DEMO_PASSWORD, DEMO_USERS, ensureDemoUsers } from "@/lib/server/users/demo-users";
-import { disableUser } from "@/lib/server/users/disable-user";
+import { disableUser } from "@/lib/server/users/set-user-enabled";
 import { findUsers } from "@/lib/server/users/find-users";
 import { setUserRole } from "@/lib/server/users/set-user-role";
 import { userScope } from "@/lib/server/users/user";

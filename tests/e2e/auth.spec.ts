@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { decode } from "next-auth/jwt";
 import { ROLES } from "@/lib/server/auth/roles";
-import { disableUser } from "@/lib/server/users/disable-user";
+import { disableUser } from "@/lib/server/users/set-user-enabled";
 import { setUserRole } from "@/lib/server/users/set-user-role";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
 

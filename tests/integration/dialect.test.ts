@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containsIgnoringCase, databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/core/db/dialect";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { createUser } from "@/lib/server/users/create-user";
-import { disableUser } from "@/lib/server/users/disable-user";
+import { disableUser } from "@/lib/server/users/set-user-enabled";
 import { reserveTestDatabase } from "../support/test-database";
 
 const database = reserveTestDatabase("dialect");
