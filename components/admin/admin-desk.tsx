@@ -1,12 +1,17 @@
 "use client";
 
 /**
- * What the people desks (users, agent tokens) share: the page head, the message after an action,
- * the empty state and the pager, and the busy/message bookkeeping around one row action.
+ * What the people desks (users, agent tokens) share: the live page of rows, the secret of what was
+ * just created, the page head, the message after an action, the empty state and the pager, and the
+ * busy/message bookkeeping around one row action.
  */
 import Link from "next/link";
 import { useState, type ReactNode } from "react";
-import { errorMessage, LiveMarker } from "@/components/dashboard/live";
+import type { z } from "zod";
+import { errorMessage, LiveMarker, useLive } from "@/components/dashboard/live";
+import { dashboardUrl, type DashboardPath } from "@/lib/delivery/dashboard-paths";
+
+type DeskListPath = (typeof DashboardPath)[keyof typeof DashboardPath];
 import styles from "./people.module.css";
 import { BackLink } from "@/components/section";
 
@@ -89,4 +94,41 @@ export function useDeskActions(refetch: () => Promise<unknown>, settle: () => vo
     }
   }
   return { busy, message, setMessage, act };
+}
+
+/** What a people desk lists and where: its page of rows, read live, and the page's own address. */
+export interface DeskPageOptions<TPage> {
+  /** The react-query key's first part (the cursor is added). */
+  queryKey: string;
+  /** The dashboard API path that lists the rows. */
+  path: DeskListPath;
+  /** The desk's page (`/admin/users`), for the pager's links. */
+  pagePath: string;
+  /** The page's cursor, if not the first. */
+  cursor: string | undefined;
+  /** What the server rendered. */
+  initial: TPage;
+  /** The page's schema, to parse what polling reads. */
+  schema: z.ZodType<TPage>;
+  /** What an action resets once done (an open confirmation). */
+  settle?: () => void;
+}
+
+/**
+ * A people desk's state: the live page of rows, the row actions (`useDeskActions`), the link to a
+ * page by cursor, and what was just created (its secret shown once): `onCreated` keeps it, clears
+ * the last message and refreshes the list.
+ */
+export function useDeskPage<TPage, TCreated>({ queryKey, path, pagePath, cursor, initial, schema, settle }: DeskPageOptions<TPage>) {
+  const query = cursor ? new URLSearchParams({ cursor }).toString() : "";
+  const { data, error, refetch } = useLive<TPage>([queryKey, cursor ?? ""], dashboardUrl(path, {}, query), initial, schema);
+  const actions = useDeskActions(refetch, settle);
+  const [created, setCreated] = useState<TCreated | null>(null);
+  async function onCreated(result: TCreated): Promise<void> {
+    setCreated(result);
+    actions.setMessage(null);
+    await refetch();
+  }
+  const pageHref = (at: string | undefined) => (at ? `${pagePath}?cursor=${encodeURIComponent(at)}` : pagePath);
+  return { data, error, refetch, ...actions, created, setCreated, onCreated, pageHref };
 }

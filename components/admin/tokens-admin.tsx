@@ -3,12 +3,12 @@
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
-import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
+import { errorMessage, postParsed } from "@/components/dashboard/live";
 import { ZCreatedAdminToken, ZRevokedAdminToken, ZAdminTokenPage, type TAdminToken, type TAdminTokenPage, type TCreatedAdminToken } from "@/lib/server/tokens/admin-views";
-import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
+import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskPage } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
-import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
+import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError, StackTable } from "@/components/section";
 
 /** What each token role may do (lib/server/tokens/token-fields.ts ZTokenRole). */
@@ -19,16 +19,18 @@ const TOKEN_ROLE_HINTS = {
 type TokenRole = keyof typeof TOKEN_ROLE_HINTS;
 
 
-function pageHref(cursor: string | undefined): string {
-  return cursor ? `/admin/tokens?cursor=${encodeURIComponent(cursor)}` : "/admin/tokens";
-}
-
 /** The agent-token desk: every token, a form to create one (its secret shown once), revoke with a confirmation. */
 export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cursor?: string | undefined }) {
-  const { data, error, refetch } = useLive<TAdminTokenPage>(["admin-tokens", cursor ?? ""], dashboardUrl(DashboardPath.findTokens, {}, cursor ? new URLSearchParams({ cursor }).toString() : ""), initial, ZAdminTokenPage);
-  const [created, setCreated] = useState<TCreatedAdminToken | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
-  const { busy, message, setMessage, act } = useDeskActions(refetch, () => setConfirming(null));
+  const { data, error, busy, message, setMessage, act, created, setCreated, onCreated, pageHref } = useDeskPage<TAdminTokenPage, TCreatedAdminToken>({
+    queryKey: "admin-tokens",
+    path: DashboardPath.findTokens,
+    pagePath: "/admin/tokens",
+    cursor,
+    initial,
+    schema: ZAdminTokenPage,
+    settle: () => setConfirming(null),
+  });
 
   function revoke(token: TAdminToken) {
     return act(token.name, async () => {
@@ -57,14 +59,7 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
         </SecretOnce>
       )}
 
-      <CreateTokenForm
-        tools={data.tools}
-        onCreated={async (result) => {
-          setCreated(result);
-          setMessage(null);
-          await refetch();
-        }}
-      />
+      <CreateTokenForm tools={data.tools} onCreated={onCreated} />
 
       <DeskMessageBanner message={message} onDismiss={() => setMessage(null)} testId="tokens-message" />
 

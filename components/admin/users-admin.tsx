@@ -2,13 +2,13 @@
 
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
-import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";
+import { errorMessage, postParsed } from "@/components/dashboard/live";
 import { ROLES, type Role } from "@/lib/server/auth/roles";
 import { ZChangedAdminUser, ZCreatedAdminUser, ZAdminUserPage, type TAdminUser, type TAdminUserPage, type TChangedAdminUser, type TCreatedAdminUser } from "@/lib/server/users/admin-views";
-import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskActions } from "./admin-desk";
+import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskPage } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
-import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
+import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError, StackTable } from "@/components/section";
 
 /** What each role may do, in the words of lib/server/auth/roles.ts, for the role pickers. */
@@ -23,17 +23,19 @@ const ROLE_HINTS = {
 /** A change waiting for the admin to confirm it on its row. */
 type Pending = { email: string; kind: "disable" } | { email: string; kind: "role"; role: Role };
 
-function pageHref(cursor: string | undefined): string {
-  return cursor ? `/admin/users?cursor=${encodeURIComponent(cursor)}` : "/admin/users";
-}
-
 /** The people desk: every account, a form to add one (its initial password shown once), role changes, disable and enable. */
 export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; cursor?: string | undefined }) {
-  const { data, error, refetch } = useLive<TAdminUserPage>(["admin-users", cursor ?? ""], dashboardUrl(DashboardPath.findUsers, {}, cursor ? new URLSearchParams({ cursor }).toString() : ""), initial, ZAdminUserPage);
-  const [created, setCreated] = useState<TCreatedAdminUser | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [roles, setRoles] = useState<Record<string, Role>>({});
-  const { busy, message, setMessage, act } = useDeskActions(refetch, () => setPending(null));
+  const { data, error, busy, message, setMessage, act, created, setCreated, onCreated, pageHref } = useDeskPage<TAdminUserPage, TCreatedAdminUser>({
+    queryKey: "admin-users",
+    path: DashboardPath.findUsers,
+    pagePath: "/admin/users",
+    cursor,
+    initial,
+    schema: ZAdminUserPage,
+    settle: () => setPending(null),
+  });
 
   function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
     return act(user.email, async () => {
@@ -72,13 +74,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
         </SecretOnce>
       )}
 
-      <CreateUserForm
-        onCreated={async (result) => {
-          setCreated(result);
-          setMessage(null);
-          await refetch();
-        }}
-      />
+      <CreateUserForm onCreated={onCreated} />
 
       <DeskMessageBanner message={message} onDismiss={() => setMessage(null)} testId="users-message" />
 

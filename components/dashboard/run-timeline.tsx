@@ -5,8 +5,9 @@ import Link from "next/link";
 import { ClassBadge, FactList, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/desks/audit/event-words";
 import { ZRunTimelineWire, type RunTimelineView } from "@/lib/desks/runs/views";
-import { BackLink, CountedSection, StackTable } from "@/components/section";
-import { LiveMarker, useLive } from "./live";
+import { CountedSection, StackTable } from "@/components/section";
+import { DetailHead, Meta, MetaList } from "@/components/detail-head";
+import { useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 
@@ -28,55 +29,39 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
 
   return (
     <>
-      <BackLink href="/">All runs</BackLink>
-      <div className="page-head">
-        <div>
-          <div className="title-line">
-            <h1>{run.title}</h1>
-            <StatusBadge status={run.status} />
-            <LiveMarker error={error} />
+      <DetailHead
+        back={{ href: "/", label: "All runs" }}
+        title={run.title}
+        status={run.status}
+        error={error}
+        aside={
+          <div className={irreversibleBeforePivot === 0 ? "metric ok" : "metric breach"} data-testid="irreversible-metric">
+            <div className="metric-value">{irreversibleBeforePivot}</div>
+            <div className="metric-label">irreversible calls made before anyone approved them</div>
+            <div className="small">
+              {irreversibleBeforePivot > 0
+                ? "Must be 0: an irreversible call ran while staging, before anyone approved the pivot."
+                : irreversibleSteps > 0
+                  ? `This run holds ${irreversibleSteps} irreversible ${irreversibleSteps === 1 ? "step" : "steps"}, each made only after a person approved it.`
+                  : "This run holds no irreversible step."}
+            </div>
           </div>
-          <dl className="run-meta">
-            <div>
-              <dt>Run</dt>
-              <dd>
-                <Mono text={run.id} />
-              </dd>
-            </div>
-            <div>
-              <dt>Agent</dt>
-              <dd>{run.agent}</dd>
-            </div>
-            <div>
-              <dt>On behalf of</dt>
-              <dd>{run.onBehalfOf ?? <span className="muted">—</span>}</dd>
-            </div>
-            <div>
-              <dt>Created</dt>
-              <dd>
-                <Time at={run.createdAt} />
-              </dd>
-            </div>
-            <div>
-              <dt>Updated</dt>
-              <dd>
-                <Time at={run.updatedAt} />
-              </dd>
-            </div>
-          </dl>
-        </div>
-        <div className={irreversibleBeforePivot === 0 ? "metric ok" : "metric breach"} data-testid="irreversible-metric">
-          <div className="metric-value">{irreversibleBeforePivot}</div>
-          <div className="metric-label">irreversible calls made before anyone approved them</div>
-          <div className="small">
-            {irreversibleBeforePivot > 0
-              ? "Must be 0: an irreversible call ran while staging, before anyone approved the pivot."
-              : irreversibleSteps > 0
-                ? `This run holds ${irreversibleSteps} irreversible ${irreversibleSteps === 1 ? "step" : "steps"}, each made only after a person approved it.`
-                : "This run holds no irreversible step."}
-          </div>
-        </div>
-      </div>
+        }
+      >
+        <MetaList>
+          <Meta label="Run">
+            <Mono text={run.id} />
+          </Meta>
+          <Meta label="Agent">{run.agent}</Meta>
+          <Meta label="On behalf of">{run.onBehalfOf ?? <span className="muted">—</span>}</Meta>
+          <Meta label="Created">
+            <Time at={run.createdAt} />
+          </Meta>
+          <Meta label="Updated">
+            <Time at={run.updatedAt} />
+          </Meta>
+        </MetaList>
+      </DetailHead>
 
       <ProgressPanel progress={progress} agent={run.agent} />
 

@@ -54,7 +54,7 @@ export const ZRevokedAdminToken = z.object({
 /** A token after revocation. */
 export type TRevokedAdminToken = z.infer<typeof ZRevokedAdminToken>;
 
-/** An TAgentTokenView as JSON. */
+/** A TAgentTokenView as JSON. */
 export function toAdminToken(token: TAgentTokenView): TAdminToken {
   return {
     ...token,
