@@ -1,3 +1,4 @@
+import { OTHER_SYSTEM, systemInWords } from "@/lib/server/tools/tool-systems";
 // Words for the dashboard's vocabularies, in one place so every screen names things the same way.
 
 /** An escalation kind in words (`APPROVAL_REQUIRED` -> "approval required"). */
@@ -17,9 +18,15 @@ export const KIND_HINTS: Record<string, string> = {
 /** The blast radius of an audience rank. */
 export const RANK_LABELS = ["internal", "partner", "customer"] as const;
 
-/** A system name for headings. */
+/** A system name for headings; a tool whose row names no system is grouped as "System not named". */
 export function systemLabel(system: string): string {
+  if (system === OTHER_SYSTEM) return "System not named";
   return system === "crm" ? "CRM" : system.charAt(0).toUpperCase() + system.slice(1);
+}
+
+/** A system in the middle of a sentence: its heading name, or "the system <tool> acts on" when none is named. */
+export function systemInSentence(system: string, tool: string): string {
+  return system === OTHER_SYSTEM ? systemInWords(system, tool) : systemLabel(system);
 }
 
 /** What a reviewer tells the agent to do with each rejection code (lib/saga/vocabulary PivotRejectionCode), in words. */

@@ -14,6 +14,8 @@ import { HttpSagaStore } from "@/lib/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
+import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
+import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
 import { fillAudienceRules } from "@/lib/server/tools/fill-audience-rules";
 import { SUPPORT_TOOL_AUDIENCES } from "@/lib/demo/connectors/tool-systems";
 import type { RunContext } from "@/lib/saga/run-context";
@@ -68,6 +70,7 @@ export async function createTestAgent(db: PrismaClient, baseUrl: string, world: 
   const registry: ToolRegistry = createSupportToolRegistry(world);
   await syncToolPolicies(db, registry, "system:e2e");
   await fillAudienceRules(db, SUPPORT_TOOL_AUDIENCES);
+  await fillToolSystems(db, SUPPORT_TOOL_SYSTEMS); // which system each tool acts on, as the demo's seed says
   const name = `e2e-agent-${uniqueTag()}`;
   const { secret } = await createAgentToken(db, { name, tools: registry.list().map((t) => t.name), createdBy: "system:e2e" });
   const store = new HttpSagaStore({ baseUrl, token: secret, ...AGENT_STORE });

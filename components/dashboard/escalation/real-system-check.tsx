@@ -9,7 +9,8 @@ import { useState } from "react";
 import { Fact, LabelledValues, Mono, Time } from "@/components/saga-display";
 import { ZRealSystemCheckState, type TEscalationDetail, type TRealSystemCheck, type TRealSystemCheckState } from "@/lib/desks/escalations/views";
 import { errorMessage, getParsed, postParsed } from "@/components/dashboard/live";
-import { systemLabel } from "@/components/dashboard/labels";
+import { systemInSentence, systemLabel } from "@/components/dashboard/labels";
+import { OTHER_SYSTEM } from "@/lib/server/tools/tool-systems";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError } from "@/components/section";
 
@@ -65,16 +66,16 @@ function CheckProgress({ state }: { state: TRealSystemCheckState }) {
   if (state.state === "waiting") {
     return (
       <p className="check asked" role="status">
-        No connector for <code>{state.tool}</code> runs on this server, so a worker that holds it was asked to look the key up in {systemLabel(state.system)} at <Time at={state.askedAt} /> UTC.{" "}
+        No connector for <code>{state.tool}</code> runs on this server, so a worker that holds it was asked to look the key up in {systemInSentence(state.system, state.tool)} at <Time at={state.askedAt} /> UTC.{" "}
         {state.claimedBy ? `${state.claimedBy} is looking it up now.` : "No worker holding it has picked it up yet."} The answer shows here when it comes; if no such worker runs, check{" "}
-        {systemLabel(state.system)} by hand and record what you found below.
+        {systemInSentence(state.system, state.tool)} by hand and record what you found below.
       </p>
     );
   }
   if (state.state === "failed") {
     return (
       <p className="form-error" role="alert">
-        The worker could not look it up in {systemLabel(state.system)}: {state.error}. Check {systemLabel(state.system)} by hand, then record what you found.
+        The worker could not look it up in {systemInSentence(state.system, state.tool)}: {state.error}. Check {systemInSentence(state.system, state.tool)} by hand, then record what you found.
       </p>
     );
   }
@@ -87,10 +88,10 @@ function CheckResult({ check }: { check: TRealSystemCheck }) {
     <div className={check.found ? "check found" : check.error ? "check failed" : "check absent"} role="status">
       <strong>
         {check.found
-          ? `Found in ${systemLabel(check.system)}: the effect exists.`
+          ? `Found in ${systemInSentence(check.system, check.tool)}: the effect exists.`
           : check.error
-            ? `${systemLabel(check.system)} did not answer: ${check.error}`
-            : `Not found in ${systemLabel(check.system)} after ${check.lookups} lookups.`}
+            ? `${check.system === OTHER_SYSTEM ? `The system ${check.tool} acts on` : systemLabel(check.system)} did not answer: ${check.error}`
+            : `Not found in ${systemInSentence(check.system, check.tool)} after ${check.lookups} lookups.`}
       </strong>
       <dl className="facts-list compact">
         <Fact label="Looked up">
@@ -124,7 +125,7 @@ export function RealSystemCheck({ step, system, first, disabled, asking, checkin
     <div className={first ? "check-box first" : "check-box"}>
       <h3>Check the real system</h3>
       <p className="muted small">
-        Looks step key {step.stepKey.slice(0, 8)}… up in {systemLabel(system)} with <code>{step.tool}</code>&apos;s own lookup, where its connector runs. Changes nothing.
+        Looks step key {step.stepKey.slice(0, 8)}… up in {systemInSentence(system, step.tool)} with <code>{step.tool}</code>&apos;s own lookup, where its connector runs. Changes nothing.
       </p>
       <button type="button" className="button" disabled={disabled || checking.waiting} onClick={() => void checking.run()}>
         {asking ? "Checking…" : checking.waiting ? "Waiting for a worker…" : checking.check ? "Check again" : "Check the real system"}

@@ -12,6 +12,7 @@ import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";
 import { ApprovalConfirmation, type ConfirmItem } from "@/components/dashboard/pivot-decision";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { FormError } from "@/components/section";
+import { systemInWords } from "@/lib/server/tools/tool-systems";
 
 /** `ticketId SUP-12, status open` for an object; JSON otherwise. */
 function describe(value: unknown): string {
@@ -26,9 +27,9 @@ function describe(value: unknown): string {
 /** A sentence of evidence from a check, for the settle form. */
 function evidenceFrom(check: TRealSystemCheck): string {
   const at = `${check.checkedAt.slice(0, 19).replace("T", " ")} UTC by ${check.checkedBy}`;
-  if (check.found) return `Lookup of key ${check.stepKey} in ${check.system} at ${at} found ${check.externalRef ?? "the effect"} (${describe(check.result)}).`;
+  if (check.found) return `Lookup of key ${check.stepKey} in ${systemInWords(check.system, check.tool)} at ${at} found ${check.externalRef ?? "the effect"} (${describe(check.result)}).`;
   if (check.error) return "";
-  return `Lookup of key ${check.stepKey} in ${check.system} at ${at} found nothing (${check.lookups} lookups, search lag allowed for).`;
+  return `Lookup of key ${check.stepKey} in ${systemInWords(check.system, check.tool)} at ${at} found nothing (${check.lookups} lookups, search lag allowed for).`;
 }
 
 /** What the form says when the server did not record a resolution; null when it did. */

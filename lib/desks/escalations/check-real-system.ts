@@ -29,7 +29,7 @@ import { ZEscalationId } from "./claim-escalation";
 import { connectorRegistry, userActor, withDb } from "@/lib/desks/dashboard/context";
 import { assertEscalationWorker } from "./escalation-access";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
-import { systemOfTool } from "@/lib/server/tools/tool-systems";
+import { systemInWords, systemOfTool } from "@/lib/server/tools/tool-systems";
 import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/escalations/views";
 import { type WorkerTaskRecord } from "@/lib/protocol/tasks/task";
 
@@ -154,7 +154,7 @@ export async function checkRealSystem({ actor, escalationId }: PersonRequest<{ e
 
   if (registry.has(step.tool)) {
     const def = registry.tool(step.tool);
-    if (!def.lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup, so it cannot be looked up in ${system}; check ${system} by hand.`);
+    if (!def.lookup) throw new SagaError("INVALID_TOOL_DEFINITION", `${step.tool} has no lookup, so it cannot be looked up in ${systemInWords(system, step.tool)}; check ${systemInWords(system, step.tool)} by hand.`);
     const recheckAfterMs = Math.min(serverSearchLagMs() + 100, MAX_RECHECK_MS);
     const report = await lookUpStep({ maxAttempts: 1, backoffMs: 0, clock: systemClock, recheckAfterMs }, def, step);
     const checkedAt = await keepCheck(prisma, step, { escalationId: id, askedBy: askedBy(actor) }, report);

@@ -3,7 +3,7 @@
  * pull it, and the sentence a confirmation shows. Shared by the options a page reads and the pull.
  */
 import type { Correction, Escalation, PrismaClient, Revoke, Step, ToolPolicy } from "@/generated/prisma";
-import { systemOfTool } from "@/lib/server/tools/tool-systems";
+import { systemInWords, systemOfTool } from "@/lib/server/tools/tool-systems";
 import { onConnection } from "@/lib/core/db/transactions";
 import type { Role } from "@/lib/server/auth/roles";
 import { EscalationKind, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
@@ -55,7 +55,7 @@ export function whatHappens(step: Pick<Step, "tool" | "toolClass" | "compensatio
     return `${step.tool} cannot be taken back: a correction message is drafted for the support desk, who decide whether and how to send it (its audience: ${audience}). Nothing is sent without a person.`;
   }
   const compensation = step.compensation as { tool?: unknown } | null;
-  const system = systemOfTool(policy?.system);
+  const system = systemInWords(systemOfTool(policy?.system), step.tool);
   const counter = typeof compensation?.tool === "string" ? compensation.tool : "its compensation";
   return step.toolClass === ToolClass.REVERSIBLE
     ? `The worker runs ${counter} in ${system} under its own key and reads ${system} back to confirm it: a silent delete, nobody outside the run sees it.`

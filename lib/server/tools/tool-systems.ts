@@ -20,3 +20,8 @@ export const OTHER_SYSTEM = "other";
 export function systemOfTool(recorded: string | null | undefined): ExternalSystem {
   return recorded?.trim() || OTHER_SYSTEM;
 }
+
+/** A system in a sentence: its name, or "the system <tool> acts on" when the tool's row names none. */
+export function systemInWords(system: ExternalSystem, tool: string): string {
+  return system === OTHER_SYSTEM ? `the system ${tool} acts on` : system;
+}
