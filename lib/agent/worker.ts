@@ -20,17 +20,11 @@
  */
 import { SimulatedCrash } from "@/lib/saga/crash-points";
 import { SagaError, type SagaErrorCode } from "@/lib/saga/errors";
-import type { Actor, StepRecord } from "@/lib/saga/store";
+import type { Actor } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
-import type { UnwindOptions } from "@/lib/saga/unwind";
-import type { ReconcileReport, UnwindReport } from "@/lib/saga/messages";
-import type { RunContext } from "@/lib/saga/run-context";
-import { reconcileBody } from "@/lib/protocol/schemas/calls";
 import { taskTraceparent, withTraceparent } from "@/lib/protocol/trace-scope";
-import type { TLookupResultInput } from "@/lib/protocol/tasks/lookup-task";
-import { ZSendCorrectionPayload } from "@/lib/protocol/tasks/send-correction-payload";
-import { WorkerTaskKind } from "@/lib/protocol/tasks/vocabulary";
-import { ZCommitPlanPayload, ZCompensatePayload, ZUnwindPayload, type TaskQueue, workerActor, type ClaimedTask, type SettleResult } from "@/lib/protocol/tasks/task";
+import { type TaskQueue, workerActor, type ClaimedTask, type SettleResult } from "@/lib/protocol/tasks/task";
+import { describeTask, runTask, taskSummary, TaskRefused, type WorkerEngine } from "./worker-tasks";
 
 /** What a worker's log line carries besides its sentence: the ids a log pipeline filters on, and a level. */
 // A type, not an interface: it passes where a logger takes any fields (an interface has no index signature).
@@ -59,23 +53,6 @@ function taskFields(task: ClaimedTask): WorkerLogFields {
   return { taskId: task.id, runId: task.runId, ...(task.stepId ? { stepId: task.stepId } : {}), kind: task.kind, attempt: task.attempt };
 }
 
-/**
- * What the worker needs of the engine. `SagaEngine` provides it; the caller builds the engine (over
- * the server's commands with the client's `HttpSagaStore` in a team's worker, or over
- * `PrismaSagaStore` in the server's own process) with this process's tool connectors.
- */
-export interface WorkerEngine {
-  /** Unwinds a run (leaving `skipStepIds` as they are); calling it again resumes a crashed unwind. */
-  unwind(runId: string, actor: Actor, reason: string, options?: UnwindOptions): Promise<UnwindReport>;
-  /** Reconciles one step against the real system. */
-  reconcile(stepId: string, actor?: Actor): Promise<StepRecord>;
-  /** Continues a run from its log (correction sends: the approved calls run once, replays read the log). */
-  resume?(runId: string): Promise<Pick<RunContext, "run" | "call" | "complete" | "commitPlan">>;
-  /** Looks one step's key up for a person (a LOOKUP task); changes nothing. */
-  lookUp?(stepId: string): Promise<{ step: StepRecord; report: ReconcileReport }>;
-  /** Pulls back one step (a revoke): its compensation, confirmed by reading back, or its correction draft. */
-  compensateStep(stepId: string, actor: Actor, draftedBy?: string | null): Promise<StepRecord>;
-}
 
 /**
  * Runs one claimed task's `work`, e.g. inside a span of its own (lib/agent/worker-spans.ts's
@@ -187,41 +164,12 @@ const PERMANENT_CODES: ReadonlySet<SagaErrorCode> = new Set<SagaErrorCode>([
   "RUN_CLOSED",
 ]);
 
-/** A task this worker refuses for good (malformed payload, unsupported kind). */
-class TaskRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "TaskRefused";
-  }
-}
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function toJson(value: unknown): Json {
-  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as Json);
-}
 
-function describeTask(task: ClaimedTask): string {
-  switch (task.kind) {
-    case WorkerTaskKind.UNWIND:
-      return `unwind run ${task.runId}`;
-    case WorkerTaskKind.RECONCILE:
-      return `reconcile step ${task.stepId ?? "(none)"} of run ${task.runId}`;
-    case WorkerTaskKind.COMPENSATE:
-      return `compensate step ${task.stepId ?? "(none)"} of run ${task.runId}`;
-    case WorkerTaskKind.SEND_CORRECTION:
-      return `send the approved correction of run ${task.runId}`;
-    case WorkerTaskKind.LOOKUP:
-      return `look step ${task.stepId ?? "(none)"} of run ${task.runId} up for a person`;
-    case WorkerTaskKind.COMMIT_PLAN:
-      return `commit the approved plan of run ${task.runId}`;
-  }
-}
 
 /** Claims, runs and settles worker tasks; `runOnce` for one round, `start`/`stop` for the polling loop. */
 export class Worker {
@@ -364,124 +312,21 @@ export class Worker {
     try {
       // Under the task's trace context (its own span's, when traced): the HTTP client sends it with
       // the task's requests, so the server's compensate and execute_tool spans join the run's trace.
-      result = await withTraceparent(traceparent, () => this.execute(task));
+      result = await withTraceparent(traceparent, () => runTask(this.engine, this.actor, task));
     } catch (e) {
       await lease.stop();
       if (e instanceof SimulatedCrash) throw e;
       return this.settleError(task, e);
     }
     await lease.stop();
-    return this.settle(task, "done", `finished: ${this.summary(task, result)}`, () =>
+    return this.settle(task, "done", `finished: ${taskSummary(task, result)}`, () =>
       this.queue.complete({ taskId: task.id, attempt: task.attempt, workerId: this.workerId, result }),
     );
   }
 
-  private async execute(task: ClaimedTask): Promise<Json> {
-    switch (task.kind) {
-      case WorkerTaskKind.UNWIND: {
-        const payload = ZUnwindPayload.safeParse(task.payload);
-        if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "an UNWIND task needs payload.reason (a non-empty string)");
-        return toJson(await this.engine.unwind(task.runId, this.actor, payload.data.reason, { skipStepIds: payload.data.skipStepIds, draftedBy: payload.data.draftedBy ?? null }));
-      }
-      case WorkerTaskKind.RECONCILE: {
-        if (!task.stepId) throw new TaskRefused("INVALID_PAYLOAD", "a RECONCILE task needs a stepId");
-        const step = await this.engine.reconcile(task.stepId, this.actor);
-        return { stepId: step.id, stepIdx: step.stepIdx, tool: step.tool, status: step.status, externalRef: step.externalRef };
-      }
-      case WorkerTaskKind.SEND_CORRECTION:
-        return this.sendCorrection(task);
-      case WorkerTaskKind.COMMIT_PLAN:
-        return this.commitPlan(task);
-      case WorkerTaskKind.LOOKUP: {
-        if (!task.stepId) throw new TaskRefused("INVALID_PAYLOAD", "a LOOKUP task needs a stepId");
-        if (!this.engine.lookUp) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot look steps up; run the worker with a SagaEngine");
-        const { step, report } = await this.engine.lookUp(task.stepId);
-        const result: TLookupResultInput = { stepId: step.id, lookup: reconcileBody(report) };
-        return toJson(result);
-      }
-      case WorkerTaskKind.COMPENSATE: {
-        const payload = ZCompensatePayload.safeParse(task.payload);
-        if (!task.stepId || !payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMPENSATE task needs a stepId and payload.reason (a non-empty string)");
-        const step = await this.engine.compensateStep(task.stepId, this.actor, payload.data.draftedBy ?? null);
-        return { stepId: step.id, stepIdx: step.stepIdx, tool: step.tool, status: step.status, compensationState: step.compensationState, compensationRef: step.compensationRef };
-      }
-    }
-  }
 
-  /**
-   * Sends a correction a person approved: resumes its run and makes the pivot's approved `send_email`
-   * calls in plan order. The gate lets each run once (COMMIT phase); a call already CONFIRMED is
-   * replayed from the log; one left UNKNOWN by a timeout is reconciled by its key before anything is
-   * sent, and stays unknown (the task is retried) rather than being resent blindly.
-   */
-  private async sendCorrection(task: ClaimedTask): Promise<Json> {
-    const payload = ZSendCorrectionPayload.safeParse(task.payload);
-    if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a SEND_CORRECTION task needs payload.correctionId and payload.messages (to, subject, body)");
-    if (!this.engine.resume) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot resume runs; run the worker with a SagaEngine to send corrections");
-    const run = await this.engine.resume(task.runId);
-    if (run.run.status === "COMPLETED") return { correctionId: payload.data.correctionId, alreadySent: true };
-    const sent: Json[] = [];
-    for (const message of payload.data.messages) {
-      const outcome = await run.call("send_email", message);
-      if (outcome.status !== "ok") throw new TaskRefused("APPROVAL_REQUIRED", `the correction's send was not let through: ${outcome.message}`);
-      sent.push({ to: message.to, stepIdx: outcome.stepIdx, stepKey: outcome.stepKey, messageId: outcome.externalRef, replayed: outcome.replayed });
-    }
-    await run.complete();
-    return { correctionId: payload.data.correctionId, sent };
-  }
 
-  /**
-   * Commits an approved plan whose agent went quiet: the same `commitPlan` an agent calls, so each
-   * item runs once whoever else tries (the agent coming back, another worker after a lost lease):
-   * done items are replayed from the log, an unsettled one is reconciled by its key first. A held
-   * item (its policy changed since the approval) or a failed one fails the task for a person.
-   */
-  private async commitPlan(task: ClaimedTask): Promise<Json> {
-    const payload = ZCommitPlanPayload.safeParse(task.payload);
-    if (!payload.success) throw new TaskRefused("INVALID_PAYLOAD", "a COMMIT_PLAN task needs payload.pivotId (the approved pivot)");
-    if (!this.engine.resume) throw new TaskRefused("NOT_SUPPORTED", "this worker's engine cannot resume runs; run the worker with a SagaEngine to commit plans");
-    const run = await this.engine.resume(task.runId);
-    const result = await run.commitPlan(payload.data.pivotId);
-    if (result.status === "held") throw new TaskRefused("APPROVAL_REQUIRED", `plan item ${result.index} was held for a person: ${result.outcome.message}`);
-    if (result.status === "already_committed") return { pivotId: result.pivotId, alreadyCommitted: true };
-    return {
-      pivotId: result.pivotId,
-      runStatus: result.run.status,
-      items: result.items.map((i) => ({ index: i.index, tool: i.tool, stepIdx: i.outcome.stepIdx, stepKey: i.outcome.stepKey, externalRef: i.outcome.externalRef, replayed: i.outcome.replayed })),
-    };
-  }
 
-  private summary(task: ClaimedTask, result: Json): string {
-    if (task.kind === WorkerTaskKind.COMMIT_PLAN && result && typeof result === "object" && !Array.isArray(result)) {
-      if (result.alreadyCommitted === true) return `the plan of pivot ${String(result.pivotId)} was already committed; nothing ran`;
-      const items = Array.isArray(result.items) ? result.items : [];
-      const ran = items.filter((i) => i && typeof i === "object" && !Array.isArray(i) && i.replayed === false).length;
-      return `committed pivot ${String(result.pivotId)}: ${items.length} item(s), ${ran} run now, ${items.length - ran} already done; run ${task.runId} is ${String(result.runStatus)}`;
-    }
-    if (task.kind === WorkerTaskKind.UNWIND && result && typeof result === "object" && !Array.isArray(result)) {
-      const r = result;
-      const steps = (key: keyof UnwindReport, words: string) => {
-        const v = r[key];
-        return Array.isArray(v) && v.length > 0 ? `${words} ${v.join(", ")}` : null;
-      };
-      const parts = [
-        steps("compensated", "compensated step(s)"),
-        steps("compensationFailed", "compensation failed and escalated for step(s)"),
-        steps("unresolved", "outcome still unknown (escalated) for step(s)"),
-        steps("corrections", "correction drafted for step(s)"),
-        steps("skipped", "nothing to undo for step(s)"),
-      ].filter((p): p is string => p !== null);
-      return `run ${task.runId} is ${String(r.status)} (${parts.length ? parts.join("; ") : "it had nothing to undo"})`;
-    }
-    if (task.kind === WorkerTaskKind.LOOKUP && result && typeof result === "object" && !Array.isArray(result)) {
-      const lookup = result.lookup as { found?: unknown } | undefined;
-      return `step ${task.stepId ?? "(none)"} ${lookup?.found === true ? "was found" : lookup?.found === false ? "was not found" : "could not be looked up"} in the real system`;
-    }
-    if (task.kind === WorkerTaskKind.RECONCILE && result && typeof result === "object" && !Array.isArray(result)) {
-      return `step ${String(result.stepIdx)} (${String(result.tool)}) is ${String(result.status)}`;
-    }
-    return JSON.stringify(result);
-  }
 
   /** Permanent errors fail the task; transient ones hand it back until `maxAttempts` claims were spent. */
   private settleError(task: ClaimedTask, e: unknown): Promise<TaskOutcome> {

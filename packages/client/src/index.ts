@@ -29,5 +29,6 @@ export { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
 export { SagaboardApiError, type TransportOptions } from "@/lib/agent/client/transport";
 export { declareTools, manifestOf, type DeclarationExtras } from "@/lib/agent/client/declare-tools";
 export type { TDeclarationResult, TToolManifest } from "@/lib/protocol/manifest";
-export { Worker, type WorkerOptions, type WorkerEngine, type TaskTracer } from "@/lib/agent/worker";
+export { Worker, type WorkerOptions, type TaskTracer } from "@/lib/agent/worker";
+export type { WorkerEngine } from "@/lib/agent/worker-tasks";
 export { WorkerTaskKind } from "@/lib/protocol/tasks/vocabulary";
