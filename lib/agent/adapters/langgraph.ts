@@ -20,13 +20,12 @@ import { Annotation, interrupt } from "@langchain/langgraph";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
 import type { SagaEngine } from "@/lib/saga/engine";
-import type { CommitPlanResult, PivotRequest } from "@/lib/saga/run-context";
-import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import { ApprovalReason } from "@/lib/saga/vocabulary";
 import type { Json, ToolDefinition } from "@/lib/saga/tools";
 import {
   JournaledRun,
+  JournaledSagaRun,
   outcomeText,
   parseJournal,
   sagaDefinition,
@@ -120,8 +119,7 @@ function isFinal(held: HeldCall): boolean {
 }
 
 /** The Sagaboard tools of one saga run, for one graph thread. */
-export class SagaGraphRun {
-  private readonly run: JournaledRun;
+export class SagaGraphRun extends JournaledSagaRun {
   private readonly byName = new Map<string, StructuredToolInterface>();
 
   constructor(options: {
@@ -132,28 +130,8 @@ export class SagaGraphRun {
     /** The wrapped tools. */
     tools: readonly SagaGraphTool[];
   }) {
-    this.run = new JournaledRun(options.engine, options.runId);
+    super(options.engine, options.runId);
     for (const t of options.tools) this.byName.set(t.name, t.toolFor(this.run));
-  }
-
-  /** The saga run. */
-  get runId(): string {
-    return this.run.runId;
-  }
-
-  /** Proposes the pivot for a reviewer: while it is pending every logged call is held; once approved, the plan's calls run, each once. */
-  requestPivot(request: PivotRequest): Promise<PivotRecord> {
-    return this.run.requestPivot(request);
-  }
-
-  /** Waits until the pivot is decided or `timeoutMs` passes. */
-  awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
-    return this.run.awaitPivot(pivotId, options);
-  }
-
-  /** Commits an approved plan (its items in order, each once whoever else tries), then completes the run. */
-  commitPlan(pivotId: string): Promise<CommitPlanResult> {
-    return this.run.commitPlan(pivotId);
   }
 
   /** Every wrapped tool (for a ToolNode or `model.bindTools`). */

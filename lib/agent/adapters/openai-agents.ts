@@ -19,13 +19,12 @@
 import { tool, type FunctionTool, type RunContext as AgentRunContext, type RunState, type RunToolApprovalItem } from "@openai/agents";
 import type { z } from "zod";
 import type { SagaEngine } from "@/lib/saga/engine";
-import type { CommitPlanResult, PivotRequest } from "@/lib/saga/run-context";
-import type { PivotRecord } from "@/lib/saga/store";
 import { SagaError } from "@/lib/saga/errors";
 import type { ToolDefinition } from "@/lib/saga/tools";
 import { ApprovalReason } from "@/lib/saga/vocabulary";
 import {
   JournaledRun,
+  JournaledSagaRun,
   outcomeText,
   parseJournal,
   sagaDefinition,
@@ -162,10 +161,9 @@ export interface SettledApprovals {
 }
 
 /** The Sagaboard tools of one saga run, for one agent. */
-export class SagaAgentRun {
+export class SagaAgentRun extends JournaledSagaRun {
   /** Give these to the `Agent` (same names and schemas as the wrapped tools). */
   readonly tools: FunctionTool[];
-  private readonly run: JournaledRun;
   /**
    * The SDK's name of each tool -> Sagaboard's. The SDK renames what is not a letter, digit or `_`
    * (`team.send_email` becomes `team_send_email`), so an interruption names the SDK's name; the log
@@ -181,29 +179,9 @@ export class SagaAgentRun {
     /** The wrapped tools. */
     tools: readonly SagaAgentTool[];
   }) {
-    this.run = new JournaledRun(options.engine, options.runId);
+    super(options.engine, options.runId);
     this.tools = options.tools.map((t) => t.toolFor(this.run));
     this.sagaNames = new Map(options.tools.map((t, i) => [this.tools[i]!.name, t.name]));
-  }
-
-  /** The saga run. */
-  get runId(): string {
-    return this.run.runId;
-  }
-
-  /** Proposes the pivot for a reviewer: while it is pending every logged call is held; once approved, the plan's calls run, each once. */
-  requestPivot(request: PivotRequest): Promise<PivotRecord> {
-    return this.run.requestPivot(request);
-  }
-
-  /** Waits until the pivot is decided or `timeoutMs` passes. */
-  awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
-    return this.run.awaitPivot(pivotId, options);
-  }
-
-  /** Commits an approved plan (its items in order, each once whoever else tries), then completes the run. */
-  commitPlan(pivotId: string): Promise<CommitPlanResult> {
-    return this.run.commitPlan(pivotId);
   }
 
   /** The state's interruptions that Sagaboard holds, with the escalation to answer (read from the state; nothing is asked). */

@@ -343,3 +343,36 @@ export function sagaDefinition<S extends z.ZodType>(input: {
     owner: policy.owner,
   });
 }
+
+/**
+ * What both framework adapters' run objects (SagaAgentRun, SagaGraphRun) offer besides their tools:
+ * the run's id, and the pivot asked, awaited and committed through the run's journal.
+ */
+export class JournaledSagaRun {
+  /** The run as this thread drives it. */
+  protected readonly run: JournaledRun;
+
+  constructor(engine: SagaEngine, runId: string) {
+    this.run = new JournaledRun(engine, runId);
+  }
+
+  /** The saga run. */
+  get runId(): string {
+    return this.run.runId;
+  }
+
+  /** Proposes the pivot for a reviewer: while it is pending every logged call is held; once approved, the plan's calls run, each once. */
+  requestPivot(request: PivotRequest): Promise<PivotRecord> {
+    return this.run.requestPivot(request);
+  }
+
+  /** Waits until the pivot is decided or `timeoutMs` passes. */
+  awaitPivot(pivotId: string, options: { timeoutMs: number; pollMs?: number }): Promise<PivotRecord> {
+    return this.run.awaitPivot(pivotId, options);
+  }
+
+  /** Commits an approved plan (its items in order, each once whoever else tries), then completes the run. */
+  commitPlan(pivotId: string): Promise<CommitPlanResult> {
+    return this.run.commitPlan(pivotId);
+  }
+}
