@@ -1,8 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
-import { assertCan } from "@/lib/server/auth/roles";
-import { can } from "@/lib/server/auth/roles";
+import { assertCan, can } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
 import { CORRECTION_INCLUDE, correctionState, namesByEmail, queueItem, recipientsOf, sendStateOf } from "./correction-view";

@@ -4,8 +4,7 @@
  * may replay them). Each with where to deal with it.
  */
 import type { PersonRequest } from "@/lib/server/auth/current-user";
-import { assertCan } from "@/lib/server/auth/roles";
-import { can } from "@/lib/server/auth/roles";
+import { assertCan, can } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { DeliveryStatus } from "@/lib/core/outbox/vocabulary";

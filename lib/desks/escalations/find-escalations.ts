@@ -1,9 +1,8 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
-import { assertCan } from "@/lib/server/auth/roles";
+import { assertCan, can } from "@/lib/server/auth/roles";
 import { mayWorkEscalation } from "./escalation-access";
-import { can } from "@/lib/server/auth/roles";
 import { clockFromRows, nowQuery } from "@/lib/core/db/dialect";
 import { ZEscalationKind } from "@/lib/protocol/schemas/saga";
 import { EscalationKind, EscalationStatus } from "@/lib/saga/vocabulary";

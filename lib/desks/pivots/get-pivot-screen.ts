@@ -1,6 +1,5 @@
 import type { PersonRequest } from "@/lib/server/auth/current-user";
-import { assertCan } from "@/lib/server/auth/roles";
-import { can } from "@/lib/server/auth/roles";
+import { assertCan, can } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";

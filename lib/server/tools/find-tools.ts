@@ -1,6 +1,5 @@
 import type { PersonRequest } from "@/lib/server/auth/current-user";
-import { assertCan } from "@/lib/server/auth/roles";
-import { can } from "@/lib/server/auth/roles";
+import { assertCan, can } from "@/lib/server/auth/roles";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { toToolRow, type TToolTable } from "./views";
