@@ -5,6 +5,7 @@
  * Event types nobody has described yet still read well: "revoke.pulled" becomes "Revoke: pulled",
  * and their data become labelled values.
  */
+import { FIELD_LABELS } from "@/lib/server/tools/tool-policy";
 
 /** Who caused an event, in words. */
 export interface ActorWords {
@@ -119,16 +120,15 @@ const FIELD_WORDS: Record<string, string> = {
   onBehalfOf: "on behalf of",
   toolClass: "tool class",
   policyVersion: "policy version",
-  revocationWindowSec: "revocation window",
-  revokeRoles: "who may revoke",
-  alwaysRequireApproval: "always needs approval",
-  compensator: "undo tool",
   lookupAvailable: "can look calls up",
 };
 
-/** A field name in words: a known one, else camelCase split into lower-case words. */
+/**
+ * A field name in words: a known one (the tool table's fields in the words the tool page uses,
+ * FIELD_LABELS), else camelCase split into lower-case words.
+ */
 export function fieldInWords(key: string): string {
-  return FIELD_WORDS[key] ?? key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
+  return FIELD_WORDS[key] ?? (FIELD_LABELS as Record<string, string>)[key] ?? key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
 }
 
 const HASH_LIKE = /^[0-9a-f]{40,}$/;
