@@ -9,20 +9,16 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
-import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SUPPORT_TOOL_AUDIENCES, SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
-import { fillAudienceRules } from "@/lib/server/tools/fill-audience-rules";
-import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { ensureDemoUsers } from "@/lib/server/users/demo-users";
+import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
 const prisma = await openPrisma();
 try {
-  const added = await syncToolPolicies(prisma, createSupportToolRegistry(new World()));
+  // A row per demo tool, with the system it acts on and who sees its effects.
+  const added = await seedSupportToolTable(prisma, createSupportToolRegistry(new World()));
   if (added > 0) console.log(`db:seed: added ${added} tools to the tool table.`);
-  await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS); // which system each demo tool acts on
-  await fillAudienceRules(prisma, SUPPORT_TOOL_AUDIENCES); // who sees each demo tool's effects
   const existing = await prisma.run.count();
   if (process.env.SAGABOARD_SEED_RUNS === "0") {
     // The caller records runs another way.

@@ -13,11 +13,9 @@ import { dataDirectory } from "@/lib/core/db/url";
 import { ensureDemoTokens } from "@/lib/demo/seed/demo-tokens";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
-import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
 import { SagaEngine } from "@/lib/saga/engine";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
+import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
 const url = (process.env.SAGABOARD_URL ?? `http://localhost:${process.env.PORT ?? "3000"}`).replace(/\/$/, "");
 const say = (line: string) => console.log(line);
@@ -29,8 +27,7 @@ const registry = createSupportToolRegistry(world);
 const prisma = await openPrisma();
 let token = process.env.SAGABOARD_TOKEN;
 if (!token) {
-  await syncToolPolicies(prisma, registry);
-  await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS); // which system each demo tool acts on
+  await seedSupportToolTable(prisma, registry);
   token = (await ensureDemoTokens(prisma, dataDirectory(), registry.list().map((t) => t.name))).agent;
 }
 const reviewer = reviewerWith(new SagaEngine({ store: new PrismaSagaStore(prisma), registry }));

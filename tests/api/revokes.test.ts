@@ -17,9 +17,6 @@ import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
-import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
 import { ManualClock } from "@/lib/saga/clock";
 import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/demo/sim";
@@ -28,6 +25,7 @@ import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { Worker } from "@/lib/agent/worker";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
+import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
 const getPrisma = useTestDatabase("revokes");
 const users: Record<string, string> = {};
@@ -36,8 +34,7 @@ const TOOLS = ["search_orders", "reship_order", "create_ticket_draft", "create_e
 
 beforeAll(async () => {
   const prisma = await getPrisma();
-  await syncToolPolicies(prisma, createSupportToolRegistry(new World()), "system:test");
-  await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS); // which system each tool acts on, as the demo's seed says
+  await seedSupportToolTable(prisma, createSupportToolRegistry(new World()), "system:test");
   for (const [key, role] of [["rita", "reviewer"], ["rob", "reviewer"], ["sam", "support"], ["ada", "admin"]] as const) {
     const user = await createUser(prisma, { email: `${key}-revokes@example.com`, name: key, role, password: "correct horse battery", by: { type: "system", id: "test" } });
     users[key] = user.id;

@@ -13,11 +13,6 @@ import { randomBytes } from "node:crypto";
 import { HttpSagaStore } from "@/lib/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
-import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
-import { fillAudienceRules } from "@/lib/server/tools/fill-audience-rules";
-import { SUPPORT_TOOL_AUDIENCES } from "@/lib/demo/connectors/tool-systems";
 import type { RunContext } from "@/lib/saga/run-context";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { ToolRegistry } from "@/lib/saga/tools";
@@ -25,6 +20,7 @@ import type { LedgerEntry, LedgerFilter } from "@/lib/demo/sim/ledger";
 import { RemoteWorld, type WorldLike } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { test as base, expect } from "./fixtures";
+import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
 /** An agent driving the API from the test process. */
 export interface TestAgent {
@@ -68,9 +64,7 @@ export const AGENT_STORE = { outcomeLingerMs: 0 } as const;
  */
 export async function createTestAgent(db: PrismaClient, baseUrl: string, world: WorldLike): Promise<TestAgent> {
   const registry: ToolRegistry = createSupportToolRegistry(world);
-  await syncToolPolicies(db, registry, "system:e2e");
-  await fillAudienceRules(db, SUPPORT_TOOL_AUDIENCES);
-  await fillToolSystems(db, SUPPORT_TOOL_SYSTEMS); // which system each tool acts on, as the demo's seed says
+  await seedSupportToolTable(db, registry, "system:e2e");
   const name = `e2e-agent-${uniqueTag()}`;
   const { secret } = await createAgentToken(db, { name, tools: registry.list().map((t) => t.name), createdBy: "system:e2e" });
   const store = new HttpSagaStore({ baseUrl, token: secret, ...AGENT_STORE });

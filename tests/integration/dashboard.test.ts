@@ -17,9 +17,6 @@ import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { auditHash } from "@/lib/saga/keys";
 import { auditHashedContent, GENESIS_HASH, type AuditEventRecord } from "@/lib/saga/store";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
-import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
-import { SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 import { checkRealSystem } from "@/lib/desks/escalations/check-real-system";
@@ -36,16 +33,18 @@ import { POST as approveRoute } from "@/app/api/dashboard/pivots/[pivotId]/appro
 import { GET as findRunsRoute } from "@/app/api/dashboard/runs/route";
 import { call, useTestDatabase } from "../api/api-test-kit";
 import type { CurrentUser } from "@/lib/server/auth/current-user";
+import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
 process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
 
 /** Who the routes' `requireUser` returns, and who `me()` passes to a use case (read when the call is made, so concurrent calls can differ). */
 const auth = vi.hoisted(() => ({ user: null as null | { id: string; email: string; name: string; role: "admin" | "reviewer" | "support" | "viewer" } }));
 
-vi.mock("@/lib/server/auth/current-user", async () => {
+vi.mock("@/lib/server/auth/current-user", async (importOriginal) => {
   const { ApiError: Err } = await import("@/lib/protocol/errors");
   const { can } = await import("@/lib/server/auth/roles");
   return {
+    ...(await importOriginal<typeof import("@/lib/server/auth/current-user")>()),
     requireUser: (action: Parameters<typeof can>[1]) => {
       const user = auth.user;
       if (!user) return Promise.reject(new Err("UNAUTHORIZED", "Sign in first."));
@@ -126,9 +125,7 @@ beforeAll(async () => {
   resetHostedWorld({ searchLagMs: 0 });
   const prisma = await getPrisma();
   for (const u of [rita, rob, vic]) await prisma.user.create({ data: { ...u } });
-  // The tool table as the demo's seed leaves it: a row per tool, each naming its system.
-  await syncToolPolicies(prisma, createSupportToolRegistry(getHostedWorld()));
-  await fillToolSystems(prisma, SUPPORT_TOOL_SYSTEMS);
+  await seedSupportToolTable(prisma, createSupportToolRegistry(getHostedWorld()));
 });
 
 beforeEach(() => {

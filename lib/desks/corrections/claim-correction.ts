@@ -1,9 +1,8 @@
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName } from "@/lib/desks/escalations/claim-escalation";
-import { userActor } from "@/lib/desks/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
 import { CORRECTION_INCLUDE, correctionState, queueItem } from "./correction-view";
 import { correctionNotFound, ZCorrectionId } from "./get-correction";

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import type { Prisma } from "@/generated/prisma";
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
-import { userActor, withDb } from "@/lib/desks/dashboard/context";
+import { withDb } from "@/lib/desks/dashboard/context";
 import { CorrectionStatus } from "@/lib/saga/vocabulary";
 import { assertHeldBy, assertNotClosed, assertVersion } from "./correction-guard";
 import { CORRECTION_INCLUDE, queueItem, recipientsOf } from "./correction-view";

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { CurrentUser, PersonRequest } from "@/lib/server/auth/current-user";
+import { type CurrentUser, type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { ApiError } from "@/lib/protocol/errors";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
-import { dashboardEngine, userActor, withDb } from "@/lib/desks/dashboard/context";
+import { dashboardEngine, withDb } from "@/lib/desks/dashboard/context";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaError } from "@/lib/saga/errors";

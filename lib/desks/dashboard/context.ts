@@ -6,10 +6,8 @@ import { serverToolRegistry } from "@/lib/demo/connectors/server-connectors";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection } from "@/lib/core/db/transactions";
-import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { sagaSpans } from "@/lib/core/observability/saga-spans";
 import { SagaEngine } from "@/lib/saga/engine";
-import type { Actor } from "@/lib/saga/store";
 import type { ToolRegistry } from "@/lib/saga/tools";
 
 /**
@@ -20,11 +18,6 @@ import type { ToolRegistry } from "@/lib/saga/tools";
 export async function withDb<T>(fn: (prisma: PrismaClient) => Promise<T>): Promise<T> {
   const prisma = await getPrisma();
   return onConnection(prisma, () => fn(prisma));
-}
-
-/** The audit actor of a person: their email, so the audit log reads `user:rita@example.com`. */
-export function userActor(user: CurrentUser): Actor {
-  return { type: "user", id: user.email };
 }
 
 /**

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { assertEscalationWorker } from "./escalation-access";
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
-import { userActor, withDb } from "@/lib/desks/dashboard/context";
+import { withDb } from "@/lib/desks/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TClaimResult } from "@/lib/desks/escalations/views";
 

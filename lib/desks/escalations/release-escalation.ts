@@ -1,11 +1,10 @@
 import { assertEscalationWorker } from "./escalation-access";
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { SagaError } from "@/lib/saga/errors";
 import { EscalationStatus } from "@/lib/saga/vocabulary";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName, ZEscalationId } from "./claim-escalation";
-import { userActor } from "@/lib/desks/dashboard/context";
 import { ESCALATION_INCLUDE, queueItem, toolSystems } from "./escalation-view";
 import type { TClaimResult } from "@/lib/desks/escalations/views";
 

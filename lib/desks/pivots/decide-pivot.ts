@@ -7,8 +7,8 @@ import { sharedSagaStore, type PrismaSagaStore } from "@/lib/core/db/prisma-saga
 import { SagaError } from "@/lib/saga/errors";
 import type { PivotRecord } from "@/lib/saga/store";
 import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { dashboardEngine, connectorRegistry, userActor, withDb, } from "@/lib/desks/dashboard/context";
-import type { CurrentUser } from "@/lib/server/auth/current-user";
+import { dashboardEngine, connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
+import { type CurrentUser, userActor } from "@/lib/server/auth/current-user";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "@/lib/desks/pivots/views";
 import { expireIfDue } from "@/lib/server/sla/sweep-slas";

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { ZJson } from "@/lib/protocol/schemas/saga";
 import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
-import { connectorRegistry, userActor } from "@/lib/desks/dashboard/context";
+import { connectorRegistry } from "@/lib/desks/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
 import { lockedArgChanges, lockedArgMessage, storedEditableArgs } from "@/lib/server/tools/reviewer-edits";
 import type { TEditPlanItemResult } from "@/lib/desks/pivots/views";

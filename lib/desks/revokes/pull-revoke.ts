@@ -1,9 +1,9 @@
 import * as z from "zod";
 import { Prisma, type PrismaClient, type Revoke, type Step, type ToolPolicy } from "@/generated/prisma";
 import { ApiError } from "@/lib/protocol/errors";
-import type { CurrentUser, PersonRequest } from "@/lib/server/auth/current-user";
+import { type CurrentUser, type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { dashboardEngine, userActor } from "@/lib/desks/dashboard/context";
+import { dashboardEngine } from "@/lib/desks/dashboard/context";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma } from "@/lib/core/db/prisma";

@@ -13,6 +13,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { getServerSession } from "next-auth/next";
 import { forbidden, redirect } from "next/navigation";
 import { ApiError } from "@/lib/protocol/errors";
+import type { Actor } from "@/lib/saga/store";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { authOptions, SignInError, sessionIdentity, type SessionIdentity } from "./options";
 import { pageAction } from "./page-actions";
@@ -29,6 +30,11 @@ export interface CurrentUser {
   name: string;
   /** What they may do (see `can`). */
   role: Role;
+}
+
+/** The audit actor of a person: their email, so the audit log reads `user:rita@example.com`. */
+export function userActor(user: Pick<CurrentUser, "email">): Actor {
+  return { type: "user", id: user.email };
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { Prisma, type PrismaClient, type ToolPolicy } from "@/generated/prisma";
 import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { userActor, type PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -46,7 +46,7 @@ function changeKind(before: TToolPolicyFields, after: TToolPolicyFields): ToolCh
 /** The signed-in admin edits a tool's row (see `editTool`). */
 export async function updateTool({ actor, ...request }: PersonRequest<TUpdateToolRequest>): Promise<TToolEditResult> {
   assertCan(actor, "tools.edit");
-  return editTool(await getPrisma(), request, { type: "user", id: actor.email });
+  return editTool(await getPrisma(), request, userActor(actor));
 }
 
 /**

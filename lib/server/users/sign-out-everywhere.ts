@@ -1,4 +1,4 @@
-import type { PersonRequest } from "@/lib/server/auth/current-user";
+import { userActor, type PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
 import { getPrisma } from "@/lib/core/db/prisma";
@@ -6,5 +6,5 @@ import { getPrisma } from "@/lib/core/db/prisma";
 /** The signed-in person ends every session of theirs, this one included (a lost laptop, a shared machine). */
 export async function signOutEverywhere({ actor }: PersonRequest): Promise<{ sessionsEnded: number }> {
   assertCan(actor, "read");
-  return { sessionsEnded: await endAllUserSessions(await getPrisma(), actor.id, SessionEndReason.signed_out_everywhere, { type: "user", id: actor.email }) };
+  return { sessionsEnded: await endAllUserSessions(await getPrisma(), actor.id, SessionEndReason.signed_out_everywhere, userActor(actor)) };
 }
