@@ -3,11 +3,13 @@
  * the non-idempotent ledger server (which appends a line per real effect, stamped with the key the
  * gateway sent), and counted against that ledger and the saga log, one printed line per fault:
  *
- *   fault-matrix: mcp:<fault> store=<sqlite|postgresql> trials=N duplicates=0 lost=0 unknown_at_rest=0 escalated=K cancels_unknown=C/C
+ *   fault-matrix: mcp:<fault> store=<sqlite|postgresql> trials=N duplicates=0 lost=0 unknown_at_rest=0 escalated=K unapproved_irreversible=0 cancels_unknown=C/C
  *
  * duplicates: a logical call (one text) with more than one line, or a line whose key is no step's
  * (an effect without an intent); lost: a call answered as done with no line; unknown_at_rest: a step
  * still INTENDED or UNKNOWN when the fault is over; escalated: escalations a person must settle;
+ * unapproved_irreversible: effects of a call that cannot be undone (an unreviewed tool counts as one)
+ * whose step no person approved;
  * cancels_unknown: of the calls the client gave up on, how many the log recorded as UNKNOWN (never
  * FAILED) before they were settled.
  *
@@ -24,6 +26,7 @@ import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { ADMIN, entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";
+import { CRASH_POINTS } from "@/packages/mcp-gateway/src/gateway";
 import { MATRIX_TRIALS, matrixLine, recordMatrixLine } from "./fault-matrix";
 
 const getPrisma = useTestDatabase("mcp-fault-matrix");
@@ -53,11 +56,20 @@ interface Trial {
   gaveUp: boolean;
 }
 
+/** What the log and the ledger hold when the gateway dies at each crash point. */
+const AT_CRASH = {
+  before_intent: { status: "none", effects: 0 },
+  after_intent: { status: "INTENDED", effects: 0 },
+  after_upstream: { status: "INTENDED", effects: 1 },
+  after_outcome: { status: "CONFIRMED", effects: 1 },
+  after_unknown: { status: "UNKNOWN", effects: 1 },
+} as const;
+
 /** Counts one fault's trials against the ledger and the saga log, prints its line, and returns the tally. */
 async function tally(fault: string, ns: string, file: string, trials: Trial[]) {
   const prisma = await getPrisma();
   const lines = entries(file);
-  const steps = await prisma.step.findMany({ where: { tool: `${ns}.append_entry` } });
+  const steps = await prisma.step.findMany({ where: { tool: { in: [`${ns}.append_entry`, `${ns}.publish_entry`] } } });
   const keys = new Set(steps.map((st) => st.stepKey));
   const byText = (text: string) => lines.filter((l) => l.text === text).length;
   const duplicates = trials.reduce((n, t) => n + Math.max(0, byText(t.text) - 1), 0) + lines.filter((l) => !l.key || !keys.has(l.key)).length;
@@ -69,9 +81,12 @@ async function tally(fault: string, ns: string, file: string, trials: Trial[]) {
   const wentUnknown = new Set(unknownEvents.map((e) => steps.find((st) => st.id === e.stepId)?.args).map((a) => (a as { text?: string } | undefined)?.text));
   const cancelsUnknown = gaveUp.filter((t) => wentUnknown.has(t.text)).length;
   const failed = steps.filter((st) => st.status === "FAILED").length;
-  const figures = { duplicateEffects: duplicates, lostIntents: lost, unknownAtRest, unapprovedIrreversible: 0, failedCompensations: 0, escalatedCompensations: 0, rows: steps.length, effects: lines.length, violations: [] };
-  recordMatrixLine(matrixLine({ name: `mcp:${fault}`, trials: trials.length, figures, escalated }) + (gaveUp.length > 0 ? ` cancels_unknown=${cancelsUnknown}/${gaveUp.length}` : ""));
-  return { duplicates, lost, unknownAtRest, escalated, cancels: gaveUp.length, cancelsUnknown, failed };
+  // An effect of a call that cannot be undone (an unreviewed tool counts as one) with no approval on its step.
+  const stepOfKey = new Map(steps.map((st) => [st.stepKey, st]));
+  const unapproved = lines.filter((l) => l.key && stepOfKey.get(l.key)?.toolClass === "IRREVERSIBLE" && !stepOfKey.get(l.key)?.approvalId).length;
+  const figures = { duplicateEffects: duplicates, lostIntents: lost, unknownAtRest, unapprovedIrreversible: unapproved, failedCompensations: 0, escalatedCompensations: 0, rows: steps.length, effects: lines.length, violations: [] };
+  recordMatrixLine(matrixLine({ name: `mcp:${fault}`, trials: trials.length, figures, escalated }) + ` unapproved_irreversible=${unapproved}` + (gaveUp.length > 0 ? ` cancels_unknown=${cancelsUnknown}/${gaveUp.length}` : ""));
+  return { duplicates, lost, unknownAtRest, unapproved, escalated, cancels: gaveUp.length, cancelsUnknown, failed };
 }
 
 /** The ledger server with its compensator (remove_entry) listed. */
@@ -84,6 +99,15 @@ function removals(file: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The ledger server with its irreversible tool (publish_entry) and append_entry's compensator listed. */
+const publishingLedger = (file: string) => ["env", "LEDGER_PUBLISH=1", ...undoableLedger(file)];
+
+/** What an admin does on the tool page: publish_entry reviewed as IRREVERSIBLE (it cannot be taken back). */
+async function reviewPublishEntry(prisma: PrismaClient, ns: string): Promise<void> {
+  const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.publish_entry` } });
+  await editTool(prisma, { name: row.name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED", toolClass: "IRREVERSIBLE" }, reason: "the watchers see it at once" }, ADMIN);
 }
 
 /** What an admin does on the tool page: append_entry reviewed as COMPENSATABLE, undone by remove_entry, pullable for a day. */
@@ -122,7 +146,7 @@ describe("MCP gateway fault matrix", () => {
     } finally {
       await s.close();
     }
-    expect(await tally("resend-new-id", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+    expect(await tally("resend-new-id", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
   }, 120_000);
 
   it("the client times out on a slow call the server completes (60 s on a 90 s operation, scaled down), or aborts it mid-call: UNKNOWN, settled by key, never run twice", async () => {
@@ -151,32 +175,97 @@ describe("MCP gateway fault matrix", () => {
       await s.close();
     }
     const result = await tally("client-timeout-or-abort", ns, file, trials);
-    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0, failed: 0 });
+    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0, failed: 0 });
     expect(result.cancels).toBe(trials.length);
     expect(result.cancelsUnknown).toBe(result.cancels);
   }, 180_000);
 
-  it("kill -9 of the gateway after the intent and after the effect, then a restart: the session's run is joined and each call settled by key, one effect", async () => {
-    const { ns, token, file } = await kit.team("mxkill");
+  it("kill -9 of the gateway at each point of a call (before the intent, after it, after the effect, after the outcome, after an UNKNOWN), then a restart: the session's run is joined and each call settled by key, one effect", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxkill");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close(); // lands the tools
+    await reviewAppendEntry(prisma, ns); // forwarded without a hold, so each crash point is on the call's own path
     const trials: Trial[] = [];
     for (let t = 0; t < TRIALS; t++) {
-      for (const crashAt of ["after_intent", "after_upstream"] as const) {
+      for (const crashAt of CRASH_POINTS) {
         const text = `${crashAt} ${t}`;
+        // after_unknown: the gateway's own deadline passes while the server works, so it records UNKNOWN first.
+        const args = crashAt === "after_unknown" ? { text, delayMs: 800 } : { text };
         const opts = { session: `${ns}-${t}`, extra: LOOKUP };
-        const dying = await kit.connect(token.secret, ledgerServer(file), { ...opts, env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
-        await expect(kit.callApproved(dying.client, "append_entry", { text })).rejects.toThrow();
+        const dying = await kit.connect(token.secret, undoableLedger(file), { ...opts, extra: [...LOOKUP, "--call-timeout-ms", "300"], env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
+        await expect(dying.client.callTool({ name: "append_entry", arguments: args })).rejects.toThrow();
         await dying.close().catch(() => undefined);
-        const restarted = await kit.connect(token.secret, ledgerServer(file), opts);
+        // Where the gateway died, as the log and the ledger show it: each point is really reached.
+        const step = await prisma.step.findFirst({ where: { tool: `${ns}.append_entry`, args: { equals: args } } });
+        const effects = entries(file).filter((l) => l.text === text).length;
+        expect({ crashAt, status: step?.status ?? "none", effects }).toEqual({ crashAt, ...AT_CRASH[crashAt] });
+        const restarted = await kit.connect(token.secret, undoableLedger(file), opts);
         try {
-          const answer = (await restarted.client.callTool({ name: "append_entry", arguments: { text } })) as Result;
+          const answer = await resendUntilAnswered(() => restarted.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
           trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
         } finally {
           await restarted.close();
         }
       }
     }
-    expect(await tally("kill-9-and-restart", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+    const result = await tally("kill-9-and-restart", ns, file, trials);
+    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
+    expect(trials.every((tr) => tr.answered)).toBe(true);
   }, 240_000);
+
+  it("over streamable HTTP, the link dropped after the effect (no cancel sent) and the call re-sent with a new request id: answered from the log, one effect", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxhttpdrop");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close();
+    await reviewAppendEntry(prisma, ns);
+    const s = await kit.connectHttp(token.secret, undoableLedger(file), { extra: LOOKUP });
+    const trials: Trial[] = [];
+    try {
+      for (let t = 0; t < TRIALS; t++) {
+        const text = `http dropped ${t}`;
+        const args = { text, delayMs: 600 };
+        // The server appends, then works on for 600 ms; the response stream breaks at 200 ms.
+        const lost = await s.post("tools/call", { name: "append_entry", arguments: args }, 200);
+        expect(lost.dropped).toBe(true);
+        const answer = await resendUntilAnswered(() => s.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
+        expect(await s.client.callTool({ name: "append_entry", arguments: args })).toMatchObject({ structuredContent: answer.structuredContent });
+        // Not a cancel: the gateway still hears the server's answer and records it, so nothing goes UNKNOWN.
+        trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
+      }
+    } finally {
+      await s.close();
+    }
+    const result = await tally("http-link-dropped-resend", ns, file, trials);
+    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0, failed: 0 });
+  }, 120_000);
+
+  it("over streamable HTTP, kill -9 of the gateway after the effect and after an UNKNOWN, then a restart: the client's new session joins the run by its name and each call is settled by key, one effect", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxhttpkill");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close();
+    await reviewAppendEntry(prisma, ns);
+    const trials: Trial[] = [];
+    for (let t = 0; t < TRIALS; t++) {
+      for (const crashAt of ["after_upstream", "after_unknown"] as const) {
+        const text = `http ${crashAt} ${t}`;
+        const args = crashAt === "after_unknown" ? { text, delayMs: 800 } : { text };
+        const opts = { session: `${ns}-${t}`, extra: LOOKUP };
+        const dying = await kit.connectHttp(token.secret, undoableLedger(file), { ...opts, extra: [...LOOKUP, "--call-timeout-ms", "300"], env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
+        await expect(dying.client.callTool({ name: "append_entry", arguments: args })).rejects.toThrow();
+        await dying.exited;
+        await dying.close();
+        const step = await prisma.step.findFirst({ where: { tool: `${ns}.append_entry`, args: { equals: args } } });
+        expect({ crashAt, status: step?.status ?? "none", effects: entries(file).filter((l) => l.text === text).length }).toEqual({ crashAt, ...AT_CRASH[crashAt] });
+        const restarted = await kit.connectHttp(token.secret, undoableLedger(file), opts);
+        try {
+          const answer = await resendUntilAnswered(() => restarted.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
+          trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
+        } finally {
+          await restarted.close();
+        }
+      }
+    }
+    const result = await tally("http-kill-9-and-restart", ns, file, trials);
+    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
+    expect(trials.every((tr) => tr.answered)).toBe(true);
+  }, 180_000);
 
   it("a changed tools/list: a reviewed tool whose definition changes is held again, and nothing reaches the server until a person lets it", async () => {
     const { prisma, ns, token, file } = await kit.team("mxlist");
@@ -212,7 +301,7 @@ describe("MCP gateway fault matrix", () => {
     } finally {
       await changed.close();
     }
-    expect(await tally("tools-list-changed", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+    expect(await tally("tools-list-changed", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
   }, 120_000);
 
   it("a revoke mid-run: a reviewer pulls one effect back while the client goes on calling; that effect is removed once, the others stay, nothing runs twice", async () => {
@@ -249,7 +338,53 @@ describe("MCP gateway fault matrix", () => {
     }
     // Exactly the pulled entries were removed, each once; the ledger's appends are counted as in every row.
     expect(removals(file).sort()).toEqual([...pulled].sort());
-    expect(await tally("revoke-mid-run", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+    expect(await tally("revoke-mid-run", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
+  }, 120_000);
+
+  it("the plan changed after approval: a reworded irreversible call is not sent under the approval of the original; each call a person let through runs once, with the arguments approved", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxplan");
+    (await kit.connect(token.secret, publishingLedger(file), { extra: LOOKUP })).close(); // lands the tools
+    await reviewAppendEntry(prisma, ns);
+    await reviewPublishEntry(prisma, ns);
+    const trials: Trial[] = [];
+    const published = () => entries(file).filter((l) => l.text.startsWith("publish"));
+    for (let t = 0; t < TRIALS; t++) {
+      const s = await kit.connect(token.secret, publishingLedger(file), { extra: LOOKUP });
+      const call = (name: string, args: Record<string, unknown>) => s.client.callTool({ name, arguments: args }) as Promise<Result>;
+      try {
+        const staged = await call("append_entry", { text: `staged ${t}` });
+        expect(staged.isError ?? false, textOf(staged)).toBe(false);
+        trials.push({ text: `staged ${t}`, answered: true, gaveUp: false });
+        // The irreversible call after a staged one asks for the pivot; the reviewer approves the plan as shown.
+        const original = { text: `publish ${t}` };
+        const asked = await call("publish_entry", original);
+        expect(asked._meta?.["dev.sagaboard/reason"], textOf(asked)).toBe("PIVOT_PENDING");
+        await kit.approvePivot(asked._meta!["dev.sagaboard/pivotId"] as string);
+        // The model rewords the call after the approval: not the plan a person approved, so held, not sent.
+        const changed = { text: `publish ${t}, reworded` };
+        const reworded = await call("publish_entry", changed);
+        expect(reworded._meta?.["dev.sagaboard/reason"], textOf(reworded)).toBe("NOT_IN_PLAN");
+        expect(published().map((l) => l.text)).not.toContain(changed.text);
+        // The approved call runs once, with the arguments approved (not marked as edited: nobody edited them).
+        const ran = await call("publish_entry", original);
+        expect(ran.structuredContent, textOf(ran)).toEqual({ published: original.text });
+        expect(ran._meta?.["dev.sagaboard/editedByReviewer"]).toBeUndefined();
+        expect(await call("publish_entry", original)).toMatchObject({ structuredContent: ran.structuredContent });
+        trials.push({ text: original.text, answered: true, gaveUp: false });
+        // The reworded call, re-sent, is still held on the same escalation; once a person approves it, it runs once.
+        const heldAgain = await call("publish_entry", changed);
+        expect(heldAgain._meta?.["dev.sagaboard/escalationId"]).toBe(reworded._meta?.["dev.sagaboard/escalationId"]);
+        expect(published().map((l) => l.text)).not.toContain(changed.text);
+        await kit.approve(reworded._meta!["dev.sagaboard/escalationId"] as string);
+        const ranChanged = await call("publish_entry", changed);
+        expect(ranChanged.structuredContent, textOf(ranChanged)).toEqual({ published: changed.text });
+        expect(await call("publish_entry", changed)).toMatchObject({ structuredContent: ranChanged.structuredContent });
+        trials.push({ text: changed.text, answered: true, gaveUp: false });
+      } finally {
+        await s.close();
+      }
+    }
+    expect(await tally("plan-changed-after-approval", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
   }, 120_000);
 
   it("an approval that comes late while the client keeps re-sending the held call: nothing runs before it, exactly one effect after", async () => {
@@ -273,6 +408,6 @@ describe("MCP gateway fault matrix", () => {
     } finally {
       await s.close();
     }
-    expect(await tally("approval-late", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, escalated: 0 });
+    expect(await tally("approval-late", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
   }, 120_000);
 });

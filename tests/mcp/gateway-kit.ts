@@ -1,13 +1,16 @@
 /**
  * What the MCP gateway's tests share: a real MCP client connected to a gateway process (the CLI,
- * stdio) in front of a real server, a team with its token, the ledger server that counts every
+ * stdio, or streamable HTTP) in front of a real server, a team with its token, the ledger server that counts every
  * effect in a file, and a reviewer approving held calls.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
@@ -29,6 +32,23 @@ export interface Session {
 }
 
 export const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join(" ");
+
+/** A client's session with a gateway process serving streamable HTTP. */
+export interface HttpSession extends Session {
+  /** Resolves when the gateway process has exited. */
+  exited: Promise<void>;
+  /** One raw JSON-RPC request on the session; with `dropAfterMs`, the link is dropped then (no cancel sent). */
+  post: (method: string, params: Record<string, unknown>, dropAfterMs?: number) => Promise<{ dropped: boolean; body: unknown }>;
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** The ledger server's command line, writing to `file`. */
 export const ledgerServer = (file: string) => ["env", `LEDGER=${file}`, process.execPath, path.join(ROOT, "tests/mcp/ledger-server.mjs")];
@@ -61,10 +81,75 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
     return { client, stderr: () => err, close: () => client.close() };
   }
 
+  /**
+   * An MCP client connected over streamable HTTP to a gateway process serving `--listen` on a free
+   * port. `post` sends one raw JSON-RPC request on the client's session and can drop the link (abort
+   * the request) without the cancel notification the SDK would send: a broken response stream.
+   */
+  async function connectHttp(token: string, upstream: string[], options: { session?: string; env?: Record<string, string>; extra?: string[] } = {}): Promise<HttpSession> {
+    const port = await freePort();
+    const args = ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", url(), "--token", token, "--hold-wait-ms", "0", "--listen", String(port), ...(options.extra ?? [])];
+    if (options.session) args.push("--session", options.session);
+    const child = spawn(process.execPath, [...args, "--", ...upstream], { env: { ...process.env, ...options.env }, cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    const listening = new Promise<void>((resolve, reject) => {
+      child.stderr.on("data", (d: Buffer) => {
+        err += d.toString();
+        if (err.includes("MCP over streamable HTTP at")) resolve();
+      });
+      child.on("exit", (code, signal) => reject(new Error(`the gateway exited (${code ?? signal}) before listening: ${err}`)));
+    });
+    await listening;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    let running = true;
+    void exited.then(() => (running = false));
+    const endpoint = new URL(`http://127.0.0.1:${port}/mcp`);
+    const transport = new StreamableHTTPClientTransport(endpoint);
+    const client = new Client({ name: "gateway-http-test", version: "1.0.0" });
+    await client.connect(transport);
+    let nextId = 1_000_000;
+    return {
+      client,
+      stderr: () => err,
+      exited,
+      close: async () => {
+        await client.close().catch(() => undefined);
+        if (running) child.kill("SIGTERM");
+      },
+      async post(method, params, dropAfterMs) {
+        const abort = new AbortController();
+        const timer = dropAfterMs === undefined ? undefined : setTimeout(() => abort.abort(), dropAfterMs);
+        try {
+          const res = await fetch(endpoint, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": transport.sessionId ?? "", "mcp-protocol-version": transport.protocolVersion ?? "" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+            signal: abort.signal,
+          });
+          return { dropped: false, body: await res.json() };
+        } catch (e) {
+          if (abort.signal.aborted) return { dropped: true, body: null };
+          throw e;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    };
+  }
+
   /** What the reviewer does on the escalation page: approve the held call. */
   async function approve(escalationId: string): Promise<void> {
     const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
     await engine.decideHeldCall(escalationId, { approve: true, actor: REVIEWER });
+  }
+
+  /** What the reviewer does on the pivot screen: approve the plan as loaded. */
+  async function approvePivot(pivotId: string): Promise<void> {
+    const store = new PrismaSagaStore(await getPrisma());
+    const engine = new SagaEngine({ store, registry: new ToolRegistry() });
+    const pivot = await store.getPivot(pivotId);
+    if (!pivot) throw new Error(`no pivot ${pivotId}`);
+    await engine.decidePivot(pivotId, { approve: true, planHash: pivot.planHash, actor: REVIEWER });
   }
 
   /** Calls a tool; when it is held, approves it as a reviewer and re-sends it (a new JSON-RPC id). */
@@ -81,5 +166,5 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
     return { prisma: await getPrisma(), ns, token: await makeToken([], ns), file: path.join(dir, `${ns}.jsonl`) };
   }
 
-  return { dir, connect, approve, callApproved, team, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, connect, connectHttp, approve, approvePivot, callApproved, team, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

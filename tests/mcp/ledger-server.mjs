@@ -10,7 +10,8 @@
  * LEDGER_UNDO=1 adds `remove_entry({ key })`, the compensator an admin may pair with append_entry: it
  * records a removal in LEDGER.removed (a line per real call, so a duplicate undo shows too), and
  * find_entry no longer finds a removed entry. LEDGER_APPEND_VARIANT=changed: the server after an
- * update that changed append_entry's description.
+ * update that changed append_entry's description. LEDGER_PUBLISH=1 adds `publish_entry({ text })`, which
+ * an admin reviews as irreversible (it tells the ledger's watchers): a line per real call, as append's.
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -75,6 +76,17 @@ if (process.env.LEDGER_UNDO === "1") {
     async ({ key }, extra) => {
       appendFileSync(REMOVED, JSON.stringify({ removes: key, key: extra._meta?.[KEY_META] ?? null, at: Date.now() }) + "\n");
       return { content: [{ type: "text", text: `removed the entry of ${key}` }] };
+    },
+  );
+}
+
+if (process.env.LEDGER_PUBLISH === "1") {
+  server.registerTool(
+    "publish_entry",
+    { description: "Publishes an entry to the ledger's watchers. Cannot be taken back.", inputSchema: { text: z.string() }, annotations: { destructiveHint: true } },
+    async ({ text }, extra) => {
+      appendFileSync(LEDGER, JSON.stringify({ key: extra._meta?.[KEY_META] ?? null, text, at: Date.now() }) + "\n");
+      return { content: [{ type: "text", text: `published: ${text}` }], structuredContent: { published: text } };
     },
   );
 }

@@ -21,6 +21,7 @@
  *                          before the client is answered
  */
 import { parseArgs } from "node:util";
+import { CRASH_POINTS, type CrashPoint } from "./gateway";
 import { startGateway, type GatewayConfig } from "./start";
 
 function fail(message: string): never {
@@ -57,6 +58,13 @@ const number = (name: string, value: string | undefined): number | undefined => 
   return n;
 };
 
+/** The test-only crash point; a name outside the list is refused rather than ignored. */
+function crashPoint(value: string | undefined): CrashPoint | null {
+  if (!value) return null;
+  if (!(CRASH_POINTS as readonly string[]).includes(value)) fail(`SAGABOARD_MCP_CRASH_AT must be one of ${CRASH_POINTS.join(", ")}, not "${value}".`);
+  return value as CrashPoint;
+}
+
 const url = values.url ?? process.env.SAGABOARD_URL;
 const token = values.token ?? process.env.SAGABOARD_TOKEN;
 if (!url) fail("say where Sagaboard is: --url http://localhost:3000 (or SAGABOARD_URL).");
@@ -81,7 +89,7 @@ const config: GatewayConfig = {
   workerToken: values["worker-token"] ?? process.env.SAGABOARD_WORKER_TOKEN ?? null,
   lookupsByKey,
   listen: listen ?? null,
-  crashAt: (process.env.SAGABOARD_MCP_CRASH_AT as GatewayConfig["crashAt"]) || null,
+  crashAt: crashPoint(process.env.SAGABOARD_MCP_CRASH_AT),
 };
 
 startGateway(config).catch((e: unknown) => fail(e instanceof Error ? e.message : String(e)));

@@ -30,8 +30,14 @@ export const REPEAT_META = "dev.sagaboard/repeat";
  */
 export const TRACEPARENT_META = "traceparent";
 
-/** Points in a call where a test kills the gateway (`SAGABOARD_MCP_CRASH_AT`). */
-export type CrashPoint = "after_intent" | "after_upstream";
+/**
+ * Points in a call where a test kills the gateway (`SAGABOARD_MCP_CRASH_AT`): before the intent is
+ * begun, after it is committed, after the server answered (nothing recorded), after the outcome is
+ * recorded (the client not yet answered), and after the gateway's deadline recorded UNKNOWN (the late
+ * answer not yet heard).
+ */
+export const CRASH_POINTS = ["before_intent", "after_intent", "after_upstream", "after_outcome", "after_unknown"] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** An MCP tool result. */
 export type ToolResult = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
@@ -214,7 +220,9 @@ export class Gateway {
           sent = (pivot.plan[planned.index]?.args ?? args) as Json;
           answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, sent, { planItem: planned, compensation: await this.propose(name, full, sent) });
         } else {
-          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args, { compensation: await this.propose(name, full, args) });
+          const compensation = await this.propose(name, full, args);
+          this.crash("before_intent");
+          answer = await this.o.sagaboard.begin(this.o.runId, cursor, full, args, { compensation });
         }
       } catch (e) {
         if (e instanceof SagaboardApiError) return text(`Sagaboard refused ${name}: ${e.message}`, true, { "dev.sagaboard/error": e.code });
@@ -261,7 +269,8 @@ export class Gateway {
         continue; // CONFIRMED: replay; NOT_EXECUTED: retried under the same key
       }
       const result = await this.forward(name, sent, answer.step, signal);
-      return sent === args ? result : { ...result, _meta: { ...result._meta, "dev.sagaboard/editedByReviewer": true, "dev.sagaboard/sentArguments": sent } };
+      // The approved plan's arguments are a copy of the client's unless a reviewer edited them.
+      return argsHash(sent) === hash ? result : { ...result, _meta: { ...result._meta, "dev.sagaboard/editedByReviewer": true, "dev.sagaboard/sentArguments": sent } };
     }
     return text(`The log of run ${this.o.runId} kept changing while ${name} was being recorded; call it again.`, true);
   }
@@ -298,7 +307,7 @@ export class Gateway {
    * and the step is settled by a short wait for an answer, then by its lookup.
    */
   private async forward(name: string, args: Json, step: StepRecord, clientSignal: AbortSignal): Promise<ToolResult> {
-    if (this.o.crashAt === "after_intent") process.kill(process.pid, "SIGKILL");
+    this.crash("after_intent");
     const meta = { [KEY_META]: step.stepKey };
     const sent: Promise<RawAnswer | null> = this.o.upstream.client
       .callTool({ name, arguments: args as Record<string, unknown>, _meta: meta }, undefined, { signal: clientSignal, timeout: this.o.callTimeoutMs + this.o.lateWaitMs })
@@ -311,11 +320,12 @@ export class Gateway {
     const deadline = new Promise<"deadline">((resolve) => (timer = setTimeout(() => resolve("deadline"), this.o.callTimeoutMs)));
     const first = await Promise.race([sent, deadline]);
     clearTimeout(timer);
-    if (this.o.crashAt === "after_upstream") process.kill(process.pid, "SIGKILL");
+    this.crash("after_upstream");
     if (first === null || first === "deadline") {
       // Timed out, cancelled or the link broke: the effect may have happened. UNKNOWN, never FAILED.
       const why = clientSignal.aborted ? "the client cancelled the call" : first === "deadline" ? `no answer within ${Math.round(this.o.callTimeoutMs / 1000)} s` : "the link to the server broke";
       const unknown = await this.o.sagaboard.outcome(step, { kind: "unknown", message: `${why}; the gateway listens for a late answer, then looks the key up` });
+      this.crash("after_unknown");
       this.remember(unknown, null);
       const late = first === "deadline" ? sent : this.o.upstream.transport.answerFor(step.stepKey, Math.min(2_000, this.o.lateWaitMs));
       const settling = this.settleLate(unknown, late);
@@ -326,8 +336,14 @@ export class Gateway {
       });
     }
     const recorded = await this.record(step, first);
+    this.crash("after_outcome");
     this.remember(recorded, null);
     return recorded.status === "CONFIRMED" ? resultOf(recorded) : failureOf(recorded, name);
+  }
+
+  /** A test's kill -9 at this point of a call (`SAGABOARD_MCP_CRASH_AT`); nothing otherwise. */
+  private crash(at: CrashPoint): void {
+    if (this.o.crashAt === at) process.kill(process.pid, "SIGKILL");
   }
 
   /** Records an answer of the real server for a step in flight. */
