@@ -35,6 +35,8 @@ export const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join(" "
 
 /** A client's session with a gateway process serving streamable HTTP. */
 export interface HttpSession extends Session {
+  /** The client ends its MCP session (an HTTP DELETE of it), as a client that is done does. */
+  endSession: () => Promise<void>;
   /** Resolves when the gateway process has exited. */
   exited: Promise<void>;
   /** One raw JSON-RPC request on the session; with `dropAfterMs`, the link is dropped then (no cancel sent). */
@@ -112,6 +114,7 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
       client,
       stderr: () => err,
       exited,
+      endSession: () => transport.terminateSession(),
       close: async () => {
         await client.close().catch(() => undefined);
         if (running) child.kill("SIGTERM");

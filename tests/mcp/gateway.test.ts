@@ -21,7 +21,7 @@ import { ADMIN, entries, gatewayKit, ledgerServer, REVIEWER, ROOT, textOf, type 
 
 const getPrisma = useTestDatabase("mcp-gateway");
 let server: TestServer;
-const { dir: DIR, connect, approve, callApproved, team, cleanup } = gatewayKit(getPrisma, () => server.url);
+const { dir: DIR, connect, connectHttp, approve, callApproved, team, cleanup } = gatewayKit(getPrisma, () => server.url);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -95,6 +95,46 @@ describe("MCP gateway", () => {
     } finally {
       await changed.close();
     }
+  }, 120_000);
+
+  it("a session that ends cleanly completes the run it started, once its calls are settled; one with a held call left waiting, or a named one, stays open", async () => {
+    const { prisma, ns, token, file } = await team("mcpend");
+    const runOf = async (text: string) => (await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry`, args: { equals: { text } } }, include: { run: true } })).run;
+    const statusSoon = async (runId: string, want: string) => {
+      for (let i = 0; i < 50 && (await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status !== want; i++) await new Promise((r) => setTimeout(r, 100));
+      return (await prisma.run.findUniqueOrThrow({ where: { id: runId } })).status;
+    };
+    // stdio: the client closes the gateway's stdin.
+    const s = await connect(token.secret, ledgerServer(file));
+    await callApproved(s.client, "append_entry", { text: "done" });
+    await s.close();
+    const run = await runOf("done");
+    expect(await statusSoon(run.id, "COMPLETED")).toBe("COMPLETED");
+    expect(s.stderr()).toMatch(/completed \(the client's session ended\)/);
+
+    // A held call nobody re-sent: the run stays open, and the gateway says why.
+    const waiting = await connect(token.secret, ledgerServer(file));
+    await callApproved(waiting.client, "append_entry", { text: "first" });
+    const held = (await waiting.client.callTool({ name: "append_entry", arguments: { text: "still held" } })) as Result;
+    expect(held._meta?.["dev.sagaboard/held"]).toBe(true);
+    await waiting.close();
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await runOf("first")).status).toBe("RUNNING");
+    expect(waiting.stderr()).toMatch(/stays RUNNING: 1 held call\(s\) wait for a person/);
+
+    // A named session is left open for the next gateway of that name.
+    const named = await connect(token.secret, ledgerServer(file), { session: `${ns}-named` });
+    await callApproved(named.client, "append_entry", { text: "named" });
+    await named.close();
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await runOf("named")).status).toBe("RUNNING");
+
+    // Streamable HTTP: the client's DELETE of its session ends it.
+    const overHttp = await connectHttp(token.secret, ledgerServer(file));
+    await callApproved(overHttp.client, "append_entry", { text: "over http" });
+    await overHttp.endSession();
+    expect(await statusSoon((await runOf("over http")).id, "COMPLETED")).toBe("COMPLETED");
+    await overHttp.close();
   }, 120_000);
 
   // A client's own timeout or abort, and kill -9 of the gateway at each crash point, are trials of the

@@ -114,6 +114,8 @@ export class Gateway {
   /** Calls this gateway put in a pivot's plan, by `tool:argsHash`: committed as that plan item. */
   private readonly planned = new Map<string, { pivotId: string; index: number }>();
   private readonly mutex = new Mutex();
+  /** Calls answered "held" (by `tool:argsHash`) that the client has not yet re-sent to run. */
+  private readonly held = new Set<string>();
   private readonly byTableName = new Map<string, Tool>();
 
   constructor(options: GatewayOptions) {
@@ -141,6 +143,31 @@ export class Gateway {
 
   get runId(): string {
     return this.o.runId;
+  }
+
+  /**
+   * The client's session ended cleanly: once what is in flight is settled (waiting at most `waitMs`
+   * for late answers and lookups), the run is completed, so the dashboard shows the session finished.
+   * It stays RUNNING, and the sentence returned says why, while a held call still waits for a person
+   * (a client naming the run in `_meta` may re-send it) or the server refuses (a step still unsettled,
+   * a pivot pending).
+   */
+  async finish(waitMs: number): Promise<string> {
+    const settling = [...this.settling.values()];
+    if (settling.length > 0) {
+      const settled = await Promise.race([Promise.all(settling).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), waitMs))]);
+      if (!settled) return `run ${this.o.runId} stays RUNNING: ${settling.length} call(s) were still being settled when the session ended; Sagaboard raises them for a person if nothing settles them.`;
+    }
+    if (this.held.size > 0) {
+      return `run ${this.o.runId} stays RUNNING: ${this.held.size} held call(s) wait for a person; a client naming the run in _meta["${RUN_META}"] may re-send them after the approval.`;
+    }
+    try {
+      await this.o.sagaboard.complete(this.o.runId);
+      return `run ${this.o.runId} completed (the client's session ended).`;
+    } catch (e) {
+      if (e instanceof SagaboardApiError) return `run ${this.o.runId} stays RUNNING: ${e.message}`;
+      throw e;
+    }
   }
 
   private async tableTool(name: string): Promise<TableTool | undefined> {
@@ -212,9 +239,13 @@ export class Gateway {
       try {
         if (planned) {
           const pivot = await this.o.sagaboard.pivot(planned.pivotId, Math.min(this.o.holdWaitMs, 30_000));
-          if (pivot.status === "PENDING") return heldForPivot(name, pivot.id, this.o.dashboardUrl);
+          if (pivot.status === "PENDING") {
+            this.held.add(`${full}:${hash}`);
+            return heldForPivot(name, pivot.id, this.o.dashboardUrl);
+          }
           if (pivot.status !== "APPROVED") {
             this.planned.delete(`${full}:${hash}`);
+            this.held.delete(`${full}:${hash}`);
             return text(`A reviewer ${pivot.status === "REJECTED" ? "rejected" : "set aside"} the plan with ${name}${pivot.reason ? `: ${pivot.reason}` : ""}; it was not sent.`, true, { "dev.sagaboard/held": false, "dev.sagaboard/pivotId": pivot.id });
           }
           sent = (pivot.plan[planned.index]?.args ?? args) as Json;
@@ -229,6 +260,7 @@ export class Gateway {
         throw e;
       }
       if (answer.kind === "held") {
+        this.held.add(`${full}:${hash}`);
         // An irreversible call after staged ones: one person approves them together on the pivot screen.
         if (!planned && answer.reason === "IRREVERSIBLE" && this.staged().length > 0) {
           const pivot = await this.o.sagaboard
@@ -242,7 +274,10 @@ export class Gateway {
         }
         const decided = await this.waitForDecision(answer.escalationId, signal);
         if (decided === "approved") continue;
-        if (decided === "rejected") return text(`A reviewer rejected ${name} with these arguments; it was not sent. ${answer.message}`, true, { "dev.sagaboard/held": false });
+        if (decided === "rejected") {
+          this.held.delete(`${full}:${hash}`);
+          return text(`A reviewer rejected ${name} with these arguments; it was not sent. ${answer.message}`, true, { "dev.sagaboard/held": false });
+        }
         const where = answer.escalationId ? ` Review it at ${this.o.dashboardUrl}/escalations/${answer.escalationId}.` : "";
         return text(
           `${name} is held for a person's approval and was not sent: ${answer.message}${where} Call it again with the same arguments after the approval; it runs once.`,
@@ -251,6 +286,7 @@ export class Gateway {
         );
       }
       this.remember(answer.step, clientKey);
+      this.held.delete(`${full}:${hash}`);
       if (answer.kind === "replay") return resultOf(answer.step);
       if (answer.kind === "failed") return failureOf(answer.step, name);
       if (answer.kind === "reconcile") {

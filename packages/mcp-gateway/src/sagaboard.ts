@@ -119,6 +119,11 @@ export class Sagaboard {
     return (await this.http.request("GET", fillPath(runs.listPivots.path, { runId }), runs.listPivots.response)).pivots.map(pivot);
   }
 
+  /** Completes the run (refused while a step is unsettled or a pivot pending); a confirmed outcome still waiting goes with it. */
+  complete(runId: string): Promise<RunRecord> {
+    return this.calls.complete({ runId, actor: ACTOR });
+  }
+
   /** What the upstream answered for a step in flight. */
   outcome(step: StepRecord, outcome: CallOutcomeReport): Promise<StepRecord> {
     return this.calls.outcome({ step, outcome, attempts: 1, actor: ACTOR });

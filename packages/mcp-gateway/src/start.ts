@@ -3,7 +3,8 @@
  * (declared into the token's namespace: new or changed tools are unreviewed, and every call of an
  * unreviewed tool is held), and serves MCP clients over stdio or streamable HTTP. Each client session
  * is a Sagaboard run, created on its first call (or the run a client names in `_meta`, or the run of
- * `--session NAME`, which a restarted gateway joins again). Resources, prompts, completions and the
+ * `--session NAME`, which a restarted gateway joins again); when the client ends the session cleanly,
+ * the run it started is completed once its calls are settled. Resources, prompts, completions and the
  * logging level pass straight through (passthrough.ts).
  */
 import { randomUUID } from "node:crypto";
@@ -65,12 +66,25 @@ export function manifestFor(tools: Tool[], owner: string, lookups: Record<string
   };
 }
 
+/** How long a session that ends waits for its calls in flight to settle before it leaves its run open. */
+const FINISH_WAIT_MS = 3_000;
+
+/** One client session's gateway: `forCall` creates its run on the first call; `end` finishes it. */
+interface SessionGateway {
+  forCall: (server: Server, runMeta: unknown) => Promise<Gateway>;
+  /** The client's session ended cleanly: completes the run this session started (not a named or joined one). */
+  end: () => Promise<void>;
+}
+
 /** The gateway for one client session; the run is created on the first call. */
-function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: Upstream, tools: Tool[], namespace: string, lookups: Record<string, Lookup>) {
+function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: Upstream, tools: Tool[], namespace: string, lookups: Record<string, Lookup>): SessionGateway {
   let gateway: Promise<Gateway> | null = null;
+  let joined = false;
+  let ended: Promise<void> | null = null;
   const serverName = upstream.client.getServerVersion()?.name ?? "an MCP server";
-  return (server: Server, runMeta: unknown): Promise<Gateway> => {
+  const forCall = (server: Server, runMeta: unknown): Promise<Gateway> => {
     gateway ??= (async () => {
+      joined = typeof runMeta === "string";
       const client = server.getClientVersion();
       const run =
         typeof runMeta === "string"
@@ -102,15 +116,25 @@ function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: U
     gateway.catch(() => (gateway = null));
     return gateway;
   };
+  // A named session's run is left open for the next gateway of that name; a joined run is its starter's to finish.
+  const end = () =>
+    (ended ??= (async () => {
+      if (!gateway || config.session !== null) return;
+      const g = await gateway.catch(() => null);
+      if (!g || joined) return;
+      const said = await g.finish(FINISH_WAIT_MS).catch((e: Error) => `run ${g.runId} stays RUNNING: ${e.message}`);
+      process.stderr.write(`sagaboard-mcp-gateway: ${said}\n`);
+    })());
+  return { forCall, end };
 }
 
-function mcpServer(forSession: (server: Server, runMeta: unknown) => Promise<Gateway>, tools: Tool[], passThrough: PassThrough): Server {
+function mcpServer(session: SessionGateway, tools: Tool[], passThrough: PassThrough): Server {
   const server = new Server({ name: "sagaboard-mcp-gateway", version: "0.1.0" }, { capabilities: { tools: {}, ...passThrough.capabilities() } });
   passThrough.attach(server);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const meta = request.params._meta as Record<string, unknown> | undefined;
-    const gateway = await forSession(server, meta?.[RUN_META]);
+    const gateway = await session.forCall(server, meta?.[RUN_META]);
     return gateway.call(request.params.name, request.params.arguments, meta, extra.signal);
   });
   return server;
@@ -145,12 +169,19 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
 
   const passThrough = new PassThrough(upstream.client);
   if (config.listen === null) {
-    const server = mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools, passThrough);
+    // stdio: the client ends the session by closing our stdin (then SIGTERM); the run is finished before we exit.
+    const session = sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups);
+    const server = mcpServer(session, tools, passThrough);
     await server.connect(new StdioServerTransport());
+    const exit = () => void session.end().finally(() => process.exit(0));
+    process.stdin.once("end", exit);
+    process.once("SIGTERM", exit);
+    process.once("SIGINT", exit);
     return;
   }
   // Streamable HTTP: one transport, MCP server and run per client session (Mcp-Session-Id).
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const live = new Set<SessionGateway>();
   const http = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     if (!req.url?.startsWith("/mcp")) {
       res.writeHead(404, { "content-type": "text/plain" }).end("The MCP endpoint is /mcp.\n");
@@ -164,12 +195,24 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
         return;
       }
       const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, created) });
-      created.onclose = () => created.sessionId && sessions.delete(created.sessionId);
-      await mcpServer(sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups), tools, passThrough).connect(created);
+      const session = sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups);
+      live.add(session);
+      await mcpServer(session, tools, passThrough).connect(created);
+      // The client's DELETE (or the transport closing) ends the session: its run is finished.
+      const closed = created.onclose;
+      created.onclose = () => {
+        closed?.();
+        if (created.sessionId) sessions.delete(created.sessionId);
+        live.delete(session);
+        void session.end();
+      };
       transport = created;
     }
     await transport.handleRequest(req, res);
   });
   await new Promise<void>((resolve) => http.listen(config.listen!, "127.0.0.1", resolve));
+  const stop = () => void Promise.all([...live].map((session) => session.end())).finally(() => process.exit(0));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
   process.stderr.write(`sagaboard-mcp-gateway: MCP over streamable HTTP at http://127.0.0.1:${config.listen}/mcp\n`);
 }
