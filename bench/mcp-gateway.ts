@@ -2,6 +2,8 @@
  * `npm run bench:mcp`: what the MCP gateway costs a client, side by side in one run, at 1, 8 and 32
  * concurrent clients (each its own MCP session, so its own run):
  *   - direct: the SDK client to the MCP server (streamable HTTP);
+ *   - a bare proxy (bench/lib/mcp-bare-proxy.mjs): a second process on the same SDK forwarding the
+ *     call and doing nothing else, the floor of any gateway process;
  *   - a reviewed read-only tool (PURE) through the gateway: passed through, nothing logged;
  *   - a saga-logged write through the gateway: intent, call, outcome (a COMPENSATABLE tool with its
  *     lookup and compensator, so it stages without a hold);
@@ -81,6 +83,8 @@ async function main(): Promise<void> {
   const gatewayPort = upstreamPort + 600;
   await launch(process.execPath, [path.join(ROOT, "bench/lib/mcp-counter-server.mjs")], { PORT: String(upstreamPort) }, /listening/);
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/mcp`;
+  const proxyPort = upstreamPort + 300;
+  await launch(process.execPath, [path.join(ROOT, "bench/lib/mcp-bare-proxy.mjs")], { PORT: String(proxyPort), UPSTREAM: upstreamUrl }, /listening/);
   await launch(
     process.execPath,
     ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", sagaboard.url, "--token", secret, "--listen", String(gatewayPort),
@@ -100,28 +104,33 @@ async function main(): Promise<void> {
   const floorRound = await floor.round(CALLS);
   const floorP50 = percentiles(floorRound.latencies).p50;
 
-  const rows: string[][] = [["clients", "direct read p50/p99", "gateway read p50/p99", "read ratio p50/p99", "direct write p50/p99", "logged write p50/p99", "write p50 - direct", "2 commits + 1 ms"]];
+  const rows: string[][] = [["clients", "direct read p50/p99", "bare proxy read p50/p99", "proxy ratio p50/p99", "gateway read p50/p99", "read ratio p50/p99", "direct write p50/p99", "logged write p50/p99", "write p50 - direct", "2 commits + 1 ms"]];
   const results: Record<string, unknown>[] = [];
   let n = 0;
   for (const level of LEVELS) {
     const direct = await clients(upstreamUrl, level);
     const through = await clients(`http://127.0.0.1:${gatewayPort}/mcp`, level);
+    const proxied = await clients(`http://127.0.0.1:${proxyPort}/mcp`, level);
     const read = (c: Client) => c.callTool({ name: "read", arguments: {} });
     const write = (c: Client, i: number) => c.callTool({ name: "write", arguments: { n: n * 1_000_000 + i } });
     // Warm both paths (sessions' runs, the gateway's table copy) outside the measurement.
     await cell(direct, level * 3, read);
     await cell(through, level * 3, read);
+    await cell(proxied, level * 3, read);
     await cell(through, level, (c, i) => write(c, 900_000 + i));
     const dr = percentiles(await cell(direct, CALLS, read));
+    const pr = percentiles(await cell(proxied, CALLS, read));
     const gr = percentiles(await cell(through, CALLS, read));
     n++;
     const dw = percentiles(await cell(direct, CALLS, write));
     n++;
     const gw = percentiles(await cell(through, CALLS, write));
-    await Promise.all([...direct, ...through].map((c) => c.close()));
+    await Promise.all([...direct, ...through, ...proxied].map((c) => c.close()));
     rows.push([
       String(level),
       `${fmt(dr.p50)} / ${fmt(dr.p99)}`,
+      `${fmt(pr.p50)} / ${fmt(pr.p99)}`,
+      `${fmt(pr.p50 / dr.p50, 2)}x / ${fmt(pr.p99 / dr.p99, 2)}x`,
       `${fmt(gr.p50)} / ${fmt(gr.p99)}`,
       `${fmt(gr.p50 / dr.p50, 2)}x / ${fmt(gr.p99 / dr.p99, 2)}x`,
       `${fmt(dw.p50)} / ${fmt(dw.p99)}`,
@@ -129,7 +138,7 @@ async function main(): Promise<void> {
       fmt(gw.p50 - dw.p50),
       fmt(floorP50 + 1),
     ]);
-    results.push({ clients: level, directRead: dr, gatewayRead: gr, directWrite: dw, loggedWrite: gw, twoCommitP50: floorP50 });
+    results.push({ clients: level, directRead: dr, bareProxyRead: pr, gatewayRead: gr, directWrite: dw, loggedWrite: gw, twoCommitP50: floorP50 });
   }
   const check = new Client({ name: "bench-check", version: "1.0.0" });
   await check.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl)));
