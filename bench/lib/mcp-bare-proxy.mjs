@@ -1,4 +1,4 @@
-/* global process */
+/* global process, URL */
 /**
  * The bench's floor for any MCP gateway: a bare proxy process built on the same SDK as the gateway
  * (streamable HTTP towards the client, one session per client; an SDK client over streamable HTTP
