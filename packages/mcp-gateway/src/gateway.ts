@@ -153,11 +153,12 @@ export class Gateway {
    * a pivot pending).
    */
   async finish(waitMs: number): Promise<string> {
-    const settling = [...this.settling.values()];
-    if (settling.length > 0) {
-      const settled = await Promise.race([Promise.all(settling).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), waitMs))]);
-      if (!settled) return `run ${this.o.runId} stays RUNNING: ${settling.length} call(s) were still being settled when the session ended; Sagaboard raises them for a person if nothing settles them.`;
-    }
+    // The call under way (the session's lock) and the steps still being settled after an UNKNOWN.
+    const inFlight = [this.mutex.run(async () => undefined), ...this.settling.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([Promise.all(inFlight).then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), waitMs)))]);
+    clearTimeout(timer);
+    if (!settled) return `run ${this.o.runId} stays RUNNING: a call was still under way or being settled when the session ended; Sagaboard raises it for a person if nothing settles it.`;
     if (this.held.size > 0) {
       return `run ${this.o.runId} stays RUNNING: ${this.held.size} held call(s) wait for a person; a client naming the run in _meta["${RUN_META}"] may re-send them after the approval.`;
     }

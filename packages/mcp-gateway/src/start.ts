@@ -194,9 +194,15 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found; initialize again." }, id: null }));
         return;
       }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, created) });
       const session = sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups);
-      live.add(session);
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (sid) => {
+          sessions.set(sid, created);
+          live.add(session);
+        },
+      });
       await mcpServer(session, tools, passThrough).connect(created);
       // The client's DELETE (or the transport closing) ends the session: its run is finished.
       const closed = created.onclose;
