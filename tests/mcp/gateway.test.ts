@@ -4,6 +4,7 @@
  * against a running Sagaboard. Effects are counted in the servers' own files, per key.
  */
 import { createHash } from "node:crypto";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +97,54 @@ describe("MCP gateway", () => {
       await changed.close();
     }
   }, 120_000);
+
+  it("a held call run as an MCP task: the client holds a task handle at once, its status says it waits for a person, and after the approval the task's result is the one effect; a task cancelled while held is never sent", async () => {
+    const { prisma, ns, token, file } = await team("mcptask");
+    const s = await connect(token.secret, ledgerServer(file));
+    // The held call's escalation, as the reviewer finds it in the queue (its title names the tool).
+    const openHold = () => prisma.escalation.findFirstOrThrow({ where: { status: "OPEN", kind: "APPROVAL_REQUIRED", title: { contains: `${ns}.append_entry` } }, orderBy: { createdAt: "desc" } });
+    try {
+      const messages: string[] = [];
+      let result: Result | null = null;
+      for await (const message of s.client.experimental.tasks.callToolStream({ name: "append_entry", arguments: { text: "as a task" } }, CallToolResultSchema, { task: { ttl: 60_000 } })) {
+        if (message.type === "taskCreated") messages.push(`created ${message.task.status}`);
+        if (message.type === "taskStatus") {
+          messages.push(`status ${message.task.status}`);
+          if (/held for a person's approval/.test(message.task.statusMessage ?? "") && !messages.includes("approved")) {
+            expect(entries(file)).toHaveLength(0); // nothing sent while it waits
+            await approve((await openHold()).id);
+            messages.push("approved");
+          }
+        }
+        if (message.type === "result") result = message.result as Result;
+        if (message.type === "error") throw message.error;
+      }
+      expect(messages[0]).toBe("created working");
+      expect(messages).toContain("approved");
+      expect(result?.structuredContent).toMatchObject({ text: "as a task" });
+      expect(entries(file).map((l) => l.text)).toEqual(["as a task"]);
+      // The identical call re-sent without a task is answered from the log.
+      expect(((await s.client.callTool({ name: "append_entry", arguments: { text: "as a task" } })) as Result).structuredContent).toEqual(result?.structuredContent);
+
+      // Cancelled while held: approved afterwards, it is still never sent.
+      const stream = s.client.experimental.tasks.callToolStream({ name: "append_entry", arguments: { text: "cancelled task" } }, CallToolResultSchema, { task: { ttl: 60_000 } });
+      const created = await stream.next();
+      const taskId = (created.value as { task: { taskId: string } }).task.taskId;
+      let held = (await s.client.experimental.tasks.getTask(taskId)).statusMessage ?? "";
+      for (let i = 0; i < 50 && !/held/.test(held); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        held = (await s.client.experimental.tasks.getTask(taskId)).statusMessage ?? "";
+      }
+      expect(held).toMatch(/held for a person's approval/);
+      await s.client.experimental.tasks.cancelTask(taskId);
+      await stream.return(undefined);
+      await approve((await openHold()).id);
+      await new Promise((r) => setTimeout(r, 2_500)); // the task's wait polls the decision each second
+      expect(entries(file).map((l) => l.text)).toEqual(["as a task"]);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
 
   it("a session that ends cleanly completes the run it started, once its calls are settled; one with a held call left waiting, or a named one, stays open", async () => {
     const { prisma, ns, token, file } = await team("mcpend");

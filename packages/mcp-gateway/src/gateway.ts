@@ -184,11 +184,56 @@ export class Gateway {
    * client's trace context when its `_meta` carries one (a malformed one is ignored); the requests to
    * Sagaboard for it carry the span's context, else the client's.
    */
-  call(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
-    return inToolCallSpan(name, this.o.runId, meta?.[TRACEPARENT_META], (traceparent) => withTraceparent(traceparent, () => this.callTool(name, rawArgs, meta, signal)));
+  call(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal, holdWaitMs = this.o.holdWaitMs): Promise<ToolResult> {
+    return inToolCallSpan(name, this.o.runId, meta?.[TRACEPARENT_META], (traceparent) => withTraceparent(traceparent, () => this.callTool(name, rawArgs, meta, signal, holdWaitMs)));
   }
 
-  private async callTool(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
+  /**
+   * A `tools/call` the client asked to run as an MCP task: the client holds a task handle at once and
+   * polls it (tasks/get, tasks/result) while the call waits for a person, however long that takes.
+   * The call goes through the same log as any other: each attempt answers held (the task's status
+   * says why and where a person decides), and once the escalation or the pivot is decided it is sent
+   * again, as a client re-sending it would, and runs once. The wait for the decision is outside the
+   * session's lock, so the session's other calls go on meanwhile. Ends with the call's result, a
+   * refusal, or, when `until` passes with nobody deciding (or the client cancelled the task), the
+   * answer saying it is still held.
+   */
+  async callAsTask(
+    name: string,
+    rawArgs: Record<string, unknown> | undefined,
+    meta: Record<string, unknown> | undefined,
+    task: { signal: AbortSignal; until: number; status: (message: string) => Promise<void>; stillWanted: () => Promise<boolean> },
+  ): Promise<ToolResult> {
+    for (;;) {
+      const answer = await this.call(name, rawArgs, meta, task.signal, 0);
+      const held = answer._meta?.["dev.sagaboard/held"] === true;
+      if (!held || task.signal.aborted) return answer;
+      await task.status(answer.content.map((c) => c.text ?? "").join(" "));
+      const decided = await this.untilDecided(answer._meta ?? {}, task.signal, task.until);
+      // A task the client cancelled while it waited is never sent, even once approved.
+      if (!decided || !(await task.stillWanted())) return answer;
+    }
+  }
+
+  /** Waits (polling, outside the session's lock) until a held call's escalation or pivot is decided; false when `until` passes first. */
+  private async untilDecided(meta: Record<string, unknown>, signal: AbortSignal, until: number): Promise<boolean> {
+    const escalationId = typeof meta["dev.sagaboard/escalationId"] === "string" ? meta["dev.sagaboard/escalationId"] : null;
+    const pivotId = typeof meta["dev.sagaboard/pivotId"] === "string" ? meta["dev.sagaboard/pivotId"] : null;
+    while (!signal.aborted && Date.now() < until) {
+      if (pivotId) {
+        // The pivot read waits on the server while it is pending (at most 30 s a request).
+        if ((await this.o.sagaboard.pivot(pivotId, Math.min(30_000, Math.max(0, until - Date.now())))).status !== "PENDING") return true;
+      } else if (escalationId) {
+        if ((await this.o.sagaboard.escalation(escalationId)).status === "RESOLVED") return true;
+        await new Promise((r) => setTimeout(r, 1000));
+      } else {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  private async callTool(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal, holdWaitMs: number): Promise<ToolResult> {
     const upstreamTool = this.o.upstreamTools.find((t) => t.name === name);
     if (!upstreamTool) return text(`Unknown tool ${name}: the server behind this gateway lists ${this.o.upstreamTools.map((t) => t.name).join(", ")}.`, true);
     const args = (rawArgs ?? {}) as Json;
@@ -208,7 +253,7 @@ export class Gateway {
         );
       }
     }
-    return this.mutex.run(() => this.decide(name, full, args, hash, clientKey, meta?.[REPEAT_META] === true, signal));
+    return this.mutex.run(() => this.decide(name, full, args, hash, clientKey, meta?.[REPEAT_META] === true, signal, holdWaitMs));
   }
 
   /** The cursor of the call: the step this call already has (a re-send), or the next one. */
@@ -229,7 +274,7 @@ export class Gateway {
     if (clientKey) this.clientKeys.set(clientKey, { tool: step.tool, hash: step.argsHash, stepIdx: step.stepIdx });
   }
 
-  private async decide(name: string, full: string, args: Json, hash: string, clientKey: string | null, repeat: boolean, signal: AbortSignal): Promise<ToolResult> {
+  private async decide(name: string, full: string, args: Json, hash: string, clientKey: string | null, repeat: boolean, signal: AbortSignal, holdWaitMs: number): Promise<ToolResult> {
     if (clientKey && !this.clientKeys.has(clientKey)) this.clientKeys.set(clientKey, { tool: full, hash, stepIdx: null });
     const cursor = this.cursorFor(full, hash, clientKey, repeat);
     // A call the gateway put in a pivot's plan is committed as that plan's item, with the approved arguments.
@@ -239,7 +284,7 @@ export class Gateway {
       let answer: BeginCallAnswer;
       try {
         if (planned) {
-          const pivot = await this.o.sagaboard.pivot(planned.pivotId, Math.min(this.o.holdWaitMs, 30_000));
+          const pivot = await this.o.sagaboard.pivot(planned.pivotId, Math.min(holdWaitMs, 30_000));
           if (pivot.status === "PENDING") {
             this.held.add(`${full}:${hash}`);
             return heldForPivot(name, pivot.id, this.o.dashboardUrl);
@@ -273,7 +318,7 @@ export class Gateway {
             continue;
           }
         }
-        const decided = await this.waitForDecision(answer.escalationId, signal);
+        const decided = await this.waitForDecision(answer.escalationId, signal, holdWaitMs);
         if (decided === "approved") continue;
         if (decided === "rejected") {
           this.held.delete(`${full}:${hash}`);
@@ -325,9 +370,9 @@ export class Gateway {
   }
 
   /** Polls the held call's escalation until it is decided or the wait is over. */
-  private async waitForDecision(escalationId: string | null, signal: AbortSignal): Promise<"approved" | "rejected" | "waiting"> {
+  private async waitForDecision(escalationId: string | null, signal: AbortSignal, holdWaitMs: number): Promise<"approved" | "rejected" | "waiting"> {
     if (!escalationId) return "waiting";
-    const until = Date.now() + this.o.holdWaitMs;
+    const until = Date.now() + holdWaitMs;
     while (!signal.aborted) {
       const escalation = await this.o.sagaboard.escalation(escalationId);
       if (escalation.status === "RESOLVED") return (escalation.resolution as { approved?: unknown } | null)?.approved === true ? "approved" : "rejected";

@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportOptions } from "@/lib/agent/client/transport";
 import type { TToolManifest } from "@/lib/protocol/manifest";
@@ -128,14 +129,43 @@ function sessionGateway(config: GatewayConfig, sagaboard: Sagaboard, upstream: U
   return { forCall, end };
 }
 
+/** How long a task handle lives when the client asks for none (a held call waits this long for a person). */
+const TASK_TTL_MS = 60 * 60_000;
+
 function mcpServer(session: SessionGateway, tools: Tool[], passThrough: PassThrough): Server {
-  const server = new Server({ name: "sagaboard-mcp-gateway", version: "0.1.0" }, { capabilities: { tools: {}, ...passThrough.capabilities() } });
+  // Tasks (MCP 2025-11-25): a client may ask for a tools/call to run as a task and poll its handle;
+  // the SDK answers tasks/get, tasks/result, tasks/list and tasks/cancel from this store.
+  const server = new Server(
+    { name: "sagaboard-mcp-gateway", version: "0.1.0" },
+    { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }, ...passThrough.capabilities() }, taskStore: new InMemoryTaskStore() },
+  );
   passThrough.attach(server);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const meta = request.params._meta as Record<string, unknown> | undefined;
     const gateway = await session.forCall(server, meta?.[RUN_META]);
-    return gateway.call(request.params.name, request.params.arguments, meta, extra.signal);
+    const store = extra.taskStore;
+    // Only a request that carries `task` asked for one (the SDK's isTaskAugmentedRequestParams accepts any params).
+    if (request.params.task === undefined || !store) return gateway.call(request.params.name, request.params.arguments, meta, extra.signal);
+    const ttl = extra.taskRequestedTtl ?? TASK_TTL_MS;
+    const task = await store.createTask({ ttl, pollInterval: 1000 });
+    const cancelled = new AbortController();
+    void (async () => {
+      const stillWanted = async () => {
+        const now = await store.getTask(task.taskId).catch(() => null);
+        if (!now || now.status === "cancelled") cancelled.abort();
+        return !cancelled.signal.aborted;
+      };
+      const status = async (message: string) => {
+        if (await stillWanted()) await store.updateTaskStatus(task.taskId, "working", message.slice(0, 1000));
+      };
+      const result = await gateway
+        .callAsTask(request.params.name, request.params.arguments, meta, { signal: cancelled.signal, until: Date.now() + ttl, status, stillWanted })
+        .catch((e: Error) => ({ content: [{ type: "text", text: `The gateway could not finish ${request.params.name}: ${e.message}. Call it again with the same arguments; it will not run twice.` }], isError: true }));
+      if (cancelled.signal.aborted) return;
+      await store.storeTaskResult(task.taskId, result.isError ? "failed" : "completed", result).catch(() => undefined);
+    })();
+    return { task };
   });
   return server;
 }
