@@ -115,8 +115,15 @@ function dialect(prisma: PrismaClient) {
   return {
     /** A time literal as the column stores it (SQLite: Prisma's ISO text with +00:00; PostgreSQL: timestamp). */
     at: (d: Date) => (pg ? `'${d.toISOString()}'::timestamp` : `'${d.toISOString().replace("Z", "+00:00")}'`),
-    /** The hour a time column falls in, as text sortable and parseable (`YYYY-MM-DDTHH`). */
-    hour: (column: string) => (pg ? `to_char(${column}, 'YYYY-MM-DD"T"HH24')` : `substr(replace(${column}, ' ', 'T'), 1, 13)`),
+    /**
+     * The hour a time column falls in: `select` as text sortable and parseable (`YYYY-MM-DDTHH`),
+     * `group` what to group by. PostgreSQL groups by `date_trunc` and formats each group once: a
+     * `to_char` per row cost more than the rest of the scan (59 ms against 26 over 111k steps).
+     */
+    hour: (column: string) =>
+      pg
+        ? { select: `to_char(date_trunc('hour', ${column}), 'YYYY-MM-DD"T"HH24')`, group: `date_trunc('hour', ${column})` }
+        : { select: `substr(replace(${column}, ' ', 'T'), 1, 13)`, group: "1" },
     /** A JSON member as text. */
     jsonText: (column: string, member: string) => (pg ? `(${column}->>'${member}')` : `json_extract(${column}, '$.${member}')`),
   };
@@ -148,33 +155,38 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
   type Waiting = { kind: string; band: number | bigint; n: number | bigint; oldest: unknown };
   const query = <T>(text: string) => prisma.$queryRawUnsafe<T[]>(text);
 
-  const rows = await onConnection(prisma, async () => ({
-    waiting: [
-      ...(await query<Waiting>(`SELECT 'PIVOT' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Pivot" WHERE "status" = 'PENDING' GROUP BY 2`)),
-      ...(await query<Waiting>(`SELECT "kind" AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Escalation" WHERE "status" IN ('OPEN', 'CLAIMED') GROUP BY 1, 2`)),
-      ...(await query<Waiting>(`SELECT 'CORRECTION' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Correction" WHERE "status" = 'DRAFT' GROUP BY 2`)),
-    ],
-    // Partial index Step_irreversible_staging_idx: the predicate's literals are repeated here.
-    irreversible: await query<Count>(`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Step"
-      WHERE "toolClass" = 'IRREVERSIBLE' AND "phase" = 'STAGING' AND "createdAt" >= ${F} AND "createdAt" < ${T} AND "status" NOT IN ('NOT_EXECUTED', 'FAILED') GROUP BY 1`),
-    // Partial index AuditEvent_step_reconciled_idx: a reconcile that found the effect is a blind retry (a duplicate) prevented.
-    duplicates: await query<Count>(`SELECT ${sql.hour('"at"')} AS h, COUNT(*) AS n FROM "AuditEvent"
-      WHERE "type" = 'step.reconciled' AND "at" >= ${F} AND "at" < ${T} AND ${sql.jsonText('"data"', "outcome")} = 'CONFIRMED' GROUP BY 1`),
-    // Partial index Step_compensation_requested_idx, by when the compensation was requested.
-    compensations: await query<Count & { state: string }>(`SELECT ${sql.hour('"compensationRequestedAt"')} AS h, "compensationState" AS state, COUNT(*) AS n FROM "Step"
-      WHERE "compensationRequestedAt" IS NOT NULL AND "compensationRequestedAt" >= ${F} AND "compensationRequestedAt" < ${T} GROUP BY 1, 2`),
-    // Only the unfinished statuses (the status index): counting every run of a 90-day range would read
-    // every run at scale, and a healthy system has few unfinished ones.
-    incomplete: await query<Count>(`SELECT ${sql.hour('"createdAt"')} AS h, COUNT(*) AS n FROM "Run"
-      WHERE "status" IN (${incomplete}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY 1`),
-    repairs: await prisma.escalation.findMany({
-      where: { status: "RESOLVED", resolvedAt: { gte: from, lt: to }, kind: { in: REPAIR_KINDS }, NOT: { resolvedBy: "sla" } },
-      select: { createdAt: true, resolvedAt: true },
-    }),
-    corrections: await prisma.correction.findMany({ where: { status: "SENT", sentAt: { gte: from, lt: to } }, select: { audience: true } }),
-    revokes: await prisma.revoke.findMany({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } }, orderBy: [{ requestedAt: "desc" }, { id: "desc" }], take: REVOKE_LIMIT }),
-    revokeCount: await prisma.revoke.count({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } } }),
-  }));
+  const [createdHour, atHour, requestedHour] = [sql.hour('"createdAt"'), sql.hour('"at"'), sql.hour('"compensationRequestedAt"')];
+
+  // The statements are independent: on PostgreSQL they run side by side on the pool, so a page waits
+  // for the slowest one instead of their sum; on SQLite (one connection) they still run one by one.
+  const rows = await onConnection(prisma, async () => {
+    const [pivots, escalations, drafts, irreversible, duplicates, compensations, incompleteRuns, repairs, corrections, revokes, revokeCount] = await Promise.all([
+      query<Waiting>(`SELECT 'PIVOT' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Pivot" WHERE "status" = 'PENDING' GROUP BY 2`),
+      query<Waiting>(`SELECT "kind" AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Escalation" WHERE "status" IN ('OPEN', 'CLAIMED') GROUP BY 1, 2`),
+      query<Waiting>(`SELECT 'CORRECTION' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Correction" WHERE "status" = 'DRAFT' GROUP BY 2`),
+      // Partial index Step_irreversible_staging_idx: the predicate's literals are repeated here.
+      query<Count>(`SELECT ${createdHour.select} AS h, COUNT(*) AS n FROM "Step"
+        WHERE "toolClass" = 'IRREVERSIBLE' AND "phase" = 'STAGING' AND "createdAt" >= ${F} AND "createdAt" < ${T} AND "status" NOT IN ('NOT_EXECUTED', 'FAILED') GROUP BY ${createdHour.group}`),
+      // Partial index AuditEvent_step_reconciled_idx: a reconcile that found the effect is a blind retry (a duplicate) prevented.
+      query<Count>(`SELECT ${atHour.select} AS h, COUNT(*) AS n FROM "AuditEvent"
+        WHERE "type" = 'step.reconciled' AND "at" >= ${F} AND "at" < ${T} AND ${sql.jsonText('"data"', "outcome")} = 'CONFIRMED' GROUP BY ${atHour.group}`),
+      // Partial index Step_compensation_requested_idx, by when the compensation was requested.
+      query<Count & { state: string }>(`SELECT ${requestedHour.select} AS h, "compensationState" AS state, COUNT(*) AS n FROM "Step"
+        WHERE "compensationRequestedAt" IS NOT NULL AND "compensationRequestedAt" >= ${F} AND "compensationRequestedAt" < ${T} GROUP BY ${requestedHour.group}, 2`),
+      // Only the unfinished statuses (the status index): counting every run of a 90-day range would read
+      // every run at scale, and a healthy system has few unfinished ones.
+      query<Count>(`SELECT ${createdHour.select} AS h, COUNT(*) AS n FROM "Run"
+        WHERE "status" IN (${incomplete}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY ${createdHour.group}`),
+      prisma.escalation.findMany({
+        where: { status: "RESOLVED", resolvedAt: { gte: from, lt: to }, kind: { in: REPAIR_KINDS }, NOT: { resolvedBy: "sla" } },
+        select: { createdAt: true, resolvedAt: true },
+      }),
+      prisma.correction.findMany({ where: { status: "SENT", sentAt: { gte: from, lt: to } }, select: { audience: true } }),
+      prisma.revoke.findMany({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } }, orderBy: [{ requestedAt: "desc" }, { id: "desc" }], take: REVOKE_LIMIT }),
+      prisma.revoke.count({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } } }),
+    ]);
+    return { waiting: [...pivots, ...escalations, ...drafts], irreversible, duplicates, compensations, incomplete: incompleteRuns, repairs, corrections, revokes, revokeCount };
+  });
 
   const size = bucket === "hour" ? 3600_000 : 86400_000;
   const buckets = new Map<number, OverviewBucket>();
