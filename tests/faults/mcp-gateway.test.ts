@@ -26,7 +26,7 @@ import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { ADMIN, entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";
-import { CRASH_POINTS } from "@/packages/mcp-gateway/src/gateway";
+import { CRASH_POINTS, type CrashPoint } from "@/packages/mcp-gateway/src/gateway";
 import { MATRIX_TRIALS, matrixLine, recordMatrixLine } from "./fault-matrix";
 
 const getPrisma = useTestDatabase("mcp-fault-matrix");
@@ -131,6 +131,46 @@ async function resendUntilAnswered(call: () => Promise<Result>, label: string): 
   throw new Error("unreachable");
 }
 
+/**
+ * One kill row: for each crash point, a gateway (stdio, or serving streamable HTTP) dies there by
+ * kill -9 during a call; the test checks the log and the ledger show it died where it says, then a
+ * restarted gateway of the same session name settles the call re-sent by key. Counted as one row.
+ */
+async function killAndRestart(fault: string, transport: "stdio" | "http", points: readonly CrashPoint[]) {
+  const { prisma, ns, token, file } = await kit.team(transport === "http" ? "mxhttpkill" : "mxkill");
+  (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close(); // lands the tools
+  await reviewAppendEntry(prisma, ns); // forwarded without a hold, so each crash point is on the call's own path
+  const connect = (options: { session: string; extra: string[]; env?: Record<string, string> }) =>
+    transport === "http" ? kit.connectHttp(token.secret, undoableLedger(file), options) : kit.connect(token.secret, undoableLedger(file), options);
+  const trials: Trial[] = [];
+  for (let t = 0; t < TRIALS; t++) {
+    for (const crashAt of points) {
+      const text = `${transport} ${crashAt} ${t}`;
+      // after_unknown: the gateway's own deadline passes while the server works, so it records UNKNOWN first.
+      const args = crashAt === "after_unknown" ? { text, delayMs: 800 } : { text };
+      const session = `${ns}-${t}`;
+      const dying = await connect({ session, extra: [...LOOKUP, "--call-timeout-ms", "300"], env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
+      await expect(dying.client.callTool({ name: "append_entry", arguments: args })).rejects.toThrow();
+      if ("exited" in dying) await dying.exited;
+      await dying.close().catch(() => undefined);
+      // Where the gateway died, as the log and the ledger show it: each point is really reached.
+      const step = await prisma.step.findFirst({ where: { tool: `${ns}.append_entry`, args: { equals: args } } });
+      const effects = entries(file).filter((l) => l.text === text).length;
+      expect({ crashAt, status: step?.status ?? "none", effects }).toEqual({ crashAt, ...AT_CRASH[crashAt] });
+      const restarted = await connect({ session, extra: LOOKUP });
+      try {
+        const answer = await resendUntilAnswered(() => restarted.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
+        trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
+      } finally {
+        await restarted.close();
+      }
+    }
+  }
+  const result = await tally(fault, ns, file, trials);
+  expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
+  expect(trials.every((tr) => tr.answered)).toBe(true);
+}
+
 describe("MCP gateway fault matrix", () => {
   it("a call re-sent with a new request id after its answer was lost: answered from the log, one effect", async () => {
     const { ns, token, file } = await kit.team("mxresend");
@@ -181,35 +221,7 @@ describe("MCP gateway fault matrix", () => {
   }, 180_000);
 
   it("kill -9 of the gateway at each point of a call (before the intent, after it, after the effect, after the outcome, after an UNKNOWN), then a restart: the session's run is joined and each call settled by key, one effect", async () => {
-    const { prisma, ns, token, file } = await kit.team("mxkill");
-    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close(); // lands the tools
-    await reviewAppendEntry(prisma, ns); // forwarded without a hold, so each crash point is on the call's own path
-    const trials: Trial[] = [];
-    for (let t = 0; t < TRIALS; t++) {
-      for (const crashAt of CRASH_POINTS) {
-        const text = `${crashAt} ${t}`;
-        // after_unknown: the gateway's own deadline passes while the server works, so it records UNKNOWN first.
-        const args = crashAt === "after_unknown" ? { text, delayMs: 800 } : { text };
-        const opts = { session: `${ns}-${t}`, extra: LOOKUP };
-        const dying = await kit.connect(token.secret, undoableLedger(file), { ...opts, extra: [...LOOKUP, "--call-timeout-ms", "300"], env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
-        await expect(dying.client.callTool({ name: "append_entry", arguments: args })).rejects.toThrow();
-        await dying.close().catch(() => undefined);
-        // Where the gateway died, as the log and the ledger show it: each point is really reached.
-        const step = await prisma.step.findFirst({ where: { tool: `${ns}.append_entry`, args: { equals: args } } });
-        const effects = entries(file).filter((l) => l.text === text).length;
-        expect({ crashAt, status: step?.status ?? "none", effects }).toEqual({ crashAt, ...AT_CRASH[crashAt] });
-        const restarted = await kit.connect(token.secret, undoableLedger(file), opts);
-        try {
-          const answer = await resendUntilAnswered(() => restarted.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
-          trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
-        } finally {
-          await restarted.close();
-        }
-      }
-    }
-    const result = await tally("kill-9-and-restart", ns, file, trials);
-    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
-    expect(trials.every((tr) => tr.answered)).toBe(true);
+    await killAndRestart("kill-9-and-restart", "stdio", CRASH_POINTS);
   }, 240_000);
 
   it("over streamable HTTP, the link dropped after the effect (no cancel sent) and the call re-sent with a new request id: answered from the log, one effect", async () => {
@@ -238,33 +250,7 @@ describe("MCP gateway fault matrix", () => {
   }, 120_000);
 
   it("over streamable HTTP, kill -9 of the gateway after the effect and after an UNKNOWN, then a restart: the client's new session joins the run by its name and each call is settled by key, one effect", async () => {
-    const { prisma, ns, token, file } = await kit.team("mxhttpkill");
-    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close();
-    await reviewAppendEntry(prisma, ns);
-    const trials: Trial[] = [];
-    for (let t = 0; t < TRIALS; t++) {
-      for (const crashAt of ["after_upstream", "after_unknown"] as const) {
-        const text = `http ${crashAt} ${t}`;
-        const args = crashAt === "after_unknown" ? { text, delayMs: 800 } : { text };
-        const opts = { session: `${ns}-${t}`, extra: LOOKUP };
-        const dying = await kit.connectHttp(token.secret, undoableLedger(file), { ...opts, extra: [...LOOKUP, "--call-timeout-ms", "300"], env: { SAGABOARD_MCP_CRASH_AT: crashAt } });
-        await expect(dying.client.callTool({ name: "append_entry", arguments: args })).rejects.toThrow();
-        await dying.exited;
-        await dying.close();
-        const step = await prisma.step.findFirst({ where: { tool: `${ns}.append_entry`, args: { equals: args } } });
-        expect({ crashAt, status: step?.status ?? "none", effects: entries(file).filter((l) => l.text === text).length }).toEqual({ crashAt, ...AT_CRASH[crashAt] });
-        const restarted = await kit.connectHttp(token.secret, undoableLedger(file), opts);
-        try {
-          const answer = await resendUntilAnswered(() => restarted.client.callTool({ name: "append_entry", arguments: args }) as Promise<Result>, text);
-          trials.push({ text, answered: answer.structuredContent?.text === text, gaveUp: false });
-        } finally {
-          await restarted.close();
-        }
-      }
-    }
-    const result = await tally("http-kill-9-and-restart", ns, file, trials);
-    expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
-    expect(trials.every((tr) => tr.answered)).toBe(true);
+    await killAndRestart("http-kill-9-and-restart", "http", ["after_upstream", "after_unknown"]);
   }, 180_000);
 
   it("a changed tools/list: a reviewed tool whose definition changes is held again, and nothing reaches the server until a person lets it", async () => {
