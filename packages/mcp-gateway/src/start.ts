@@ -70,6 +70,12 @@ export function manifestFor(tools: Tool[], owner: string, lookups: Record<string
 /** How long a session that ends waits for its calls in flight to settle before it leaves its run open. */
 const FINISH_WAIT_MS = 3_000;
 
+/** Exits once `finishing` is done, or after 6 s whatever it is doing (an unreachable Sagaboard must not keep a stopped gateway alive). */
+function exitAfter(finishing: Promise<unknown>): void {
+  setTimeout(() => process.exit(0), FINISH_WAIT_MS + 3_000).unref();
+  void finishing.finally(() => process.exit(0));
+}
+
 /** One client session's gateway: `forCall` creates its run on the first call; `end` finishes it. */
 interface SessionGateway {
   forCall: (server: Server, runMeta: unknown) => Promise<Gateway>;
@@ -203,7 +209,7 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
     const session = sessionGateway(config, sagaboard, upstream, tools, declared.namespace, lookups);
     const server = mcpServer(session, tools, passThrough);
     await server.connect(new StdioServerTransport());
-    const exit = () => void session.end().finally(() => process.exit(0));
+    const exit = () => exitAfter(session.end());
     process.stdin.once("end", exit);
     process.once("SIGTERM", exit);
     process.once("SIGINT", exit);
@@ -247,7 +253,7 @@ export async function startGateway(config: GatewayConfig): Promise<void> {
     await transport.handleRequest(req, res);
   });
   await new Promise<void>((resolve) => http.listen(config.listen!, "127.0.0.1", resolve));
-  const stop = () => void Promise.all([...live].map((session) => session.end())).finally(() => process.exit(0));
+  const stop = () => exitAfter(Promise.all([...live].map((session) => session.end())));
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   process.stderr.write(`sagaboard-mcp-gateway: MCP over streamable HTTP at http://127.0.0.1:${config.listen}/mcp\n`);
