@@ -219,16 +219,10 @@ export class Gateway {
   private async untilDecided(meta: Record<string, unknown>, signal: AbortSignal, until: number): Promise<boolean> {
     const escalationId = typeof meta["dev.sagaboard/escalationId"] === "string" ? meta["dev.sagaboard/escalationId"] : null;
     const pivotId = typeof meta["dev.sagaboard/pivotId"] === "string" ? meta["dev.sagaboard/pivotId"] : null;
+    if (!pivotId) return escalationId !== null && (await this.waitForDecision(escalationId, signal, until - Date.now())) !== "waiting";
     while (!signal.aborted && Date.now() < until) {
-      if (pivotId) {
-        // The pivot read waits on the server while it is pending (at most 30 s a request).
-        if ((await this.o.sagaboard.pivot(pivotId, Math.min(30_000, Math.max(0, until - Date.now())))).status !== "PENDING") return true;
-      } else if (escalationId) {
-        if ((await this.o.sagaboard.escalation(escalationId)).status === "RESOLVED") return true;
-        await new Promise((r) => setTimeout(r, 1000));
-      } else {
-        return false;
-      }
+      // The pivot read waits on the server while it is pending (at most 30 s a request).
+      if ((await this.o.sagaboard.pivot(pivotId, Math.min(30_000, Math.max(0, until - Date.now())))).status !== "PENDING") return true;
     }
     return false;
   }
