@@ -72,13 +72,16 @@ export const POSTGRES_ONLY_INDEXES: readonly { name: string; why: string }[] = [
 
 /**
  * Partial indexes both migrations folders create by hand (Prisma 6's datamodel has no `where` on an
- * index): the overview's rare rows, kept out of the saga log's hot writes (20261201060000). The drift
- * test requires each on both stores and leaves them out of the comparison with the datamodel.
+ * index): the overview's rare rows and the steps that have a reference, kept out of the saga log's
+ * hot writes (20261201060000, 20261205030000). The drift test requires each on both stores and
+ * leaves them out of the comparison with the datamodel.
  */
 export const PARTIAL_INDEXES: readonly { name: string; table: string; why: string }[] = [
   { name: "Step_irreversible_staging_idx", table: "Step", why: "the overview's irreversible steps executed before the pivot (by construction none: the index stays empty)" },
   { name: "Step_compensation_requested_idx", table: "Step", why: "the overview's compensations requested vs confirmed, by when they were requested" },
   { name: "AuditEvent_step_reconciled_idx", table: "AuditEvent", why: "the overview's duplicate calls prevented by reconcile" },
+  { name: "Step_externalRef_idx", table: "Step", why: "the runs list's search by an effect's reference; a step without one writes no entry (20261205030000)" },
+  { name: "Step_compensationRef_idx", table: "Step", why: "the runs list's search by a compensation's reference; a step without one writes no entry (20261205030000)" },
 ];
 
 /**

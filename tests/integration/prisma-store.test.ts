@@ -170,6 +170,22 @@ describe(`PrismaSagaStore on ${label}: other connections and processes`, () => {
     expect((await store.listAuditEvents(runId)).map((e) => e.seq)).toEqual([1, 2]);
   });
 
+  it("a writer whose cached chain head another connection moved past appends after the newer link", async () => {
+    // Each store keeps the last link of the chains it wrote; here the other one appends in between.
+    const a = new PrismaSagaStore(await open());
+    const b = new PrismaSagaStore(await open());
+    const runId = await newRun(a);
+    for (let i = 0; i < 3; i++) {
+      const { step } = await a.insertIntent(intent(runId, i, "cache"), system);
+      await b.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED" }, system);
+    }
+    await b.updateStep(`stp_${runId}_2_cache`, { status: ["CONFIRMED"] }, { status: "COMPENSATED" }, system);
+    const { step } = await a.insertIntent(intent(runId, 3, "cache"), system);
+    await a.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED" }, system);
+    const events = await expectChainIntact(a, runId);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+  });
+
   it("writers in four processes extend one audit chain without forks or snapshot conflicts", async () => {
     const store = new PrismaSagaStore(await open());
     const runId = await newRun(store);

@@ -1,7 +1,8 @@
 /**
  * The saga log's hot writes on SQLite (see lib/core/db/step-log-sql.ts): one `BEGIN IMMEDIATE`
  * transaction on the adapter's own connection while the client is idle (lib/core/db/raw-driver.ts), with
- * the database clock and the chain's last link read inside it; all of it is synchronous, like
+ * the clock read inside it (SQLite's 'now' is this machine's clock: read in JavaScript, it costs no
+ * statement) and the chain's last link cached or read inside it; all of it is synchronous, like
  * better-sqlite3. The write lock is held from BEGIN, so what the transaction reads before it writes
  * cannot change under it: the intent guard is decided in code (lib/saga/intent-guard.ts) on those
  * reads, and the step fence is the UPDATE's WHERE (lib/core/db/step-log-sql.ts `fenceConditions`).
@@ -22,6 +23,7 @@ import {
   JSON_COLUMNS,
   nextLink,
   questionMarks,
+  Recent,
   RUN_COLUMNS,
   TOOL_ROW_SQL,
   setColumns,
@@ -51,12 +53,53 @@ function stepFromSqlite(raw: Record<string, unknown>): StepRow {
   return out as unknown as StepRow;
 }
 
+/** The insert of a link whose seq another connection took first: the cached last link was stale. */
+function isChainClash(e: unknown): boolean {
+  const err = e as { code?: string; message?: string };
+  return err?.code === "SQLITE_CONSTRAINT_UNIQUE" && (err.message ?? "").includes("AuditEvent.scope");
+}
+
 const RUN_INSERT = `INSERT INTO "Run" (${RUN_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${RUN_COLUMNS.map(() => "?").join(",")}) ON CONFLICT DO NOTHING`;
 const STEP_INSERT = `INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${STEP_COLUMNS.map(() => "?").join(",")})`;
-const RUN_TAIL = `SELECT (SELECT max("stepIdx") FROM "Step" WHERE "runId" = ?) AS last, EXISTS (SELECT 1 FROM "Step" WHERE "runId" = ? AND "status" IN (${UNSETTLED_STATUSES.map(() => "?").join(",")})) AS open`;
+/**
+ * The run an intent is written to, read once, with what its guard asks about (lib/saga/intent-guard.ts)
+ * in the same statement: the last stepIdx and whether a step is unsettled (`appendOnly`), whether it
+ * has a pivot (`noPivot`). A guard that does not ask never counts the run's steps.
+ */
+function runFactsSql(guard: IntentGuard | undefined): string {
+  const facts = [`"status"`, `"updatedAt"`, `"agent"`];
+  if (guard?.appendOnly) {
+    facts.push(
+      `(SELECT max("stepIdx") FROM "Step" WHERE "runId" = "Run"."id") AS "last"`,
+      `EXISTS (SELECT 1 FROM "Step" WHERE "runId" = "Run"."id" AND "status" IN (${UNSETTLED_STATUSES.map((s) => `'${s}'`).join(",")})) AS "open"`,
+    );
+  }
+  if (guard?.noPivot) facts.push(`EXISTS (SELECT 1 FROM "Pivot" WHERE "runId" = "Run"."id") AS "pivot"`);
+  return `SELECT ${facts.join(", ")} FROM "Run" WHERE "id" = ?`;
+}
+
+interface RunFacts {
+  status: string;
+  updatedAt: string;
+  agent: string;
+  last?: number | null;
+  open?: number;
+  pivot?: number;
+}
+
+/**
+ * The step an intent collides with, if any, in one read: the step holding its key or its place in the
+ * run (the intent already written: that row answers), else a step holding its id (another step's).
+ */
+const STEP_CLASH = `SELECT *, ("stepKey" = @key OR ("runId" = @runId AND "stepIdx" = @idx)) AS "sameIntent" FROM "Step"
+  WHERE "stepKey" = @key OR ("runId" = @runId AND "stepIdx" = @idx) OR "id" = @id ORDER BY "sameIntent" DESC, "createdAt" LIMIT 1`;
 
 export class SqliteStepLog implements StepLogSql {
   private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+  /** The last link of recently written chains, as this process committed them (runId to link). */
+  private readonly lastLinks = new Recent<Link>(10_000);
+  /** The links the open transaction appended, cached only once it commits. */
+  private appended: [string, Link][] = [];
 
   constructor(
     private readonly exclusive: <T>(fn: (db: Database.Database) => T) => Promise<T>,
@@ -74,15 +117,18 @@ export class SqliteStepLog implements StepLogSql {
     return s;
   }
 
-  /** Runs `fn` in one BEGIN IMMEDIATE transaction on the adapter's connection. */
+  /** Runs `fn` in one BEGIN IMMEDIATE transaction on the adapter's connection; the links it appended are cached once it commits. */
   private transaction<T>(fn: (db: Database.Database) => T, relaxed = false): Promise<T> {
     return this.exclusive((db) => {
       if (relaxed) db.pragma("synchronous = NORMAL");
+      this.appended = [];
       try {
         const result = db.transaction(() => fn(db)).immediate();
         this.observer?.commit?.();
+        for (const [runId, link] of this.appended) this.lastLinks.set(runId, link);
         return result;
       } finally {
+        this.appended = [];
         if (relaxed) db.pragma("synchronous = FULL");
       }
     });
@@ -95,35 +141,38 @@ export class SqliteStepLog implements StepLogSql {
     });
   }
 
-  private dbNow(db: Database.Database): Date {
-    const { now } = this.stmt(db, `SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now') AS now`).get() as { now: string };
-    return new Date(now);
-  }
-
+  /**
+   * Appends the next link of the run's chain. The last link is this process's cached one when it has
+   * it; when another connection appended since, the insert fails on the (scope, seq) index (seq is
+   * dense), and the link is read under this transaction's write lock and appended after it.
+   */
   private appendLink(db: Database.Database, audit: HotAudit, at: Date): void {
-    const last = this.stmt(db, `SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = ? ORDER BY "seq" DESC LIMIT 1`).get(runScope(audit.runId)) as Link | undefined;
-    const link = nextLink(last, audit, at);
-    this.stmt(db, `INSERT INTO "AuditEvent" (${AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)`).run(
-      link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), sqliteDate(at), link.prevHash, link.hash,
-    );
+    const insert = (last: Link | undefined) => {
+      const link = nextLink(last, audit, at);
+      this.stmt(db, `INSERT INTO "AuditEvent" (${AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)`).run(
+        link.scope, link.seq, link.runId, link.stepId, link.type, link.actor, JSON.stringify(link.data), sqliteDate(at), link.prevHash, link.hash,
+      );
+      this.appended.push([audit.runId, { seq: link.seq, hash: link.hash }]);
+    };
+    const cached = this.lastLinks.get(audit.runId);
+    if (cached) {
+      try {
+        return insert(cached);
+      } catch (e) {
+        if (!isChainClash(e)) throw e;
+        this.lastLinks.delete(audit.runId);
+      }
+    }
+    insert(this.stmt(db, `SELECT "seq", "hash" FROM "AuditEvent" WHERE "scope" = ? ORDER BY "seq" DESC LIMIT 1`).get(runScope(audit.runId)) as Link | undefined);
   }
 
-  private existing(db: Database.Database, runId: string, row: StepRow): StepRow | null {
-    const raw = this.stmt(db, `SELECT * FROM "Step" WHERE "stepKey" = ? OR ("runId" = ? AND "stepIdx" = ?) ORDER BY "createdAt" LIMIT 1`).get(row.stepKey, runId, row.stepIdx) as
-      | Record<string, unknown>
-      | undefined;
-    return raw ? stepFromSqlite(raw) : null;
-  }
-
-  /** The guard on what this transaction reads (it holds the write lock: nothing changes before the insert). */
-  private guardHolds(db: Database.Database, runId: string, stepIdx: number, guard: IntentGuard, run: { status: string; updatedAt: string; agent: string }): boolean {
-    let tail: { last: number | null; open: number } | undefined;
-    const readTail = () => (tail ??= this.stmt(db, RUN_TAIL).get(runId, runId, ...UNSETTLED_STATUSES) as { last: number | null; open: number });
+  /** The guard on the run's facts, read in this transaction (it holds the write lock: nothing changes before the insert). */
+  private guardHolds(db: Database.Database, stepIdx: number, guard: IntentGuard, run: RunFacts): boolean {
     return intentGuardHolds(guard, stepIdx, {
       run: { status: run.status, updatedAt: new Date(run.updatedAt), agent: run.agent },
-      lastStepIdx: () => readTail().last,
-      hasUnsettledStep: () => readTail().open !== 0,
-      hasPivot: () => this.stmt(db, `SELECT 1 FROM "Pivot" WHERE "runId" = ? LIMIT 1`).get(runId) !== undefined,
+      lastStepIdx: () => run.last ?? null,
+      hasUnsettledStep: () => run.open === 1,
+      hasPivot: () => run.pivot === 1,
       toolPolicyMatches: ({ name, toolClass, policyVersion }) =>
         this.stmt(db, `SELECT 1 FROM "ToolPolicy" WHERE "name" = ? AND "toolClass" = ? AND "policyVersion" = ?`).get(name, toolClass, policyVersion) !== undefined,
       tokenActive: (tokenId) => {
@@ -135,7 +184,7 @@ export class SqliteStepLog implements StepLogSql {
 
   createRun(build: (now: Date) => RunRow, audit: Omit<HotAudit, "runId" | "stepId">): ReturnType<StepLogSql["createRun"]> {
     return this.transaction((db) => {
-      const now = this.dbNow(db);
+      const now = new Date(); // under the write lock: the same clock SQLite's 'now' reads
       const row = build(now);
       const inserted = this.stmt(db, RUN_INSERT).run(
         row.id, row.title, row.agent, row.onBehalfOf, JSON.stringify(row.metadata), row.status, sqliteDate(row.createdAt), sqliteDate(row.updatedAt),
@@ -148,14 +197,17 @@ export class SqliteStepLog implements StepLogSql {
 
   insertIntent(runId: string, build: (now: Date) => StepRow, audit: Omit<HotAudit, "runId">, guard: IntentGuard | undefined): Promise<HotInsertResult> {
     return this.transaction((db): HotInsertResult => {
-      const now = this.dbNow(db);
+      const now = new Date(); // under the write lock: the same clock SQLite's 'now' reads
       const row = build(now);
-      const existing = this.existing(db, runId, row);
-      if (existing) return { kind: "exists", row: existing };
-      const run = this.stmt(db, `SELECT "status", "updatedAt", "agent" FROM "Run" WHERE "id" = ?`).get(runId) as { status: string; updatedAt: string; agent: string } | undefined;
+      const clash = this.stmt(db, STEP_CLASH).get({ key: row.stepKey, runId, idx: row.stepIdx, id: row.id }) as (Record<string, unknown> & { sameIntent: number }) | undefined;
+      if (clash?.sameIntent === 1) {
+        const { sameIntent: _, ...existing } = clash;
+        return { kind: "exists", row: stepFromSqlite(existing) };
+      }
+      const run = this.stmt(db, runFactsSql(guard)).get(runId) as RunFacts | undefined;
       if (!run) return { kind: "no-run" };
-      if (guard && !this.guardHolds(db, runId, row.stepIdx, guard, run)) return { kind: "guard-failed" };
-      if (this.stmt(db, `SELECT 1 FROM "Step" WHERE "id" = ?`).get(row.id)) return { kind: "id-taken" };
+      if (guard && !this.guardHolds(db, row.stepIdx, guard, run)) return { kind: "guard-failed" };
+      if (clash) return { kind: "id-taken" };
       this.stmt(db, STEP_INSERT).run(...STEP_COLUMNS.map((c) => sqliteValue(c, row[c])));
       this.appendLink(db, { ...audit, runId }, now);
       return { kind: "created", row };
@@ -165,7 +217,7 @@ export class SqliteStepLog implements StepLogSql {
   updateStep(stepId: string, fence: HotFence, set: StepColumns, audit: Omit<HotAudit, "runId" | "stepId">, durability: Durability): Promise<StepRow | null> {
     const columns = setColumns(set);
     return this.transaction((db): StepRow | null => {
-      const now = this.dbNow(db);
+      const now = new Date(); // under the write lock: the same clock SQLite's 'now' reads
       const p = questionMarks();
       const sets = [...columns.map((c) => `"${c}" = ${p.one(sqliteValue(c, set[c as keyof StepColumns]), "")}`), `"updatedAt" = ${p.one(sqliteDate(now), "")}`];
       const where = fenceConditions(p, stepId, fence, null);
@@ -177,8 +229,8 @@ export class SqliteStepLog implements StepLogSql {
     }, durability === "relaxed");
   }
 
-  noteLink(): void {
-    // SQLite reads the last link inside its write transaction; nothing to cache.
+  noteLink(runId: string, link: Link): void {
+    this.lastLinks.set(runId, link);
   }
 
   now(): Promise<Date> {
