@@ -4,6 +4,7 @@
  * returns per-step latencies (ms).
  */
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { PrismaClient } from "@/generated/prisma";
@@ -79,14 +80,18 @@ export class RawSqlite {
   readonly db: Database.Database;
   private readonly insert: Database.Statement;
   private readonly update: Database.Statement;
+  private readonly audit: Database.Statement;
+  private readonly file: string;
 
   constructor(url: string) {
-    this.db = new Database(fileOf(url), { timeout: 10_000 });
+    this.file = fileOf(url);
+    this.db = new Database(this.file, { timeout: 10_000 });
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma("foreign_keys = ON");
     this.insert = this.db.prepare(INSERT_STEP_SQL(() => "?"));
     this.update = this.db.prepare(UPDATE_STEP_SQL(() => "?"));
+    this.audit = this.db.prepare(`INSERT INTO "AuditEvent" ("scope","seq","runId","stepId","type","actor","data","at","prevHash","hash") VALUES (?,?,?,?,?,?,?,?,?,?)`);
   }
 
   private newRun(): string {
@@ -96,21 +101,54 @@ export class RawSqlite {
     return runId;
   }
 
-  /** Per step: one commit for the intent, one for the outcome (autocommit statements). */
-  async round(steps: number): Promise<Round> {
+  /**
+   * Per step: one commit for the intent, one for the outcome (autocommit statements). With
+   * `auditLinks`, each commit is a transaction that also appends an AuditEvent row as the saga log's
+   * chain does (the same columns, a 64-hex prevHash and hash): the floor of any log that keeps an audit
+   * link per transition in the same commit, with none of the engine's reads, checks or hashing.
+   */
+  async round(steps: number, auditLinks = false): Promise<Round> {
     const latencies: number[] = [];
     const t0 = performance.now();
     let runId = "";
+    let seq = 0;
+    const link = (stepId: string, type: string, data: string, now: string) =>
+      this.audit.run(`run:${runId}`, ++seq, runId, stepId, type, "agent:bench", data, now, randomBytes(32).toString("hex"), randomBytes(32).toString("hex"));
     for (let i = 0; i < steps; i++) {
-      if (i % STEPS_PER_RUN === 0) runId = this.newRun();
+      if (i % STEPS_PER_RUN === 0) {
+        runId = this.newRun();
+        seq = 0;
+      }
       const s = performance.now();
       const stepId = id("stp");
       const now = new Date().toISOString().replace("Z", "+00:00");
-      this.insert.run(stepId, runId, i % STEPS_PER_RUN, id("key"), JSON.stringify({ i }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', now, now);
-      this.update.run("null", new Date().toISOString().replace("Z", "+00:00"), stepId);
+      const intent = () => {
+        this.insert.run(stepId, runId, i % STEPS_PER_RUN, id("key"), JSON.stringify({ i }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', now, now);
+        if (auditLinks) link(stepId, "step.intended", JSON.stringify({ stepIdx: i % STEPS_PER_RUN, tool: "bench_noop", phase: "STAGING" }), now);
+      };
+      const outcome = () => {
+        const at = new Date().toISOString().replace("Z", "+00:00");
+        this.update.run("null", at, stepId);
+        if (auditLinks) link(stepId, "step.confirmed", JSON.stringify({ stepIdx: i % STEPS_PER_RUN, externalRef: null }), at);
+      };
+      if (auditLinks) {
+        this.db.transaction(intent).immediate();
+        this.db.transaction(outcome).immediate();
+      } else {
+        intent();
+        outcome();
+      }
       latencies.push(performance.now() - s);
     }
     return { latencies, wallMs: performance.now() - t0 };
+  }
+
+  /** Database pages `fn` writes to the WAL (its frames), counted from an empty WAL. */
+  async pagesWritten(fn: () => Promise<unknown>): Promise<number> {
+    this.db.pragma("wal_checkpoint(TRUNCATE)");
+    await fn();
+    const bytes = statSync(`${this.file}-wal`).size;
+    return bytes <= 32 ? 0 : (bytes - 32) / (24 + (this.db.pragma("page_size", { simple: true }) as number));
   }
 
   close(): void {
