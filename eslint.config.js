@@ -69,4 +69,13 @@ export default defineConfig(
       ],
     },
   },
+  {
+    // Links prefetch on a person's intent, not on sight (components/link.tsx): every screen is rendered
+    // on request, so each viewport prefetch is a request the server answers.
+    files: ["components/**/*.tsx", "app/**/*.tsx"],
+    ignores: ["components/link.tsx"],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [{ name: "next/link", message: "Import Link from @/components/link: it prefetches when a person points at the link, not whenever it scrolls into view." }] }],
+    },
+  },
 );

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/link";
 import type { ReactNode } from "react";
 import { UserMenu } from "@/components/auth/user-menu";
 import { getCurrentUser } from "@/lib/server/auth/current-user";

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import Link from "next/link";
+import Link from "@/components/link";
 
 /**
  * A titled section of a page with how many things it holds, and a sentence in their place when it

@@ -5,7 +5,7 @@
  * just created, the page head, the message after an action, the empty state and the pager, and the
  * busy/message bookkeeping around one row action.
  */
-import Link from "next/link";
+import Link from "@/components/link";
 import { useState, type ReactNode } from "react";
 import type { z } from "zod";
 import { errorMessage, LiveMarker, useLive } from "@/components/dashboard/live";

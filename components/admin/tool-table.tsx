@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { ClassBadge, StatusBadge, Time } from "@/components/saga-display";
 import type { TToolTable } from "@/lib/server/tools/views";
 import { formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useState, type FormEvent } from "react";
 import { Time } from "@/components/saga-display";
 import { errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";

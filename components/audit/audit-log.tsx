@@ -2,7 +2,7 @@
 // the current filters, and the integrity panel. A server component: nothing here needs the browser
 // except the integrity panel (./integrity-panel.tsx).
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { Mono, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords, scopeInWords } from "@/lib/desks/audit/event-words";
 import { type TAuditVerification, type TAuditEventView, type TAuditEventsPage } from "@/lib/desks/audit/views";

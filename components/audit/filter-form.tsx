@@ -3,7 +3,7 @@
 // The audit log's filters. A plain GET form to /audit (it works without JavaScript); with it, empty
 // fields are left out of the address, so a filtered view is a short link to share.
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useRouter } from "next/navigation";
 import type { FormEvent } from "react";
 import styles from "./audit.module.css";

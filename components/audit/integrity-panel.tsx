@@ -4,7 +4,7 @@
 // button, not something every page view pays for), downloads the chain heads, and checks a saved
 // heads file against the log now. Everything is said in words; the raw answers stay on the server.
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useState, type ChangeEvent, type MouseEvent } from "react";
 import { errorMessage, getParsed, postParsed } from "@/components/dashboard/live";
 import { Time } from "@/components/saga-display";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import styles from "./auth.module.css";
 import { SignOutButton } from "./sign-out-button";
 

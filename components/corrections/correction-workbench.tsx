@@ -1,7 +1,7 @@
 "use client";
 
 import { audienceWords } from "@/components/audience-words";
-import Link from "next/link";
+import Link from "@/components/link";
 import { useState, type FormEvent } from "react";
 import { formatDuration, formatUtc } from "@/components/saga-display";
 import { DashboardRequestError, errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 
 /** What a not-found page says and where it leads back to. */
 export interface MissingPageProps {

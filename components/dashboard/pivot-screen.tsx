@@ -4,7 +4,7 @@
 // changed in the plan, the decision panel and its keys, the saving of an edit, the staged effects. The
 // deliberate steps (the confirmation, the editor, the record of edits) are in ./pivot-decision.tsx.
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useCallback, useRef, useState } from "react";
 import { ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen } from "@/lib/desks/pivots/views";
 import type { PivotRejectionCode } from "@/lib/saga/vocabulary";

@@ -1,7 +1,7 @@
 "use client";
 
 import type { ReactNode } from "react";
-import Link from "next/link";
+import Link from "@/components/link";
 import { ClassBadge, FactList, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import { actorInWords, eventInWords } from "@/lib/desks/audit/event-words";
 import { ZRunTimelineWire, type RunTimelineView } from "@/lib/desks/runs/views";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { StatusBadge, Time } from "@/components/saga-display";
 import { ZRunsPage, type TRunsPage, type TWaitingCounts } from "@/lib/desks/runs/views";
 import { RUN_STATUSES } from "@/lib/saga/vocabulary";

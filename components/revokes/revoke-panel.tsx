@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { useState, type FormEvent } from "react";
 import { ClassBadge, Countdown, formatDuration, StatusBadge, Time } from "@/components/saga-display";
 import { errorMessage, postParsed, useLive } from "@/components/dashboard/live";

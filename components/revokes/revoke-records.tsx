@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/link";
 import { Time } from "@/components/saga-display";
 import type { TRevokePage } from "@/lib/desks/revokes/find-revokes";
 import { RevokeOutcome } from "@/lib/desks/revokes/views";

@@ -1,7 +1,7 @@
 // The head of the escalation workbench: the kind and title, its status (live), the run it stops, on
 // whose behalf, whose queue it is in, how old it is, what a person does about its kind.
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { Mono, StatusBadge, formatDuration } from "@/components/saga-display";
 import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 import { KIND_HINTS, kindLabel } from "@/components/dashboard/labels";

@@ -1,7 +1,7 @@
 // A resolved escalation, as the workbench shows it: who resolved it and when, what was decided (field
 // by field), and whether the run still needs people.
 
-import Link from "next/link";
+import Link from "@/components/link";
 import { LabelledValues, Time } from "@/components/saga-display";
 import type { TEscalationDetail } from "@/lib/desks/escalations/views";
 import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";
