@@ -1,8 +1,7 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/link";
 import type { ReactNode } from "react";
-import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { Overview, OverviewBucket, WaitingKind } from "@/lib/desks/overview/get-overview";
 import styles from "./overview.module.css";
 import { BackLink } from "@/components/section";
@@ -55,6 +54,11 @@ export function durationWords(sec: number | null): string {
   return `${Math.round(sec / 8640) / 10} days`;
 }
 
+/** Seconds as whole minutes (null stays null). */
+function minutes(sec: number | null): number | null {
+  return sec === null ? null : Math.round(sec / 60);
+}
+
 function ago(iso: string | null): string {
   if (!iso) return "–";
   return durationWords(Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)));
@@ -72,7 +76,11 @@ function Card({ title, lead, children, numbers, empty }: { title: string; lead: 
     <section className={styles.chartCard} aria-label={title}>
       <h3>{title}</h3>
       <p className="muted small">{lead}</p>
-      {empty ? <p className={styles.noChart}>{empty}</p> : <div className={styles.chart}>{children}</div>}
+      {empty ? (
+        <p className={styles.noChart}>{empty}</p>
+      ) : (
+        <div className={styles.chart}>{children}</div>
+      )}
       <details className={styles.details}>
         <summary>The numbers</summary>
         {numbers}
@@ -109,50 +117,95 @@ function SeriesTable({ overview, columns }: { overview: Overview; columns: [keyo
   );
 }
 
-/** The shared axes of the charts over the range's buckets. */
-function bucketAxes(overview: Overview) {
-  const label = tick(overview.bucket);
-  const axis = { tick: { fontSize: 11 }, stroke: COLORS.muted };
-  return {
-    label,
-    axis,
-    grid: <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" vertical={false} />,
-    xAxis: <XAxis dataKey="start" tickFormatter={label} {...axis} minTickGap={16} />,
-  };
+/** One series of a bucket chart: its name, colour and value in each bucket (null: nothing to draw). */
+interface Series {
+  name: string;
+  color: string;
+  value: (b: OverviewBucket) => number | null;
 }
 
-/** Bars per bucket of the range, one series per entry of `bars` (`[field, name, colour]`). */
-function BucketBars({ overview, bars }: { overview: Overview; bars: [keyof OverviewBucket, string, string][] }) {
-  const { label, axis, grid, xAxis } = bucketAxes(overview);
+/** A bucket field as a series. */
+function field(key: keyof OverviewBucket, name: string, color: string): Series {
+  return { name, color, value: (b) => b[key] as number | null };
+}
+
+/** The top of a chart's scale: `max` rounded up to 1, 2 or 5 times a power of ten. */
+export function scaleTop(max: number): number {
+  if (max <= 0) return 1;
+  const power = 10 ** Math.floor(Math.log10(max));
+  return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max) ?? 10 * power;
+}
+
+/** The legend of a chart with more than one series. */
+function Legend({ series }: { series: Series[] }) {
+  if (series.length < 2) return null;
   return (
-    <ResponsiveContainer>
-      <BarChart data={overview.buckets}>
-        {grid}
-        {xAxis}
-        <YAxis allowDecimals={false} width={36} {...axis} />
-        <Tooltip labelFormatter={(v) => label(String(v))} />
-        {bars.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
-        {bars.map(([key, name, fill]) => (
-          <Bar key={key} dataKey={key} name={name} fill={fill} />
-        ))}
-      </BarChart>
-    </ResponsiveContainer>
+    <ul className={styles.legend}>
+      {series.map((s) => (
+        <li key={s.name}>
+          <span className={styles.swatch} style={{ background: s.color }} />
+          {s.name}
+        </li>
+      ))}
+    </ul>
   );
 }
 
-/** Horizontal bars of counts by category (`rows`: label and count), and the same as a table. */
-function CategoryBars({ rows, name, labelWidth }: { rows: { label: string; count: number }[]; name: string; labelWidth: number }) {
-  const axis = { tick: { fontSize: 11 }, stroke: COLORS.muted };
+/**
+ * Bars per bucket of the range, one bar per series, drawn with HTML and CSS. The server sends them
+ * drawn: the first version drew them with a chart library in the browser after the page showed, seven
+ * charts in tasks of 260-370 ms that held the page (and the next page someone opened) until they ended.
+ * Hovering a bucket names its values; the numbers are in the card's table.
+ */
+function BucketBars({ overview, series, unit = "" }: { overview: Overview; series: Series[]; unit?: string }) {
+  const label = tick(overview.bucket);
+  const top = scaleTop(Math.max(0, ...overview.buckets.flatMap((b) => series.map((s) => s.value(b) ?? 0))));
+  // Labels under at most seven buckets, or four on a phone (the others are hidden there by CSS).
+  const every = Math.ceil(overview.buckets.length / 7);
+  const everyNarrow = every * Math.ceil(Math.ceil(overview.buckets.length / 4) / every);
+  const words = (v: number | null) => (v === null ? "none" : `${v}${unit}`);
   return (
-    <ResponsiveContainer>
-      <BarChart data={rows} layout="vertical" margin={{ left: 8 }}>
-        <CartesianGrid strokeDasharray="3 3" stroke="#e5e9ee" horizontal={false} />
-        <XAxis type="number" allowDecimals={false} {...axis} />
-        <YAxis type="category" dataKey="label" width={labelWidth} {...axis} />
-        <Tooltip />
-        <Bar dataKey="count" name={name} fill={COLORS.primary} />
-      </BarChart>
-    </ResponsiveContainer>
+    <div className={styles.barChart} data-testid="chart" role="img" aria-label={`${series.map((s) => s.name).join(", ")} per ${overview.bucket}; the scale goes to ${top}${unit}`}>
+      <Legend series={series} />
+      <div className={styles.plot}>
+        <div className={styles.scale} aria-hidden="true">
+          <span>{`${top}${unit}`}</span>
+          <span>{top % 2 === 0 ? `${top / 2}${unit}` : ""}</span>
+          <span>0</span>
+        </div>
+        <div className={styles.columns}>
+          {overview.buckets.map((b, i) => (
+            <div key={b.start} className={styles.column} title={`${label(b.start)}: ${series.map((s) => `${s.name} ${words(s.value(b))}`).join(", ")}`}>
+              <div className={styles.barGroup}>
+                {series.map((s) => {
+                  const v = s.value(b) ?? 0;
+                  return <span key={s.name} className={styles.bar} style={{ height: `${(v / top) * 100}%`, background: s.color }} />;
+                })}
+              </div>
+              <span className={`${styles.tick} ${i % everyNarrow === 0 ? "" : styles.wideOnly}`}>{i % every === 0 ? label(b.start) : ""}</span>
+            </div>
+          ))}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** Horizontal bars of counts by category (`rows`: label and count), drawn with HTML and CSS. */
+function CategoryBars({ rows, name }: { rows: { label: string; count: number }[]; name: string }) {
+  const top = Math.max(1, ...rows.map((r) => r.count));
+  return (
+    <div className={styles.categoryChart} data-testid="chart" role="img" aria-label={`${name} by category; the most is ${top}`}>
+      {rows.map((r) => (
+        <div key={r.label} className={styles.categoryRow} title={`${r.label}: ${r.count}`}>
+          <span className={styles.categoryLabel}>{r.label}</span>
+          <span className={styles.categoryTrack}>
+            <span className={styles.categoryBar} style={{ width: `${(r.count / top) * 100}%` }} />
+          </span>
+          <span className={styles.categoryCount}>{r.count}</span>
+        </div>
+      ))}
+    </div>
   );
 }
 
@@ -175,10 +228,8 @@ function CountTable({ rows }: { rows: { label: string; count: number }[] }) {
 /** The overview: what waits for people, and the run-quality figures of the chosen range as charts. */
 export function OverviewCharts({ overview, notice }: { overview: Overview; notice: string | null }) {
   const t = overview.totals;
-  const { label, axis, grid, xAxis } = bucketAxes(overview);
   const waitingTotal = overview.waiting.reduce((s, w) => s + w.total, 0);
   const empty = t.runsIncomplete === 0 && t.compensationsRequested === 0 && t.repairsResolved === 0 && overview.correctionsByAudience.length === 0 && overview.revokesByOutcome.every((r) => r.count === 0);
-  const repairData = overview.buckets.map((b) => ({ ...b, medianMin: b.repairMedianSec === null ? null : Math.round(b.repairMedianSec / 60), p90Min: b.repairP90Sec === null ? null : Math.round(b.repairP90Sec / 60) }));
   const revokes = overview.revokesByOutcome.map((r) => ({ ...r, label: OUTCOME_LABELS[r.outcome] ?? r.outcome }));
   const corrections = overview.correctionsByAudience.map((c) => ({ label: c.audience, count: c.sent }));
   const revokeTotal = revokes.reduce((s, r) => s + r.count, 0);
@@ -275,7 +326,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             }
             numbers={<SeriesTable overview={overview} columns={[["irreversibleBeforePivot", "Executed before the pivot"]]} />}
           >
-            <BucketBars overview={overview} bars={[["irreversibleBeforePivot", "Irreversible before the pivot", COLORS.bad]]} />
+            <BucketBars overview={overview} series={[field("irreversibleBeforePivot", "Irreversible before the pivot", COLORS.bad)]} />
           </Card>
 
           <Card
@@ -288,7 +339,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             }
             numbers={<SeriesTable overview={overview} columns={[["duplicatesPrevented", "Prevented"]]} />}
           >
-            <BucketBars overview={overview} bars={[["duplicatesPrevented", "Duplicates prevented", COLORS.good]]} />
+            <BucketBars overview={overview} series={[field("duplicatesPrevented", "Duplicates prevented", COLORS.good)]} />
           </Card>
 
           <Card
@@ -312,7 +363,10 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
               />
             }
           >
-            <BucketBars overview={overview} bars={[["compensationsRequested", "Requested", COLORS.muted], ["compensationsConfirmed", "Confirmed", COLORS.good], ["compensationsFailed", "Failed", COLORS.bad]]} />
+            <BucketBars
+              overview={overview}
+              series={[field("compensationsRequested", "Requested", COLORS.muted), field("compensationsConfirmed", "Confirmed", COLORS.good), field("compensationsFailed", "Failed", COLORS.bad)]}
+            />
           </Card>
 
           <Card
@@ -330,7 +384,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
               />
             }
           >
-            <BucketBars overview={overview} bars={[["runsIncomplete", "Incomplete", COLORS.warn]]} />
+            <BucketBars overview={overview} series={[field("runsIncomplete", "Incomplete", COLORS.warn)]} />
           </Card>
 
           <Card
@@ -352,17 +406,14 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
               />
             }
           >
-            <ResponsiveContainer>
-              <LineChart data={repairData}>
-                {grid}
-                {xAxis}
-                <YAxis width={44} {...axis} unit=" min" />
-                <Tooltip labelFormatter={(v) => label(String(v))} formatter={(v) => `${String(v)} min`} />
-                <Legend wrapperStyle={{ fontSize: 12 }} />
-                <Line dataKey="medianMin" name="Median" stroke={COLORS.primary} connectNulls dot={{ r: 2 }} />
-                <Line dataKey="p90Min" name="90th percentile" stroke={COLORS.warn} connectNulls dot={{ r: 2 }} />
-              </LineChart>
-            </ResponsiveContainer>
+            <BucketBars
+              overview={overview}
+              unit=" min"
+              series={[
+                { name: "Median", color: COLORS.primary, value: (b) => minutes(b.repairMedianSec) },
+                { name: "90th percentile", color: COLORS.warn, value: (b) => minutes(b.repairP90Sec) },
+              ]}
+            />
           </Card>
 
           <Card
@@ -373,7 +424,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
               overview.correctionsByAudience.length === 0 ? <p className="muted">None.</p> : <CountTable rows={corrections} />
             }
           >
-            <CategoryBars rows={corrections} name="Sent" labelWidth={80} />
+            <CategoryBars rows={corrections} name="Sent" />
           </Card>
 
           <Card
@@ -387,7 +438,7 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
             }
             numbers={<CountTable rows={revokes} />}
           >
-            <CategoryBars rows={revokes} name="Revokes" labelWidth={150} />
+            <CategoryBars rows={revokes} name="Revokes" />
           </Card>
         </div>
       </section>

@@ -50,8 +50,8 @@ test("a viewer reads the overview: waiting items by kind and age, and run qualit
   await expect(irreversible).toContainText("As it must be");
   await expect(page.getByRole("region", { name: "Compensations requested vs confirmed" })).toContainText(`${expected.totals.compensationsConfirmed} / ${expected.totals.compensationsRequested}`);
   await expect(page.getByRole("region", { name: "Manual repair time" })).toContainText(`over ${expected.totals.repairsResolved} repairs`);
-  // Charts drew (recharts renders SVG once it has measured its box).
-  await expect(page.locator(".recharts-surface").first()).toBeVisible();
+  // The charts arrive drawn with the page.
+  await expect(page.getByTestId("chart").first()).toBeVisible();
   // The raw numbers are one click away.
   await page.getByRole("region", { name: "Incomplete runs" }).getByText("The numbers").click();
   await expect(page.getByRole("region", { name: "Incomplete runs" }).getByRole("table")).toBeVisible();
@@ -66,7 +66,7 @@ test("a viewer reads the overview: waiting items by kind and age, and run qualit
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto("/overview?range=7d");
   await expect(page.getByRole("heading", { name: "Overview", level: 1 })).toBeVisible();
-  await expect(page.locator(".recharts-surface").first()).toBeVisible();
+  await expect(page.getByTestId("chart").first()).toBeVisible();
   // Nothing wider than the phone's screen.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await page.screenshot({ path: screenshotPath("overview-phone"), fullPage: true });
