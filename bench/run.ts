@@ -15,6 +15,7 @@
 import pg from "pg";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
+import { rawDriverOf } from "@/lib/core/db/raw-driver";
 import { SagaEngine } from "@/lib/saga/engine";
 import { testPostgresAdminUrl } from "@/tests/support/test-database";
 import {
@@ -245,11 +246,36 @@ async function postgresSection(): Promise<void> {
 
     // 2: 200 concurrent runs × 10 steps, pool of 20 each.
     const RUNS = quick ? 50 : 200;
-    const conc: Record<string, () => Promise<Round>> = {
-      engine: () => engineConcurrent(store, RUNS, STEPS_PER_RUN),
-      raw: () => raw.concurrent(RUNS, STEPS_PER_RUN),
+    // What limits each subject: this process's CPU over the round (a share of one core: near 1, the
+    // one JavaScript thread is the limit) and how many queries waited for a pool connection, sampled.
+    const limits: Record<string, { cpu: number[]; waiting: number[] }> = {};
+    const observed = (name: string, pool: pg.Pool | null, fn: () => Promise<Round>) => async () => {
+      const cpu0 = process.cpuUsage();
+      let samples = 0;
+      let waiting = 0;
+      const timer = pool
+        ? setInterval(() => {
+            samples++;
+            waiting += pool.waitingCount;
+          }, 5)
+        : null;
+      const round = await fn();
+      if (timer) clearInterval(timer);
+      const used = process.cpuUsage(cpu0);
+      const seen = (limits[name] ??= { cpu: [], waiting: [] });
+      seen.cpu.push((used.user + used.system) / 1000 / round.wallMs);
+      if (pool) seen.waiting.push(samples ? waiting / samples : 0);
+      return round;
     };
-    if (d0) conc.dbos = () => d0.dbosConcurrent(RUNS, STEPS_PER_RUN);
+    const enginePool = (() => {
+      const driver = rawDriverOf(prisma);
+      return driver?.kind === "postgresql" ? driver.pool : null;
+    })();
+    const conc: Record<string, () => Promise<Round>> = {
+      engine: observed("engine", enginePool, () => engineConcurrent(store, RUNS, STEPS_PER_RUN)),
+      raw: observed("raw", raw.pool, () => raw.concurrent(RUNS, STEPS_PER_RUN)),
+    };
+    if (d0) conc.dbos = observed("dbos", null, () => d0.dbosConcurrent(RUNS, STEPS_PER_RUN));
     const c = await interleave(quick ? 2 : 5, conc);
     const tput = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, spread(v.map(stepsPerSec))])) as Record<string, Spread>;
     const cp = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, percentiles(all(v))]));
@@ -308,11 +334,19 @@ async function postgresSection(): Promise<void> {
         row("engine, relaxed outcome", "engineRelaxed", fmtSpread(ratio("engineRelaxed", "raw"), 2), r.dbos ? fmtSpread(ratio("engineRelaxed", "dbos"), 2) : "", ""),
       ]),
     );
+    const limitCells = (key: string) => {
+      const l = limits[key];
+      if (!l) return ["", ""];
+      return [fmtSpread(spread(l.cpu), 2), l.waiting.length ? fmtSpread(spread(l.waiting), 1) : "not visible"];
+    };
     const trow = (name: string, key: string, goal: string) =>
-      c[key] ? [name, fmtSpread(tput[key]!, 0), fmt(cp[key]!.p50), fmt(cp[key]!.p99), c.dbos ? fmtSpread(spread(c[key]!.map((x, i) => stepsPerSec(x) / stepsPerSec(c.dbos![i]!))), 2) : "", goal] : [name, "skipped", "", "", "", ""];
+      c[key]
+        ? [name, fmtSpread(tput[key]!, 0), fmt(cp[key]!.p50), fmt(cp[key]!.p99), c.dbos ? fmtSpread(spread(c[key]!.map((x, i) => stepsPerSec(x) / stepsPerSec(c.dbos![i]!))), 2) : "", ...limitCells(key), goal]
+        : [name, "skipped", "", "", "", "", "", ""];
+    results.postgresqlConcurrentLimits = limits;
     tables.push(
-      printTable(`2. PostgreSQL, ${RUNS} concurrent runs × ${STEPS_PER_RUN} steps, pool 20: throughput`, [
-        ["subject", "steps/s", "p50 ms", "p99 ms", "vs DBOS", "goal"],
+      printTable(`2. PostgreSQL, ${RUNS} concurrent runs × ${STEPS_PER_RUN} steps, pool 20: throughput, and what limits it`, [
+        ["subject", "steps/s", "p50 ms", "p99 ms", "vs DBOS", "bench process CPU (cores)", "queries waiting for the pool", "goal"],
         trow("raw pg, 2 commits", "raw", ""),
         trow("DBOS 5.3", "dbos", ""),
         trow("engine + PrismaSagaStore", "engine", "≥ 1.5× DBOS"),
