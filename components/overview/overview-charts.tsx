@@ -130,7 +130,7 @@ function field(key: keyof OverviewBucket, name: string, color: string): Series {
 }
 
 /** The top of a chart's scale: `max` rounded up to 1, 2 or 5 times a power of ten. */
-export function scaleTop(max: number): number {
+function scaleTop(max: number): number {
   if (max <= 0) return 1;
   const power = 10 ** Math.floor(Math.log10(max));
   return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max) ?? 10 * power;
