@@ -67,6 +67,16 @@ const STEP_INSERT = `INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).joi
  * has a pivot (`noPivot`). A guard that does not ask never counts the run's steps.
  */
 function runFactsSql(guard: IntentGuard | undefined): string {
+  const shape = `${guard?.appendOnly ? 1 : 0}${guard?.noPivot ? 1 : 0}`;
+  let sql = RUN_FACTS_SQL.get(shape);
+  if (!sql) RUN_FACTS_SQL.set(shape, (sql = buildRunFactsSql(guard)));
+  return sql;
+}
+
+/** The statement per guard shape (whether it asks appendOnly, noPivot): built once, not per intent. */
+const RUN_FACTS_SQL = new Map<string, string>();
+
+function buildRunFactsSql(guard: IntentGuard | undefined): string {
   const facts = [`"status"`, `"updatedAt"`, `"agent"`];
   if (guard?.appendOnly) {
     facts.push(
