@@ -7,9 +7,11 @@
  *
  * Every figure is one indexed read at a million steps. The saga log's own tables carry no index for
  * them on the hot write path: the rows these figures count are rare (irreversible staging steps,
- * compensations, reconciles), so they sit in partial indexes (migration 20261201060000) that a plain
- * step's intent and outcome never write, and the queries here repeat each index's predicate in
- * literal SQL (a bound parameter would not let the planner prove the index applies).
+ * reconciles), so they sit in partial indexes (migration 20261201060000) that a plain step's intent and
+ * outcome never write, and the queries here repeat each index's predicate in literal SQL (a bound
+ * parameter would not let the planner prove the index applies). Two figures grow with the log faster
+ * than a range's hours (compensations, 111k per 90 days at a million steps, and duplicates prevented):
+ * they are read from hourly counts the database keeps beside the log (fold-overview-counts.ts).
  */
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
@@ -21,6 +23,7 @@ import { assertCan } from "@/lib/server/auth/roles";
 import { summarizeRevokes } from "@/lib/desks/revokes/revoke-rules";
 import { RevokeOutcome } from "@/lib/desks/revokes/views";
 import { EscalationKind, RunStatus } from "@/lib/saga/vocabulary";
+import { OVERVIEW_METRICS } from "./fold-overview-counts";
 
 /** The ranges a person can choose, and their bucket. */
 export const OVERVIEW_RANGES = {
@@ -84,12 +87,6 @@ export interface Overview {
   revokesNotRead: number;
 }
 
-function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  const rank = Math.ceil(p * sorted.length) - 1;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))]!;
-}
-
 /** The bucket a time falls in, as the bucket's start in ms. */
 function bucketStart(ms: number, bucket: "hour" | "day"): number {
   const size = bucket === "hour" ? 3600_000 : 86400_000;
@@ -116,22 +113,36 @@ function dialect(prisma: PrismaClient) {
     /** A time literal as the column stores it (SQLite: Prisma's ISO text with +00:00; PostgreSQL: timestamp). */
     at: (d: Date) => (pg ? `'${d.toISOString()}'::timestamp` : `'${d.toISOString().replace("Z", "+00:00")}'`),
     /**
-     * The hour a time column falls in: `select` as text sortable and parseable (`YYYY-MM-DDTHH`),
-     * `group` what to group by. PostgreSQL groups by `date_trunc` and formats each group once: a
-     * `to_char` per row cost more than the rest of the scan (59 ms against 26 over 111k steps).
+     * The bucket a time column falls in: `select` as text sortable and parseable (`YYYY-MM-DDTHH` for
+     * an hour, `YYYY-MM-DD` for a day), `group` what to group by. PostgreSQL groups by `date_trunc`
+     * and formats each group once: a `to_char` per row cost more than the rest of the scan (59 ms
+     * against 26 over 111k steps).
      */
-    hour: (column: string) =>
+    bucket: (column: string, bucket: "hour" | "day") =>
       pg
-        ? { select: `to_char(date_trunc('hour', ${column}), 'YYYY-MM-DD"T"HH24')`, group: `date_trunc('hour', ${column})` }
-        : { select: `substr(replace(${column}, ' ', 'T'), 1, 13)`, group: "1" },
-    /** A JSON member as text. */
-    jsonText: (column: string, member: string) => (pg ? `(${column}->>'${member}')` : `json_extract(${column}, '$.${member}')`),
+        ? { select: `to_char(date_trunc('${bucket}', ${column}), '${bucket === "hour" ? 'YYYY-MM-DD"T"HH24' : "YYYY-MM-DD"}')`, group: `date_trunc('${bucket}', ${column})` }
+        : { select: `substr(replace(${column}, ' ', 'T'), 1, ${bucket === "hour" ? 13 : 10})`, group: "1" },
+    /** Whole milliseconds from one time column to another (exact on PostgreSQL; within 0.05 ms on SQLite, then rounded). */
+    msBetween: (start: string, end: string) =>
+      pg ? `(EXTRACT(EPOCH FROM (${end} - ${start})) * 1000)::bigint` : `CAST(round((julianday(${end}) - julianday(${start})) * 86400000) AS INTEGER)`,
+    /**
+     * Each correction sent in [F, T) once per distinct audience it names (text members of its JSON
+     * array only), counted per audience.
+     */
+    sentPerAudience: (F: string, T: string) =>
+      pg
+        ? `SELECT a.value #>> '{}' AS audience, COUNT(DISTINCT c."id") AS n FROM "Correction" c
+             CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c."audience") = 'array' THEN c."audience" ELSE '[]'::jsonb END) AS a(value)
+             WHERE c."status" = 'SENT' AND c."sentAt" >= ${F} AND c."sentAt" < ${T} AND jsonb_typeof(a.value) = 'string' GROUP BY 1`
+        : `SELECT a."value" AS audience, COUNT(DISTINCT c."id") AS n FROM "Correction" c,
+             json_each(CASE WHEN json_type(c."audience") = 'array' THEN c."audience" ELSE '[]' END) AS a
+             WHERE c."status" = 'SENT' AND c."sentAt" >= ${F} AND c."sentAt" < ${T} AND a."type" = 'text' GROUP BY 1`,
   };
 }
 
-/** `YYYY-MM-DDTHH` back to the hour's start in ms. */
+/** `YYYY-MM-DDTHH` (an hour) or `YYYY-MM-DD` (a day) back to its start in ms. */
 function hourMs(hour: string): number {
-  return Date.parse(`${hour}:00:00.000Z`);
+  return Date.parse(hour.length === 10 ? `${hour}T00:00:00.000Z` : `${hour}:00:00.000Z`);
 }
 
 /** The overview of the range ending now (database clock), for a person who may read the dashboard. */
@@ -155,37 +166,54 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
   type Waiting = { kind: string; band: number | bigint; n: number | bigint; oldest: unknown };
   const query = <T>(text: string) => prisma.$queryRawUnsafe<T[]>(text);
 
-  const [createdHour, atHour, requestedHour] = [sql.hour('"createdAt"'), sql.hour('"at"'), sql.hour('"compensationRequestedAt"')];
+  const created = sql.bucket('"createdAt"', bucket);
+  // Manual repair times in whole seconds (as a person reads them), per bucket of their resolution
+  // and over the range ("" below); the median and p90 are picked in SQL by rank: the ceil(p * n)-th
+  // smallest (nearest rank), so no row of the range crosses to this process.
+  const seconds = `CASE WHEN ${sql.msBetween('"createdAt"', '"resolvedAt"')} < 0 THEN 0 ELSE (${sql.msBetween('"createdAt"', '"resolvedAt"')} + 500) / 1000 END`;
+  const repairKinds = REPAIR_KINDS.map((k) => `'${k}'`).join(", ");
+  const repairSql = `WITH r AS (
+      SELECT ${sql.bucket('"resolvedAt"', bucket).select} AS b, ${seconds} AS sec FROM "Escalation"
+      WHERE "status" = 'RESOLVED' AND "resolvedAt" >= ${F} AND "resolvedAt" < ${T} AND "kind" IN (${repairKinds}) AND ("resolvedBy" IS NULL OR "resolvedBy" <> 'sla')
+    ), ranked AS (
+      SELECT b, sec, ROW_NUMBER() OVER (PARTITION BY b ORDER BY sec) AS rn, COUNT(*) OVER (PARTITION BY b) AS cnt FROM r
+      UNION ALL
+      SELECT '' AS b, sec, ROW_NUMBER() OVER (ORDER BY sec) AS rn, COUNT(*) OVER () AS cnt FROM r
+    )
+    SELECT b AS h, cnt AS n, MAX(CASE WHEN rn = (cnt + 1) / 2 THEN sec END) AS p50, MAX(CASE WHEN rn = (9 * cnt + 9) / 10 THEN sec END) AS p90 FROM ranked GROUP BY b, cnt`;
+  // The counts' periods: `YYYY-MM-DDTHH` for an hour, `YYYY-MM-DD` for a day (UTC; the range's ends are whole buckets).
+  const period = (d: Date) => d.toISOString().slice(0, bucket === "hour" ? 13 : 10);
+  const counted = Object.values(OVERVIEW_METRICS).map((m) => `'${m}'`).join(", ");
 
   // The statements are independent: on PostgreSQL they run side by side on the pool, so a page waits
   // for the slowest one instead of their sum; on SQLite (one connection) they still run one by one.
   const rows = await onConnection(prisma, async () => {
-    const [pivots, escalations, drafts, irreversible, duplicates, compensations, incompleteRuns, repairs, corrections, revokes, revokeCount] = await Promise.all([
+    const [pivots, escalations, drafts, irreversible, hourly, incompleteRuns, repairs, corrections, revokes, revokeCount] = await Promise.all([
       query<Waiting>(`SELECT 'PIVOT' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Pivot" WHERE "status" = 'PENDING' GROUP BY 2`),
       query<Waiting>(`SELECT "kind" AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Escalation" WHERE "status" IN ('OPEN', 'CLAIMED') GROUP BY 1, 2`),
       query<Waiting>(`SELECT 'CORRECTION' AS kind, ${band} AS band, COUNT(*) AS n, MIN("createdAt") AS oldest FROM "Correction" WHERE "status" = 'DRAFT' GROUP BY 2`),
       // Partial index Step_irreversible_staging_idx: the predicate's literals are repeated here.
-      query<Count>(`SELECT ${createdHour.select} AS h, COUNT(*) AS n FROM "Step"
-        WHERE "toolClass" = 'IRREVERSIBLE' AND "phase" = 'STAGING' AND "createdAt" >= ${F} AND "createdAt" < ${T} AND "status" NOT IN ('NOT_EXECUTED', 'FAILED') GROUP BY ${createdHour.group}`),
-      // Partial index AuditEvent_step_reconciled_idx: a reconcile that found the effect is a blind retry (a duplicate) prevented.
-      query<Count>(`SELECT ${atHour.select} AS h, COUNT(*) AS n FROM "AuditEvent"
-        WHERE "type" = 'step.reconciled' AND "at" >= ${F} AND "at" < ${T} AND ${sql.jsonText('"data"', "outcome")} = 'CONFIRMED' GROUP BY ${atHour.group}`),
-      // Partial index Step_compensation_requested_idx, by when the compensation was requested.
-      query<Count & { state: string }>(`SELECT ${requestedHour.select} AS h, "compensationState" AS state, COUNT(*) AS n FROM "Step"
-        WHERE "compensationRequestedAt" IS NOT NULL AND "compensationRequestedAt" >= ${F} AND "compensationRequestedAt" < ${T} GROUP BY ${requestedHour.group}, 2`),
+      query<Count>(`SELECT ${created.select} AS h, COUNT(*) AS n FROM "Step"
+        WHERE "toolClass" = 'IRREVERSIBLE' AND "phase" = 'STAGING' AND "createdAt" >= ${F} AND "createdAt" < ${T} AND "status" NOT IN ('NOT_EXECUTED', 'FAILED') GROUP BY ${created.group}`),
+      // Counts kept by triggers, per bucket (fold-overview-counts.ts): the bucket's counts plus the
+      // deltas not yet folded, in one statement, so a fold running meanwhile is seen whole or not at all.
+      query<Count & { metric: string; key: string }>(`SELECT "metric" AS metric, "period" AS h, "key" AS key, SUM("n") AS n FROM (
+          SELECT "metric", "period", "key", "n" FROM "OverviewCount"
+            WHERE "metric" IN (${counted}) AND "span" = '${bucket}' AND "period" >= '${period(from)}' AND "period" < '${period(to)}'
+          UNION ALL
+          SELECT "metric", substr("hour", 1, ${period(from).length}), "key", "n" FROM "OverviewDelta"
+            WHERE "metric" IN (${counted}) AND "hour" >= '${from.toISOString().slice(0, 13)}' AND "hour" < '${to.toISOString().slice(0, 13)}'
+        ) AS c GROUP BY "metric", "period", "key"`),
       // Only the unfinished statuses (the status index): counting every run of a 90-day range would read
       // every run at scale, and a healthy system has few unfinished ones.
-      query<Count>(`SELECT ${createdHour.select} AS h, COUNT(*) AS n FROM "Run"
-        WHERE "status" IN (${incomplete}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY ${createdHour.group}`),
-      prisma.escalation.findMany({
-        where: { status: "RESOLVED", resolvedAt: { gte: from, lt: to }, kind: { in: REPAIR_KINDS }, NOT: { resolvedBy: "sla" } },
-        select: { createdAt: true, resolvedAt: true },
-      }),
-      prisma.correction.findMany({ where: { status: "SENT", sentAt: { gte: from, lt: to } }, select: { audience: true } }),
+      query<Count>(`SELECT ${created.select} AS h, COUNT(*) AS n FROM "Run"
+        WHERE "status" IN (${incomplete}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY ${created.group}`),
+      query<Count & { p50: number | bigint | null; p90: number | bigint | null }>(repairSql),
+      query<{ audience: string; n: number | bigint }>(sql.sentPerAudience(F, T)),
       prisma.revoke.findMany({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } }, orderBy: [{ requestedAt: "desc" }, { id: "desc" }], take: REVOKE_LIMIT }),
       prisma.revoke.count({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } } }),
     ]);
-    return { waiting: [...pivots, ...escalations, ...drafts], irreversible, duplicates, compensations, incomplete: incompleteRuns, repairs, corrections, revokes, revokeCount };
+    return { waiting: [...pivots, ...escalations, ...drafts], irreversible, hourly, incomplete: incompleteRuns, repairs, corrections, revokes, revokeCount };
   });
 
   const size = bucket === "hour" ? 3600_000 : 86400_000;
@@ -201,36 +229,33 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
     }
   };
   add(rows.irreversible, "irreversibleBeforePivot");
-  add(rows.duplicates, "duplicatesPrevented");
   add(rows.incomplete, "runsIncomplete");
-  for (const r of rows.compensations) {
+  for (const r of rows.hourly) {
     const b = at(r.h);
     if (!b) continue;
-    b.compensationsRequested += Number(r.n);
-    if (r.state === "CONFIRMED") b.compensationsConfirmed += Number(r.n);
-    if (r.state === "FAILED") b.compensationsFailed += Number(r.n);
+    const n = Number(r.n);
+    if (r.metric === OVERVIEW_METRICS.duplicatePrevented) b.duplicatesPrevented += n;
+    if (r.metric !== OVERVIEW_METRICS.compensation) continue;
+    b.compensationsRequested += n;
+    if (r.key === "CONFIRMED") b.compensationsConfirmed += n;
+    if (r.key === "FAILED") b.compensationsFailed += n;
   }
-  const repairTimes = new Map<number, number[]>();
-  const allRepairs: number[] = [];
+  let allRepairs: { n: number; p50: number | null; p90: number | null } = { n: 0, p50: null, p90: null };
   for (const r of rows.repairs) {
-    if (!r.resolvedAt) continue;
-    const sec = Math.max(0, Math.round((r.resolvedAt.getTime() - r.createdAt.getTime()) / 1000));
-    const key = bucketStart(r.resolvedAt.getTime(), bucket);
-    repairTimes.set(key, [...(repairTimes.get(key) ?? []), sec]);
-    allRepairs.push(sec);
-  }
-  for (const [key, times] of repairTimes) {
-    const b = buckets.get(key);
+    const figures = { n: Number(r.n), p50: r.p50 === null ? null : Number(r.p50), p90: r.p90 === null ? null : Number(r.p90) };
+    if (r.h === "") {
+      allRepairs = figures;
+      continue;
+    }
+    const b = at(r.h);
     if (!b) continue;
-    const sorted = [...times].sort((x, y) => x - y);
-    b.repairsResolved = sorted.length;
-    b.repairMedianSec = percentile(sorted, 0.5);
-    b.repairP90Sec = percentile(sorted, 0.9);
+    b.repairsResolved = figures.n;
+    b.repairMedianSec = figures.p50;
+    b.repairP90Sec = figures.p90;
   }
 
   const list = [...buckets.values()];
   const sum = (key: keyof OverviewBucket) => list.reduce((s, b) => s + (b[key] as number), 0);
-  const sortedRepairs = allRepairs.sort((x, y) => x - y);
 
   const waiting = new Map<WaitingKind, Overview["waiting"][number]>();
   for (const kind of ["PIVOT", ...Object.values(EscalationKind), "CORRECTION"] as WaitingKind[]) waiting.set(kind, { kind, total: 0, ages: { under1h: 0, h1to4: 0, h4to24: 0, over24h: 0 }, oldestAt: null });
@@ -244,8 +269,6 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
     if (!w.oldestAt || oldest < w.oldestAt) w.oldestAt = oldest;
   }
 
-  const audiences = new Map<string, number>();
-  for (const c of rows.corrections) for (const a of new Set(Array.isArray(c.audience) ? c.audience.filter((x): x is string => typeof x === "string") : [])) audiences.set(a, (audiences.get(a) ?? 0) + 1);
   const outcomes = new Map<RevokeOutcome, number>();
   for (const s of await summarizeRevokes(prisma, rows.revokes)) outcomes.set(s.outcome, (outcomes.get(s.outcome) ?? 0) + 1);
 
@@ -263,11 +286,11 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
       compensationsConfirmed: sum("compensationsConfirmed"),
       compensationsFailed: sum("compensationsFailed"),
       runsIncomplete: sum("runsIncomplete"),
-      repairsResolved: sortedRepairs.length,
-      repairMedianSec: percentile(sortedRepairs, 0.5),
-      repairP90Sec: percentile(sortedRepairs, 0.9),
+      repairsResolved: allRepairs.n,
+      repairMedianSec: allRepairs.p50,
+      repairP90Sec: allRepairs.p90,
     },
-    correctionsByAudience: [...audiences].map(([audience, sent]) => ({ audience, sent })).sort((a, b) => b.sent - a.sent || a.audience.localeCompare(b.audience)),
+    correctionsByAudience: rows.corrections.map((c) => ({ audience: c.audience, sent: Number(c.n) })).sort((a, b) => b.sent - a.sent || a.audience.localeCompare(b.audience)),
     // Step revokes only: a whole run's outcomes (unwinding, done) are told through its steps' rows.
     revokesByOutcome: Object.values(RevokeOutcome)
       .filter((o) => o !== RevokeOutcome.unwinding && o !== RevokeOutcome.done)

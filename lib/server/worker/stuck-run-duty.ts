@@ -10,6 +10,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { stuckAfterPivotMs, stuckRunSweeper, type StuckRunSweeper, type SweepStuckRunsResult } from "./sweep-stuck-runs";
 import { logSink, serverLog, type LogSink } from "@/lib/core/observability/log";
+import { dutyEveryMs } from "./duty-interval";
 
 /** How often an app process sweeps when nothing is configured: every 30 s. */
 export const DEFAULT_STUCK_SWEEP_EVERY_MS = 30_000;
@@ -41,14 +42,7 @@ export interface StuckRunDuty {
 
 /** The sweep interval from the environment, or null when the duty is off in this process. */
 export function stuckSweepEveryMs(env: Record<string, string | undefined> = process.env): number | null {
-  const raw = env[STUCK_SWEEP_ENV]?.trim();
-  if (!raw) return DEFAULT_STUCK_SWEEP_EVERY_MS;
-  const value = Number(raw);
-  if (value === 0) return null;
-  if (!Number.isInteger(value) || value < 100) {
-    throw new Error(`${STUCK_SWEEP_ENV} must be a whole number of milliseconds of at least 100, or 0 to turn the sweep off here (got "${raw}").`);
-  }
-  return value;
+  return dutyEveryMs(STUCK_SWEEP_ENV, DEFAULT_STUCK_SWEEP_EVERY_MS, env);
 }
 
 /**
