@@ -118,13 +118,15 @@ function dialect(prisma: PrismaClient) {
      * and formats each group once: a `to_char` per row cost more than the rest of the scan (59 ms
      * against 26 over 111k steps).
      */
-    bucket: (column: string, bucket: "hour" | "day") =>
-      pg
-        ? { select: `to_char(date_trunc('${bucket}', ${column}), '${bucket === "hour" ? 'YYYY-MM-DD"T"HH24' : "YYYY-MM-DD"}')`, group: `date_trunc('${bucket}', ${column})` }
-        : { select: `substr(replace(${column}, ' ', 'T'), 1, ${bucket === "hour" ? 13 : 10})`, group: "1" },
-    /** Whole milliseconds from one time column to another (exact on PostgreSQL; within 0.05 ms on SQLite, then rounded). */
+    bucket: (column: string, bucket: "hour" | "day") => {
+      const label = (truncated: string) => (pg ? `to_char(${truncated}, '${bucket === "hour" ? 'YYYY-MM-DD"T"HH24' : "YYYY-MM-DD"}')` : truncated);
+      const truncated = pg ? `date_trunc('${bucket}', ${column})` : `substr(replace(${column}, ' ', 'T'), 1, ${bucket === "hour" ? 13 : 10})`;
+      /** `truncated` is the bucket to group rows by, `label(...)` turns it into the text above once per group. */
+      return { select: label(truncated), group: pg ? truncated : "1", truncated, label };
+    },
+    /** Whole milliseconds from one time column to another (float arithmetic, then rounded: exact to well under 1 ms). */
     msBetween: (start: string, end: string) =>
-      pg ? `(EXTRACT(EPOCH FROM (${end} - ${start})) * 1000)::bigint` : `CAST(round((julianday(${end}) - julianday(${start})) * 86400000) AS INTEGER)`,
+      pg ? `round(date_part('epoch', ${end} - ${start}) * 1000)::bigint` : `CAST(round((julianday(${end}) - julianday(${start})) * 86400000) AS INTEGER)`,
     /**
      * Each correction sent in [F, T) once per distinct audience it names (text members of its JSON
      * array only), counted per audience.
@@ -168,19 +170,21 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
 
   const created = sql.bucket('"createdAt"', bucket);
   // Manual repair times in whole seconds (as a person reads them), per bucket of their resolution
-  // and over the range ("" below); the median and p90 are picked in SQL by rank: the ceil(p * n)-th
+  // and over the range (bucket NULL); the median and p90 are picked in SQL by rank: the ceil(p * n)-th
   // smallest (nearest rank), so no row of the range crosses to this process.
-  const seconds = `CASE WHEN ${sql.msBetween('"createdAt"', '"resolvedAt"')} < 0 THEN 0 ELSE (${sql.msBetween('"createdAt"', '"resolvedAt"')} + 500) / 1000 END`;
+  const resolved = sql.bucket('"resolvedAt"', bucket);
   const repairKinds = REPAIR_KINDS.map((k) => `'${k}'`).join(", ");
   const repairSql = `WITH r AS (
-      SELECT ${sql.bucket('"resolvedAt"', bucket).select} AS b, ${seconds} AS sec FROM "Escalation"
-      WHERE "status" = 'RESOLVED' AND "resolvedAt" >= ${F} AND "resolvedAt" < ${T} AND "kind" IN (${repairKinds}) AND ("resolvedBy" IS NULL OR "resolvedBy" <> 'sla')
+      SELECT b, CASE WHEN ms < 0 THEN 0 ELSE (ms + 500) / 1000 END AS sec FROM (
+        SELECT ${resolved.truncated} AS b, ${sql.msBetween('"createdAt"', '"resolvedAt"')} AS ms FROM "Escalation"
+        WHERE "status" = 'RESOLVED' AND "resolvedAt" >= ${F} AND "resolvedAt" < ${T} AND "kind" IN (${repairKinds}) AND ("resolvedBy" IS NULL OR "resolvedBy" <> 'sla')
+      ) AS t
     ), ranked AS (
       SELECT b, sec, ROW_NUMBER() OVER (PARTITION BY b ORDER BY sec) AS rn, COUNT(*) OVER (PARTITION BY b) AS cnt FROM r
       UNION ALL
-      SELECT '' AS b, sec, ROW_NUMBER() OVER (ORDER BY sec) AS rn, COUNT(*) OVER () AS cnt FROM r
+      SELECT NULL AS b, sec, ROW_NUMBER() OVER (ORDER BY sec) AS rn, COUNT(*) OVER () AS cnt FROM r
     )
-    SELECT b AS h, cnt AS n, MAX(CASE WHEN rn = (cnt + 1) / 2 THEN sec END) AS p50, MAX(CASE WHEN rn = (9 * cnt + 9) / 10 THEN sec END) AS p90 FROM ranked GROUP BY b, cnt`;
+    SELECT ${resolved.label("b")} AS h, cnt AS n, MAX(CASE WHEN rn = (cnt + 1) / 2 THEN sec END) AS p50, MAX(CASE WHEN rn = (9 * cnt + 9) / 10 THEN sec END) AS p90 FROM ranked GROUP BY b, cnt`;
   // The counts' periods: `YYYY-MM-DDTHH` for an hour, `YYYY-MM-DD` for a day (UTC; the range's ends are whole buckets).
   const period = (d: Date) => d.toISOString().slice(0, bucket === "hour" ? 13 : 10);
   const counted = Object.values(OVERVIEW_METRICS).map((m) => `'${m}'`).join(", ");
@@ -208,7 +212,7 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
       // every run at scale, and a healthy system has few unfinished ones.
       query<Count>(`SELECT ${created.select} AS h, COUNT(*) AS n FROM "Run"
         WHERE "status" IN (${incomplete}) AND "createdAt" >= ${F} AND "createdAt" < ${T} GROUP BY ${created.group}`),
-      query<Count & { p50: number | bigint | null; p90: number | bigint | null }>(repairSql),
+      query<{ h: string | null; n: number | bigint; p50: number | bigint | null; p90: number | bigint | null }>(repairSql),
       query<{ audience: string; n: number | bigint }>(sql.sentPerAudience(F, T)),
       prisma.revoke.findMany({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } }, orderBy: [{ requestedAt: "desc" }, { id: "desc" }], take: REVOKE_LIMIT }),
       prisma.revoke.count({ where: { requestedAt: { gte: from, lt: to }, NOT: { kind: "RUN" } } }),
@@ -243,7 +247,7 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
   let allRepairs: { n: number; p50: number | null; p90: number | null } = { n: 0, p50: null, p90: null };
   for (const r of rows.repairs) {
     const figures = { n: Number(r.n), p50: r.p50 === null ? null : Number(r.p50), p90: r.p90 === null ? null : Number(r.p90) };
-    if (r.h === "") {
+    if (r.h === null) {
       allRepairs = figures;
       continue;
     }
