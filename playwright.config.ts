@@ -117,6 +117,10 @@ export default defineConfig({
       PORT: String(port),
       // The browser suite's agents and oracle use the hosted simulated systems.
       SAGABOARD_SIM: "1",
+      // The overview's fold (instrumentation.ts) opens the server's database client a moment after
+      // start, before any request does, as in a deployment that sees no request for its first 30 s:
+      // every spec then runs with the routes beside a client another bundle opened.
+      SAGABOARD_OVERVIEW_FOLD_MS: "250",
       ...(postgres ? { E2E_SECOND_PORT: String(portB) } : {}),
       NEXTAUTH_URL: baseURL,
     },

@@ -18,7 +18,6 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
-import type { PrismaClient } from "@/generated/prisma";
 import { checkChainHeads } from "@/lib/desks/audit/check-chain-heads";
 import { exportAuditEvents } from "@/lib/desks/audit/export-audit-events";
 import { exportChainHeads } from "@/lib/desks/audit/export-chain-heads";
@@ -26,7 +25,7 @@ import { findAuditEvents } from "@/lib/desks/audit/find-audit-events";
 import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { chainLink } from "@/lib/core/db/audit-chain";
-import { openPrisma } from "@/lib/core/db/prisma";
+import { openPrisma, useProcessPrisma } from "@/lib/core/db/prisma";
 import type { DatabaseKind } from "@/lib/core/db/url";
 import type { Json } from "@/lib/saga/tools";
 import { fileOf, flag, fmt, hasFlag, printTable, throwaway, writeResults } from "./lib/common";
@@ -192,9 +191,9 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 
 async function child(task: Task, url: string): Promise<void> {
   process.env.DATABASE_URL = url;
-  const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<PrismaClient> };
-  globalForPrisma.sagaboardPrisma = openPrisma(url);
-  await globalForPrisma.sagaboardPrisma;
+  const client = openPrisma(url);
+  useProcessPrisma(client);
+  await client;
   const detail: Record<string, number | string> = {};
   const memory = sampleMemory();
   const t0 = performance.now();
@@ -259,7 +258,7 @@ async function child(task: Task, url: string): Promise<void> {
   const { anonMb, heapMb } = memory.stop();
   const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
   process.stdout.write(`RESULT ${JSON.stringify({ task, seconds, peakRssMb, peakAnonMb: anonMb, peakHeapMb: heapMb, detail } satisfies Measured)}\n`);
-  await (await globalForPrisma.sagaboardPrisma).$disconnect();
+  await (await client).$disconnect();
 }
 
 function runChild(task: Task, url: string): Promise<Measured> {

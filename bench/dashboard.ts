@@ -20,7 +20,7 @@ import { findEscalations } from "@/lib/desks/escalations/find-escalations";
 import { migrateSqlite } from "@/lib/core/db/migrate";
 import { migratePostgres } from "@/lib/core/db/migrate-postgres";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
-import { getPrisma, openPrisma } from "@/lib/core/db/prisma";
+import { getPrisma, openPrisma, useProcessPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import type { DatabaseKind } from "@/lib/core/db/url";
 import { readOverview } from "@/lib/desks/overview/get-overview";
@@ -39,12 +39,11 @@ const KEEP = hasFlag("keep");
 const REUSE = process.argv.includes("--reuse") ? process.argv[process.argv.indexOf("--reuse") + 1] : undefined;
 if (REUSE && stores.length !== 1) throw new Error("--reuse URL measures one database: say which store it is with --store sqlite|postgresql.");
 
-const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<PrismaClient> };
 
 /** Points lib's process-wide client (getPrisma) at `client` for the calls that follow. */
 function useClient(url: string, client: PrismaClient): void {
   process.env.DATABASE_URL = url; // databaseKind() without a client reads it
-  globalForPrisma.sagaboardPrisma = Promise.resolve(client);
+  useProcessPrisma(Promise.resolve(client));
 }
 
 /** Calls `fn` as the bench's reviewer, read from the database first as a route reads the session's person. */
@@ -227,7 +226,7 @@ async function benchStore(kind: DatabaseKind): Promise<Record<string, unknown>> 
       }
       return { generated: { ...g, sampleRunIds: undefined, pendingPivotIds: undefined }, sizeBytes: size, screens: out, plans, table };
     } finally {
-      globalForPrisma.sagaboardPrisma = undefined;
+      useProcessPrisma(undefined);
       await prisma.$disconnect();
       await logging.$disconnect();
     }

@@ -125,16 +125,37 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
   return client as unknown as PrismaClient;
 }
 
-const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Promise<PrismaClient> };
+/**
+ * This bundle's copy of Prisma's runtime. Next.js bundles instrumentation.ts (the background duties)
+ * apart from the routes, each with a copy of the runtime, and a client opened by one copy throws errors
+ * the other's `instanceof Prisma.PrismaClientKnownRequestError` does not recognise (a duplicate email
+ * answered 500 instead of 409) and reads its `Prisma.JsonNull` as `{}`. So each copy gets its own
+ * process-wide client: the duty that opened the only client before any request no longer decides the
+ * routes' (it did whenever a server saw no request before its first sweep).
+ */
+const RUNTIME: unknown = Prisma.PrismaClientKnownRequestError;
+const globalForPrisma = globalThis as unknown as { sagaboardPrisma?: Map<unknown, Promise<PrismaClient>> };
+const clients = () => (globalForPrisma.sagaboardPrisma ??= new Map());
 
-/** The process-wide client for DATABASE_URL (kept across Next.js dev reloads). */
+/** The process-wide client for DATABASE_URL of this copy of Prisma's runtime (kept across Next.js dev reloads). */
 export function getPrisma(): Promise<PrismaClient> {
-  globalForPrisma.sagaboardPrisma ??= openPrisma().catch((e: unknown) => {
-    // A failed open is not cached: the next request tries again instead of failing until a restart.
-    globalForPrisma.sagaboardPrisma = undefined;
-    throw e;
-  });
-  return globalForPrisma.sagaboardPrisma;
+  const open = clients();
+  let client = open.get(RUNTIME);
+  if (!client) {
+    client = openPrisma().catch((e: unknown) => {
+      // A failed open is not cached: the next request tries again instead of failing until a restart.
+      open.delete(RUNTIME);
+      throw e;
+    });
+    open.set(RUNTIME, client);
+  }
+  return client;
+}
+
+/** Makes `client` what getPrisma() answers in this process (benches measuring their own database), or forgets it (undefined). */
+export function useProcessPrisma(client: Promise<PrismaClient> | undefined): void {
+  if (client) clients().set(RUNTIME, client);
+  else clients().delete(RUNTIME);
 }
 
 export type { PrismaClient };
