@@ -1,19 +1,17 @@
 /**
- * The overview's hourly and daily counts (OverviewCount) and the deltas the database's triggers append beside
- * every change they count (OverviewDelta; migration 20261205060000_overview_hourly_counts). The
+ * The overview's hourly and daily counts (OverviewCount) and the deltas the database's triggers append
+ * beside every change they count (OverviewDelta; migration 20261205060000_overview_hourly_counts). The
  * triggers keep the figures exact in the writer's own transaction; this fold only keeps them cheap to
- * read: it moves deltas into the counts, so the overview reads one row per hour and key instead of one
- * per delta. The invariant, for every (metric, hour, key):
+ * read: it moves deltas into the counts, so the overview reads one row per bucket (hour or day) and
+ * key instead of one per delta. The invariant, for every (metric, hour, key):
  *
  *   OverviewCount.n (span hour) + sum(OverviewDelta.n) = what the log holds (e.g. the steps whose
  *   compensation was requested in that hour and whose compensation state is that key)
  *
- * and a day's count (span day) plus the deltas of its hours is the same sum over its hours. Ranges of
- * days read one row per day and key, not 24.
- *
- * and each fold keeps it: the deltas it deletes and the counts it adds commit together, and a delta is
- * deleted (so added) by one fold only, however many app processes fold at once. A reader sums the two
- * tables in one statement, so it sees the state before a fold or after it, never half of one.
+ * and likewise for every day (span day) with the deltas of its hours. Each fold keeps it: the deltas
+ * it deletes and the counts it adds commit together, and a delta is deleted (so added) by one fold
+ * only, however many app processes fold at once. A reader sums the two tables in one statement, so it
+ * sees the state before a fold or after it, never half of one.
  *
  * Every app process folds on a timer (instrumentation.ts; SAGABOARD_OVERVIEW_FOLD_MS, 0 turns it off
  * in that process), wherever the writers are: the deltas are the database's, not a process's.
@@ -33,7 +31,7 @@ export type OverviewSpan = "hour" | "day";
 /** Deltas moved per transaction: a fold never holds the write lock for long. */
 export const FOLD_BATCH = 5000;
 
-/** Moves up to `limit` of the oldest deltas into the hourly counts, in one transaction; returns how many it moved. */
+/** Moves up to `limit` of the oldest deltas into their hour's and day's counts, in one transaction; returns how many it moved. */
 export async function foldOverviewDeltas(prisma: PrismaClient, limit = FOLD_BATCH): Promise<number> {
   if (!Number.isInteger(limit) || limit < 1) throw new Error(`foldOverviewDeltas: limit must be a whole number of at least 1 (got ${limit}).`);
   return writeTransaction(prisma, async (tx) => {
