@@ -19,7 +19,7 @@
 import { hostname } from "node:os";
 import type { PrismaClient } from "@/generated/prisma";
 import { logSink, serverLog, type LogSink } from "@/lib/core/observability/log";
-import { writeTransaction } from "@/lib/core/db/transactions";
+import { readOnConnection, writeTransaction } from "@/lib/core/db/transactions";
 import { dutyEveryMs } from "@/lib/server/worker/duty-interval";
 
 /** The metrics the triggers count (their keys: the compensation state, or "" for duplicates). */
@@ -62,6 +62,9 @@ export async function foldOverviewDeltas(prisma: PrismaClient, limit = FOLD_BATC
 
 /** Folds until no delta is left (or `maxBatches` transactions ran); returns how many it moved. */
 export async function foldAllOverviewDeltas(prisma: PrismaClient, maxBatches = 100): Promise<number> {
+  // Read first: an idle fold (most ticks) takes no write lock from the saga log's writers.
+  const pending = await readOnConnection(prisma, (db) => db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "OverviewDelta" LIMIT 1`));
+  if (pending.length === 0) return 0;
   let moved = 0;
   for (let i = 0; i < maxBatches; i++) {
     const n = await foldOverviewDeltas(prisma);

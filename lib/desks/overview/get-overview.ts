@@ -143,8 +143,8 @@ function dialect(prisma: PrismaClient) {
 }
 
 /** `YYYY-MM-DDTHH` (an hour) or `YYYY-MM-DD` (a day) back to its start in ms. */
-function hourMs(hour: string): number {
-  return Date.parse(hour.length === 10 ? `${hour}T00:00:00.000Z` : `${hour}:00:00.000Z`);
+function periodMs(period: string): number {
+  return Date.parse(period.length === 10 ? `${period}T00:00:00.000Z` : `${period}:00:00.000Z`);
 }
 
 /** The overview of the range ending now (database clock), for a person who may read the dashboard. */
@@ -225,7 +225,7 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
   for (let t = from.getTime(); t < to.getTime(); t += size) {
     buckets.set(t, { start: new Date(t).toISOString(), irreversibleBeforePivot: 0, duplicatesPrevented: 0, compensationsRequested: 0, compensationsConfirmed: 0, compensationsFailed: 0, runsIncomplete: 0, repairsResolved: 0, repairMedianSec: null, repairP90Sec: null });
   }
-  const at = (hour: string) => buckets.get(bucketStart(hourMs(hour), bucket));
+  const at = (period: string) => buckets.get(bucketStart(periodMs(period), bucket));
   const add = (list: Count[], key: keyof OverviewBucket) => {
     for (const r of list) {
       const b = at(r.h);
