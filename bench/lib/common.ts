@@ -148,7 +148,8 @@ export async function openCountingPrisma(url: string): Promise<{ prisma: PrismaC
 
 /** A client as lib/core/db/prisma.ts `openPrisma` opens it, with every Prisma statement passed to `onQuery`. */
 export function openLoggingPrisma(url: string, onQuery: (q: LoggedQuery) => void): Promise<PrismaClient> {
-  return openPrisma(url, { observer: { statement: (s) => s.via === "prisma" && onQuery({ query: s.sql, params: s.params ?? "[]", duration: s.durationMs ?? 0 }) } });
+  // Every timed statement: Prisma's, and the screens' own reads on the driver (lib/core/db/raw-read.ts).
+  return openPrisma(url, { observer: { statement: (s) => s.durationMs !== undefined && onQuery({ query: s.sql, params: s.params ?? "[]", duration: s.durationMs }) } });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import { ApiError } from "@/lib/protocol/errors";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
+import { EscalationKind } from "@/lib/saga/vocabulary";
 import { type RunContext } from "@/lib/saga/run-context";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { auditHash } from "@/lib/saga/keys";
@@ -478,6 +479,48 @@ describe("runs list", () => {
     const byRef = await findRuns({ actor: me(), q: step.externalRef! });
     expect(byRef.runs.map((r) => r.id)).toEqual([step.runId]);
     expect((await findRuns({ actor: me(), status: "AWAITING_PIVOT" })).runs.every((r) => r.status === "AWAITING_PIVOT" && r.pendingPivotId)).toBe(true);
+  });
+
+  it("pages through every run newest first with a cursor, same-millisecond runs included, and counts what waits as the rows do", async () => {
+    as(vic);
+    const prisma = await getPrisma();
+    // Three runs created in the same millisecond: the id breaks the tie, so no page repeats or skips one.
+    const at = new Date(Date.now() + 60_000);
+    for (const id of ["run_tie_a", "run_tie_b", "run_tie_c"]) {
+      await prisma.run.create({ data: { id, title: "tie", agent: "paging", onBehalfOf: null, metadata: {}, status: "RUNNING", createdAt: at } });
+    }
+    const expected = (await prisma.run.findMany({ orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: { id: true } })).map((r) => r.id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await findRuns({ actor: me(), take: 2, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.runs.map((r) => r.id));
+      if (!page.nextCursor) break;
+      expect(page.runs).toHaveLength(2);
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual(expected);
+    expect(seen.slice(0, 3)).toEqual(["run_tie_c", "run_tie_b", "run_tie_a"]);
+    // Filters page the same way.
+    const paging = await findRuns({ actor: me(), agent: "paging", take: 2 });
+    expect(paging.runs.map((r) => r.id)).toEqual(["run_tie_c", "run_tie_b"]);
+    expect((await findRuns({ actor: me(), agent: "paging", take: 2, cursor: paging.nextCursor! })).runs.map((r) => r.id)).toEqual(["run_tie_a"]);
+    // A cursor naming no run gives an empty page, not the first one again.
+    expect(await findRuns({ actor: me(), cursor: "run_nope" })).toMatchObject({ runs: [], nextCursor: null });
+    const first = await findRuns({ actor: me() });
+    expect(first.runs[0]).toMatchObject({ id: "run_tie_c", stepCount: 0, openEscalationCount: 0, correctionDraftCount: 0, pendingPivotId: null });
+    expect(first.runs[0]!.createdAt).toBe(at.toISOString());
+
+    // What waits for people, against the rows read in plain code.
+    const open = await prisma.escalation.findMany({ where: { status: { in: ["OPEN", "CLAIMED"] } }, select: { kind: true } });
+    const pivots = await prisma.pivot.findMany({ where: { status: "PENDING" }, select: { run: { select: { status: true } } } });
+    expect(first.waiting).toEqual({
+      pendingPivots: pivots.filter((p) => p.run.status === "AWAITING_PIVOT").length,
+      openEscalations: Object.fromEntries(Object.values(EscalationKind).map((k) => [k, open.filter((e) => e.kind === k).length])),
+      openEscalationTotal: open.length,
+      correctionDrafts: await prisma.correction.count({ where: { status: "DRAFT" } }),
+    });
+    await prisma.run.deleteMany({ where: { agent: "paging" } });
   });
 
   it("gives each listed run its own step count, open escalations, correction drafts and newest pending pivot", async () => {

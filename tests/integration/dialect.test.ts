@@ -6,7 +6,8 @@
  * that two concurrent transactions could otherwise both pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containsIgnoringCase, databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/core/db/dialect";
+import { containsIgnoringCaseSql, databaseKind, databaseNow, runSearchCandidates, serializeOn } from "@/lib/core/db/dialect";
+import { Prisma } from "@/generated/prisma";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { createUser } from "@/lib/server/users/create-user";
 import { disableUser } from "@/lib/server/users/set-user-enabled";
@@ -106,10 +107,10 @@ describe(`the SQL dialect on ${database.kind}`, () => {
     }
     const search = async (q: string) => {
       const candidates = await runSearchCandidates(prisma, q);
-      const rows = await prisma.run.findMany({
-        where: { id: { startsWith: "run_wild", ...(candidates ? { in: candidates } : {}) }, onBehalfOf: containsIgnoringCase(databaseKind(prisma), q) },
-        select: { onBehalfOf: true },
-      });
+      const among = candidates ? Prisma.sql`AND "id" IN (${Prisma.join(candidates.length ? candidates : [""])})` : Prisma.empty;
+      const rows = await prisma.$queryRaw<{ onBehalfOf: string }[]>(
+        Prisma.sql`SELECT "onBehalfOf" FROM "Run" WHERE substr("id", 1, 8) = 'run_wild' ${among} AND ${containsIgnoringCaseSql(databaseKind(prisma), Prisma.sql`"onBehalfOf"`, q)}`,
+      );
       return rows.map((r) => r.onBehalfOf).sort();
     };
     expect(await search("wild_card")).toEqual(["wild_card@x.test"]);

@@ -108,15 +108,13 @@ export function auditChainLock(scope: string): string {
 // Text search.
 
 /**
- * A "contains `text`" filter that ignores ASCII case on both stores: SQLite's LIKE already does;
- * PostgreSQL's is case-sensitive unless Prisma is told `mode: "insensitive"` (ILIKE), which only
- * the PostgreSQL client's types know, hence the cast.
+ * "`column` contains `text`", ignoring ASCII case, on both stores: SQLite's LIKE already ignores it;
+ * PostgreSQL's ILIKE does. A % or _ in `text` is escaped, so a person searching for one means it
+ * literally (PostgreSQL's LIKE escapes with a backslash by default; SQLite is told to).
  */
-export function containsIgnoringCase(kind: DatabaseKind, text: string): Prisma.StringNullableFilter {
-  // Prisma passes `contains` into LIKE as it is, so % and _ would match anything: escape them
-  // (PostgreSQL's LIKE escapes with a backslash). SQLite's LIKE has no escape character in Prisma's
-  // query, so there `hasLikeWildcards` texts are matched exactly by `runSearchCandidates` instead.
-  return kind === "postgresql" ? ({ contains: text.replace(/[\\%_]/g, "\\$&"), mode: "insensitive" } as Prisma.StringNullableFilter) : { contains: text };
+export function containsIgnoringCaseSql(kind: DatabaseKind, column: Prisma.Sql, text: string): Prisma.Sql {
+  const pattern = `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+  return kind === "postgresql" ? Prisma.sql`${column} ILIKE ${pattern}` : Prisma.sql`${column} LIKE ${pattern} ESCAPE '\\'`;
 }
 
 /** Whether `text` holds a LIKE wildcard (% or _), which a person searching means literally. */
@@ -130,7 +128,7 @@ export const RUN_SEARCH_CANDIDATE_LIMIT = 1000;
 /**
  * Ids of the runs whose onBehalfOf may contain `text` in any case, through SQLite's trigram index
  * (the RunSearch table, migration 20261130020000_run_search): a superset (the trigram match folds
- * more than ASCII case), so the caller still applies `containsIgnoringCase`. Null when the index
+ * more than ASCII case), so the caller still applies `containsIgnoringCaseSql`. Null when the index
  * cannot help: on PostgreSQL (there the pg_trgm index serves the ILIKE itself), for text shorter than
  * a trigram, or when more than `limit` runs match; then matches are common, and scanning runs newest
  * first fills a page after few rows.

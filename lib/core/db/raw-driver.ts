@@ -1,8 +1,8 @@
 /**
- * The database drivers under a Prisma client, for the one place that bypasses the ORM: the saga log's
- * two hot writes (lib/core/db/step-log-sql.ts). lib/core/db/prisma.ts registers them when it opens a client;
- * a client opened elsewhere has none, and PrismaSagaStore refuses it (its intents and outcomes have
- * no other write path).
+ * The database drivers under a Prisma client, for the two places that bypass the ORM: the saga log's
+ * two hot writes (lib/core/db/step-log-sql.ts) and the busiest screens' reads (lib/core/db/raw-read.ts).
+ * lib/core/db/prisma.ts registers them when it opens a client; a client opened elsewhere has none, and
+ * PrismaSagaStore and those reads refuse it (they have no other path).
  *
  * - SQLite: the very better-sqlite3 connection the adapter uses, lent out only while no query or
  *   transaction of this client is in flight (the serialised adapter's lock), so a raw write can
@@ -21,7 +21,7 @@ import type pg from "pg";
  * statements and durable commits of one logged step). Absent, nothing is counted.
  */
 export interface DatabaseObserver {
-  /** A statement was sent: by Prisma (its query log) or by the saga log's own SQL (`driver`). */
+  /** A statement was sent: by Prisma (its query log) or on the driver (`driver`: the saga log's own SQL, the screens' reads). */
   statement?(sent: SentStatement): void;
   /** A write transaction committed (Prisma's COMMIT, or one of the saga log's own writes). */
   commit?(): void;
@@ -33,9 +33,9 @@ export interface SentStatement {
   sql: string;
   /** Who sent it: Prisma, or the saga log's own SQL (lib/core/db/step-log-sql.ts). */
   via: "prisma" | "driver";
-  /** Its parameters as JSON text (Prisma's statements only). */
+  /** Its parameters as JSON text (Prisma's statements and the screens' reads, lib/core/db/raw-read.ts). */
   params?: string;
-  /** How long it took, in milliseconds (Prisma's statements only). */
+  /** How long it took, in milliseconds (Prisma's statements and the screens' reads). */
   durationMs?: number;
 }
 

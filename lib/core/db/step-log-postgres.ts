@@ -14,13 +14,14 @@
  *   half a round trip) and measured again every minute.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
 import { runScope, type IntentGuard } from "@/lib/saga/store";
 import type { ToolTableRow } from "@/lib/saga/tool-table";
 import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
 import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { DatabaseObserver } from "./raw-driver";
+import { PG_UTC_TYPES } from "./raw-read";
 import {
   activeTokenSql,
   AUDIT_COLUMNS,
@@ -43,12 +44,6 @@ import {
   type StepColumns,
   type StepLogSql,
 } from "./step-log-sql";
-
-/** Parses `timestamp` (without time zone) as UTC, which is how Prisma writes it; pg's default is local time. */
-const PG_TYPES = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === 1114 ? (v: string) => new Date(`${v.replace(" ", "T")}Z`) : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
 
 function pgValue(column: string, value: unknown): unknown {
   return columnValue(column, value, (d) => d.toISOString());
@@ -209,7 +204,7 @@ export class PostgresStepLog implements StepLogSql {
   /** Runs one statement; a write on the pool is its own transaction (on a PoolClient it is inside underChainLock's). */
   private async query<R extends pg.QueryResultRow>(sql: Prepared, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool, write = false): Promise<pg.QueryResult<R>> {
     this.observer?.statement?.({ sql: sql.text, via: "driver" });
-    const result = await db.query<R>({ name: sql.name, text: sql.text, values, types: PG_TYPES });
+    const result = await db.query<R>({ name: sql.name, text: sql.text, values, types: PG_UTC_TYPES });
     if (write && db === this.pool) this.observer?.commit?.();
     return result;
   }

@@ -1,14 +1,14 @@
 import { z } from "zod";
-import type { Prisma } from "@/generated/prisma";
+import { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { ZEscalationKind } from "@/lib/protocol/schemas/saga";
 import { type TRunsPage, type TWaitingCounts } from "./views";
-import { containsIgnoringCase, databaseKind, runSearchCandidates } from "@/lib/core/db/dialect";
-import { withDb } from "@/lib/desks/dashboard/context";
+import { containsIgnoringCaseSql, databaseKind, runSearchCandidates } from "@/lib/core/db/dialect";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { sharedReadPer } from "@/lib/core/db/shared-read";
+import { countOf, dateOf, readRows } from "@/lib/core/db/raw-read";
 import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
 
 export { ZRunListItem, ZRunsPage, ZWaitingCounts, type TRunListItem, type TRunsPage, type TWaitingCounts } from "./views";
@@ -38,33 +38,36 @@ export const ZFindRunsRequest = z.object({
 /** What callers pass to `findRuns` (every field optional). */
 export type TFindRunsRequest = z.input<typeof ZFindRunsRequest>;
 
-/** Runs where something waits for a person. */
-const NEEDS_ATTENTION: Prisma.RunWhereInput = {
-  OR: [
-    { status: { in: [RunStatus.NEEDS_ATTENTION, RunStatus.AWAITING_PIVOT] } },
-    { escalations: { some: { status: { in: OPEN_ESCALATION_STATUSES } } } },
-    { corrections: { some: { status: CorrectionStatus.DRAFT } } },
-  ],
-};
+/** The run statuses that wait for a person by themselves. */
+const ATTENTION_RUN_STATUSES: RunStatus[] = [RunStatus.NEEDS_ATTENTION, RunStatus.AWAITING_PIVOT];
+
+/**
+ * Runs where something waits for a person: a status that waits, an open escalation, a correction
+ * draft. The two lists of runs are read once per statement (uncorrelated IN, a hashed subplan on
+ * PostgreSQL, a materialised list on SQLite): what waits for people is a few rows, while a page of
+ * such runs may be far back in the newest-first scan.
+ */
+const NEEDS_ATTENTION = Prisma.sql`(r."status" IN (${Prisma.join(ATTENTION_RUN_STATUSES)})
+  OR r."id" IN (SELECT e."runId" FROM "Escalation" e WHERE e."status" IN (${Prisma.join(OPEN_ESCALATION_STATUSES)}))
+  OR r."id" IN (SELECT c."runId" FROM "Correction" c WHERE c."status" = ${CorrectionStatus.DRAFT}))`;
 
 /**
  * Runs matching a search: on-behalf-of (part, any case), run id, or an effect's (or compensation's)
  * external ref. The refs are looked up first (`refRunIds`, through the Step indexes on both columns):
- * as a `steps: { some }` filter they were a subquery per scanned run, a million step reads on a
- * 100k-run database for a search that matches nothing. The on-behalf-of part goes through a trigram
- * index on both stores: PostgreSQL's pg_trgm serves the ILIKE itself; on SQLite, where LIKE '%...%'
- * reads every run (~11 ms at 100k runs), `runSearchCandidates` names the few runs that can match
- * and the filter checks only those. When it cannot (`customerRunIds` null: a short text, or a common
- * one), the filter scans Run_createdAt_id_onBehalfOf_idx newest first and stops at the page's end.
+ * as a correlated subquery they were read per scanned run, a million step reads on a 100k-run
+ * database for a search that matches nothing. The on-behalf-of part goes through a trigram index on
+ * both stores: PostgreSQL's pg_trgm serves the ILIKE itself; on SQLite, where LIKE '%...%' reads
+ * every run (~11 ms at 100k runs), `runSearchCandidates` names the few runs that can match and the
+ * filter checks only those. When it cannot (`customerRunIds` null: a short text, or a common one),
+ * the filter scans Run_createdAt_id_onBehalfOf_idx newest first and stops at the page's end.
  */
-function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: readonly string[] | null): Prisma.RunWhereInput {
-  // withDb's client is the one DATABASE_URL names, so the environment tells its dialect.
-  const byId: Prisma.RunWhereInput = { id: { in: [...new Set([q, ...refRunIds])] } };
-  const customer: Prisma.RunWhereInput = { onBehalfOf: containsIgnoringCase(databaseKind(), q) };
-  if (!customerRunIds) return { OR: [customer, byId] };
+function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: readonly string[] | null): Prisma.Sql {
+  const byId = Prisma.sql`r."id" IN (${Prisma.join([...new Set([q, ...refRunIds])])})`;
+  const customer = containsIgnoringCaseSql(databaseKind(), Prisma.sql`r."onBehalfOf"`, q);
+  if (!customerRunIds) return Prisma.sql`(${customer} OR ${byId})`;
   // No customer can match: leave the branch out (an always-false branch makes SQLite scan every run).
   if (customerRunIds.length === 0) return byId;
-  return { OR: [{ AND: [{ id: { in: [...customerRunIds] } }, customer] }, byId] };
+  return Prisma.sql`((r."id" IN (${Prisma.join([...customerRunIds])}) AND ${customer}) OR ${byId})`;
 }
 
 /**
@@ -72,104 +75,118 @@ function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: re
  * drafts, and the counts of what waits for people across all runs. Throws a ZodError when the
  * filters are malformed (an unknown status, a page size out of range).
  *
- * The page is read first and its figures second: they are read over the page's runs only (at most
- * `take` + 1 of them), never over every run matching the filters.
+ * The page and its figures are one statement (`pageOfRuns`): the figures are read over the page's runs
+ * only (at most `take` + 1 of them), never over every run matching the filters.
  */
 export async function findRuns({ actor, ...request }: PersonRequest<TFindRunsRequest>): Promise<TRunsPage> {
   assertCan(actor, "read");
   const query = ZFindRunsRequest.parse(request);
   const { take } = query;
 
-  // The page and its per-run counts are one read transaction, so they describe the same moment. The
-  // waiting counts are the same for every caller: concurrent calls share one read of them that began
-  // after they asked (SharedRead), alongside the page on PostgreSQL.
-  const [{ rows, steps }, waiting] = await Promise.all([pageOfRuns(query), sharedWaitingCounts(await getPrisma())]);
+  // The waiting counts are the same for every caller: concurrent calls share one read of them that
+  // began after they asked (SharedRead), alongside the page on PostgreSQL.
+  const [rows, waiting] = await Promise.all([pageOfRuns(query), sharedWaitingCounts(await getPrisma())]);
 
   const page = rows.slice(0, take);
   const last = page.at(-1);
   return {
-    runs: page.map(({ escalations, corrections, pivots, ...run }) => ({
-      ...run,
-      createdAt: run.createdAt.toISOString(),
-      updatedAt: run.updatedAt.toISOString(),
-      stepCount: steps.get(run.id) ?? 0,
-      openEscalationCount: escalations.length,
-      correctionDraftCount: corrections.length,
-      pendingPivotId: pivots[0]?.id ?? null,
+    runs: page.map((row) => ({
+      id: row.id,
+      title: row.title,
+      agent: row.agent,
+      onBehalfOf: row.onBehalfOf,
+      status: row.status,
+      createdAt: dateOf(row.createdAt).toISOString(),
+      updatedAt: dateOf(row.updatedAt).toISOString(),
+      stepCount: countOf(row.stepCount),
+      openEscalationCount: countOf(row.openEscalationCount),
+      correctionDraftCount: countOf(row.correctionDraftCount),
+      pendingPivotId: row.pendingPivotId,
     })),
     nextCursor: rows.length > take && last ? last.id : null,
     waiting,
   };
 }
 
+/** A run row of the page as the drivers send it (lib/core/db/raw-read.ts). */
+interface PageRow {
+  id: string;
+  title: string;
+  agent: string;
+  onBehalfOf: string | null;
+  status: string;
+  createdAt: unknown;
+  updatedAt: unknown;
+  stepCount: unknown;
+  openEscalationCount: unknown;
+  correctionDraftCount: unknown;
+  pendingPivotId: string | null;
+}
+
 /**
- * One page of runs (plus one row, to tell whether another page exists) with their per-run figures, in
- * one read transaction. The run rows carry the ids of their open escalations, correction drafts and
- * pending pivots as nested selects: one query for Prisma to compile (about 1 ms of CPU each, with no
- * plan cache in Prisma 6) that it runs as one SQL statement per relation, each over the page's runs
- * only. Those rows are few per run (what waits for people). Steps can be thousands per run, so they
- * are counted, grouped over the page's runs (a relation `_count` would group the whole Step table).
+ * One page of runs (plus one row, to tell whether another page exists) with their per-run figures, as
+ * one statement: one snapshot on both stores, and no ORM query to compile. The page is chosen first,
+ * newest first (the index on createdAt, id; a cursor continues after its run's place in that order),
+ * and the figures are read for its rows only, each through an index on runId. A search reads its
+ * refs (and on SQLite its candidates) before the page.
  */
-function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequest>) {
-  return withDb((prisma) =>
-    prisma.$transaction(async (tx) => {
-      const and: Prisma.RunWhereInput[] = [];
-      if (status) and.push({ status });
-      if (agent) and.push({ agent });
-      if (needsAttention) and.push(NEEDS_ATTENTION);
-      if (q) {
-        const refs = await tx.step.findMany({ where: { OR: [{ externalRef: q }, { compensationRef: q }] }, select: { runId: true } });
-        and.push(searchWhere(q, refs.map((r) => r.runId), await runSearchCandidates(tx, q)));
-      }
-      const rows = await tx.run.findMany({
-        where: { AND: and },
-        // createdAt ties (same millisecond) are broken by id so pages never overlap or skip.
-        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
-        // One extra row tells us whether another page exists.
-        take: take + 1,
-        select: {
-          id: true,
-          title: true,
-          agent: true,
-          onBehalfOf: true,
-          status: true,
-          createdAt: true,
-          updatedAt: true,
-          escalations: { where: { status: { in: OPEN_ESCALATION_STATUSES } }, select: { id: true } },
-          corrections: { where: { status: CorrectionStatus.DRAFT }, select: { id: true } },
-          // Newest first: the first one is the one shown.
-          pivots: { where: { status: PivotStatus.PENDING }, select: { id: true }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] },
-        },
-      });
-      const runIds = rows.slice(0, take).map((r) => r.id);
-      const stepCounts =
-        runIds.length === 0 ? [] : await tx.step.groupBy({ by: ["runId"], where: { runId: { in: runIds } }, orderBy: { runId: "asc" }, _count: { _all: true } });
-      return { rows, steps: new Map(stepCounts.map((g) => [g.runId, g._count._all])) };
-    }),
+async function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequest>) {
+  const prisma = await getPrisma();
+  const and: Prisma.Sql[] = [];
+  if (status) and.push(Prisma.sql`r."status" = ${status}`);
+  if (agent) and.push(Prisma.sql`r."agent" = ${agent}`);
+  if (needsAttention) and.push(NEEDS_ATTENTION);
+  if (q) {
+    const refs = await readRows<{ runId: string }>(prisma, Prisma.sql`SELECT "runId" FROM "Step" WHERE "externalRef" = ${q} UNION SELECT "runId" FROM "Step" WHERE "compensationRef" = ${q}`);
+    const candidates = await onConnection(prisma, () => runSearchCandidates(prisma, q));
+    and.push(searchWhere(q, refs.map((r) => r.runId), candidates));
+  }
+  // createdAt ties (same millisecond) are broken by id so pages never overlap or skip. A cursor whose
+  // run does not exist yields an empty page (the comparison with no row is never true).
+  if (cursor) and.push(Prisma.sql`(r."createdAt", r."id") < (SELECT c."createdAt", c."id" FROM "Run" c WHERE c."id" = ${cursor})`);
+  const where = and.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(and, " AND ")}`;
+  return readRows<PageRow>(
+    prisma,
+    Prisma.sql`SELECT r.*,
+      (SELECT COUNT(*) FROM "Step" s WHERE s."runId" = r."id") AS "stepCount",
+      (SELECT COUNT(*) FROM "Escalation" e WHERE e."runId" = r."id" AND e."status" IN (${Prisma.join(OPEN_ESCALATION_STATUSES)})) AS "openEscalationCount",
+      (SELECT COUNT(*) FROM "Correction" c WHERE c."runId" = r."id" AND c."status" = ${CorrectionStatus.DRAFT}) AS "correctionDraftCount",
+      (SELECT p."id" FROM "Pivot" p WHERE p."runId" = r."id" AND p."status" = ${PivotStatus.PENDING} ORDER BY p."createdAt" DESC, p."id" DESC LIMIT 1) AS "pendingPivotId"
+    FROM (
+      SELECT r."id", r."title", r."agent", r."onBehalfOf", r."status", r."createdAt", r."updatedAt"
+      FROM "Run" r ${where}
+      ORDER BY r."createdAt" DESC, r."id" DESC
+      LIMIT ${take + 1}
+    ) r
+    ORDER BY r."createdAt" DESC, r."id" DESC`,
   );
 }
 
 /** What waits for people, read once for all the callers that asked while the previous read ran. */
-const sharedWaitingCounts = sharedReadPer((prisma: PrismaClient) => onConnection(prisma, () => prisma.$transaction((tx) => countWaiting(tx))));
+const sharedWaitingCounts = sharedReadPer((prisma: PrismaClient) => countWaiting(prisma));
 
-/** What waits for people across all runs. */
-async function countWaiting(tx: Prisma.TransactionClient): Promise<TWaitingCounts> {
-  const pendingPivots = await tx.pivot.count({ where: { status: PivotStatus.PENDING, run: { status: RunStatus.AWAITING_PIVOT } } });
-  const escalationsByKind = await tx.escalation.groupBy({
-    by: ["kind"],
-    where: { status: { in: OPEN_ESCALATION_STATUSES } },
-    orderBy: { kind: "asc" },
-    _count: { _all: true },
-  });
-  const correctionDrafts = await tx.correction.count({ where: { status: CorrectionStatus.DRAFT } });
+/** What waits for people across all runs, as one statement (one snapshot): one row per figure, one per open escalation kind. */
+async function countWaiting(prisma: PrismaClient): Promise<TWaitingCounts> {
+  const rows = await readRows<{ figure: string; kind: string | null; n: unknown }>(
+    prisma,
+    Prisma.sql`SELECT 'pivots' AS "figure", NULL AS "kind", COUNT(*) AS "n" FROM "Pivot" p JOIN "Run" r ON r."id" = p."runId"
+        WHERE p."status" = ${PivotStatus.PENDING} AND r."status" = ${RunStatus.AWAITING_PIVOT}
+      UNION ALL SELECT 'drafts', NULL, COUNT(*) FROM "Correction" WHERE "status" = ${CorrectionStatus.DRAFT}
+      UNION ALL SELECT 'escalations', "kind", COUNT(*) FROM "Escalation" WHERE "status" IN (${Prisma.join(OPEN_ESCALATION_STATUSES)}) GROUP BY "kind"`,
+  );
   const openEscalations = Object.fromEntries(Object.values(EscalationKind).map((k) => [k, 0])) as Record<EscalationKind, number>;
   let openEscalationTotal = 0;
-  for (const group of escalationsByKind) {
-    const count = typeof group._count === "object" ? (group._count._all ?? 0) : 0;
-    openEscalationTotal += count;
-    const kind = ZEscalationKind.safeParse(group.kind);
-    if (kind.success) openEscalations[kind.data] = count;
+  let pendingPivots = 0;
+  let correctionDrafts = 0;
+  for (const row of rows) {
+    const n = countOf(row.n);
+    if (row.figure === "pivots") pendingPivots = n;
+    else if (row.figure === "drafts") correctionDrafts = n;
+    else {
+      openEscalationTotal += n;
+      const kind = ZEscalationKind.safeParse(row.kind);
+      if (kind.success) openEscalations[kind.data] = n;
+    }
   }
   return { pendingPivots, openEscalations, openEscalationTotal, correctionDrafts };
 }
