@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { readOverview, type Overview } from "@/lib/desks/overview/get-overview";
+import { getOverview, readOverview, type Overview } from "@/lib/desks/overview/get-overview";
 import { foldAllOverviewDeltas, foldOverviewDeltas, overviewFoldEveryMs, startOverviewFoldDuty } from "@/lib/desks/overview/fold-overview-counts";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { SagaEngine } from "@/lib/saga/engine";
@@ -378,5 +378,22 @@ describe("the overview's hourly and daily counts (kept by the database beside th
         return [day, [sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.9)]];
       })),
     );
+  });
+
+  it("people who open the overview together share one read, and a later visit reads again", async () => {
+    const person = { id: "usr_overview", email: "overview@example.com", name: "Olive", role: "viewer" as const };
+    // The first starts a read; the others, asking while it runs, share the one queued after it.
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => getOverview({ actor: person, range: "7d" })));
+    expect(b).toBe(c);
+    expect(a).not.toBe(b);
+    expect(a.totals).toEqual(b.totals);
+    const later = await getOverview({ actor: person, range: "7d" });
+    expect(later).not.toBe(b);
+    expect(later.totals).toEqual(a.totals);
+    expect(later.totals).toEqual((await readOverview(await getPrisma(), "7d")).totals);
+    // Each range is its own read.
+    const [week, day] = await Promise.all([getOverview({ actor: person, range: "7d" }), getOverview({ actor: person, range: "24h" })]);
+    expect(week.range).toBe("7d");
+    expect(day.range).toBe("24h");
   });
 });

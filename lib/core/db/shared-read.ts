@@ -5,7 +5,7 @@
  * together thus cost two reads (the running one and the queued one), not sixteen.
  *
  * For reads whose answer is the same for every caller (the dashboard's "what waits for people"
- * counts). A failed read fails every caller that joined it, and the next caller starts afresh.
+ * counts, the overview). A failed read fails every caller that joined it, and the next caller starts afresh.
  */
 export class SharedRead<T> {
   private running: Promise<T> | null = null;

@@ -14,10 +14,12 @@
  * they are read from hourly counts the database keeps beside the log (fold-overview-counts.ts).
  */
 import * as z from "zod";
-import type { PrismaClient } from "@/generated/prisma";
+import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { databaseKind, databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma } from "@/lib/core/db/prisma";
+import { dateOf, readRows } from "@/lib/core/db/raw-read";
 import { onConnection } from "@/lib/core/db/transactions";
+import { sharedReadPer } from "@/lib/core/db/shared-read";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { summarizeRevokes } from "@/lib/desks/revokes/revoke-rules";
@@ -93,14 +95,6 @@ function bucketStart(ms: number, bucket: "hour" | "day"): number {
   return Math.floor(ms / size) * size;
 }
 
-/** A stored time column as a Date, whatever text form SQLite holds it in. */
-function dateOf(value: unknown): Date {
-  if (value instanceof Date) return value;
-  if (typeof value === "number") return new Date(value);
-  const text = String(value).replace(" ", "T");
-  return new Date(/(Z|[+-]\d\d:?\d\d)$/i.test(text) ? text : `${text}Z`);
-}
-
 /**
  * Raw SQL pieces that differ between the stores, as text. Every value in these statements is one this
  * module made (times it computed, vocabulary constants), never a person's input, so they are written
@@ -147,11 +141,20 @@ function periodMs(period: string): number {
   return Date.parse(period.length === 10 ? `${period}T00:00:00.000Z` : `${period}:00:00.000Z`);
 }
 
-/** The overview of the range ending now (database clock), for a person who may read the dashboard. */
+/**
+ * The overview of the range ending now (database clock), for a person who may read the dashboard. It is
+ * the same for every person, so people who open it together share one read per range that began after
+ * they asked (SharedRead): sixteen at once cost two reads, not sixteen, and none sees figures older
+ * than its own request. Treat the result as read-only; the callers sharing it get the same object.
+ */
 export async function getOverview({ actor, range = "7d" }: PersonRequest<{ range?: OverviewRange }>): Promise<Overview> {
   assertCan(actor, "read");
-  return readOverview(await getPrisma(), range);
+  return sharedOverviews[range](await getPrisma());
 }
+
+const sharedOverviews = Object.fromEntries(
+  (Object.keys(OVERVIEW_RANGES) as OverviewRange[]).map((range) => [range, sharedReadPer((prisma: PrismaClient) => readOverview(prisma, range))]),
+) as Record<OverviewRange, (prisma: PrismaClient) => Promise<Overview>>;
 
 /** The overview of the range ending now (database clock), read from `prisma` (benches and tests read their own database). */
 export async function readOverview(prisma: PrismaClient, range: OverviewRange = "7d"): Promise<Overview> {
@@ -166,7 +169,8 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
   const incomplete = INCOMPLETE_STATUSES.map((s) => `'${s}'`).join(", ");
   type Count = { h: string; n: number | bigint };
   type Waiting = { kind: string; band: number | bigint; n: number | bigint; oldest: unknown };
-  const query = <T>(text: string) => prisma.$queryRawUnsafe<T[]>(text);
+  // On the driver (lib/core/db/raw-read.ts): no ORM runtime between these rows and the figures.
+  const query = <T>(text: string) => readRows<T>(prisma, Prisma.raw(text));
 
   const created = sql.bucket('"createdAt"', bucket);
   // Manual repair times in whole seconds (as a person reads them), per bucket of their resolution
