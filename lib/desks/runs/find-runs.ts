@@ -6,6 +6,7 @@ import { ZEscalationKind } from "@/lib/protocol/schemas/saga";
 import { type TRunsPage, type TWaitingCounts } from "./views";
 import { containsIgnoringCaseSql, databaseKind, runSearchCandidates } from "@/lib/core/db/dialect";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
+import type { DatabaseKind } from "@/lib/core/db/url";
 import { onConnection } from "@/lib/core/db/transactions";
 import { sharedReadPer } from "@/lib/core/db/shared-read";
 import { countOf, dateOf, readRows } from "@/lib/core/db/raw-read";
@@ -61,9 +62,9 @@ const NEEDS_ATTENTION = Prisma.sql`(r."status" IN (${Prisma.join(ATTENTION_RUN_S
  * filter checks only those. When it cannot (`customerRunIds` null: a short text, or a common one),
  * the filter scans Run_createdAt_id_onBehalfOf_idx newest first and stops at the page's end.
  */
-function searchWhere(q: string, refRunIds: readonly string[], customerRunIds: readonly string[] | null): Prisma.Sql {
+function searchWhere(kind: DatabaseKind, q: string, refRunIds: readonly string[], customerRunIds: readonly string[] | null): Prisma.Sql {
   const byId = Prisma.sql`r."id" IN (${Prisma.join([...new Set([q, ...refRunIds])])})`;
-  const customer = containsIgnoringCaseSql(databaseKind(), Prisma.sql`r."onBehalfOf"`, q);
+  const customer = containsIgnoringCaseSql(kind, Prisma.sql`r."onBehalfOf"`, q);
   if (!customerRunIds) return Prisma.sql`(${customer} OR ${byId})`;
   // No customer can match: leave the branch out (an always-false branch makes SQLite scan every run).
   if (customerRunIds.length === 0) return byId;
@@ -139,7 +140,7 @@ async function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.
   if (q) {
     const refs = await readRows<{ runId: string }>(prisma, Prisma.sql`SELECT "runId" FROM "Step" WHERE "externalRef" = ${q} UNION SELECT "runId" FROM "Step" WHERE "compensationRef" = ${q}`);
     const candidates = await onConnection(prisma, () => runSearchCandidates(prisma, q));
-    and.push(searchWhere(q, refs.map((r) => r.runId), candidates));
+    and.push(searchWhere(databaseKind(prisma), q, refs.map((r) => r.runId), candidates));
   }
   // createdAt ties (same millisecond) are broken by id so pages never overlap or skip. A cursor whose
   // run does not exist yields an empty page (the comparison with no row is never true).
