@@ -18,6 +18,8 @@ export interface CorrectionFilters {
   audience?: string | undefined;
   /** Only this run. */
   runId?: string | undefined;
+  /** The page after this correction (the previous page's `nextCursor`). */
+  cursor?: string | undefined;
 }
 
 function queryOf(f: CorrectionFilters): string {
@@ -25,6 +27,7 @@ function queryOf(f: CorrectionFilters): string {
   if (f.status && f.status !== "open") params.set("status", f.status);
   if (f.audience) params.set("audience", f.audience);
   if (f.runId) params.set("run", f.runId);
+  if (f.cursor) params.set("cursor", f.cursor);
   return params.toString();
 }
 
@@ -38,6 +41,7 @@ function apiQuery(f: CorrectionFilters): string {
   if (f.status) params.set("status", f.status);
   if (f.audience) params.set("audience", f.audience);
   if (f.runId) params.set("runId", f.runId);
+  if (f.cursor) params.set("cursor", f.cursor);
   return params.toString();
 }
 
@@ -122,18 +126,18 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
       <div className="toolbar">
         <nav className="filters" aria-label="Filter corrections">
           {FILTERS.map(([key, label]) => (
-            <Link key={key} href={href({ ...filters, status: key })} aria-current={filters.status === key ? "page" : undefined}>
+            <Link key={key} href={href({ ...filters, status: key, cursor: undefined })} aria-current={filters.status === key ? "page" : undefined}>
               {label} ({countOf(key)})
             </Link>
           ))}
           {(filters.audience || filters.runId) && <span className="filters-sep" aria-hidden="true" />}
           {filters.audience && (
-            <Link href={href({ ...filters, audience: undefined })} className="chip-clear">
+            <Link href={href({ ...filters, audience: undefined, cursor: undefined })} className="chip-clear">
               audience: {filters.audience} ✕
             </Link>
           )}
           {filters.runId && (
-            <Link href={href({ ...filters, runId: undefined })} className="chip-clear">
+            <Link href={href({ ...filters, runId: undefined, cursor: undefined })} className="chip-clear">
               run {filters.runId} ✕
             </Link>
           )}
@@ -188,7 +192,7 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
                     <td className={`nowrap ${styles.wideOnly}`}>
                       <span className={`radius radius-${item.rank}`}>{rankLabel(item.rank)}</span>
                       <div className="cell-label">
-                        <Link href={href({ ...filters, audience: item.audience[0] })}>{item.audience.join(", ")}</Link>
+                        <Link href={href({ ...filters, audience: item.audience[0], cursor: undefined })}>{item.audience.join(", ")}</Link>
                       </div>
                     </td>
                     <td>
@@ -220,6 +224,10 @@ export function CorrectionQueue({ filters, initial, notice }: { filters: Correct
           </table>
         </div>
       )}
+      <div className="pager">
+        {filters.cursor && <Link href={href({ ...filters, cursor: undefined })}>Longest waiting</Link>}
+        {data.nextCursor && <Link href={href({ ...filters, cursor: data.nextCursor })}>Next page →</Link>}
+      </div>
     </>
   );
 }

@@ -148,6 +148,30 @@ describe("the correction desk", () => {
     const detail = await get("vic", customer);
     expect(detail.json).toMatchObject({ original: { tool: "send_email", recipients: ["ann@example.com"], subject: "Order 41", seen: true }, drafted: { subject: "Correction: Order 41" } });
     expect(detail.json.history[0]).toMatchObject({ type: "correction.drafted" });
+
+    // A page at a time, in the same order: pages of 1 over every correction add up to the whole list.
+    const whole = (await as("vic", listRoute.GET, "/api/dashboard/corrections?status=all&take=500")).json;
+    expect(whole.nextCursor).toBeNull();
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: CallResult = await as("vic", listRoute.GET, `/api/dashboard/corrections?status=all&take=1${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.status).toBe(200);
+      paged.push(...page.json.items.map((i: { id: string }) => i.id));
+      cursor = page.json.nextCursor;
+    } while (cursor && paged.length < 50);
+    expect(paged).toEqual(whole.items.map((i: { id: string }) => i.id));
+    expect(paged.length).toBeGreaterThanOrEqual(3);
+    expect((await as("vic", listRoute.GET, "/api/dashboard/corrections?status=all&cursor=cor_nope")).json).toMatchObject({ items: [], nextCursor: null });
+    // The chips' counts, against the rows.
+    const rows = await prisma.correction.findMany({ select: { status: true, claimedBy: true } });
+    expect(whole.counts).toEqual({
+      draft: rows.filter((r) => r.status === "DRAFT" && !r.claimedBy).length,
+      claimed: rows.filter((r) => r.status === "DRAFT" && r.claimedBy).length,
+      sending: rows.filter((r) => r.status === "SENDING").length,
+      sent: rows.filter((r) => r.status === "SENT").length,
+      dismissed: rows.filter((r) => r.status === "DISMISSED").length,
+    });
   });
 
   it("claim once, edit, send: one message even with Send twice, a replayed request and a second person", async () => {

@@ -19,9 +19,9 @@ export default async function CorrectionsPage({ searchParams }: { searchParams: 
   const { user, denied } = await requirePageUser("read", { returnTo: "/corrections" });
   if (denied) return denied;
   const query = await searchParams;
-  const parsed = ZFindCorrectionsRequest.safeParse({ status: param(query, "status"), audience: param(query, "audience"), runId: param(query, "run") });
+  const parsed = ZFindCorrectionsRequest.safeParse({ status: param(query, "status"), audience: param(query, "audience"), runId: param(query, "run"), cursor: param(query, "cursor") });
   const request = parsed.success ? parsed.data : {};
   const initial = await findCorrections({ actor: user, ...request });
-  const filters: CorrectionFilters = parsed.success ? { status: parsed.data.status, audience: parsed.data.audience, runId: parsed.data.runId } : { status: "open" };
+  const filters: CorrectionFilters = parsed.success ? { status: parsed.data.status, audience: parsed.data.audience, runId: parsed.data.runId, cursor: parsed.data.cursor } : { status: "open" };
   return <CorrectionQueue filters={filters} initial={initial} notice={parsed.success ? null : "The filters in the address were not understood, so the open queue is shown."} />;
 }

@@ -88,6 +88,8 @@ export type TCorrectionQueueItem = z.infer<typeof ZCorrectionQueueItem>;
 /** The queue: ranked by blast radius (internal first, customer last), oldest first within a rank. */
 export const ZCorrectionQueue = z.object({
   items: z.array(ZCorrectionQueueItem),
+  /** Pass as `cursor` for the next page; null on the last one. */
+  nextCursor: z.string().nullable(),
   /** Counts per state over the whole table (the filter chips). */
   counts: z.record(ZCorrectionState, z.number().int()),
   /** Whether the signed-in person may claim, edit, send and dismiss. */
