@@ -505,6 +505,17 @@ describe("runs list", () => {
     const paging = await findRuns({ actor: me(), agent: "paging", take: 2 });
     expect(paging.runs.map((r) => r.id)).toEqual(["run_tie_c", "run_tie_b"]);
     expect((await findRuns({ actor: me(), agent: "paging", take: 2, cursor: paging.nextCursor! })).runs.map((r) => r.id)).toEqual(["run_tie_a"]);
+    // Needs attention: pages of 1 (each found by scanning the newest runs) add up to the list gathered whole.
+    const waitingWhole = (await findRuns({ actor: me(), needsAttention: true, take: 200 })).runs.map((r) => r.id);
+    expect(waitingWhole.length).toBeGreaterThanOrEqual(2);
+    const waitingPaged: string[] = [];
+    let after: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof findRuns>> = await findRuns({ actor: me(), needsAttention: true, take: 1, ...(after ? { cursor: after } : {}) });
+      waitingPaged.push(...page.runs.map((r) => r.id));
+      after = page.nextCursor;
+    } while (after && waitingPaged.length < 300);
+    expect(waitingPaged).toEqual(waitingWhole);
     // A cursor naming no run gives an empty page, not the first one again.
     expect(await findRuns({ actor: me(), cursor: "run_nope" })).toMatchObject({ runs: [], nextCursor: null });
     const first = await findRuns({ actor: me() });

@@ -45,11 +45,18 @@ function sqliteStatement(db: Database.Database, sql: string): Database.Statement
 export async function readRows<T>(client: object, query: Prisma.Sql): Promise<T[]> {
   const driver = rawDriverOf(client);
   if (!driver) throw new Error("This database client was not opened by lib/core/db/prisma.ts (openPrisma or getPrisma), so it has no driver for the screens' own reads.");
-  const started = driver.observer ? performance.now() : 0;
-  const rows =
-    driver.kind === "sqlite"
-      ? await driver.exclusive((db) => sqliteStatement(db, query.sql).all(...query.values) as T[])
-      : ((await driver.pool.query({ text: query.text, values: query.values, types: PG_UTC_TYPES })).rows as T[]);
+  // Timed from when the statement runs: on SQLite, not while it waits for the connection.
+  let started = 0;
+  let rows: T[];
+  if (driver.kind === "sqlite") {
+    rows = await driver.exclusive((db) => {
+      started = performance.now();
+      return sqliteStatement(db, query.sql).all(...query.values) as T[];
+    });
+  } else {
+    started = performance.now();
+    rows = (await driver.pool.query({ text: query.text, values: query.values, types: PG_UTC_TYPES })).rows as T[];
+  }
   driver.observer?.statement?.({
     sql: driver.kind === "sqlite" ? query.sql : query.text,
     via: "driver",

@@ -44,13 +44,26 @@ const ATTENTION_RUN_STATUSES: RunStatus[] = [RunStatus.NEEDS_ATTENTION, RunStatu
 
 /**
  * Runs where something waits for a person: a status that waits, an open escalation, a correction
- * draft. The two lists of runs are read once per statement (uncorrelated IN, a hashed subplan on
- * PostgreSQL, a materialised list on SQLite): what waits for people is a few rows, while a page of
- * such runs may be far back in the newest-first scan.
+ * draft. Two forms of the same test, for the two ways `pageOfRuns` finds such runs:
+ * - NEEDS_ATTENTION gathers every such run (uncorrelated IN: each list is read once per statement, a
+ *   hashed subplan on PostgreSQL, a multi-index OR on SQLite) and sorts them: bounded by what waits
+ *   for people, whatever the log's size;
+ * - NEEDS_ATTENTION_HERE tests one run (correlated EXISTS through the runId indexes), for a scan of
+ *   the newest runs that stops once the page is full.
  */
 const NEEDS_ATTENTION = Prisma.sql`(r."status" IN (${Prisma.join(ATTENTION_RUN_STATUSES)})
   OR r."id" IN (SELECT e."runId" FROM "Escalation" e WHERE e."status" IN (${Prisma.join(OPEN_ESCALATION_STATUSES)}))
   OR r."id" IN (SELECT c."runId" FROM "Correction" c WHERE c."status" = ${CorrectionStatus.DRAFT}))`;
+const NEEDS_ATTENTION_HERE = Prisma.sql`(r."status" IN (${Prisma.join(ATTENTION_RUN_STATUSES)})
+  OR EXISTS (SELECT 1 FROM "Escalation" e WHERE e."runId" = r."id" AND e."status" IN (${Prisma.join(OPEN_ESCALATION_STATUSES)}))
+  OR EXISTS (SELECT 1 FROM "Correction" c WHERE c."runId" = r."id" AND c."status" = ${CorrectionStatus.DRAFT}))`;
+
+/**
+ * How many of the newest runs (those the other filters leave) the needs-attention list scans before
+ * it gathers every waiting run instead. Where runs wait often (a backlog), the page fills within a few
+ * hundred; where they are rare, the scan ends here and the gathering is cheap because they are few.
+ */
+const ATTENTION_SCAN = 2000;
 
 /**
  * Runs matching a search: on-behalf-of (part, any case), run id, or an effect's (or compensation's)
@@ -130,13 +143,17 @@ interface PageRow {
  * newest first (the index on createdAt, id; a cursor continues after its run's place in that order),
  * and the figures are read for its rows only, each through an index on runId. A search reads its
  * refs (and on SQLite its candidates) before the page.
+ *
+ * The needs-attention list first scans the newest ATTENTION_SCAN runs the other filters leave, testing
+ * each: a full page from them is the right page, since every newer run was among those scanned. With
+ * fewer, it gathers every waiting run instead (NEEDS_ATTENTION), which is the whole answer by itself.
+ * On the generated 1M-step databases (a tenth of runs waiting) that is about 1 ms against 14 on SQLite.
  */
 async function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.output<typeof ZFindRunsRequest>) {
   const prisma = await getPrisma();
   const and: Prisma.Sql[] = [];
   if (status) and.push(Prisma.sql`r."status" = ${status}`);
   if (agent) and.push(Prisma.sql`r."agent" = ${agent}`);
-  if (needsAttention) and.push(NEEDS_ATTENTION);
   if (q) {
     const refs = await readRows<{ runId: string }>(prisma, Prisma.sql`SELECT "runId" FROM "Step" WHERE "externalRef" = ${q} UNION SELECT "runId" FROM "Step" WHERE "compensationRef" = ${q}`);
     const candidates = await onConnection(prisma, () => runSearchCandidates(prisma, q));
@@ -145,22 +162,33 @@ async function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.
   // createdAt ties (same millisecond) are broken by id so pages never overlap or skip. A cursor whose
   // run does not exist yields an empty page (the comparison with no row is never true).
   if (cursor) and.push(Prisma.sql`(r."createdAt", r."id") < (SELECT c."createdAt", c."id" FROM "Run" c WHERE c."id" = ${cursor})`);
-  const where = and.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(and, " AND ")}`;
-  return readRows<PageRow>(
-    prisma,
-    Prisma.sql`SELECT r.*,
+  if (needsAttention) {
+    const newest = Prisma.sql`(SELECT r.* FROM "Run" r ${whereOf(and)} ORDER BY r."createdAt" DESC, r."id" DESC LIMIT ${ATTENTION_SCAN})`;
+    const page = await readRows<PageRow>(prisma, pageSql(newest, whereOf([NEEDS_ATTENTION_HERE]), take));
+    if (page.length > take) return page;
+    and.push(NEEDS_ATTENTION);
+  }
+  return readRows<PageRow>(prisma, pageSql(Prisma.sql`"Run"`, whereOf(and), take));
+}
+
+function whereOf(and: readonly Prisma.Sql[]): Prisma.Sql {
+  return and.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(and, " AND ")}`;
+}
+
+/** The page's statement: `take` + 1 runs of `source` that `where` keeps, newest first, with their figures. */
+function pageSql(source: Prisma.Sql, where: Prisma.Sql, take: number): Prisma.Sql {
+  return Prisma.sql`SELECT r.*,
       (SELECT COUNT(*) FROM "Step" s WHERE s."runId" = r."id") AS "stepCount",
       (SELECT COUNT(*) FROM "Escalation" e WHERE e."runId" = r."id" AND e."status" IN (${Prisma.join(OPEN_ESCALATION_STATUSES)})) AS "openEscalationCount",
       (SELECT COUNT(*) FROM "Correction" c WHERE c."runId" = r."id" AND c."status" = ${CorrectionStatus.DRAFT}) AS "correctionDraftCount",
       (SELECT p."id" FROM "Pivot" p WHERE p."runId" = r."id" AND p."status" = ${PivotStatus.PENDING} ORDER BY p."createdAt" DESC, p."id" DESC LIMIT 1) AS "pendingPivotId"
     FROM (
       SELECT r."id", r."title", r."agent", r."onBehalfOf", r."status", r."createdAt", r."updatedAt"
-      FROM "Run" r ${where}
+      FROM ${source} r ${where}
       ORDER BY r."createdAt" DESC, r."id" DESC
       LIMIT ${take + 1}
     ) r
-    ORDER BY r."createdAt" DESC, r."id" DESC`,
-  );
+    ORDER BY r."createdAt" DESC, r."id" DESC`;
 }
 
 /** What waits for people, read once for all the callers that asked while the previous read ran. */
