@@ -175,10 +175,12 @@ export async function readOverview(prisma: PrismaClient, range: OverviewRange = 
   const created = sql.bucket('"createdAt"', bucket);
   // Manual repair times in whole seconds (as a person reads them), per bucket of their resolution
   // and over the range (bucket NULL); the median and p90 are picked in SQL by rank: the ceil(p * n)-th
-  // smallest (nearest rank), so no row of the range crosses to this process.
+  // smallest (nearest rank), so no row of the range crosses to this process. `r` is read twice (per
+  // bucket, over the range): MATERIALIZED reads the escalations once on SQLite too (PostgreSQL already
+  // does; 15.4 -> 12.7 ms over 2,282 repairs at 1M steps on SQLite).
   const resolved = sql.bucket('"resolvedAt"', bucket);
   const repairKinds = REPAIR_KINDS.map((k) => `'${k}'`).join(", ");
-  const repairSql = `WITH r AS (
+  const repairSql = `WITH r AS MATERIALIZED (
       SELECT b, CASE WHEN ms < 0 THEN 0 ELSE (ms + 500) / 1000 END AS sec FROM (
         SELECT ${resolved.truncated} AS b, ${sql.msBetween('"createdAt"', '"resolvedAt"')} AS ms FROM "Escalation"
         WHERE "status" = 'RESOLVED' AND "resolvedAt" >= ${F} AND "resolvedAt" < ${T} AND "kind" IN (${repairKinds}) AND ("resolvedBy" IS NULL OR "resolvedBy" <> 'sla')
