@@ -50,10 +50,10 @@ function statusWhere(filter: z.infer<typeof ZCorrectionFilter>): Prisma.Correcti
 }
 
 /**
- * The correction queue, ranked by blast radius (internal 0 first, partner 1, customer 2 last, as
- * the saga orders an unwind's answers), oldest first within a rank, a page at a time, with age, SLA badge, holder and
- * where a send stands. Sends whose log is settled are marked SENT first, so the queue never shows a
- * sent message as still sending.
+ * The correction queue, a page at a time, ranked by blast radius (internal 0 first, partner 1,
+ * customer 2 last, as the saga orders an unwind's answers), oldest first within a rank, with age, SLA
+ * badge, holder and where a send stands. Sends whose log is settled are marked SENT first, so the
+ * queue never shows a sent message as still sending.
  */
 export async function findCorrections({ actor, ...request }: PersonRequest<TFindCorrectionsRequest>): Promise<TCorrectionQueue> {
   assertCan(actor, "read");
