@@ -163,7 +163,7 @@ async function pageOfRuns({ status, agent, needsAttention, q, cursor, take }: z.
   // run does not exist yields an empty page (the comparison with no row is never true).
   if (cursor) and.push(Prisma.sql`(r."createdAt", r."id") < (SELECT c."createdAt", c."id" FROM "Run" c WHERE c."id" = ${cursor})`);
   if (needsAttention) {
-    const newest = Prisma.sql`(SELECT r.* FROM "Run" r ${whereOf(and)} ORDER BY r."createdAt" DESC, r."id" DESC LIMIT ${ATTENTION_SCAN})`;
+    const newest = Prisma.sql`(SELECT ${PAGE_COLUMNS} FROM "Run" r ${whereOf(and)} ORDER BY r."createdAt" DESC, r."id" DESC LIMIT ${ATTENTION_SCAN})`;
     const page = await readRows<PageRow>(prisma, pageSql(newest, whereOf([NEEDS_ATTENTION_HERE]), take));
     if (page.length > take) return page;
     and.push(NEEDS_ATTENTION);
@@ -175,6 +175,9 @@ function whereOf(and: readonly Prisma.Sql[]): Prisma.Sql {
   return and.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(and, " AND ")}`;
 }
 
+/** The Run columns a page shows (never `metadata`, which can be large). */
+const PAGE_COLUMNS = Prisma.raw(`r."id", r."title", r."agent", r."onBehalfOf", r."status", r."createdAt", r."updatedAt"`);
+
 /** The page's statement: `take` + 1 runs of `source` that `where` keeps, newest first, with their figures. */
 function pageSql(source: Prisma.Sql, where: Prisma.Sql, take: number): Prisma.Sql {
   return Prisma.sql`SELECT r.*,
@@ -183,7 +186,7 @@ function pageSql(source: Prisma.Sql, where: Prisma.Sql, take: number): Prisma.Sq
       (SELECT COUNT(*) FROM "Correction" c WHERE c."runId" = r."id" AND c."status" = ${CorrectionStatus.DRAFT}) AS "correctionDraftCount",
       (SELECT p."id" FROM "Pivot" p WHERE p."runId" = r."id" AND p."status" = ${PivotStatus.PENDING} ORDER BY p."createdAt" DESC, p."id" DESC LIMIT 1) AS "pendingPivotId"
     FROM (
-      SELECT r."id", r."title", r."agent", r."onBehalfOf", r."status", r."createdAt", r."updatedAt"
+      SELECT ${PAGE_COLUMNS}
       FROM ${source} r ${where}
       ORDER BY r."createdAt" DESC, r."id" DESC
       LIMIT ${take + 1}
