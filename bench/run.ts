@@ -1,9 +1,11 @@
 /**
  * `npm run bench`: the cost of the saga log per logged tool call, each figure next to a
  * baseline measured in the same invocation, interleaved round by round (median, min–max).
- *   1. engine dispatch per step (in-process Prisma store) vs the raw two-commit baseline, SQLite and PostgreSQL
- *      (SQLite also: the raw baseline with an audit link in each commit, and the pages each writes per step);
- *   2. the same vs DBOS Transact on the same PostgreSQL, and 200 concurrent runs × 10 steps (pool 20);
+ *   1. engine dispatch per step (in-process Prisma store) vs the raw two-commit baseline, SQLite and PostgreSQL,
+ *      and the raw baseline with an audit link in each commit (SQLite also: the pages each writes per step);
+ *   2. the same vs DBOS Transact on the same PostgreSQL, and 200 concurrent runs × 10 steps (pool 20),
+ *      after a warm-up round of each, with what limits each (CPU of this process and of the rest of the
+ *      machine, the database sessions' waits, the queries waiting for the pool);
  *   3. the HTTP path (built app, HttpSagaStore) at 1, 8, 32 concurrent runs vs GET /api/health;
  *   5. durable commits per logged step (SQLite: COMMITs Prisma sends; PostgreSQL: pg_stat_wal.wal_sync),
  *      in the default mode and in relaxed durability (SAGABOARD_DURABILITY=relaxed: outcomes not flushed).
@@ -12,6 +14,7 @@
  * p99 goal is stated over; relaxed subjects run half) --skip-http --skip-dbos --quick.
  * Writes bench/results/<timestamp>-bench.json. Not part of `npm test`.
  */
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
@@ -143,6 +146,53 @@ async function sqliteSection(): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // 1, 2, 5: PostgreSQL (+ DBOS).
 
+/** CPU time all cores spent busy since boot, ms (/proc/stat; null where there is none). */
+function machineCpuMs(): number | null {
+  try {
+    const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = ticks[3]! + (ticks[4] ?? 0);
+    return (ticks.reduce((a, b) => a + b, 0) - idle) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Samples what the database's active sessions (other than `monitor`'s) wait on, every 10 ms until
+ * stopped: the mean number of sessions per wait ("CPU" when running, else type:event).
+ */
+function sessionWaits(monitor: pg.Client): { stop: () => Promise<Record<string, number>> } {
+  const totals: Record<string, number> = {};
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await monitor.query<{ w: string; n: number }>(
+        `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS w, count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' GROUP BY 1`,
+      );
+      samples++;
+      for (const { w, n } of rows) totals[w] = (totals[w] ?? 0) + n;
+      await sleep(10);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return Object.fromEntries(Object.entries(totals).map(([w, n]) => [w, n / Math.max(1, samples)]));
+    },
+  };
+}
+
+/** The three waits with the most sessions, averaged over rounds: "LWLock:WALWrite 6.1, CPU 0.4, ...". */
+function topWaits(rounds: Record<string, number>[]): string {
+  const sum: Record<string, number> = {};
+  for (const r of rounds) for (const [w, n] of Object.entries(r)) sum[w] = (sum[w] ?? 0) + n / rounds.length;
+  const top = Object.entries(sum).sort((a, b) => b[1] - a[1]).slice(0, 3);
+  return top.length ? top.map(([w, n]) => `${w} ${fmt(n, 1)}`).join(", ") : "none active";
+}
+
 /** Runs `fn` on a new connection to the admin database, closed afterwards. */
 async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: testPostgresAdminUrl() });
@@ -236,6 +286,7 @@ async function postgresSection(): Promise<void> {
       engineRelaxed: () => engineRound(relaxedStore, Math.ceil(STEPS / 2)),
       raw: () => raw.round(STEPS),
       rawRelaxed: () => raw.round(Math.ceil(STEPS / 2), true),
+      rawAudit: () => raw.round(STEPS, false, true),
     };
     const d0 = dbos;
     if (d0) subjects.dbos = () => d0.dbosRound(STEPS);
@@ -246,11 +297,22 @@ async function postgresSection(): Promise<void> {
 
     // 2: 200 concurrent runs × 10 steps, pool of 20 each.
     const RUNS = quick ? 50 : 200;
-    // What limits each subject: this process's CPU over the round (a share of one core: near 1, the
-    // one JavaScript thread is the limit) and how many queries waited for a pool connection, sampled.
-    const limits: Record<string, { cpu: number[]; waiting: number[] }> = {};
+    // What limits each subject, sampled over each round:
+    // - this process's CPU (a share of one core: near 1, the one JavaScript thread is the limit);
+    // - the rest of the machine's CPU (/proc/stat less this process: PostgreSQL's backends and the
+    //   kernel's loopback network); the two near the core count, the machine is the limit;
+    // - what the database's active sessions wait on (pg_stat_activity, every 10 ms): "CPU" is running,
+    //   LWLock:WALWrite is queueing behind another session's WAL flush (group commit), Lock:advisory
+    //   is a chain lock, Client:ClientRead is waiting for this process to send;
+    // - how many queries waited for a pool connection.
+    const limits: Record<string, { cpu: number[]; rest: number[]; waiting: number[]; waits: Record<string, number>[] }> = {};
+    const monitor = new pg.Client({ connectionString: db.url });
+    await monitor.connect();
+    let monitorOpen = true;
+    cleanups.push(() => (monitorOpen ? monitor.end() : undefined));
     const observed = (name: string, pool: pg.Pool | null, fn: () => Promise<Round>) => async () => {
       const cpu0 = process.cpuUsage();
+      const machine0 = machineCpuMs();
       let samples = 0;
       let waiting = 0;
       const timer = pool
@@ -259,12 +321,18 @@ async function postgresSection(): Promise<void> {
             waiting += pool.waitingCount;
           }, 5)
         : null;
+      const waits = sessionWaits(monitor);
       const round = await fn();
       if (timer) clearInterval(timer);
+      const seenWaits = await waits.stop();
       const used = process.cpuUsage(cpu0);
-      const seen = (limits[name] ??= { cpu: [], waiting: [] });
-      seen.cpu.push((used.user + used.system) / 1000 / round.wallMs);
+      const machine = machineCpuMs();
+      const seen = (limits[name] ??= { cpu: [], rest: [], waiting: [], waits: [] });
+      const own = (used.user + used.system) / 1000;
+      seen.cpu.push(own / round.wallMs);
+      if (machine0 !== null && machine !== null) seen.rest.push((machine - machine0 - own) / round.wallMs);
       if (pool) seen.waiting.push(samples ? waiting / samples : 0);
+      seen.waits.push(seenWaits);
       return round;
     };
     const enginePool = (() => {
@@ -274,9 +342,20 @@ async function postgresSection(): Promise<void> {
     const conc: Record<string, () => Promise<Round>> = {
       engine: observed("engine", enginePool, () => engineConcurrent(store, RUNS, STEPS_PER_RUN)),
       raw: observed("raw", raw.pool, () => raw.concurrent(RUNS, STEPS_PER_RUN)),
+      rawAudit: observed("rawAudit", raw.pool, () => raw.concurrent(RUNS, STEPS_PER_RUN, true)),
     };
     if (d0) conc.dbos = observed("dbos", null, () => d0.dbosConcurrent(RUNS, STEPS_PER_RUN));
+    // One round of each first, not counted: its pool's connections open and prepare their
+    // statements, and the JavaScript on the path is compiled, in every subject alike. A first round
+    // measured 0.5-0.8x a later one's throughput in every subject, which made a 2-round median
+    // mostly a measure of warming up.
+    await engineConcurrent(store, RUNS, STEPS_PER_RUN);
+    await raw.concurrent(RUNS, STEPS_PER_RUN);
+    await raw.concurrent(RUNS, STEPS_PER_RUN, true);
+    if (d0) await d0.dbosConcurrent(RUNS, STEPS_PER_RUN);
     const c = await interleave(quick ? 2 : 5, conc);
+    monitorOpen = false;
+    await monitor.end();
     const tput = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, spread(v.map(stepsPerSec))])) as Record<string, Spread>;
     const cp = Object.fromEntries(Object.entries(c).map(([k, v]) => [k, percentiles(all(v))]));
 
@@ -329,6 +408,7 @@ async function postgresSection(): Promise<void> {
         ["subject", "ms/step", "p50", "p95", "p99", "p99.9", "p99/p50", "vs raw", "vs DBOS", "goal"],
         row("raw pg, 2 commits", "raw", "1", r.dbos ? fmtSpread(ratio("raw", "dbos"), 2) : "", ""),
         row("raw pg, relaxed outcome", "rawRelaxed", fmtSpread(ratio("rawRelaxed", "raw"), 2), "", ""),
+        row("raw + an audit link in each commit", "rawAudit", fmtSpread(ratio("rawAudit", "raw"), 2), r.dbos ? fmtSpread(ratio("rawAudit", "dbos"), 2) : "", "the floor of a log with an audit chain"),
         row("DBOS 5.3 runStep", "dbos", r.dbos ? fmtSpread(ratio("dbos", "raw"), 2) : "", "1", ""),
         row("engine + PrismaSagaStore", "engine", fmtSpread(ratio("engine", "raw"), 2), r.dbos ? fmtSpread(ratio("engine", "dbos"), 2) : "", "≤ 1× DBOS (stretch 0.75×); p99 ≤ 3× p50"),
         row("engine, relaxed outcome", "engineRelaxed", fmtSpread(ratio("engineRelaxed", "raw"), 2), r.dbos ? fmtSpread(ratio("engineRelaxed", "dbos"), 2) : "", ""),
@@ -336,18 +416,26 @@ async function postgresSection(): Promise<void> {
     );
     const limitCells = (key: string) => {
       const l = limits[key];
-      if (!l) return ["", ""];
-      return [fmtSpread(spread(l.cpu), 2), l.waiting.length ? fmtSpread(spread(l.waiting), 1) : "not visible"];
+      if (!l) return ["", "", "", "", ""];
+      const perStep = (share: number[]) => fmt(spread(share.map((x, i) => x * (c[key]![i]!.wallMs / c[key]![i]!.latencies.length))).median, 2);
+      return [
+        fmtSpread(spread(l.cpu), 2),
+        l.rest.length ? fmtSpread(spread(l.rest), 2) : "not visible",
+        l.rest.length ? `${perStep(l.cpu)} + ${perStep(l.rest)}` : perStep(l.cpu),
+        topWaits(l.waits),
+        l.waiting.length ? fmtSpread(spread(l.waiting), 1) : "not visible",
+      ];
     };
     const trow = (name: string, key: string, goal: string) =>
       c[key]
         ? [name, fmtSpread(tput[key]!, 0), fmt(cp[key]!.p50), fmt(cp[key]!.p99), c.dbos ? fmtSpread(spread(c[key]!.map((x, i) => stepsPerSec(x) / stepsPerSec(c.dbos![i]!))), 2) : "", ...limitCells(key), goal]
-        : [name, "skipped", "", "", "", "", "", ""];
+        : [name, "skipped", "", "", "", "", "", "", "", "", ""];
     results.postgresqlConcurrentLimits = limits;
     tables.push(
       printTable(`2. PostgreSQL, ${RUNS} concurrent runs × ${STEPS_PER_RUN} steps, pool 20: throughput, and what limits it`, [
-        ["subject", "steps/s", "p50 ms", "p99 ms", "vs DBOS", "bench process CPU (cores)", "queries waiting for the pool", "goal"],
+        ["subject", "steps/s", "p50 ms", "p99 ms", "vs DBOS", "bench process CPU (cores)", "rest of the machine (cores)", "CPU ms a step (bench + rest)", "database sessions, mean active: what they wait on", "queries waiting for the pool", "goal"],
         trow("raw pg, 2 commits", "raw", ""),
+        trow("raw + an audit link in each commit", "rawAudit", ""),
         trow("DBOS 5.3", "dbos", ""),
         trow("engine + PrismaSagaStore", "engine", "≥ 1.5× DBOS"),
       ]),

@@ -73,6 +73,15 @@ const INSERT_STEP_SQL = (p: (n: number) => string) =>
 const UPDATE_STEP_SQL = (p: (n: number) => string, from = "") =>
   `UPDATE "Step" SET "status"='CONFIRMED',"result"=${p(1)},"attempts"=1,"updatedAt"=${p(2)}${from} WHERE "id"=${p(3)} AND "status"='INTENDED'`;
 
+/**
+ * `write` (an INSERT or UPDATE of "Step" with `n` parameters) with an AuditEvent row appended in the
+ * same statement, from the step it wrote: scope, seq, runId, type, data, prevHash, hash follow as
+ * $n+1...$n+7.
+ */
+const linked = (write: string, n: number) =>
+  `WITH s AS (${write} RETURNING "id") INSERT INTO "AuditEvent" ("scope","seq","runId","stepId","type","actor","data","at","prevHash","hash")
+   SELECT $${n + 1}, $${n + 2}::int4, $${n + 3}, s."id", $${n + 4}, 'agent:bench', $${n + 5}::jsonb, now(), $${n + 6}, $${n + 7} FROM s`;
+
 /** UPDATE_STEP_SQL committed with synchronous_commit off for its own transaction (it joins the one-row CTE). */
 const RELAXED_UPDATE_STEP_SQL = `WITH relax AS (SELECT set_config('synchronous_commit', 'off', true) AS c) ${UPDATE_STEP_SQL((n) => `$${n}`, " FROM relax")}`;
 
@@ -169,21 +178,31 @@ export class RawPg {
     return runId;
   }
 
-  /** One step: the intent commit, then the outcome commit (relaxed: `synchronous_commit = off` for the outcome's transaction). */
-  async step(client: pg.ClientBase | pg.Pool, runId: string, idx: number, relaxed: boolean): Promise<void> {
+  /**
+   * One step: the intent commit, then the outcome commit (relaxed: `synchronous_commit = off` for the
+   * outcome's transaction). With `auditLinks`, each commit's one statement also appends an AuditEvent
+   * row as the saga log's chain does (a data-modifying CTE, the same columns, a 64-hex prevHash and
+   * hash): the floor of any log that keeps an audit link per transition in the same commit, with none
+   * of the engine's checks, lock or hashing.
+   */
+  async step(client: pg.ClientBase | pg.Pool, runId: string, idx: number, relaxed: boolean, auditLinks = false): Promise<void> {
     const stepId = id("stp");
-    await client.query({
-      name: "bench_insert",
-      text: INSERT_STEP_SQL((n) => `$${n}`),
-      values: [stepId, runId, idx, id("key"), JSON.stringify({ i: idx }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', new Date()],
-    });
+    const link = (seq: number, type: string, data: string) => [`run:${runId}`, seq, runId, type, data, randomBytes(32).toString("hex"), randomBytes(32).toString("hex")];
+    const insert = { name: "bench_insert", text: INSERT_STEP_SQL((n) => `$${n}`) };
+    const insertValues = [stepId, runId, idx, id("key"), JSON.stringify({ i: idx }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', new Date()];
+    if (auditLinks) {
+      await client.query({ name: "bench_insert_linked", text: linked(INSERT_STEP_SQL((n) => `$${n}`), 10), values: [...insertValues, ...link(2 * idx + 1, "step.intended", JSON.stringify({ stepIdx: idx, tool: "bench_noop", phase: "STAGING" }))] });
+      await client.query({ name: "bench_update_linked", text: linked(UPDATE_STEP_SQL((n) => `$${n}`), 3), values: ["null", new Date(), stepId, ...link(2 * idx + 2, "step.confirmed", JSON.stringify({ stepIdx: idx, externalRef: null }))] });
+      return;
+    }
+    await client.query({ ...insert, values: insertValues });
     // Relaxed: the outcome is committed without waiting for the WAL flush (a lost outcome leaves
     // INTENDED), in the one statement as the engine does, not BEGIN/SET LOCAL/UPDATE/COMMIT.
     const update = relaxed ? { name: "bench_update_relaxed", text: RELAXED_UPDATE_STEP_SQL } : { name: "bench_update", text: UPDATE_STEP_SQL((n) => `$${n}`) };
     await client.query({ ...update, values: ["null", new Date(), stepId] });
   }
 
-  async round(steps: number, relaxed = false): Promise<Round> {
+  async round(steps: number, relaxed = false, auditLinks = false): Promise<Round> {
     const client = await this.pool.connect();
     try {
       const latencies: number[] = [];
@@ -192,7 +211,7 @@ export class RawPg {
       for (let i = 0; i < steps; i++) {
         if (i % STEPS_PER_RUN === 0) runId = await this.newRun(client);
         const s = performance.now();
-        await this.step(client, runId, i % STEPS_PER_RUN, relaxed);
+        await this.step(client, runId, i % STEPS_PER_RUN, relaxed, auditLinks);
         latencies.push(performance.now() - s);
       }
       return { latencies, wallMs: performance.now() - t0 };
@@ -202,7 +221,7 @@ export class RawPg {
   }
 
   /** `runs` concurrent runs of `stepsPerRun` two-commit steps over the pool. */
-  async concurrent(runs: number, stepsPerRun: number): Promise<Round> {
+  async concurrent(runs: number, stepsPerRun: number, auditLinks = false): Promise<Round> {
     const latencies: number[] = [];
     const t0 = performance.now();
     await Promise.all(
@@ -210,7 +229,7 @@ export class RawPg {
         const runId = await this.newRun(this.pool);
         for (let i = 0; i < stepsPerRun; i++) {
           const s = performance.now();
-          await this.step(this.pool, runId, i, false);
+          await this.step(this.pool, runId, i, false, auditLinks);
           latencies.push(performance.now() - s);
         }
       }),
