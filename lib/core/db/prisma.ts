@@ -5,7 +5,7 @@ import { Prisma as PostgresPrisma, PrismaClient as PostgresPrismaClient } from "
 import pg from "pg";
 import { registerRawDriver, type DatabaseObserver } from "./raw-driver";
 import { serializeConnections } from "./serialized-adapter";
-import { isPostgresUrl, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
+import { isPostgresUrl, postgresPoolIdleMs, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
 
 export { databaseKind } from "./dialect";
 
@@ -23,7 +23,8 @@ export { databaseKind } from "./dialect";
  * - a 64 MiB page cache and 256 MiB of memory-mapped reads, for the dashboard on large logs;
  * - and plain queries wait for this client's open transactions (serialized-adapter.ts).
  *
- * PostgreSQL (pg adapter): a pool of DATABASE_POOL_SIZE connections (default 10); every commit is
+ * PostgreSQL (pg adapter): a pool of DATABASE_POOL_SIZE connections (default 10), each kept open
+ * while idle for DATABASE_POOL_IDLE_SECONDS (default 600); every commit is
  * durable with the server's default synchronous_commit=on. No serialisation: transactions run
  * concurrently on their own connections (lib/core/db/dialect.ts covers what then needs a lock).
  *
@@ -104,8 +105,10 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
     );
   }
   // connectionTimeoutMillis: a pool that stays exhausted fails a request instead of hanging it.
+  // idleTimeoutMillis: connections stay open between bursts of calls (postgresPoolIdleMs);
+  // allowExitOnIdle: idle ones never keep a finished script's process alive for that long.
   // The pool is ours so that the saga log's hot writes can share it (lib/core/db/raw-driver.ts).
-  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000, idleTimeoutMillis: postgresPoolIdleMs(), allowExitOnIdle: true });
   const adapter = new PrismaPg(pool, {
     // An idle pooled connection that breaks (server restart) is dropped by pg; say so, don't crash.
     onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`),

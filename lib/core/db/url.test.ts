@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { dataDirectory, databaseKindOfUrl, DEFAULT_SQLITE_PATH, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
+import { dataDirectory, databaseKindOfUrl, DEFAULT_SQLITE_PATH, postgresPoolIdleMs, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
 
 describe("DATABASE_URL", () => {
   it("picks the store: unset or file: is SQLite, postgresql:// or postgres:// is PostgreSQL", () => {
@@ -33,12 +33,17 @@ describe("DATABASE_URL", () => {
     }
   });
 
-  it("sizes the PostgreSQL pool from DATABASE_POOL_SIZE (default 10) and masks passwords in messages", () => {
+  it("sizes the PostgreSQL pool from DATABASE_POOL_SIZE (default 10), keeps idle connections DATABASE_POOL_IDLE_SECONDS (default 600), and masks passwords in messages", () => {
     expect(postgresPoolSize(undefined)).toBe(10);
     expect(postgresPoolSize(" ")).toBe(10);
     expect(postgresPoolSize("25")).toBe(25);
     expect(() => postgresPoolSize("0")).toThrow(/DATABASE_POOL_SIZE/);
     expect(() => postgresPoolSize("ten")).toThrow(/DATABASE_POOL_SIZE/);
+    expect(postgresPoolIdleMs(undefined)).toBe(600_000);
+    expect(postgresPoolIdleMs("0")).toBe(0);
+    expect(postgresPoolIdleMs("30")).toBe(30_000);
+    expect(() => postgresPoolIdleMs("-1")).toThrow(/DATABASE_POOL_IDLE_SECONDS must be a whole number of seconds/);
+    expect(() => postgresPoolIdleMs("1.5")).toThrow(/DATABASE_POOL_IDLE_SECONDS/);
     expect(redactUrl("postgresql://user:s3cret@db:5432/x")).toBe("postgresql://user:***@db:5432/x");
     expect(redactUrl("postgresql://db/x")).toBe("postgresql://db/x");
   });

@@ -53,6 +53,21 @@ export function postgresPoolSize(value: string | undefined = process.env.DATABAS
   return n;
 }
 
+/**
+ * How long a pooled PostgreSQL connection may sit idle before it is closed, in ms:
+ * DATABASE_POOL_IDLE_SECONDS, default 600 (0: never). pg's own default is 10 s, and a connection
+ * closed is one the next burst of calls opens again, prepares its statements on again and plans them
+ * again: 50 concurrent runs after an 11 s pause ran at half the throughput of the burst before.
+ */
+export function postgresPoolIdleMs(value: string | undefined = process.env.DATABASE_POOL_IDLE_SECONDS): number {
+  if (value === undefined || value.trim() === "") return 600_000;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 86_400) {
+    throw new Error(`DATABASE_POOL_IDLE_SECONDS must be a whole number of seconds from 0 (never close) to 86400 (got "${value}").`);
+  }
+  return n * 1000;
+}
+
 /** The URL with its password masked, for messages and logs. */
 export function redactUrl(url: string): string {
   return url.replace(/^(\w+:\/\/[^:/@]*:)[^@]*@/, "$1***@");
