@@ -30,6 +30,7 @@ import {
   interleave,
   openCountingPrisma,
   percentiles,
+  performance,
   printTable,
   spread,
   throwaway,
@@ -298,20 +299,23 @@ async function postgresSection(): Promise<void> {
     // 2: 200 concurrent runs × 10 steps, pool of 20 each.
     const RUNS = quick ? 50 : 200;
     // What limits each subject, sampled over each round:
-    // - this process's CPU (a share of one core: near 1, the one JavaScript thread is the limit);
+    // - this process's CPU (a share of one core: near 1, the one JavaScript thread is the limit), and
+    //   how much of the round its event loop was busy, which also counts the time its thread waited
+    //   for a core inside a call (writev wakes a PostgreSQL backend that can take the core);
     // - the rest of the machine's CPU (/proc/stat less this process: PostgreSQL's backends and the
     //   kernel's loopback network); the two near the core count, the machine is the limit;
     // - what the database's active sessions wait on (pg_stat_activity, every 10 ms): "CPU" is running,
     //   LWLock:WALWrite is queueing behind another session's WAL flush (group commit), Lock:advisory
     //   is a chain lock, Client:ClientRead is waiting for this process to send;
     // - how many queries waited for a pool connection.
-    const limits: Record<string, { cpu: number[]; rest: number[]; waiting: number[]; waits: Record<string, number>[] }> = {};
+    const limits: Record<string, { cpu: number[]; loop: number[]; rest: number[]; waiting: number[]; waits: Record<string, number>[] }> = {};
     const monitor = new pg.Client({ connectionString: db.url });
     await monitor.connect();
     let monitorOpen = true;
     cleanups.push(() => (monitorOpen ? monitor.end() : undefined));
     const observed = (name: string, pool: pg.Pool | null, fn: () => Promise<Round>) => async () => {
       const cpu0 = process.cpuUsage();
+      const loop0 = performance.eventLoopUtilization();
       const machine0 = machineCpuMs();
       let samples = 0;
       let waiting = 0;
@@ -327,9 +331,10 @@ async function postgresSection(): Promise<void> {
       const seenWaits = await waits.stop();
       const used = process.cpuUsage(cpu0);
       const machine = machineCpuMs();
-      const seen = (limits[name] ??= { cpu: [], rest: [], waiting: [], waits: [] });
+      const seen = (limits[name] ??= { cpu: [], loop: [], rest: [], waiting: [], waits: [] });
       const own = (used.user + used.system) / 1000;
       seen.cpu.push(own / round.wallMs);
+      seen.loop.push(performance.eventLoopUtilization(loop0).utilization);
       if (machine0 !== null && machine !== null) seen.rest.push((machine - machine0 - own) / round.wallMs);
       if (pool) seen.waiting.push(samples ? waiting / samples : 0);
       seen.waits.push(seenWaits);
@@ -416,10 +421,11 @@ async function postgresSection(): Promise<void> {
     );
     const limitCells = (key: string) => {
       const l = limits[key];
-      if (!l) return ["", "", "", "", ""];
+      if (!l) return ["", "", "", "", "", ""];
       const perStep = (share: number[]) => fmt(spread(share.map((x, i) => x * (c[key]![i]!.wallMs / c[key]![i]!.latencies.length))).median, 2);
       return [
         fmtSpread(spread(l.cpu), 2),
+        `${fmt(spread(l.loop).median * 100, 0)}%`,
         l.rest.length ? fmtSpread(spread(l.rest), 2) : "not visible",
         l.rest.length ? `${perStep(l.cpu)} + ${perStep(l.rest)}` : perStep(l.cpu),
         topWaits(l.waits),
@@ -429,11 +435,11 @@ async function postgresSection(): Promise<void> {
     const trow = (name: string, key: string, goal: string) =>
       c[key]
         ? [name, fmtSpread(tput[key]!, 0), fmt(cp[key]!.p50), fmt(cp[key]!.p99), c.dbos ? fmtSpread(spread(c[key]!.map((x, i) => stepsPerSec(x) / stepsPerSec(c.dbos![i]!))), 2) : "", ...limitCells(key), goal]
-        : [name, "skipped", "", "", "", "", "", "", "", "", ""];
+        : [name, "skipped", "", "", "", "", "", "", "", "", "", ""];
     results.postgresqlConcurrentLimits = limits;
     tables.push(
       printTable(`2. PostgreSQL, ${RUNS} concurrent runs × ${STEPS_PER_RUN} steps, pool 20: throughput, and what limits it`, [
-        ["subject", "steps/s", "p50 ms", "p99 ms", "vs DBOS", "bench process CPU (cores)", "rest of the machine (cores)", "CPU ms a step (bench + rest)", "database sessions, mean active: what they wait on", "queries waiting for the pool", "goal"],
+        ["subject", "steps/s", "p50 ms", "p99 ms", "vs DBOS", "bench process CPU (cores)", "event loop busy", "rest of the machine (cores)", "CPU ms a step (bench + rest)", "database sessions, mean active: what they wait on", "queries waiting for the pool", "goal"],
         trow("raw pg, 2 commits", "raw", ""),
         trow("raw + an audit link in each commit", "rawAudit", ""),
         trow("DBOS 5.3", "dbos", ""),
