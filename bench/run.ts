@@ -344,20 +344,18 @@ async function postgresSection(): Promise<void> {
       const driver = rawDriverOf(prisma);
       return driver?.kind === "postgresql" ? driver.pool : null;
     })();
-    const conc: Record<string, () => Promise<Round>> = {
-      engine: observed("engine", enginePool, () => engineConcurrent(store, RUNS, STEPS_PER_RUN)),
-      raw: observed("raw", raw.pool, () => raw.concurrent(RUNS, STEPS_PER_RUN)),
-      rawAudit: observed("rawAudit", raw.pool, () => raw.concurrent(RUNS, STEPS_PER_RUN, true)),
+    const concurrentSubjects: Record<string, { pool: pg.Pool | null; round: () => Promise<Round> }> = {
+      engine: { pool: enginePool, round: () => engineConcurrent(store, RUNS, STEPS_PER_RUN) },
+      raw: { pool: raw.pool, round: () => raw.concurrent(RUNS, STEPS_PER_RUN) },
+      rawAudit: { pool: raw.pool, round: () => raw.concurrent(RUNS, STEPS_PER_RUN, true) },
     };
-    if (d0) conc.dbos = observed("dbos", null, () => d0.dbosConcurrent(RUNS, STEPS_PER_RUN));
+    if (d0) concurrentSubjects.dbos = { pool: null, round: () => d0.dbosConcurrent(RUNS, STEPS_PER_RUN) };
     // One round of each first, not counted: its pool's connections open and prepare their
     // statements, and the JavaScript on the path is compiled, in every subject alike. A first round
     // measured 0.5-0.8x a later one's throughput in every subject, which made a 2-round median
     // mostly a measure of warming up.
-    await engineConcurrent(store, RUNS, STEPS_PER_RUN);
-    await raw.concurrent(RUNS, STEPS_PER_RUN);
-    await raw.concurrent(RUNS, STEPS_PER_RUN, true);
-    if (d0) await d0.dbosConcurrent(RUNS, STEPS_PER_RUN);
+    for (const { round } of Object.values(concurrentSubjects)) await round();
+    const conc = Object.fromEntries(Object.entries(concurrentSubjects).map(([name, { pool, round }]) => [name, observed(name, pool, round)]));
     const c = await interleave(quick ? 2 : 5, conc);
     monitorOpen = false;
     await monitor.end();

@@ -191,7 +191,7 @@ export class RawPg {
     const insert = { name: "bench_insert", text: INSERT_STEP_SQL((n) => `$${n}`) };
     const insertValues = [stepId, runId, idx, id("key"), JSON.stringify({ i: idx }), id("h"), JSON.stringify({ tool: "bench_undo", args: {} }), id("ck"), '["agent"]', new Date()];
     if (auditLinks) {
-      await client.query({ name: "bench_insert_linked", text: linked(INSERT_STEP_SQL((n) => `$${n}`), 10), values: [...insertValues, ...link(2 * idx + 1, "step.intended", JSON.stringify({ stepIdx: idx, tool: "bench_noop", phase: "STAGING" }))] });
+      await client.query({ name: "bench_insert_linked", text: linked(insert.text, 10), values: [...insertValues, ...link(2 * idx + 1, "step.intended", JSON.stringify({ stepIdx: idx, tool: "bench_noop", phase: "STAGING" }))] });
       await client.query({ name: "bench_update_linked", text: linked(UPDATE_STEP_SQL((n) => `$${n}`), 3), values: ["null", new Date(), stepId, ...link(2 * idx + 2, "step.confirmed", JSON.stringify({ stepIdx: idx, externalRef: null }))] });
       return;
     }

@@ -1,11 +1,11 @@
 /**
  * Reads in the drivers' own SQL, for the screens people load most (the runs list, the overview, the
  * correction queue's counts). Prisma 6 with `engineType = "client"` compiles every query on the main
- * thread and turns every row into objects through its own runtime: the runs list's JavaScript was about 19 ms of CPU per view at 1M
- * steps, a third of it Prisma's, and with 16 readers on 2 cores that CPU is the queue. A read here is
- * one statement on the driver Prisma's adapter already holds (lib/core/db/raw-driver.ts): the
- * better-sqlite3 connection, lent while no query or transaction of the client is in flight, or the
- * pg pool. One statement reads one snapshot on both stores, so a read that must be consistent is
+ * thread and turns every row into objects through its own runtime: the runs list's JavaScript was
+ * about 19 ms of CPU per view at 1M steps, a third of it Prisma's, and with 16 readers on 2 cores
+ * that CPU is the queue. A read here is one statement on the driver Prisma's adapter already holds
+ * (lib/core/db/raw-driver.ts): the better-sqlite3 connection, lent while no query or transaction of
+ * the client is in flight, or the pg pool. One statement reads one snapshot on both stores, so a read that must be consistent is
  * written as one statement.
  *
  * Values come back as the driver gives them, converted by the caller with `countOf` and `dateOf`:

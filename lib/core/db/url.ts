@@ -45,12 +45,7 @@ export function dataDirectory(url: string | undefined = process.env.DATABASE_URL
 
 /** The PostgreSQL pool size: DATABASE_POOL_SIZE, default 10. */
 export function postgresPoolSize(value: string | undefined = process.env.DATABASE_POOL_SIZE): number {
-  if (value === undefined || value.trim() === "") return 10;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) {
-    throw new Error(`DATABASE_POOL_SIZE must be a whole number from 1 to 1000 (got "${value}").`);
-  }
-  return n;
+  return wholeNumberSetting("DATABASE_POOL_SIZE", value, { fallback: 10, min: 1, max: 1000, range: "from 1 to 1000" });
 }
 
 /**
@@ -60,12 +55,17 @@ export function postgresPoolSize(value: string | undefined = process.env.DATABAS
  * again: 50 concurrent runs after an 11 s pause ran at half the throughput of the burst before.
  */
 export function postgresPoolIdleMs(value: string | undefined = process.env.DATABASE_POOL_IDLE_SECONDS): number {
-  if (value === undefined || value.trim() === "") return 600_000;
+  return 1000 * wholeNumberSetting("DATABASE_POOL_IDLE_SECONDS", value, { fallback: 600, min: 0, max: 86_400, range: "of seconds from 0 (never close) to 86400" });
+}
+
+/** A whole-number setting: `fallback` when unset or blank, else a whole number in [min, max], or an error naming it. */
+function wholeNumberSetting(name: string, value: string | undefined, limits: { fallback: number; min: number; max: number; range: string }): number {
+  if (value === undefined || value.trim() === "") return limits.fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 86_400) {
-    throw new Error(`DATABASE_POOL_IDLE_SECONDS must be a whole number of seconds from 0 (never close) to 86400 (got "${value}").`);
+  if (!Number.isInteger(n) || n < limits.min || n > limits.max) {
+    throw new Error(`${name} must be a whole number ${limits.range} (got "${value}").`);
   }
-  return n * 1000;
+  return n;
 }
 
 /** The URL with its password masked, for messages and logs. */
