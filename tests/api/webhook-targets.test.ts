@@ -17,7 +17,8 @@ import { runWithSessionReader } from "@/lib/server/auth/current-user";
 import { createWebhook } from "@/lib/server/notifications/create-webhook";
 import { deliverNotifications } from "@/lib/server/notifications/deliver-notifications";
 import { UNREACHABLE_ERROR } from "@/lib/server/notifications/post-webhook";
-import { webhookTargetPolicy, type ResolveHost, type WebhookTargetPolicy } from "@/lib/server/notifications/webhook-target";
+import ipaddr from "ipaddr.js";
+import { embeddedIPv4, isPublicAddress, webhookTargetPolicy, type ResolveHost, type WebhookTargetPolicy } from "@/lib/server/notifications/webhook-target";
 import { createUser } from "@/lib/server/users/create-user";
 import { call, useTestDatabase, type CallResult } from "./api-test-kit";
 
@@ -106,8 +107,28 @@ describe("when saved", () => {
     "http://[fd12:3456::1]/",
     "http://[::ffff:127.0.0.1]/",
     "http://[::ffff:169.254.169.254]/",
+    // Every IPv6 form that embeds an IPv4 address, judged by the address it embeds.
+    "http://[::127.0.0.1]:9/", // IPv4-compatible
+    "http://[::169.254.169.254]:9/",
+    "http://[::ffff:0:127.0.0.1]/", // SIIT (RFC 6145)
+    "http://[64:ff9b::127.0.0.1]/", // NAT64 (RFC 6052)
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://[64:ff9b:1::7f00:1]/", // NAT64 local-use: leads nowhere a check can see
+    "http://[2002:7f00:1::1]/", // 6to4 (RFC 3056) of 127.0.0.1
+    "http://[2002:a9fe:a9fe::1]/",
+    "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", // Teredo whose client is 127.0.0.1 (bits inverted)
+    "http://[2001:0:a9fe:a9fe:8000:63bf:f7f7:f7f7]/", // Teredo whose server is 169.254.169.254
     "http://localhost:3000/api/health",
   ];
+
+  it("judges an IPv6 address that embeds an IPv4 one by the address it embeds (ipaddr.js ranges, not a list)", () => {
+    const forms = ["::ffff:8.8.8.8", "::8.8.8.8", "64:ff9b::808:808", "2002:808:808::1", "2001:0:808:808:8000:63bf:f7f7:f7f7"];
+    for (const address of forms) expect(isPublicAddress(address), address).toBe(true);
+    for (const address of ["::7f00:1", "::a9fe:a9fe", "::ffff:0:a00:1", "64:ff9b::a00:1", "2002:c0a8:101::1", "2001:0:808:808:8000:63bf:3fff:fffe", "::", "::1"]) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+    expect(embeddedIPv4(ipaddr.parse("2001:0:4136:e378:8000:63bf:80ff:fffe") as ipaddr.IPv6).map(String)).toEqual(["65.54.227.120", "127.0.0.1"]);
+  });
 
   it("the admin route refuses every non-public address class and the app itself, with one fixed reason, and stores nothing", async () => {
     // The route reads the environment: the development switch off, as in production.

@@ -67,10 +67,44 @@ export const REFUSAL_WORDS: Record<WebhookTargetRefusal, string> = {
 /** The judgement of one target: a value, not an exception. */
 export type WebhookTargetCheck = { ok: true; url: URL } | { ok: false; reason: WebhookTargetRefusal };
 
-/** Whether one resolved or literal address is public (IPv4-mapped IPv6 judged as the IPv4 it maps). */
+/** An IPv4 address from 32 bits held in two 16-bit IPv6 parts. */
+function ipv4Of(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries, by the form that embeds them: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), SIIT (::ffff:0:a.b.c.d), NAT64 (64:ff9b::a.b.c.d),
+ * 6to4 (2002:AABB:CCDD::) and Teredo (its server, and its client with the bits inverted). Each form
+ * reaches the IPv4 host through a translator or a tunnel, so it is judged by that host. Empty for
+ * every other address.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
+  const p = address.parts as [number, number, number, number, number, number, number, number];
+  const [a, b, c, d, e, f, g, h] = p;
+  const zeros = (...xs: number[]) => xs.every((x) => x === 0);
+  if (zeros(a, b, c, d, e) && f === 0xffff) return [ipv4Of(g, h)]; // mapped
+  if (zeros(a, b, c, d) && e === 0xffff && f === 0) return [ipv4Of(g, h)]; // SIIT, RFC 6145
+  if (zeros(a, b, c, d, e, f) && (g !== 0 || h > 1)) return [ipv4Of(g, h)]; // compatible (not :: or ::1)
+  if (a === 0x64 && b === 0xff9b && zeros(c, d, e, f)) return [ipv4Of(g, h)]; // NAT64 well-known prefix, RFC 6052
+  if (a === 0x2002) return [ipv4Of(b, c)]; // 6to4, RFC 3056
+  if (a === 0x2001 && b === 0) return [ipv4Of(c, d), ipv4Of(g ^ 0xffff, h ^ 0xffff)]; // Teredo, RFC 4380: server, client
+  return [];
+}
+
+/**
+ * Whether one resolved or literal address is public: an IPv4 address in ipaddr.js's "unicast" range;
+ * an IPv6 address that embeds IPv4 ones, when every one of them is; any other IPv6 address in the
+ * "unicast" range. A translation prefix that does not say where it leads (NAT64's local-use
+ * 64:ff9b:1::/48) is not public.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === "unicast";
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv4") return parsed.range() === "unicast";
+  const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+  if (embedded.length > 0) return embedded.every((v4) => v4.range() === "unicast");
+  return parsed.range() === "unicast";
 }
 
 /** The URL's host without IPv6 brackets. */
