@@ -30,6 +30,7 @@ export const DashboardPath = {
   findTokens: "/api/dashboard/admin/tokens",
   createToken: "/api/dashboard/admin/tokens",
   revokeToken: "/api/dashboard/admin/tokens/revoke",
+  setTokenLifetime: "/api/dashboard/admin/tokens/lifetime",
   signOutEverywhere: "/api/dashboard/me/sign-out-everywhere",
   findAuditEvents: "/api/dashboard/audit",
   /** The audit log as a CSV or JSON Lines file (a download, not a JSON answer: no contract). */
@@ -58,6 +59,7 @@ export const DashboardPath = {
   findTools: "/api/dashboard/admin/tools",
   getTool: "/api/dashboard/admin/tools/:name",
   updateTool: "/api/dashboard/admin/tools/:name",
+  decideToolProposal: "/api/dashboard/admin/tools/:name/proposal",
 } as const;
 
 /**

@@ -27,6 +27,7 @@ import {
 } from "./idempotency";
 import { findUnknownFields } from "./unknown-fields";
 import { observeAgentRequest } from "@/lib/core/observability/agent-requests";
+import { recordRefusedAttempt, type RefusedAttempt } from "@/lib/server/tokens/record-refused-attempt";
 
 /** The largest request body accepted, in bytes (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -130,10 +131,14 @@ export function agentRoute<
       const { principal } = auth;
       const { rawBody, inputs } = await readInputs(endpoint, request, context);
       // Timed for the latency histogram, and traced when tracing is on (lib/core/observability); a replayed answer is neither.
-      const produce = () =>
-        observeAgentRequest(endpoint.operationId, request, () =>
+      const produce = async () => {
+        const answer = await observeAgentRequest(endpoint.operationId, request, () =>
           respond(endpoint, () => handler({ ...inputs, request, principal, prisma, activeToken: auth.activeToken, verified: auth.verified })),
         );
+        // A request refused because it would cross a control is an attempt an admin must see on the token's chain.
+        if (answer.status === 403) await recordRefusedAttempt(prisma, principal, refusedAttempt(endpoint.operationId, answer.body));
+        return answer;
+      };
       if (key === null) return jsonResponse(await produce());
 
       const url = new URL(request.url);
@@ -147,6 +152,13 @@ export function agentRoute<
       return withNoStore(toErrorResponse(e));
     }
   };
+}
+
+/** What a 403's error body says, for the token's audit chain. */
+function refusedAttempt(operation: string, body: Json): RefusedAttempt {
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
+  const details = Array.isArray(error?.details) ? (error.details as { path?: unknown }[]) : [];
+  return { operation, code: String(error?.code ?? "FORBIDDEN"), message: String(error?.message ?? ""), fields: details.map((d) => String(d.path ?? "")) };
 }
 
 /** A route handler for an endpoint anyone may call (the OpenAPI document, health). No idempotency. */

@@ -73,11 +73,17 @@ export const ZDeclarationResult = z.object({
       /** Its policy version now. */
       policyVersion: z.number().int(),
       /**
-       * created | updated (still unreviewed) | unchanged (the same declaration again) | changed (reviewed
-       * before, but its arguments or description changed: unreviewed again) | recorded (reviewed before:
-       * the declaration is kept beside the accepted row)
+       * created (unreviewed, held, at its strictest until an admin accepts it) | updated (still
+       * unreviewed) | unchanged (the same declaration again) | changed (reviewed before, but its
+       * arguments or description changed: unreviewed again, every control as the admin set it) |
+       * recorded (reviewed before: the row stands; what the declaration suggests differently waits as a proposal)
        */
       outcome: z.enum(["created", "updated", "unchanged", "changed", "recorded"]),
+      /**
+       * The row's fields this declaration proposes to change (class, owner, compensator, ...): a
+       * proposal waits for an admin to accept or refuse it; the row in force does not take it.
+       */
+      proposed: z.array(z.string()).optional(),
     }),
   ),
   /** The compensators now registered for the namespace. */

@@ -43,6 +43,24 @@ export function storedStatus(value: string): ToolStatus {
   return (TOOL_STATUSES as readonly string[]).includes(value) ? (value as ToolStatus) : ToolStatus.UNREVIEWED;
 }
 
+/**
+ * The class a row is enforced with: an unreviewed tool (new, or whose definition changed since its
+ * review) is IRREVERSIBLE whatever its row or its team's declaration says, so no call of it is ever
+ * passed through unlogged as PURE or staged without a person; only an admin's review makes it anything else.
+ */
+export function enforcedClass(row: Pick<ToolTableRow, "toolClass" | "status">): ToolClass {
+  return storedStatus(row.status) === ToolStatus.UNREVIEWED ? ToolClass.IRREVERSIBLE : (row.toolClass as ToolClass);
+}
+
+/**
+ * The team an item about the tool is routed to (who may claim, check and resolve it): the owner an
+ * admin set on a reviewed row; nobody in particular (reviewers) while the tool is unreviewed, whatever
+ * its declaration named.
+ */
+export function routedOwner(row: Pick<ToolTableRow, "owner" | "status">): string | null {
+  return storedStatus(row.status) === ToolStatus.UNREVIEWED ? null : row.owner;
+}
+
 /** A stored row as a call is decided with it; a row with an unknown class is refused, naming the fix. */
 export function tableTool(row: ToolTableRow): TableTool {
   if (!TOOL_CLASSES.includes(row.toolClass as ToolClass)) {
@@ -52,11 +70,11 @@ export function tableTool(row: ToolTableRow): TableTool {
   const holdEveryCall = status === ToolStatus.UNREVIEWED ? ApprovalReason.UNREVIEWED : row.alwaysRequireApproval ? ApprovalReason.ALWAYS_APPROVE : undefined;
   return {
     name: row.name,
-    class: row.toolClass as ToolClass,
-    owner: row.owner ?? undefined,
+    class: enforcedClass(row),
+    owner: routedOwner(row) ?? undefined,
     policyVersion: row.policyVersion,
     ...(holdEveryCall ? { holdEveryCall } : {}),
-    compensator: row.compensator,
+    compensator: status === ToolStatus.UNREVIEWED ? null : row.compensator,
     status,
     disabledBy: row.disabledBy,
   };

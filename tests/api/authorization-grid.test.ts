@@ -66,7 +66,7 @@ const GRID: Record<string, Cell> = {
     body: (w, n) => ({ escalation: { stepId: null, kind: "STUCK_AFTER_PIVOT", title: "grid", detail: {}, owner: null, dedupeKey: `run:${w.ids.runId}:grid-${n}` }, event }),
   },
   // Any token may look a key up; one that is not its own is answered "none" (null), as if absent.
-  "GET /api/v1/escalations": { access: { agent: "any", worker: true }, query: (w) => `?dedupeKey=${encodeURIComponent(`step:${w.ids.stepId}:grid`)}` },
+  "GET /api/v1/escalations": { access: { agent: "any", worker: true }, query: (w) => `?dedupeKey=${encodeURIComponent(`step:${w.ids.stepId}:grid:${w.ids.runId}`)}` },
   "GET /api/v1/escalations/:escalationId": { access: OWN },
   "GET /api/v1/runs/:runId/corrections": { access: OWN },
   "POST /api/v1/runs/:runId/corrections": {
@@ -117,9 +117,11 @@ const GRID: Record<string, Cell> = {
   "GET /api/dashboard/admin/tools": { access: { roles: READ } },
   "GET /api/dashboard/admin/tools/:name": { access: { roles: READ } },
   "POST /api/dashboard/admin/tools/:name": { access: { roles: ADMIN }, body: () => ({ expectedVersion: 999, changes: {}, reason: "grid" }) },
+  "POST /api/dashboard/admin/tools/:name/proposal": { access: { roles: ADMIN }, body: () => ({ expectedVersion: 999, decision: "refuse", reason: "grid" }) },
   "GET /api/dashboard/admin/tokens": { access: { roles: ADMIN } },
   "POST /api/dashboard/admin/tokens": { access: { roles: ADMIN }, body: (_w, n) => ({ name: `grid-new-${n}`, role: "agent", tools: ["search_orders"] }) },
   "POST /api/dashboard/admin/tokens/revoke": { access: { roles: ADMIN }, body: (w) => ({ name: w.spare.tokenName }) },
+  "POST /api/dashboard/admin/tokens/lifetime": { access: { roles: ADMIN }, body: () => ({ defaultLifetimeSec: null }) },
   "GET /api/dashboard/admin/users": { access: { roles: ADMIN } },
   "POST /api/dashboard/admin/users": { access: { roles: ADMIN }, body: (_w, n) => ({ email: `grid-new-${n}@example.com`, name: "new", role: "viewer" }) },
   "POST /api/dashboard/admin/users/role": { access: { roles: ADMIN }, body: (w) => ({ email: w.spare.email, role: "support" }) },

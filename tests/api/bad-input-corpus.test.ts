@@ -151,7 +151,7 @@ beforeAll(async () => {
 }, 60_000);
 
 describe("bad-input corpus", () => {
-  it("answers every bad request with a 4xx in the one error shape, naming the field, and writes nothing", async () => {
+  it("answers every bad request with a 4xx in the one error shape, naming the field, and writes nothing (a 403 only its attempt, on the token's audit chain)", async () => {
     expect(cases.length).toBeGreaterThanOrEqual(100);
     const prisma = await getPrisma();
     const serverErrors: string[] = [];

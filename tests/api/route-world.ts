@@ -71,9 +71,9 @@ export async function seedRouteWorld(prisma: PrismaClient, label: string): Promi
       method: "POST",
       headers: { authorization: `Bearer ${secrets.agentA}`, "content-type": "application/json" },
       body: JSON.stringify({
-        // Owned by a team outside support: support staff may work only escalations a support team owns
-        // (recorded, or from the tool table, which gives create_ticket_draft to support).
-        escalation: { stepId: step.id, kind: "OUTCOME_UNKNOWN", title: "did it land?", detail: {}, owner: "payments-team", dedupeKey: `step:${step.id}:grid` },
+        // Not about a step, so routed to nobody in particular (reviewers): support staff may work only
+        // escalations the tool table gives a support team, whatever owner the agent names.
+        escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "did it land?", detail: {}, owner: "support-leads", dedupeKey: `step:${step.id}:grid:${open.runId}` },
         event: { type: "escalation.raised" },
       }),
     }),
@@ -174,12 +174,15 @@ const TABLES = [
 /**
  * Every table's row count and a digest of its rows. A token's lastUsedAt is left out: authenticating
  * stamps it (at most once a minute) whatever the request asks, which is not a write the request made.
+ * So is a refused attempt on a token's audit chain (`agent_token.refused`): a 403 records the attempt
+ * and nothing else, by design (tests/api/refused-attempts.test.ts proves it is written).
  */
 export async function snapshotTables(prisma: PrismaClient): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   await Promise.all(
     TABLES.map(async (table) => {
-      const rows = (await (prisma[table] as unknown as { findMany(): Promise<unknown[]> }).findMany()) as unknown[];
+      const all = (await (prisma[table] as unknown as { findMany(): Promise<unknown[]> }).findMany()) as unknown[];
+      const rows = table === "auditEvent" ? all.filter((row) => (row as { type?: unknown }).type !== "agent_token.refused") : all;
       // Sorted: PostgreSQL returns rows in no fixed order (an updated row moves).
       const lines = rows.map((row) => JSON.stringify(row, (k, v: unknown) => (k === "lastUsedAt" ? undefined : typeof v === "bigint" ? v.toString() : v))).sort();
       const digest = createHash("sha256").update(lines.join("\n")).digest("hex").slice(0, 16);

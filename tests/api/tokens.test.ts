@@ -11,7 +11,8 @@ import { ApiError } from "@/lib/protocol/errors";
 import { agentRoute } from "@/lib/delivery/route";
 import { hashTokenSecret } from "@/lib/server/tokens/agent-token";
 import { assertToolInScope } from "@/lib/server/agent-api/agent-access";
-import { authenticateAgent } from "@/lib/server/tokens/authenticate-agent";
+import { authenticateAgent, authenticateAgentForGuardedWrite } from "@/lib/server/tokens/authenticate-agent";
+import { getDefaultTokenLifetime, setDefaultTokenLifetime } from "@/lib/server/tokens/token-lifetime";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { findAgentTokens } from "@/lib/server/tokens/find-agent-tokens";
 import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";
@@ -126,7 +127,7 @@ describe("authentication", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ name, tools: ["capture_payment", "charge_card"] });
     const principal = await authenticateAgent(await prisma(), `bearer ${secret}`);
-    expect(principal).toEqual({ kind: "agent", tokenId: id, name, tools: ["capture_payment", "charge_card"], role: "agent" });
+    expect(principal).toEqual({ kind: "agent", tokenId: id, name, tools: ["capture_payment", "charge_card"], role: "agent", expiresAt: null });
     const row = await (await prisma()).agentToken.findUniqueOrThrow({ where: { id } });
     expect(row.lastUsedAt).not.toBeNull();
   });
@@ -147,17 +148,20 @@ describe("authentication", () => {
     for (const message of [missing, basic, unknown]) expect(message).not.toContain(secret);
   });
 
-  it("refuses a revoked token on the very next request, and says it was revoked", async () => {
+  it("refuses a revoked token on the very next request with the one plain 401 an unknown token gets, naming nothing about the agent", async () => {
     const { secret, name } = await makeToken();
     expect((await call(GET, "/api/v1/test/whoami", { secret })).status).toBe(200);
+    const unknown = await expect401({ authorization: `Bearer ${secret}x` });
 
     const { token, changed } = await revokeAgentToken(await prisma(), { name, revokedBy: "admin@example.com" });
     expect(changed).toBe(true);
     expect(token.revokedAt).toBeInstanceOf(Date);
 
     const message = await expect401({ authorization: `Bearer ${secret}` });
-    expect(message).toMatch(/revoked/);
-    expect(message).toContain(name);
+    expect(message).toBe(unknown);
+    expect(message).toMatch(/not valid \(unknown, revoked or expired\)/);
+    expect(message).not.toContain(name);
+    expect(message).not.toContain(token.revokedAt!.toISOString());
 
     const again = await revokeAgentToken(await prisma(), { name, revokedBy: "admin@example.com" });
     expect(again.changed).toBe(false);
@@ -226,7 +230,7 @@ describe("npm run token", () => {
 
     const revoked = await cli("revoke", "--name", "cli-agent");
     expect(revoked.code).toBe(0);
-    await expect(authenticateAgent(await prisma(), `Bearer ${secret}`)).rejects.toThrow(/revoked/);
+    await expect(authenticateAgent(await prisma(), `Bearer ${secret}`)).rejects.toThrow(/not valid/);
 
     const [bad, duplicate, usage, missing, unknownTool] = await Promise.all([
       cli("create", "--name", "Bad Name", "--tools", "charge_card"),
@@ -253,5 +257,82 @@ describe("npm run token", () => {
     expect(team.code, team.stderr).toBe(0);
     expect(team.stdout).toContain('for the team\'s namespace "team-x."');
     expect((await (await prisma()).agentToken.findUniqueOrThrow({ where: { name: "team-x" } })).tools).toEqual([]);
+  }, 120_000); // eight command-line processes, each loading the server's modules
+
+  it("gives tokens a lifetime: --expires-in, the default an admin sets with default-lifetime, and never", async () => {
+    const db = await prisma();
+    const lifetime = await cli("default-lifetime", "30d", "--by", "ops@example.com");
+    expect(lifetime.code, lifetime.stderr).toBe(0);
+    expect(lifetime.stdout).toMatch(/New tokens now expire after 2592000 s/);
+    try {
+      const byDefault = await cli("create", "--name", "cli-lives-30d", "--tools", "charge_card");
+      const chosen = await cli("create", "--name", "cli-lives-12h", "--tools", "charge_card", "--expires-in", "12h");
+      const forever = await cli("create", "--name", "cli-lives-forever", "--tools", "charge_card", "--expires-in", "never");
+      const garbled = await cli("create", "--name", "cli-lives-garbled", "--tools", "charge_card", "--expires-in", "soon");
+      for (const r of [byDefault, chosen, forever]) expect(r.code, r.stderr).toBe(0);
+      expect(chosen.stdout).toMatch(/It expires at 20/);
+      expect(forever.stdout).toMatch(/does not expire/);
+      expect(garbled.code).not.toBe(0);
+      expect(garbled.stderr).toMatch(/--expires-in must be a duration such as 90d, 12h or 2w, or "never" \(got "soon"\)/);
+      const row = (name: string) => db.agentToken.findUniqueOrThrow({ where: { name } });
+      const lives = async (name: string) => {
+        const r = await row(name);
+        return r.expiresAt ? Math.round((r.expiresAt.getTime() - r.createdAt.getTime()) / 1000) : null;
+      };
+      expect([await lives("cli-lives-30d"), await lives("cli-lives-12h"), await lives("cli-lives-forever")]).toEqual([30 * 86_400, 12 * 3_600, null]);
+      expect(await db.agentToken.count({ where: { name: "cli-lives-garbled" } })).toBe(0);
+      const listed = await cli("list");
+      expect(listed.stdout).toMatch(/cli-lives-12h\tsgb_.{4}\.\.\.\tactive, expires 20/);
+      const audit = await db.auditEvent.findMany({ where: { scope: "setting:agentTokens.defaultLifetimeSec" } });
+      expect(audit.map((a) => [a.type, a.actor, (a.data as { to: unknown }).to])).toEqual([["setting.changed", "user:ops@example.com", 2_592_000]]);
+    } finally {
+      expect((await cli("default-lifetime", "never")).code).toBe(0);
+    }
+  }, 120_000);
+});
+
+describe("expiry", () => {
+  it("an expired token gets the same plain 401 as an unknown or revoked one, on the very next request, even where this process remembered it", async () => {
+    const db = await prisma();
+    const { token, secret } = await createAgentToken(db, { name: `expiring-${Date.now()}`, tools: ["charge_card"], createdBy: "admin@example.com", expiresInSec: 3_600 });
+    expect(token.expiresAt!.getTime() - token.createdAt.getTime()).toBe(3_600_000);
+    expect((await call(GET, "/api/v1/test/whoami", { secret })).status).toBe(200);
+    const unknown = await expect401({ authorization: `Bearer ${secret}x` });
+
+    await db.agentToken.update({ where: { id: token.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const message = await expect401({ authorization: `Bearer ${secret}` });
+    expect(message).toBe(unknown);
+    expect(message).not.toContain(token.name);
+    // A write that skips the token read when the token was read recently reads it again once it has expired.
+    await expect(authenticateAgentForGuardedWrite(db, `Bearer ${secret}`)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("a remembered principal past its expiry is read again (the guarded write path)", async () => {
+    const db = await prisma();
+    const { token, secret } = await createAgentToken(db, { name: `expiring-cached-${Date.now()}`, tools: ["charge_card"], createdBy: "a", expiresInSec: 60 });
+    const fresh = await authenticateAgentForGuardedWrite(db, `Bearer ${secret}`);
+    expect(fresh.principal.tokenId).toBe(token.id);
+    const remembered = await authenticateAgentForGuardedWrite(db, `Bearer ${secret}`);
+    expect(remembered.activeToken).toBe(token.id); // skipped the read: the process read it a moment ago
+    await db.agentToken.update({ where: { id: token.id }, data: { expiresAt: new Date(Date.now() - 1) } });
+    remembered.principal.expiresAt = new Date(Date.now() - 1); // what the remembered copy says once its time has come
+    await expect(authenticateAgentForGuardedWrite(db, `Bearer ${secret}`)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("the default lifetime applies to new tokens unless their creator picks one; an out-of-range lifetime is refused naming the field", async () => {
+    const db = await prisma();
+    await setDefaultTokenLifetime(db, { seconds: 7 * 86_400, actor: { type: "user", id: "admin@example.com" } });
+    try {
+      const byDefault = await createAgentToken(db, { name: `default-life-${Date.now()}`, tools: ["charge_card"], createdBy: "a" });
+      const never = await createAgentToken(db, { name: `no-expiry-${Date.now()}`, tools: ["charge_card"], createdBy: "a", expiresInSec: null });
+      expect(byDefault.token.expiresAt!.getTime() - byDefault.token.createdAt.getTime()).toBe(7 * 86_400_000);
+      expect(never.token.expiresAt).toBeNull();
+      expect(await getDefaultTokenLifetime(db)).toBe(7 * 86_400);
+      const tooShort = await createAgentToken(db, { name: "short-lived", tools: ["charge_card"], createdBy: "a", expiresInSec: 5 }).catch((e: unknown) => e);
+      expect(tooShort).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "expiresInSec", message: "At least a minute (60 s)." }] });
+      await expect(setDefaultTokenLifetime(db, { seconds: -1, actor: { type: "user", id: "a" } })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    } finally {
+      await setDefaultTokenLifetime(db, { seconds: null, actor: { type: "user", id: "admin@example.com" } });
+    }
   });
 });

@@ -222,9 +222,13 @@ describe("declared tools", () => {
     const res = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: bad });
     expect(res.status).toBe(400);
     expect(res.json.error.details.map((d: { path: string }) => d.path)).toEqual(["body.tools.3.class"]);
-    const res2 = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: { tools: bad.tools.slice(0, 3) } });
+    // A name in another team's namespace is an attempt to cross it: 403 naming the field and where, before anything else.
+    const crossing = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: { tools: bad.tools.slice(0, 3) } });
+    expect(crossing.status).toBe(403);
+    expect(crossing.json.error).toMatchObject({ code: "FORBIDDEN", details: [{ path: "tools.2.name", message: expect.stringContaining('in the namespace "other-team", not "acme-bad"') }] });
+    const res2 = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: { tools: bad.tools.slice(0, 2) } });
     expect(res2.status).toBe(400);
-    expect(res2.json.error.details.map((d: { path: string }) => d.path).sort()).toEqual(["tools.0.correction", "tools.0.owner", "tools.1.compensation.tool", "tools.1.lookup", "tools.2.name"]);
+    expect(res2.json.error.details.map((d: { path: string }) => d.path).sort()).toEqual(["tools.0.correction", "tools.0.owner", "tools.1.compensation.tool", "tools.1.lookup"]);
     expect(await (await getPrisma()).toolPolicy.count({ where: { namespace: "acme-bad" } })).toBe(0);
   });
 
@@ -237,7 +241,9 @@ describe("declared tools", () => {
     expect(declared.status).toBe(200);
     expect(declared.json).toMatchObject({ namespace: ns, tools: [{ name: "acme.open_case", status: "UNREVIEWED", policyVersion: 1, outcome: "created" }], compensators: ["acme.close_case"] });
     const prisma = await getPrisma();
-    expect(await row("acme.open_case")).toMatchObject({ status: "UNREVIEWED", toolClass: "COMPENSATABLE", compensator: "acme.close_case", namespace: ns, lookupAvailable: true, declaredBy: ns, owner: "team-ops" });
+    // The row in force is the strictest until an admin accepts: what the team declared waits beside it as a proposal.
+    expect(await row("acme.open_case")).toMatchObject({ status: "UNREVIEWED", toolClass: "IRREVERSIBLE", compensator: null, owner: null, namespace: ns, lookupAvailable: true, declaredBy: ns });
+    expect((await row("acme.open_case")).proposal).toMatchObject({ toolClass: "COMPENSATABLE", compensator: "acme.close_case", owner: "team-ops" });
     expect((await prisma.agentToken.findUniqueOrThrow({ where: { id: token.id } })).tools).toContain("acme.open_case");
 
     const run = await engine.startRun({ title: "declared", agent: ns });
@@ -251,7 +257,7 @@ describe("declared tools", () => {
     const detail = await as("admin", toolRoute.GET, "/api/dashboard/admin/tools/acme.open_case", { params: { name: "acme.open_case" } });
     expect(detail.json).toMatchObject({ declared: { name: "acme.open_case", class: "COMPENSATABLE" }, declaredBy: ns, tool: { status: "UNREVIEWED" } });
     const accepted = await edit("admin", "acme.open_case", { expectedVersion: 1, changes: { status: "REVIEWED" } });
-    expect(accepted.json).toMatchObject({ ok: true, tool: { status: "REVIEWED", policyVersion: 2 } });
+    expect(accepted.json).toMatchObject({ ok: true, tool: { status: "REVIEWED", policyVersion: 2, toolClass: "COMPENSATABLE", compensator: "acme.close_case", owner: "team-ops", proposalWaiting: false } });
     // The hold it made moot is resolved, not left in the queue.
     expect(await prisma.escalation.findUniqueOrThrow({ where: { id: held.escalationId ?? "" } })).toMatchObject({ status: "RESOLVED", resolvedBy: emails.admin });
 
@@ -261,10 +267,10 @@ describe("declared tools", () => {
     expect(step).toMatchObject({ status: "CONFIRMED", toolClass: "COMPENSATABLE", policyVersion: 2 });
     expect(world.ledger.count({ key: step.stepKey, outcome: "effect" })).toBe(1);
 
-    // A second declaration does not undo the review: the accepted row stands, the new one is kept beside it.
+    // A second declaration does not undo the review: the accepted row stands, what differs waits as a proposal.
     const again = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: token.secret, body: { ...manifest, tools: [{ ...manifest.tools[0], class: "REVERSIBLE" }] } });
-    expect(again.json.tools[0]).toMatchObject({ status: "REVIEWED", outcome: "recorded", policyVersion: 2 });
-    expect(await row("acme.open_case")).toMatchObject({ toolClass: "COMPENSATABLE", policyVersion: 2, declared: expect.objectContaining({ class: "REVERSIBLE" }) });
+    expect(again.json.tools[0]).toMatchObject({ status: "REVIEWED", outcome: "recorded", policyVersion: 2, proposed: ["toolClass"] });
+    expect(await row("acme.open_case")).toMatchObject({ toolClass: "COMPENSATABLE", policyVersion: 2, declared: expect.objectContaining({ class: "REVERSIBLE" }), proposal: { toolClass: "REVERSIBLE" } });
   });
 
   it("a declared tool without an argument schema: its page says so, accepting it needs a knowing yes, and until then its calls are held", async () => {
@@ -301,10 +307,10 @@ describe("declared tools", () => {
     const nested = `${x.name}.ops.open_case`;
     const tool = (name: string) => ({ name, class: "PURE", lookup: false, argsSchema: { type: "object" } });
     const squat = await call(declarationsRoute.POST, "/api/v1/tools/declarations", { secret: x.secret, body: { tools: [tool(nested), tool("ops.open_case")] } });
-    expect(squat.status).toBe(400);
+    expect(squat.status).toBe(403);
     expect(squat.json.error.details).toEqual([
-      { path: "tools.0.name", message: expect.stringContaining(`would fall in the namespace "${x.name}.ops"`) },
-      { path: "tools.1.name", message: expect.stringContaining(`must be in the namespace "${x.name}"`) },
+      { path: "tools.0.name", message: expect.stringContaining(`is in the namespace "${x.name}.ops", not "${x.name}"`) },
+      { path: "tools.1.name", message: expect.stringContaining(`is in the namespace "ops", not "${x.name}"`) },
     ]);
     expect(await prisma.toolPolicy.count({ where: { name: nested } })).toBe(0);
     const owner = await makeToken(["charge_card"], `${x.name}.ops`);

@@ -21,7 +21,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { pullStepRevoke } from "@/lib/desks/revokes/pull-revoke";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
-import { editTool } from "@/lib/server/tools/update-tool";
+import { editTool } from "@/lib/server/tools/edit-tool";
 import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";

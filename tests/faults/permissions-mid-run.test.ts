@@ -39,7 +39,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
 import { World } from "@/lib/demo/sim";
 import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";
-import { editTool } from "@/lib/server/tools/update-tool";
+import { editTool } from "@/lib/server/tools/edit-tool";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { createUser } from "@/lib/server/users/create-user";
 import { setUserRole } from "@/lib/server/users/set-user-role";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import { ToolRegistry } from "@/lib/saga/tools";
-import { editTool } from "@/lib/server/tools/update-tool";
+import { editTool } from "@/lib/server/tools/edit-tool";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { pullRunRevoke } from "@/lib/desks/revokes/pull-revoke";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
@@ -97,6 +97,47 @@ describe("MCP gateway", () => {
       await changed.close();
     }
   }, 120_000);
+
+  it("a team re-declaring a reviewed tool as PURE (with its token, or through a gateway's tools/list sync on restart) cannot take its calls out of the log", async () => {
+    const { prisma, ns, token, file } = await team("mcppure");
+    const s = await connect(token.secret, ledgerServer(file), { extra: ["--table-cache-ms", "300"] });
+    try {
+      await s.client.listTools();
+      // The admin reviews append_entry as the gateway proposed it: IRREVERSIBLE, every call held.
+      const declared = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.append_entry` } });
+      const reviewed = await editTool(prisma, { name: declared.name, expectedVersion: declared.policyVersion, changes: { status: "REVIEWED" } }, ADMIN);
+      expect(reviewed).toMatchObject({ ok: true, tool: { toolClass: "IRREVERSIBLE", status: "REVIEWED" } });
+
+      // The team's token re-declares it as PURE, keeping its arguments and description (a pure class change).
+      const entry = declared.declared as { name: string; argsSchema: unknown; description: string };
+      const attack = await fetch(`${server.url}/api/v1/tools/declarations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ tools: [{ name: "append_entry", class: "PURE", lookup: false, argsSchema: entry.argsSchema, description: entry.description }] }),
+      });
+      expect(attack.status).toBe(200);
+      expect(((await attack.json()) as { tools: { outcome: string; proposed: string[] }[] }).tools[0]).toMatchObject({ outcome: "recorded", proposed: expect.arrayContaining(["toolClass"]) });
+      expect(await prisma.toolPolicy.findUniqueOrThrow({ where: { name: declared.name } })).toMatchObject({ toolClass: "IRREVERSIBLE", status: "REVIEWED", policyVersion: reviewed.ok ? reviewed.tool.policyVersion : 0 });
+      await new Promise((r) => setTimeout(r, 400)); // past the gateway's --table-cache-ms
+
+      const held = (await s.client.callTool({ name: "append_entry", arguments: { text: "not passed through" } })) as Result;
+      expect(held._meta?.["dev.sagaboard/held"]).toBe(true);
+      expect(entries(file)).toHaveLength(0);
+    } finally {
+      await s.close();
+    }
+    // A restarted gateway declares tools/list again: the reviewed row still stands.
+    const again = await connect(token.secret, ledgerServer(file), { extra: ["--table-cache-ms", "300"] });
+    try {
+      await again.client.listTools();
+      expect(await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.append_entry` } })).toMatchObject({ toolClass: "IRREVERSIBLE", status: "REVIEWED" });
+      const held = (await again.client.callTool({ name: "append_entry", arguments: { text: "still held" } })) as Result;
+      expect(held._meta?.["dev.sagaboard/held"]).toBe(true);
+      expect(entries(file)).toHaveLength(0);
+    } finally {
+      await again.close();
+    }
+  });
 
   it("a held call run as an MCP task: the client holds a task handle at once, its status says it waits for a person, and after the approval the task's result is the one effect; a task cancelled while held is never sent", async () => {
     const { prisma, ns, token, file } = await team("mcptask");

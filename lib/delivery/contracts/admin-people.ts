@@ -9,7 +9,7 @@ import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
 import { defineEndpoint } from "@/lib/protocol/endpoint";
 import { ZRole } from "@/lib/server/auth/roles";
-import { ZAgentTokenName, scopeFitsRole, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS } from "@/lib/server/tokens/token-fields";
+import { ZAgentTokenName, scopeFitsRole, ZTokenLifetime, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS } from "@/lib/server/tokens/token-fields";
 import { ZAdminTokenPage, ZCreatedAdminToken, ZRevokedAdminToken } from "@/lib/server/tokens/admin-views";
 import { ZAdminUserPage, ZChangedAdminUser, ZCreatedAdminUser } from "@/lib/server/users/admin-views";
 import { ZUserEmail, ZUserName } from "@/lib/server/users/user";
@@ -100,7 +100,15 @@ export const adminCreateToken = defineEndpoint({
     "A tool the tool table does not have is answered 400 VALIDATION_FAILED naming `tools` and each unknown name. An agent token may have no tools: a team's token for its namespace (`<name>.`), which declares its tools; a worker token needs at least one.",
   tags,
   auth: "user",
-  body: z.object({ name: ZAgentTokenName, role: ZTokenRole.default("agent"), tools: ZToolScope }).refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS }),
+  body: z
+    .object({
+      name: ZAgentTokenName,
+      role: ZTokenRole.default("agent"),
+      tools: ZToolScope,
+      /** Seconds it lives; null: never expires; absent: the default lifetime an admin set. */
+      expiresInSec: ZTokenLifetime.nullable().optional(),
+    })
+    .refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS }),
   response: ZCreatedAdminToken,
   successStatus: 201,
 });
@@ -124,4 +132,16 @@ export const dashboardSignOutEverywhere = defineEndpoint({
   tags: ["users"],
   auth: "user",
   response: z.object({ sessionsEnded: z.number().int() }),
+});
+
+export const adminSetTokenLifetime = defineEndpoint({
+  method: "POST",
+  path: DashboardPath.setTokenLifetime,
+  operationId: "adminSetTokenLifetime",
+  summary: "Set how long new agent tokens live unless their creator says otherwise (null: they do not expire)",
+  description: "Tokens already made keep their expiry. The change is audited.",
+  tags,
+  auth: "user",
+  body: z.object({ defaultLifetimeSec: ZTokenLifetime.nullable() }),
+  response: z.object({ defaultLifetimeSec: z.number().int().nullable() }),
 });

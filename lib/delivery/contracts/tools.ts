@@ -52,3 +52,23 @@ export const dashboardUpdateTool = defineEndpoint({
   }),
   response: ZToolEditResult,
 });
+
+export const dashboardDecideToolProposal = defineEndpoint({
+  method: "POST",
+  path: DashboardPath.decideToolProposal,
+  operationId: "dashboardDecideToolProposal",
+  summary: "Accept or refuse a team's proposed change to a tool's row (admins), bound to the version the page loaded",
+  description:
+    "A team's declaration never changes a row an admin reviewed: what it suggests differently waits as a proposal. Accepting copies it over the row as an edit (a new policy version; checked like an edit, a 400 naming each field the connectors cannot honour); refusing drops it and leaves the row as it was. No proposal waiting is a 409.",
+  tags,
+  auth: "user",
+  params: ToolParams,
+  body: z.strictObject({
+    expectedVersion: z.number().int().min(1),
+    decision: z.enum(["accept", "refuse"]),
+    reason: z.string().trim().max(500).optional(),
+    /** Accepting a declared tool that has no argument schema, knowing its calls will take any JSON. */
+    acceptWithoutArgsSchema: z.boolean().optional(),
+  }),
+  response: ZToolEditResult,
+});

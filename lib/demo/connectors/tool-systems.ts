@@ -25,14 +25,17 @@ export const SUPPORT_TOOL_SYSTEMS: Readonly<Record<string, string>> = {
 
 /**
  * Who sees the effects of the support agent's tools, as the tool table states it (the rule grammar
- * is lib/server/tools/audience.ts). Tools whose audience depends on an argument no rule can read (a receipt
- * flag) are left unstated, so an agent that does not say counts as customer-facing.
+ * is lib/server/tools/audience.ts). The table decides: an agent's own statement can widen an audience,
+ * never narrow it, so a charge's receipt flag is read by the rule itself; a call that leaves the flag
+ * out states nothing and counts as customer-facing.
  */
 export const SUPPORT_TOOL_AUDIENCES: Readonly<Record<string, string>> = {
   create_email_draft: "agent",
   create_ticket_draft: "agent",
   create_ticket: "support_team",
   authorize_payment: "finance",
+  capture_payment: "customer if receipt, else finance",
+  charge_card: "customer if receipt, else finance",
   reship_order: "warehouse",
   update_crm_record: "sales",
   send_email: "customer if to is outside the company's domains, else internal",

@@ -32,7 +32,7 @@ export function scopeInWords(scope: string): string {
   if (colon < 0) return scope;
   const kind = scope.slice(0, colon);
   const id = scope.slice(colon + 1);
-  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool", webhook: "webhook" };
+  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool", webhook: "webhook", setting: "setting" };
   return `${words[kind] ?? kind} ${id}`;
 }
 
@@ -86,7 +86,11 @@ const TYPE_WORDS: Record<string, string> = {
   "tool.reviewed": "Declared tool accepted",
   "tool.disabled": "Tool disabled",
   "tool.enabled": "Tool enabled again",
-  "tool.redeclared": "Tool declared differently",
+  "tool.redeclared": "Tool declared again",
+  "tool.change_proposed": "Change proposed by the tool's team",
+  "tool.proposal_refused": "Proposed change refused",
+  "agent_token.refused": "Agent token's request refused",
+  "setting.changed": "Setting changed",
 };
 
 function capitalise(text: string): string {
@@ -287,6 +291,10 @@ const SENTENCES: Record<string, Sentence> = {
   "tool.edited": (d) => toolSentence(d, "was edited"),
   "tool.reviewed": (d) => toolSentence(d, "was accepted"),
   "tool.disabled": (d) => toolSentence(d, "was disabled"),
+  "tool.change_proposed": (d) => (str(d.tool) ? { text: `${str(d.tool)}'s team proposed a change; the row stands until an admin accepts or refuses it.`, uses: ["tool"] } : null),
+  "tool.proposal_refused": (d) => (str(d.tool) ? { text: `An admin refused the change proposed for ${str(d.tool)}${str(d.reason) ? `: ${str(d.reason)}` : ""}; the row stays as it was.`, uses: ["tool", "reason"] } : null),
+  "agent_token.refused": (d) => (str(d.message) ? { text: `Refused: ${str(d.message)}`, uses: ["message", "code"] } : null),
+  "setting.changed": (d) => (str(d.key) === "agentTokens.defaultLifetimeSec" ? { text: num(d.to) !== null ? `New agent tokens expire after ${secondsInWords(num(d.to)!)}.` : "New agent tokens do not expire by default.", uses: ["key", "to"] } : null),
 };
 
 function toolSentence(d: Data, what: string): { text: string; uses: string[] } | null {

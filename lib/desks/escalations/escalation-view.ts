@@ -8,6 +8,7 @@ import { callInWords } from "@/lib/desks/pivots/call-in-words";
 import type { Json } from "@/lib/saga/tools";
 import { EscalationKind } from "@/lib/saga/vocabulary";
 import { systemOfTool } from "@/lib/server/tools/tool-systems";
+import { routedOwner } from "@/lib/saga/tool-table";
 import type { TEscalationQueueItem } from "@/lib/desks/escalations/views";
 
 /** What a queue row reads besides the escalation: its run's title and its step. */
@@ -33,7 +34,7 @@ export interface RowToolFacts {
   system: string | null;
   /** Who sees its effects (lib/server/tools/audience.ts); null when the row states none. */
   audienceRule: string | null;
-  /** The team the tool table routes its escalations to; null when it names none. */
+  /** The team the tool table routes its escalations to; null when it names none or the tool is unreviewed. */
   owner: string | null;
 }
 
@@ -41,19 +42,21 @@ export interface RowToolFacts {
 export async function toolSystems(rows: readonly { step: { tool: string } | null; detail: Prisma.JsonValue }[]): Promise<ReadonlyMap<string, RowToolFacts>> {
   const tools = [...new Set(rows.map(escalationTool).filter((t): t is string => t !== null))];
   if (tools.length === 0) return new Map();
-  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true, audienceRule: true, owner: true } }));
-  return new Map(found.map((r) => [r.name, { system: r.system, audienceRule: r.audienceRule, owner: r.owner }] as const));
+  const found = await withDb((prisma) => prisma.toolPolicy.findMany({ where: { name: { in: tools } }, select: { name: true, system: true, audienceRule: true, owner: true, status: true } }));
+  return new Map(found.map((r) => [r.name, { system: r.system, audienceRule: r.audienceRule, owner: routedOwner(r) }] as const));
 }
 
 /**
- * Who an escalation is routed to: the owner recorded when it was raised, else the team the tool table
- * names for its tool now (an escalation some paths raise without an owner is still the tool owner's,
- * and the queue, the page and who may work it all read this one answer).
+ * Who an escalation is routed to, and so who may claim, check and resolve it: the team the tool
+ * table names now for the escalation's tool (its step's, or the held call's the server's gate
+ * raised), never what whoever raised it claimed; the owner recorded when it was raised only where
+ * the table has no row for its tool. The queue, the page and who may work it all read this one answer.
  */
-export function escalationOwner(row: { owner: string | null; step: { tool: string } | null; detail: Prisma.JsonValue }, systems: ReadonlyMap<string, RowToolFacts>): string | null {
-  if (row.owner) return row.owner;
-  const tool = escalationTool(row);
-  return tool ? (systems.get(tool)?.owner ?? null) : null;
+export function escalationOwner(row: { kind: string; owner: string | null; step: { tool: string } | null; detail: Prisma.JsonValue }, systems: ReadonlyMap<string, RowToolFacts>): string | null {
+  // Only a held call's tool is read from its detail: the gate wrote it; an agent's detail is its own words.
+  const tool = row.step?.tool ?? (row.kind === EscalationKind.APPROVAL_REQUIRED ? escalationTool(row) : null);
+  const facts = tool ? systems.get(tool) : undefined;
+  return facts ? facts.owner : row.owner;
 }
 
 /** A held call in words, and who would see it (the queue row and the bulk confirmation name both). */

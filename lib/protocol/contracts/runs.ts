@@ -15,6 +15,7 @@ import {
   ZRunWire,
   ZStepWire,
   ZToolClass,
+  ZToolStatus,
 } from "@/lib/protocol/schemas/saga";
 
 const RunParams = z.object({ runId: z.string().min(1).max(80) });
@@ -159,10 +160,14 @@ export const getPivot = defineEndpoint({
 
 const NewEscalationBody = z.object({
   stepId: z.string().nullable(),
+  /** OUTCOME_UNKNOWN, COMPENSATION_FAILED or STUCK_AFTER_PIVOT (held calls and revokes are raised by the server). */
   kind: ZEscalationKind,
   title: z.string().min(1).max(300),
   detail: ZJson,
-  owner: z.string().max(100).nullable(),
+  /** Ignored for routing: an escalation goes to the tool table's owner of the step's tool. Kept as a note when it differs. */
+  owner: z.string().max(100).nullable().optional(),
+  /** A note for the person who works it. */
+  note: z.string().max(1000).nullable().optional(),
   dedupeKey: z.string().min(1).max(300),
 });
 
@@ -171,11 +176,13 @@ export const raiseEscalation = defineEndpoint({
   path: "/api/v1/runs/:runId/escalations",
   operationId: "raiseEscalation",
   summary: "Raise an item for people (deduplicated by dedupeKey); agents can raise, never resolve",
+  description:
+    "Routed to the tool table's owner of the step's tool (the agent's `owner` is only a note), which decides who may claim, check and resolve it. An agent raises OUTCOME_UNKNOWN, COMPENSATION_FAILED or STUCK_AFTER_PIVOT; APPROVAL_REQUIRED and REVOKE_OUT_OF_WINDOW (and dedupe keys starting with `hold:`) are the server's: 403.",
   tags: tags("escalations"),
   auth: "agent",
   params: RunParams,
   body: z.object({ escalation: NewEscalationBody, event: ZAuditBody }),
-  example: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "Did the reship happen?", detail: { orderId: "1182" }, owner: "warehouse-team", dedupeKey: "unknown:reship-1182" }, event: { type: "escalation.raised" } },
+  example: { escalation: { stepId: null, kind: "OUTCOME_UNKNOWN", title: "Did the reship happen?", detail: { orderId: "1182" }, note: "The warehouse API timed out twice.", dedupeKey: "unknown:run_1182:reship" }, event: { type: "escalation.raised" } },
   response: z.object({ created: z.boolean(), escalation: ZEscalationWire }),
   successStatus: 201,
   otherSuccessStatuses: [200],
@@ -260,11 +267,15 @@ export const listTools = defineEndpoint({
     tools: z.array(
       z.object({
         name: z.string(),
+        /** The class calls are decided with: IRREVERSIBLE (every call held) while the tool is unreviewed, whatever was declared. */
         toolClass: ZToolClass,
         compensator: z.string().nullable(),
+        /** The team its escalations are routed to (null while unreviewed). */
         owner: z.string().nullable(),
         policyVersion: z.number().int(),
         revocationWindowSec: z.number().int().nullable(),
+        /** REVIEWED, UNREVIEWED (declared or changed since its review: every call held) or DISABLED. */
+        status: ZToolStatus,
       }),
     ),
   }),

@@ -24,6 +24,7 @@ import {
   RunStatus,
   StepStatus,
   ToolClass,
+  ToolStatus,
 } from "@/lib/saga/vocabulary";
 
 const values = <T extends Record<string, string>>(o: T) => Object.values(o) as [T[keyof T], ...T[keyof T][]];
@@ -39,6 +40,7 @@ export const ZKey = z.string().regex(/^[0-9a-f]{32}$/, "must be 32 lower-case he
 export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`), `must be a ${prefix}_ id`);
 
 export const ZToolClass = z.enum(values(ToolClass));
+export const ZToolStatus = z.enum(values(ToolStatus));
 export const ZStepStatus = z.enum(values(StepStatus));
 export const ZRunStatus = z.enum(values(RunStatus));
 export const ZPhase = z.enum(values(Phase));

@@ -8,7 +8,7 @@ import { sharedSagaStore, type PrismaSagaStore } from "@/lib/core/db/prisma-saga
 import { escalationSpans } from "@/lib/core/observability/saga-spans";
 import { SagaError } from "@/lib/saga/errors";
 import { observeStore } from "@/lib/saga/observer";
-import type { Actor, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { RunRecord, StepRecord } from "@/lib/saga/store";
 import { RunStatus } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal, GuardedAgent } from "@/lib/server/tokens/authenticate-agent";
 import { getTask } from "@/lib/server/worker/find-tasks";
@@ -82,17 +82,28 @@ export function assertNotWorker(principal: AgentPrincipal, what: string): void {
 export const VIA_API = { via: "api" } as const;
 
 /** The audit actor of an agent token. */
-export function agentActor(principal: AgentPrincipal): Actor {
-  return { type: principal.role === "worker" ? "system" : "agent", id: principal.name };
+export { agentActor } from "@/lib/server/tokens/authenticate-agent";
+
+/** The namespace a tool name sits in (`trip.book_hotel` -> `trip`), or null for a connector the server runs. */
+function namespaceOf(tool: string): string | null {
+  return tool.includes(".") ? tool.slice(0, tool.lastIndexOf(".")) : null;
 }
 
-/** Refuses a tool outside the token's scope (403). */
-export function assertToolInScope(principal: AgentPrincipal, tool: string): void {
-  if (!principal.tools.includes(tool)) {
-    throw new ApiError("FORBIDDEN", `The token "${principal.name}" is not allowed to use tool "${tool}"; an admin can add it to the token's tools.`, { details: [
-      { path: "tool", message: "outside the token's scope" },
-    ] });
-  }
+/**
+ * Refuses a tool outside the token's scope (403), naming the field that sent it (`tool`,
+ * `plan.2.tool`, `compensation.tool`) and, when it names another team's tool, the namespace it crossed into.
+ */
+export function assertToolInScope(principal: AgentPrincipal, tool: string, path = "tool"): void {
+  if (principal.tools.includes(tool)) return;
+  const into = namespaceOf(tool);
+  const crossing = into !== null && into !== principal.name;
+  throw new ApiError(
+    "FORBIDDEN",
+    crossing
+      ? `${path}: "${tool}" is in the namespace "${into}", outside the token "${principal.name}"'s namespace and scope; a token names only its own team's tools and the ones an admin granted it.`
+      : `${path}: the token "${principal.name}" is not allowed to use tool "${tool}"; an admin can add it to the token's tools.`,
+    { details: [{ path, message: crossing ? `crosses into the namespace "${into}"` : "outside the token's scope" }] },
+  );
 }
 
 /** True when the principal may act on the run: its own, or any run for a worker token. */

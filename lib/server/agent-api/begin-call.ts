@@ -8,12 +8,12 @@ import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/messages";
 import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
+import { audienceRank, ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
 import { audienceFromRule } from "@/lib/server/tools/audience";
 import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
 import { assertToolEnabled } from "@/lib/saga/tool-table";
-import { assertArgsMatchDeclared, getToolPolicy, recentToolPolicy, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
+import { assertArgsMatchDeclared, getToolPolicy, recentToolPolicy, tableCompensation, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
 import { reportPreviousOutcome, type PreviousOutcomeRequest } from "./report-outcome";
 import type { StepRecord } from "@/lib/saga/store";
 
@@ -40,20 +40,37 @@ export interface BeginCallRequest {
 /** A call's answer, with the previous call's step as its outcome left it when the request carried one. */
 export type BeginCallResult = BeginCallAnswer & { previous?: StepRecord };
 
+/**
+ * Who sees the effect: the tool table decides. The agent's statement may widen it (a customer it
+ * knows of), never narrow it: beside a table rule it is added; where the table states nothing, only a
+ * customer-facing statement is kept, because an audience nobody states already reads as customer-facing.
+ */
+export function callAudience(policy: Pick<ToolPolicyView, "audienceRule">, args: Json, stated: readonly string[] | undefined): string[] {
+  const table = audienceFromRule(policy.audienceRule, args);
+  const said = (stated ?? []).map((a) => a.trim()).filter(Boolean);
+  if (table.length > 0) return [...new Set([...table, ...said])];
+  return audienceRank(said) >= 2 ? [...new Set(said)] : [];
+}
+
 function callInput(principal: AgentPrincipal, runId: string, policy: ToolPolicyView, request: BeginCallRequest): BeginCallInput {
-  const audience = request.audience && request.audience.length > 0 ? request.audience : audienceFromRule(policy.audienceRule, request.args);
+  const audience = callAudience(policy, request.args, request.audience);
+  // The agent's correction text is a draft support staff edit; who receives it is the table's audience.
+  const correction = request.correction ? { ...request.correction, audience } : tableCorrection(policy, request.args, audience);
   return {
     runId,
     cursor: request.cursor ?? 0,
     tool: policy,
     args: request.args,
-    proposal: { compensation: request.compensation ?? null, correction: request.correction ?? tableCorrection(policy, request.args, audience), audience },
+    proposal: { compensation: request.compensation ?? tableCompensation(policy, request.args), correction, audience },
     actor: agentActor(principal),
     auditData: VIA_API,
   };
 }
 
-function checkPolicy(policy: ToolPolicyView, args: Json): void {
+function checkPolicy(policy: ToolPolicyView, args: Json, principal: AgentPrincipal, request: BeginCallRequest): void {
+  // A compensation naming another team's tool is an attempt to reach across namespaces (403), not a typo (400).
+  const named = request.compensation?.tool;
+  if (named && named !== policy.compensator && named.includes(".") && !named.startsWith(`${principal.name}.`)) assertToolInScope(principal, named, "compensation.tool");
   assertToolEnabled(policy);
   if (policy.class === ToolClass.PURE) {
     throw new SagaError("INVALID_ARGS", `tool: ${policy.name} is PURE in the tool table: pure calls are not logged; call it directly.`, [{ path: "tool", message: "pure tool" }]);
@@ -90,7 +107,7 @@ async function beginCallAt({ runId, call: request, ...caller }: AgentCaller & { 
   if (known && known.status === ToolStatus.REVIEWED && principal.role !== "worker" && !request.planItem) {
     const toolPolicy = { name: known.name, toolClass: known.class, policyVersion: known.policyVersion ?? 1 };
     try {
-      checkPolicy(known, request.args);
+      checkPolicy(known, request.args, principal, request);
       const appended = await appendCall(deps, { ...callInput(principal, runId, known, request), guard: { runAgent: principal.name, toolPolicy, activeToken: auth.activeToken } });
       if (appended) return appended;
     } catch (e) {
@@ -105,7 +122,7 @@ async function beginCallAt({ runId, call: request, ...caller }: AgentCaller & { 
   }
   await getAgentRun(deps.store, principal, runId);
   const policy = await getToolPolicy(prisma, request.tool);
-  checkPolicy(policy, request.args);
+  checkPolicy(policy, request.args, principal, request);
   const guard = principal.role === "worker" ? {} : { runAgent: principal.name };
   if (request.planItem) return beginPlanItem(deps, { ...callInput(principal, runId, policy, request), guard, planItem: request.planItem });
   return beginCall(deps, { ...callInput(principal, runId, policy, request), guard, tryAppend: false });

@@ -4,6 +4,7 @@ import { SagaError } from "@/lib/saga/errors";
 import { randomIds } from "@/lib/saga/ids";
 import type { CorrectionRecord, NewCorrection } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
+import { audienceRank } from "@/lib/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
 import { agentActor, getAgentRun, getAgentStep, agentApiStore, type AgentCaller } from "./agent-access";
 
@@ -18,7 +19,11 @@ export async function draftCorrectionForAgent({
   await getAgentRun(store, principal, runId);
   const { step } = await getAgentStep(store, principal, input.stepId);
   if (step.runId !== runId) throw new SagaError("STEP_NOT_FOUND", `Step ${input.stepId} is not part of run ${runId}.`);
-  return store.createCorrection({ ...input, id: input.id ?? randomIds.next("cor"), runId, draftedBy: await draftedByOf(prisma, principal, runId) }, { type: event.type, actor: agentActor(principal), data: event.data ?? {} });
+  // Who receives it comes from what the log recorded for the step (the tool table's audience when the
+  // call was begun): the agent's words may add to it, never narrow it, and the rank follows the audience.
+  const audience = [...new Set([...step.audience, ...input.audience])];
+  const rank = Math.max(input.rank, audienceRank(audience));
+  return store.createCorrection({ ...input, audience, rank, id: input.id ?? randomIds.next("cor"), runId, draftedBy: await draftedByOf(prisma, principal, runId) }, { type: event.type, actor: agentActor(principal), data: event.data ?? {} });
 }
 
 /** What asked for a worker's correction draft (`revoke:<id>`), read from the task it holds: the server's word, not the client's. */

@@ -1,5 +1,6 @@
-/** The tool-table rows of the tools a token may use (GET /api/v1/tools). */
-import { TOOL_CLASSES, ToolClass } from "@/lib/saga/vocabulary";
+/** The tool-table rows of the tools a token may use (GET /api/v1/tools), as calls are decided with them. */
+import { enforcedClass, routedOwner, storedStatus } from "@/lib/saga/tool-table";
+import { TOOL_CLASSES, ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import type { AgentCaller } from "./agent-access";
 
 export async function listToolsForAgent({ prisma, principal }: AgentCaller) {
@@ -8,10 +9,12 @@ export async function listToolsForAgent({ prisma, principal }: AgentCaller) {
     .filter((r) => TOOL_CLASSES.includes(r.toolClass as ToolClass))
     .map((r) => ({
       name: r.name,
-      toolClass: r.toolClass as ToolClass,
-      compensator: r.compensator,
-      owner: r.owner,
+      // An unreviewed tool is answered as the server enforces it (IRREVERSIBLE, no owner), never as declared.
+      toolClass: enforcedClass(r),
+      compensator: storedStatus(r.status) === ToolStatus.UNREVIEWED ? null : r.compensator,
+      owner: routedOwner(r),
       policyVersion: r.policyVersion,
       revocationWindowSec: r.revocationWindowSec,
+      status: storedStatus(r.status),
     }));
 }

@@ -20,7 +20,7 @@ export async function requestPivotForAgent({ prisma, principal, runId, pivot: in
   assertNotWorker(principal, "request a pivot");
   const store = agentApiStore(prisma);
   await getAgentRun(store, principal, runId);
-  for (const item of input.plan) assertToolInScope(principal, item.tool);
+  for (const [i, item] of input.plan.entries()) assertToolInScope(principal, item.tool, `plan.${i}.tool`);
   return requestPivot(
     { store, ids: randomIds },
     {

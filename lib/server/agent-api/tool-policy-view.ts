@@ -6,10 +6,10 @@ import * as z from "zod";
 import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
 import { SagaError } from "@/lib/saga/errors";
 import { tableTool, type TableTool } from "@/lib/saga/tool-table";
-import type { CorrectionDraft, Json } from "@/lib/saga/tools";
+import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
 import { ToolClass } from "@/lib/saga/vocabulary";
 import { declaredArgsSchema } from "@/lib/server/tools/declared-args-schema";
-import { audiencesOf, fillTemplate } from "@/lib/server/tools/tool-policy";
+import { audiencesOf, buildCompensationArgs, fillTemplate, storedCompensationArgs } from "@/lib/server/tools/tool-policy";
 
 /** A tool-table row as a call is decided with it. */
 export interface ToolPolicyView extends TableTool {
@@ -21,6 +21,8 @@ export interface ToolPolicyView extends TableTool {
   audienceRule: string | null;
   /** The row's correction template, when it has one. */
   correctionTemplate: { subject: string; body: string } | null;
+  /** The compensator's arguments as templates over the call's (the compensation written when the agent sends none). */
+  compensationTemplate: Record<string, string> | null;
   /** The arguments' schema its team declared (JSON Schema, compiled), or null when none was declared. */
   argsSchema: z.ZodType | null;
 }
@@ -65,6 +67,7 @@ export function toolPolicyView(row: ToolPolicy): ToolPolicyView {
     audiences: audiencesOf(row.audienceRule),
     audienceRule: row.audienceRule,
     correctionTemplate: row.correctionSubject && row.correctionBody ? { subject: row.correctionSubject, body: row.correctionBody } : null,
+    compensationTemplate: storedCompensationArgs(row.compensationArgs),
     argsSchema: declaredArgsSchema(row.declared),
   };
 }
@@ -82,4 +85,15 @@ export function assertArgsMatchDeclared(policy: ToolPolicyView, args: Json): voi
 export function tableCorrection(policy: ToolPolicyView, args: Json, audience: string[]): CorrectionDraft | null {
   if (policy.class !== ToolClass.IRREVERSIBLE || !policy.correctionTemplate) return null;
   return { audience, subject: fillTemplate(policy.correctionTemplate.subject, args), body: fillTemplate(policy.correctionTemplate.body, args) };
+}
+
+/**
+ * The compensation the table writes for a call whose agent sent none: its compensator with the
+ * template's arguments filled from the call's. Null when the row has no template, or a placeholder
+ * names no argument of this call (then nothing can be built and the call needs a person first).
+ */
+export function tableCompensation(policy: ToolPolicyView, args: Json): CompensationPlan | null {
+  if (!policy.compensator || !policy.compensationTemplate) return null;
+  const built = buildCompensationArgs(policy.compensationTemplate, args);
+  return built ? { tool: policy.compensator, args: built as Json } : null;
 }

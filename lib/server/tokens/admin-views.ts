@@ -9,6 +9,7 @@ import { ZAgentTokenView, type TAgentTokenView } from "./token-fields";
 import type { CreatedAgentToken } from "./create-agent-token";
 import type { AgentTokenPage } from "./find-agent-tokens";
 import type { RevokedAgentToken } from "./revoke-agent-token";
+import { EXPIRY_WARNING_SEC } from "./token-lifetime";
 
 /** One token (never its secret or hash): the token's public view, its times as ISO 8601 UTC. */
 export const ZAdminToken = ZAgentTokenView.extend({
@@ -18,6 +19,10 @@ export const ZAdminToken = ZAgentTokenView.extend({
   revokedAt: ZIsoDate.nullable(),
   /** Roughly when it was last used (updated at most once a minute). */
   lastUsedAt: ZIsoDate.nullable(),
+  /** When it stops working; null: never. */
+  expiresAt: ZIsoDate.nullable(),
+  /** Where its expiry stands: none, later, within a week (warned), or passed (refused like a revoked token). */
+  expiry: z.enum(["never", "later", "soon", "expired"]),
 });
 /** One token. */
 export type TAdminToken = z.infer<typeof ZAdminToken>;
@@ -30,6 +35,8 @@ export const ZAdminTokenPage = z.object({
   nextCursor: z.string().nullable(),
   /** Every tool in the tool table, by name: the choices for a new token's scope. */
   tools: z.array(z.string()),
+  /** How long new tokens live unless their creator says otherwise, seconds; null: they do not expire. */
+  defaultLifetimeSec: z.number().int().nullable(),
 });
 /** One page of tokens and the scopable tools. */
 export type TAdminTokenPage = z.infer<typeof ZAdminTokenPage>;
@@ -54,19 +61,28 @@ export const ZRevokedAdminToken = z.object({
 /** A token after revocation. */
 export type TRevokedAdminToken = z.infer<typeof ZRevokedAdminToken>;
 
+/** Where a token's expiry stands at `now`. */
+function expiryOf(expiresAt: Date | null, now: number): TAdminToken["expiry"] {
+  if (!expiresAt) return "never";
+  const left = expiresAt.getTime() - now;
+  return left <= 0 ? "expired" : left <= EXPIRY_WARNING_SEC * 1000 ? "soon" : "later";
+}
+
 /** A TAgentTokenView as JSON. */
-export function toAdminToken(token: TAgentTokenView): TAdminToken {
+export function toAdminToken(token: TAgentTokenView, now = Date.now()): TAdminToken {
   return {
     ...token,
     createdAt: token.createdAt.toISOString(),
     revokedAt: token.revokedAt?.toISOString() ?? null,
     lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+    expiresAt: token.expiresAt?.toISOString() ?? null,
+    expiry: expiryOf(token.expiresAt, now),
   };
 }
 
-/** A page of tokens as JSON, with the scopable tools. */
-export function toAdminTokenPage(page: AgentTokenPage, tools: string[]): TAdminTokenPage {
-  return { items: page.items.map(toAdminToken), nextCursor: page.nextCursor, tools };
+/** A page of tokens as JSON, with the scopable tools and the default lifetime of new ones. */
+export function toAdminTokenPage(page: AgentTokenPage, tools: string[], defaultLifetimeSec: number | null): TAdminTokenPage {
+  return { items: page.items.map((t) => toAdminToken(t)), nextCursor: page.nextCursor, tools, defaultLifetimeSec };
 }
 
 /** A created token as JSON. */

@@ -31,6 +31,7 @@ export function toAgentTokenView(row: AgentToken): TAgentTokenView {
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
     lastUsedAt: row.lastUsedAt,
+    expiresAt: row.expiresAt,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { PrismaClient } from "@/generated/prisma";
+import type { Actor } from "@/lib/saga/store";
 import { ApiError } from "@/lib/protocol/errors";
 import { hashTokenSecret, storedTools } from "./agent-token";
 import { storedRole, TOKEN_SECRET_PREFIX, type TTokenRole } from "./token-fields";
@@ -17,6 +18,13 @@ export interface AgentPrincipal {
   tools: string[];
   /** agent: its own runs only; worker: any run, for unwinds and reconciles of its tools. */
   role: TTokenRole;
+  /** When the token stops working (null: never); a remembered principal past it is read again, and refused. */
+  expiresAt?: Date | null;
+}
+
+/** The audit actor of an agent token. */
+export function agentActor(principal: AgentPrincipal): Actor {
+  return { type: principal.role === "worker" ? "system" : "agent", id: principal.name };
 }
 
 /** `lastUsedAt` is refreshed at most this often, so authentication is not a write on every request. */
@@ -25,33 +33,42 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 const HOW_TO_GET_ONE = "Send `Authorization: Bearer sgb_...` with an agent token (an admin creates one with `npm run token -- create`).";
 
 /**
+ * One answer for every secret that does not open the API: unknown, revoked or expired read the same,
+ * and name nothing about the token or its agent (whoever holds a leaked or stale secret learns nothing).
+ */
+function notAValidToken(): ApiError {
+  return new ApiError(
+    "UNAUTHORIZED",
+    "This agent token is not valid (unknown, revoked or expired). Check that the whole secret (it starts with sgb_) was copied; " +
+      "secrets are shown only once, so if it is lost or no longer works, ask an admin for a new token.",
+  );
+}
+
+/** Whether a token's expiry has passed at `now`. */
+function expired(expiresAt: Date | null | undefined, now = Date.now()): boolean {
+  return expiresAt != null && expiresAt.getTime() <= now;
+}
+
+/**
  * Authenticates an agent from the Authorization header. Reads the token row on every request (no
- * cache), so a revocation takes effect on the very next request. Throws UNAUTHORIZED saying what is
- * wrong: the header is missing, not a Bearer token, the token is unknown, or it was revoked.
+ * cache), so a revocation or an expiry takes effect on the very next request. Throws UNAUTHORIZED
+ * saying what is wrong with the header (missing, not a Bearer token), and one plain answer for a
+ * secret that is unknown, revoked or expired.
  */
 export async function authenticateAgent(prisma: PrismaClient, authorizationHeader: string | null | undefined): Promise<AgentPrincipal> {
   const secret = bearerSecret(authorizationHeader);
   // A plain read (every request makes it): it never runs inside another request's transaction
   // (lib/core/db/serialized-adapter.ts), so it needs no transaction of its own.
   const row = secret.startsWith(TOKEN_SECRET_PREFIX) ? await prisma.agentToken.findUnique({ where: { tokenHash: hashTokenSecret(secret) } }) : null;
-  if (!row) {
-    throw new ApiError(
-      "UNAUTHORIZED",
-      "The agent token is unknown: check that the whole secret (it starts with sgb_) was copied. " +
-        "Secrets are shown only once; if it is lost, ask an admin for a new token.",
-    );
-  }
-  if (row.revokedAt) {
+  if (!row) throw notAValidToken();
+  if (row.revokedAt || expired(row.expiresAt)) {
     recentPrincipals.get(prisma)?.delete(row.tokenHash);
-    throw new ApiError(
-      "UNAUTHORIZED",
-      `The agent token "${row.name}" was revoked at ${row.revokedAt.toISOString()}; ask an admin for a new token.`,
-    );
+    throw notAValidToken();
   }
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     await touchLastUsed(prisma, row.id);
   }
-  const principal: AgentPrincipal = { kind: "agent", tokenId: row.id, name: row.name, tools: storedTools(row.tools), role: storedRole(row.role) };
+  const principal: AgentPrincipal = { kind: "agent", tokenId: row.id, name: row.name, tools: storedTools(row.tools), role: storedRole(row.role), expiresAt: row.expiresAt };
   rememberPrincipal(prisma, row.tokenHash, principal);
   return principal;
 }
@@ -104,7 +121,7 @@ export function verifiedAgent(principal: AgentPrincipal): GuardedAgent {
 export async function authenticateAgentForGuardedWrite(prisma: PrismaClient, authorizationHeader: string | null | undefined): Promise<GuardedAgent> {
   const secret = bearerSecret(authorizationHeader);
   const recent = secret.startsWith(TOKEN_SECRET_PREFIX) ? recentPrincipals.get(prisma)?.get(hashTokenSecret(secret)) : undefined;
-  if (recent && Date.now() - recent.readAt < LAST_USED_RESOLUTION_MS) {
+  if (recent && Date.now() - recent.readAt < LAST_USED_RESOLUTION_MS && !expired(recent.principal.expiresAt)) {
     let verified: Promise<AgentPrincipal> | null = null;
     return { principal: recent.principal, activeToken: recent.principal.tokenId, verified: () => (verified ??= authenticateAgent(prisma, authorizationHeader)) };
   }

@@ -4,7 +4,8 @@ import type { PrismaClient } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
 import { randomIds } from "@/lib/saga/ids";
 import { appendTokenAudit, hashTokenSecret, toAgentTokenView } from "./agent-token";
-import { ZAgentTokenName, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS, type TAgentTokenView } from "./token-fields";
+import { ZAgentTokenName, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ZTokenLifetime, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS, type TAgentTokenView } from "./token-fields";
+import { getDefaultTokenLifetime } from "./token-lifetime";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";
 
@@ -22,6 +23,8 @@ export const ZCreateAgentTokenInput = z
     role: ZTokenRole.default("agent"),
     /** Who creates it (an admin's email, or `cli:<user>`). */
     createdBy: z.string().trim().min(1, "Say who creates the token.").max(320),
+    /** How long it lives, in seconds; null: it never expires; absent: the default an admin set (tokens page). */
+    expiresInSec: ZTokenLifetime.nullable().optional(),
   })
   .refine(scopeFitsRole, { path: ["tools"], message: WORKER_NEEDS_TOOLS });
 /** What an admin supplies to create an agent token. */
@@ -45,6 +48,7 @@ export async function createAgentToken(prisma: PrismaClient, input: TCreateAgent
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The agent token");
   const { name, tools, createdBy, role } = parsed.data;
   await assertToolsInTable(prisma, tools);
+  const lifetime = parsed.data.expiresInSec === undefined ? await getDefaultTokenLifetime(prisma) : parsed.data.expiresInSec;
 
   const secret = `${TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
   const id = randomIds.next("tok");
@@ -60,6 +64,7 @@ export async function createAgentToken(prisma: PrismaClient, input: TCreateAgent
           role,
           createdBy,
           createdAt: now,
+          expiresAt: lifetime === null ? null : new Date(now.getTime() + lifetime * 1000),
         },
       });
       await appendTokenAudit(tx, now, id, "agent_token.created", { type: "user", id: createdBy }, {
@@ -67,6 +72,7 @@ export async function createAgentToken(prisma: PrismaClient, input: TCreateAgent
         tools,
         role,
         prefix: created.prefix,
+        expiresAt: created.expiresAt?.toISOString() ?? null,
       });
       return created;
     });

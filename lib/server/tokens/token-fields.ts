@@ -60,9 +60,21 @@ export const ZAgentTokenView = z.object({
   revokedAt: z.date().nullable(),
   /** Roughly when it was last used (updated at most once a minute). */
   lastUsedAt: z.date().nullable(),
+  /** After this instant it is refused like a revoked token; null: it does not expire. */
+  expiresAt: z.date().nullable(),
 });
 /** The public view of a token row. */
 export type TAgentTokenView = z.infer<typeof ZAgentTokenView>;
+
+/** The longest lifetime a token may be given: five years, in seconds. */
+export const MAX_TOKEN_LIFETIME_SEC = 5 * 366 * 86_400;
+
+/** A token's lifetime in seconds: at least a minute, at most five years. */
+export const ZTokenLifetime = z
+  .number({ error: "A whole number of seconds." })
+  .int("A whole number of seconds.")
+  .min(60, "At least a minute (60 s).")
+  .max(MAX_TOKEN_LIFETIME_SEC, "At most five years.");
 
 /** Why a worker token needs tools, shared by every place a token is created. */
 export const WORKER_NEEDS_TOOLS =

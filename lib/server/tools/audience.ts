@@ -15,7 +15,9 @@ export type AudienceRule =
   /** The same audience for every call. */
   | { kind: "fixed"; audience: string[] }
   /** `outside` when the address in argument `arg` is outside the company's domains, else `inside`. */
-  | { kind: "recipient"; arg: string; outside: string[]; inside: string[] };
+  | { kind: "recipient"; arg: string; outside: string[]; inside: string[] }
+  /** `whenTrue` when the call's argument `arg` is true, `whenFalse` when it is false (absent: unknown). */
+  | { kind: "flag"; arg: string; whenTrue: string[]; whenFalse: string[] };
 
 /** Where an effect's audience came from. */
 export const AudienceSource = {
@@ -42,6 +44,9 @@ export interface ResolvedAudience {
 
 const RECIPIENT_RULE = /^\s*([a-z_][a-z_, ]*?)\s+if\s+`?([A-Za-z_][\w.]*)`?\s+is\s+outside\s+(?:the\s+)?company'?s?\s+domains?\s*(?:,\s*else\s+([a-z_][a-z_, ]*))?\s*$/i;
 
+/** "customer if receipt, else finance": one audience when a yes/no argument is true, another when it is false. */
+const FLAG_RULE = /^\s*([a-z_][a-z_, ]*?)\s+if\s+`?([A-Za-z_][\w.]*)`?\s*,\s*else\s+([a-z_][a-z_, ]*)\s*$/i;
+
 function list(text: string | undefined): string[] {
   return (text ?? "")
     .split(",")
@@ -59,6 +64,8 @@ export function parseAudienceRule(rule: string | null | undefined): AudienceRule
   if (!rule || !rule.trim()) return null;
   const m = RECIPIENT_RULE.exec(rule);
   if (m) return { kind: "recipient", arg: m[2] ?? "to", outside: list(m[1]), inside: m[3] ? list(m[3]) : ["internal"] };
+  const flag = FLAG_RULE.exec(rule);
+  if (flag) return { kind: "flag", arg: flag[2] ?? "", whenTrue: list(flag[1]), whenFalse: list(flag[3]) };
   const audience = list(rule);
   return audience.length > 0 ? { kind: "fixed", audience } : null;
 }
@@ -68,6 +75,7 @@ export function describeAudienceRule(rule: string | null | undefined, domains: r
   const parsed = parseAudienceRule(rule);
   if (!parsed) return "not stated: every effect counts as customer-facing until an admin states who sees it";
   if (parsed.kind === "fixed") return parsed.audience.join(", ");
+  if (parsed.kind === "flag") return `${parsed.whenTrue.join(", ")} when the \`${parsed.arg}\` argument is true, ${parsed.whenFalse.join(", ")} when it is false (not stated when the call leaves it out)`;
   const company = domains.length > 0 ? domains.join(", ") : "none set, so every address counts as outside";
   return `${parsed.outside.join(", ")} when the \`${parsed.arg}\` argument is outside the company's domains (${company}), else ${parsed.inside.join(", ")}`;
 }
@@ -92,6 +100,10 @@ export function audienceFromRule(rule: string | null | undefined, args: unknown,
   const parsed = parseAudienceRule(rule);
   if (!parsed) return [];
   if (parsed.kind === "fixed") return parsed.audience;
+  if (parsed.kind === "flag") {
+    const value = argAt(args, parsed.arg);
+    return value === true ? parsed.whenTrue : value === false ? parsed.whenFalse : [];
+  }
   const recipients = addresses(argAt(args, parsed.arg));
   if (recipients.length === 0) return [];
   return recipients.every((a) => isCompanyAddress(a, domains)) ? parsed.inside : parsed.outside;

@@ -1,4 +1,4 @@
-import { Prisma, type PrismaClient } from "@/generated/prisma";
+import { Prisma, type PrismaClient, type ToolPolicy } from "@/generated/prisma";
 import { ApiError, validationError, zodIssuesToDetails, type TErrorDetail } from "@/lib/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
@@ -8,49 +8,95 @@ import { tokenScope } from "@/lib/server/tokens/agent-token";
 import { ZAgentTokenName, type TTokenRole } from "@/lib/server/tokens/token-fields";
 import { DEFAULT_WINDOW_SEC } from "./duration";
 import { checkToolPolicy, DEFAULT_REVOKE_ROLES, fieldsOf, type TToolPolicyFields } from "./tool-policy";
-import { ToolStatus } from "@/lib/saga/vocabulary";
+import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import { ZToolManifest, type TDeclarationResult, type TDeclaredTool } from "@/lib/protocol/manifest";
 import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
 import { canonicalJson } from "@/lib/saga/keys";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { proposalOf, type TToolProposal } from "./tool-proposal";
 
+/** Where a name of a manifest points: into the declaring namespace, or across into another one. */
+type Placed = { ok: true; name: string } | { ok: false; crossesInto: string };
 
 /**
- * `name` in `namespace`, exactly: a bare name gets the prefix, a prefixed one must carry exactly this
- * namespace, and what follows it has no dot. A deeper name (`x.ops.open_case` declared by `x`) would
- * sit in the namespace of another token (`x.ops`) and block it from its own tools, so it is an error,
- * like a name in another namespace.
+ * `name` in `namespace`: a bare name gets the prefix, a prefixed one must carry exactly this
+ * namespace. A name with another prefix crosses into that namespace (refused, 403). A deeper name
+ * (`x.ops.open_case` declared by `x`) would sit in the namespace of another token (`x.ops`) and block
+ * it from its own tools, so it crosses too.
  */
-function inNamespace(namespace: string, name: string, path: string, issues: TErrorDetail[]): string {
+function placeName(namespace: string, name: string): Placed {
   const local = name.startsWith(`${namespace}.`) ? name.slice(namespace.length + 1) : name;
-  if (local === name && name.includes(".")) {
-    issues.push({ path, message: `must be in the namespace "${namespace}" (write it as ${namespace}.${name.split(".").pop()} or without a prefix).` });
-    return name;
-  }
-  if (local.includes(".")) {
-    const nested = `${namespace}.${local.slice(0, local.lastIndexOf("."))}`;
-    issues.push({ path, message: `${namespace}.${local} would fall in the namespace "${nested}", which belongs to the token of that name; declare it as ${namespace}.${local.replaceAll(".", "_")} (no dot after the namespace).` });
-  }
-  return `${namespace}.${local}`;
+  if (local === name && name.includes(".")) return { ok: false, crossesInto: name.slice(0, name.lastIndexOf(".")) };
+  if (local.includes(".")) return { ok: false, crossesInto: `${namespace}.${local.slice(0, local.lastIndexOf("."))}` };
+  return { ok: true, name: `${namespace}.${local}` };
 }
 
-/** The row fields a declaration suggests. */
-function declaredFields(entry: TDeclaredTool, compensator: string | null): Omit<TToolPolicyFields, "reviewerEditableArgs"> {
+/** One refused reference: the field, the name and the namespace it would reach. */
+function crossing(path: string, name: string, into: string, namespace: string): TErrorDetail {
+  return { path, message: `${name} is in the namespace "${into}", not "${namespace}": a declaration names only tools of its own namespace (or a compensator the server registers).` };
+}
+
+/**
+ * What a declaration suggests for the row: every field its manifest entry states. A new tool's
+ * suggestion also takes its class's default window, so an admin accepting it gets a whole row.
+ */
+function suggestedFields(entry: TDeclaredTool, compensator: string | null, isNew: boolean): Partial<TToolPolicyFields> {
+  const fields: Partial<TToolPolicyFields> = { toolClass: entry.class };
+  if (entry.compensation) {
+    fields.compensator = compensator;
+    fields.compensationArgs = Object.keys(entry.compensation.args).length > 0 ? entry.compensation.args : null;
+  }
+  if (entry.undoMechanism !== undefined) fields.undoMechanism = entry.undoMechanism;
+  if (entry.owner !== undefined) fields.owner = entry.owner;
+  if (entry.revocationWindowSec !== undefined || isNew) fields.revocationWindowSec = entry.revocationWindowSec ?? DEFAULT_WINDOW_SEC[entry.class];
+  if (entry.keyRetentionSec !== undefined) fields.keyRetentionSec = entry.keyRetentionSec;
+  if (entry.audience !== undefined) fields.audienceRule = entry.audience.join(", ");
+  if (entry.correction) {
+    fields.correctionSubject = entry.correction.subject;
+    fields.correctionBody = entry.correction.body;
+  }
+  if (entry.description !== undefined) fields.description = entry.description;
+  return fields;
+}
+
+/**
+ * The row a declared tool enters the table with: every control at its strictest (IRREVERSIBLE, held,
+ * no owner, no compensator, no window), whatever the declaration says. The declaration waits beside
+ * it as a proposal until an admin accepts it.
+ */
+function strictRow(entry: TDeclaredTool): TToolPolicyFields {
   return {
-    toolClass: entry.class,
-    compensator,
-    undoMechanism: entry.undoMechanism ?? null,
-    owner: entry.owner ?? null,
-    revocationWindowSec: entry.revocationWindowSec ?? DEFAULT_WINDOW_SEC[entry.class],
-    keyRetentionSec: entry.keyRetentionSec ?? null,
-    audienceRule: entry.audience?.join(", ") ?? null,
+    toolClass: ToolClass.IRREVERSIBLE,
+    compensator: null,
+    compensationArgs: null,
+    undoMechanism: null,
+    owner: null,
+    system: null,
+    revocationWindowSec: null,
+    keyRetentionSec: null,
+    audienceRule: null,
     revokeRoles: [...DEFAULT_REVOKE_ROLES],
     alwaysRequireApproval: false,
-    correctionSubject: entry.correction?.subject ?? null,
-    correctionBody: entry.correction?.body ?? null,
+    reviewerEditableArgs: null,
+    correctionSubject: null,
+    correctionBody: null,
     description: entry.description ?? null,
     status: ToolStatus.UNREVIEWED,
   };
+}
+
+/** A row's fields as Prisma writes them (JSON columns take DbNull for null). */
+function rowData(fields: TToolPolicyFields) {
+  return {
+    ...fields,
+    compensationArgs: fields.compensationArgs ?? Prisma.DbNull,
+    reviewerEditableArgs: fields.reviewerEditableArgs ?? Prisma.DbNull,
+  };
+}
+
+/** A proposal as Prisma writes it. */
+function proposalData(proposal: TToolProposal | null, actor: Actor, now: Date) {
+  return proposal ? { proposal: proposal as Prisma.InputJsonValue, proposedBy: actor.id, proposedAt: now } : { proposal: Prisma.DbNull, proposedBy: null, proposedAt: null };
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -78,10 +124,14 @@ export interface DeclareToolsOptions {
 }
 
 /**
- * Declares a team's tools. The manifest is checked whole before anything is written (a malformed one
- * is a 400 naming each field, and nothing stored changes), with the same rules as an admin's edit.
- * New tools land UNREVIEWED: every call is held for a person until an admin accepts the tool. A tool
- * an admin already reviewed keeps its accepted row; the new declaration is kept beside it.
+ * Declares a team's tools. A declaration is a proposal, never a change to a control: the manifest is
+ * checked whole before anything is written (a name or compensator in another namespace is a 403
+ * naming the field and where it points; a malformed entry a 400 naming each field; nothing stored
+ * changes). A new tool enters the table UNREVIEWED at its strictest (IRREVERSIBLE, every call held,
+ * no owner) with the declaration as its proposal. A tool an admin reviewed keeps its row exactly:
+ * what the declaration suggests differently waits beside it as a proposal the admin accepts or
+ * refuses (desk or CLI). Only a changed definition (other arguments or description) touches the
+ * row, and only to make it stricter: unreviewed again, every call held, until an admin reviews it.
  */
 export async function declareTools(prisma: PrismaClient, manifest: unknown, options: DeclareToolsOptions): Promise<TDeclarationResult> {
   if (options.tokenRole === "worker") {
@@ -94,41 +144,71 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The tool manifest");
   const { tools, compensators } = parsed.data;
 
-  const issues: TErrorDetail[] = [];
-  const compNames = compensators.map((c, i) => inNamespace(namespace, c.name, `compensators.${i}.name`, issues));
-  const toolNames = tools.map((t, i) => inNamespace(namespace, t.name, `tools.${i}.name`, issues));
-  const duplicate = toolNames.find((n, i) => toolNames.indexOf(n) !== i);
-  if (duplicate) issues.push({ path: "tools", message: `${duplicate} is declared twice.` });
+  const crossings: TErrorDetail[] = [];
+  const place = (name: string, path: string): string => {
+    const placed = placeName(namespace, name);
+    if (placed.ok) return placed.name;
+    crossings.push(crossing(path, name, placed.crossesInto, namespace));
+    return name;
+  };
+  const compNames = compensators.map((c, i) => place(c.name, `compensators.${i}.name`));
+  const toolNames = tools.map((t, i) => place(t.name, `tools.${i}.name`));
 
   const [registered, existingTools, existingComps] = await onConnection(prisma, async () => [
-    (await prisma.compensator.findMany({ select: { name: true } })).map((c) => c.name),
+    await prisma.compensator.findMany({ select: { name: true, namespace: true } }),
     await prisma.toolPolicy.findMany({ where: { name: { in: toolNames } } }),
     await prisma.compensator.findMany({ where: { name: { in: compNames } } }),
   ] as const);
-  const knownCompensators = [...new Set([...registered, ...compNames])];
+  // A compensator the server registers (no namespace) is shared with every team; one of another team is not.
+  const shared = registered.filter((c) => c.namespace === null).map((c) => c.name);
+  const ownRegistered = registered.filter((c) => c.namespace === namespace).map((c) => c.name);
+  const compensatorOf = (entry: TDeclaredTool, i: number): string | null => {
+    if (!entry.compensation) return null;
+    const named = entry.compensation.tool;
+    const placed = placeName(namespace, named);
+    // The team's own compensator first (in this manifest, or declared before), then one the server shares.
+    if (placed.ok && (compNames.includes(placed.name) || ownRegistered.includes(placed.name))) return placed.name;
+    if (shared.includes(named)) return named;
+    if (!placed.ok) {
+      crossings.push(crossing(`tools.${i}.compensation.tool`, named, placed.crossesInto, namespace));
+      return null;
+    }
+    return placed.name; // unknown: the policy check below names it
+  };
+  const resolved = tools.map((entry, i) => compensatorOf(entry, i));
+  for (const t of existingTools) {
+    if (t.namespace !== namespace) {
+      crossings.push({ path: `tools.${toolNames.indexOf(t.name)}.name`, message: `${t.name} belongs to ${t.namespace ? `the namespace "${t.namespace}"` : "a connector the server runs"}; declare tools only in your own namespace "${namespace}".` });
+    }
+  }
+  for (const c of existingComps) {
+    if (c.namespace !== namespace) {
+      crossings.push({ path: `compensators.${compNames.indexOf(c.name)}.name`, message: `${c.name} belongs to ${c.namespace ? `the namespace "${c.namespace}"` : "the server"}; declare compensators only in your own namespace "${namespace}".` });
+    }
+  }
+  if (crossings.length > 0) {
+    throw new ApiError("FORBIDDEN", `The manifest reaches outside the namespace "${namespace}": ${crossings.map((c) => `${c.path}: ${c.message}`).join("; ")} Nothing was declared.`, { details: crossings });
+  }
+
+  const issues: TErrorDetail[] = [];
+  const duplicate = toolNames.find((n, i) => toolNames.indexOf(n) !== i);
+  if (duplicate) issues.push({ path: "tools", message: `${duplicate} is declared twice.` });
+  const knownCompensators = [...new Set([...shared, ...ownRegistered, ...compNames])];
   const plans = tools.map((entry, i) => {
     const name = toolNames[i] ?? entry.name;
-    let compensator: string | null = null;
-    if (entry.compensation) {
-      const own = inNamespace(namespace, entry.compensation.tool, `tools.${i}.compensation.tool`, []);
-      compensator = compNames.includes(own) ? own : registered.includes(entry.compensation.tool) ? entry.compensation.tool : own;
-    }
-    const fields = declaredFields(entry, compensator);
-    for (const issue of checkToolPolicy(name, fields, null, { lookupAvailable: entry.lookup, compensators: knownCompensators }).issues) {
-      const path = issue.path === "compensator" ? "compensation.tool" : issue.path === "toolClass" ? "lookup" : issue.path.startsWith("correction") ? "correction" : issue.path;
+    const compensator = resolved[i] ?? null;
+    const existing = existingTools.find((t) => t.name === name);
+    const suggestion = suggestedFields(entry, compensator, existing === undefined);
+    // The suggestion is checked as a whole row would be, so a team learns at once what an admin could not accept.
+    const asRow: TToolPolicyFields = { ...strictRow(entry), ...suggestion, status: ToolStatus.UNREVIEWED };
+    for (const issue of checkToolPolicy(name, asRow, null, { lookupAvailable: entry.lookup, compensators: knownCompensators }).issues) {
+      const path = issue.path === "compensator" || issue.path === "compensationArgs" ? "compensation.tool" : issue.path === "toolClass" ? "lookup" : issue.path.startsWith("correction") ? "correction" : issue.path;
       issues.push({ path: `tools.${i}.${path}`, message: issue.message });
     }
-    const existing = existingTools.find((t) => t.name === name);
-    if (existing && existing.namespace !== namespace) {
-      issues.push({ path: `tools.${i}.name`, message: `${name} belongs to ${existing.namespace ? `the namespace "${existing.namespace}"` : "a connector the server runs"}; declare tools only in your own namespace.` });
-    }
     // The declaration as stored names the compensator as resolved, so it reads like the row it suggests.
-    const declared = { ...entry, name, ...(entry.compensation && compensator ? { compensation: { ...entry.compensation, tool: compensator } } : {}) };
-    return { name, entry, declared, fields, existing };
+    const declared = { ...entry, name, ...(entry.compensation && compensator ? { compensation: { ...entry.compensation, tool: compensator } } : {}) } as Prisma.InputJsonValue;
+    return { name, entry, declared, suggestion, existing };
   });
-  for (const c of existingComps) {
-    if (c.namespace !== namespace) issues.push({ path: `compensators.${compNames.indexOf(c.name)}.name`, message: `${c.name} belongs to another namespace.` });
-  }
   if (issues.length > 0) throw validationError(issues, "The tool manifest");
 
   try {
@@ -139,34 +219,7 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
         await tx.compensator.upsert({ where: { name }, create: { name, ...data, createdAt: now }, update: data });
       }
       const results: TDeclarationResult["tools"] = [];
-      for (const { name, entry, fields, existing, declared: suggestion } of plans) {
-        const declared = suggestion as Prisma.InputJsonValue;
-        const declaration = { declared, declaredBy: options.actor.id, declaredAt: now, namespace, lookupAvailable: entry.lookup };
-        if (!existing) {
-          const row = await tx.toolPolicy.create({ data: { name, ...fields, ...declaration, policyVersion: 1, updatedBy: `${options.actor.type}:${options.actor.id}`, createdAt: now, updatedAt: now } });
-          await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, null);
-          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: 1, outcome: "created" });
-        } else if (existing.status === ToolStatus.UNREVIEWED && sameJson(existing.declared, declared)) {
-          // The same declaration again (a gateway or connector restarting): nothing changes, no new version.
-          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: existing.policyVersion, outcome: "unchanged" });
-        } else if (existing.status === ToolStatus.UNREVIEWED) {
-          const row = await tx.toolPolicy.update({ where: { name }, data: { ...fields, ...declaration, policyVersion: { increment: 1 }, updatedBy: `${options.actor.type}:${options.actor.id}`, updatedAt: now } });
-          await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, fieldsOf(existing));
-          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "updated" });
-        } else if (existing.status === ToolStatus.REVIEWED && definitionChanged(existing.declared, declared)) {
-          // The tool itself changed (its arguments or what it says it does): the review no longer covers
-          // it. The row takes the declaration's suggestion again (an MCP tool's: the strictest class) and
-          // every call is held until an admin reviews it; the accepted version stays in the history.
-          const row = await tx.toolPolicy.update({ where: { name }, data: { ...fields, ...declaration, status: ToolStatus.UNREVIEWED, policyVersion: { increment: 1 }, updatedBy: `${options.actor.type}:${options.actor.id}`, updatedAt: now } });
-          await recordToolVersion(tx, now, row, ToolChange.declared, options.actor, fieldsOf(existing));
-          results.push({ name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "changed" });
-        } else {
-          // Accepted before: the accepted row stands (a declaration is a suggestion); the admin sees both.
-          await tx.toolPolicy.update({ where: { name }, data: { declared, declaredBy: options.actor.id, declaredAt: now } });
-          await appendAuditLink(tx, now, { scope: toolScope(name), runId: null, stepId: null, type: "tool.redeclared", actor: options.actor, data: { tool: name, declared: declared as Json } });
-          results.push({ name, status: existing.status === ToolStatus.DISABLED ? ToolStatus.DISABLED : ToolStatus.REVIEWED, policyVersion: existing.policyVersion, outcome: "recorded" });
-        }
-      }
+      for (const plan of plans) results.push(await declareOne(tx, now, plan, namespace, options.actor));
       if (options.tokenId) await extendTokenScope(tx, now, options.tokenId, toolNames, options.actor);
       return { namespace, tools: results, compensators: compNames };
     });
@@ -176,6 +229,69 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
     }
     throw e;
   }
+}
+
+/** One tool's plan: its name, the entry, the declaration as stored, what it suggests, and the row it finds. */
+interface DeclarationPlan {
+  name: string;
+  entry: TDeclaredTool;
+  declared: Prisma.InputJsonValue;
+  suggestion: Partial<TToolPolicyFields>;
+  existing: ToolPolicy | undefined;
+}
+
+/** Writes one tool's declaration: a new strict row, or a proposal beside the row in force. */
+async function declareOne(tx: Prisma.TransactionClient, now: Date, plan: DeclarationPlan, namespace: string, actor: Actor): Promise<TDeclarationResult["tools"][number]> {
+  const { name, entry, declared, suggestion, existing } = plan;
+  const declaration = { declared, declaredBy: actor.id, declaredAt: now, namespace };
+  const by = `${actor.type}:${actor.id}`;
+  if (!existing) {
+    const fields = strictRow(entry);
+    const proposal = proposalOf(fields, suggestion, entry.lookup, entry.lookup);
+    const row = await tx.toolPolicy.create({
+      data: { name, ...rowData(fields), ...declaration, lookupAvailable: entry.lookup, ...proposalData(proposal, actor, now), policyVersion: 1, updatedBy: by, createdAt: now, updatedAt: now },
+    });
+    await recordToolVersion(tx, now, row, ToolChange.declared, actor, null);
+    return { name, status: ToolStatus.UNREVIEWED, policyVersion: 1, outcome: "created", proposed: Object.keys(proposal ?? {}) };
+  }
+  const before = fieldsOf(existing);
+  const proposal = proposalOf(before, suggestion, entry.lookup, existing.lookupAvailable);
+  const proposed = Object.keys(proposal ?? {});
+  if (existing.status === ToolStatus.UNREVIEWED) {
+    if (sameJson(existing.declared, declared)) {
+      // The same declaration again (a gateway or connector restarting): nothing changes, no new version.
+      return { name, status: ToolStatus.UNREVIEWED, policyVersion: existing.policyVersion, outcome: "unchanged", proposed };
+    }
+    // Still held; the new declaration replaces the proposal, and the version moves so approvals of held calls made under the old one lapse.
+    const row = await tx.toolPolicy.update({
+      where: { name },
+      data: { ...declaration, lookupAvailable: entry.lookup, description: entry.description ?? existing.description, ...proposalData(proposalOf(before, suggestion, entry.lookup, entry.lookup), actor, now), policyVersion: { increment: 1 }, updatedBy: by, updatedAt: now },
+    });
+    await recordToolVersion(tx, now, row, ToolChange.declared, actor, before);
+    return { name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "updated", proposed };
+  }
+  if (existing.status === ToolStatus.REVIEWED && definitionChanged(existing.declared, declared)) {
+    // The tool itself changed (its arguments or what it says it does): the review no longer covers it.
+    // Only the status moves, to the strictest: every call held (and decided as IRREVERSIBLE) until an
+    // admin reviews it again. Every control keeps the admin's value; the suggestions wait as a proposal.
+    const row = await tx.toolPolicy.update({
+      where: { name },
+      data: { ...declaration, status: ToolStatus.UNREVIEWED, ...proposalData(proposal, actor, now), policyVersion: { increment: 1 }, updatedBy: by, updatedAt: now },
+    });
+    await recordToolVersion(tx, now, row, ToolChange.declared, actor, before, "its team declared another definition (arguments or description): held until an admin reviews it again");
+    return { name, status: ToolStatus.UNREVIEWED, policyVersion: row.policyVersion, outcome: "changed", proposed };
+  }
+  // Reviewed (or disabled): the row in force stands exactly; the declaration and what it proposes are kept beside it.
+  await tx.toolPolicy.update({ where: { name }, data: { declared, declaredBy: actor.id, declaredAt: now, ...proposalData(proposal, actor, now) } });
+  await appendAuditLink(tx, now, {
+    scope: toolScope(name),
+    runId: null,
+    stepId: null,
+    type: proposal ? "tool.change_proposed" : "tool.redeclared",
+    actor,
+    data: { tool: name, declared: declared as Json, ...(proposal ? { proposal: proposal as unknown as Json } : {}) },
+  });
+  return { name, status: existing.status === ToolStatus.DISABLED ? ToolStatus.DISABLED : ToolStatus.REVIEWED, policyVersion: existing.policyVersion, outcome: "recorded", proposed };
 }
 
 /** Adds the declared tools to the declaring token's scope, with an event on the token's chain. */

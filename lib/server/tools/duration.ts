@@ -43,3 +43,14 @@ export function secondsOfDraft(draft: DurationDraft): number | null {
   if (draft.amount.trim() === "") return null;
   return Math.round(Number(draft.amount) * secondsPer(draft.unit));
 }
+
+/**
+ * A duration as typed on a command line ("90d", "12h", "30m", "45s", or "2w"), in seconds; null when
+ * it is not one (the caller says what was wrong).
+ */
+export function parseDurationText(text: string): number | null {
+  const m = /^\s*(\d+)\s*(w|d|h|m|s)\s*$/i.exec(text);
+  if (!m) return null;
+  const per = { w: 604_800, d: 86_400, h: 3_600, m: 60, s: 1 }[(m[2] as string).toLowerCase() as "w" | "d" | "h" | "m" | "s"];
+  return Number(m[1]) * per;
+}

@@ -5,7 +5,7 @@ import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { declaredArgsSchema } from "./declared-args-schema";
 import { registeredCompensators } from "./find-tools";
-import { toToolRow, toToolVersion, type TToolDetail } from "./views";
+import { toToolProposal, toToolRow, toToolVersion, type TToolDetail } from "./views";
 
 /** How many versions the history shows; older ones stay in the database and the audit log. */
 const HISTORY_LIMIT = 100;
@@ -32,6 +32,7 @@ export async function getTool({ actor, name }: PersonRequest<{ name: string }>):
     const choices = [...new Set([...ownTeam.map((c) => c.name), ...(row.compensator ? [row.compensator] : [])])].sort();
     return {
       tool: toToolRow(row, { lookupAvailable: row.lookupAvailable, compensators }),
+      proposal: toToolProposal(row),
       declared: row.declared !== null && typeof row.declared === "object" && !Array.isArray(row.declared) ? (row.declared as Record<string, unknown>) : null,
       declaredBy: row.declaredBy,
       declaredAt: row.declaredAt?.toISOString() ?? null,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkToolPolicy, diffFields, fillTemplate, type TToolPolicyFields } from "./tool-policy";
+import { buildCompensationArgs, checkToolPolicy, diffFields, fillTemplate, type TToolPolicyFields } from "./tool-policy";
 import { ToolStatus } from "@/lib/saga/vocabulary";
 
 const charge: TToolPolicyFields = {
@@ -82,5 +82,14 @@ describe("diffFields and fillTemplate", () => {
 
   it("fills placeholders from the arguments and leaves unknown ones visible", () => {
     expect(fillTemplate("Correction: {{subject}} for {{ order.id }} ({{missing}})", { subject: "Your refund", order: { id: 1182 } })).toBe("Correction: Your refund for 1182 ({{missing}})");
+  });
+});
+
+describe("buildCompensationArgs", () => {
+  it("keeps a whole placeholder's value as it is, fills text ones, and builds nothing when a placeholder names no argument", () => {
+    const template = { amount: "{{amount}}", note: "refund of {{amount}} for {{order.id}}", currency: "{{ currency }}" };
+    expect(buildCompensationArgs(template, { amount: 700, currency: "eur", order: { id: "o-1" } })).toEqual({ amount: 700, note: "refund of 700 for o-1", currency: "eur" });
+    expect(buildCompensationArgs(template, { amount: 700, currency: "eur" })).toBeNull();
+    expect(buildCompensationArgs({ reason: "rolled back" }, {})).toEqual({ reason: "rolled back" });
   });
 });

@@ -32,6 +32,12 @@ function optionalText(max: number) {
     .transform((v) => (v ? v : null));
 }
 
+/** A compensation template: each argument of the compensator, a text with `{{arg}}` placeholders. */
+export const ZCompensationArgs = z.record(
+  z.string().trim().min(1).max(80),
+  z.string().max(500, "At most 500 characters a template."),
+).refine((args) => Object.keys(args).length <= 40, "At most 40 arguments.");
+
 const Seconds = z
   .number({ error: "A whole number of seconds, or empty for none." })
   .int("A whole number of seconds.")
@@ -45,6 +51,11 @@ export const ZToolPolicyFields = z.object({
   toolClass: z.enum(ToolClass, { error: `Use one of: ${TOOL_CLASSES.join(", ")}.` }),
   /** The compensator that answers the tool (REVERSIBLE, COMPENSATABLE). */
   compensator: optionalText(80),
+  /**
+   * The compensator's arguments as templates over the forward call's (`{ "room": "{{room}}" }`): the
+   * compensation written when an agent sends none. Null: the agent must send it. Optional in an edit.
+   */
+  compensationArgs: ZCompensationArgs.nullable().optional(),
   /** How the effect is undone or answered, in words. */
   undoMechanism: optionalText(500),
   /** The team whose queue gets its escalations. */
@@ -99,6 +110,7 @@ export const TOOL_POLICY_FIELDS = Object.keys(ZToolPolicyFields.shape) as ToolPo
 export const FIELD_LABELS = {
   toolClass: "class",
   compensator: "compensating tool",
+  compensationArgs: "compensation arguments",
   undoMechanism: "undo mechanism",
   owner: "owner",
   system: "external system",
@@ -120,11 +132,18 @@ export function storedRevokeRoles(value: unknown): Role[] {
   return value.filter((r): r is Role => typeof r === "string" && isRole(r));
 }
 
+/** The compensation template stored in a row (anything malformed reads as none: the agent must send the compensation). */
+export function storedCompensationArgs(value: unknown): Record<string, string> | null {
+  const parsed = ZCompensationArgs.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
 /** The editable fields of a stored row. */
 export function fieldsOf(row: ToolPolicy): TToolPolicyFields {
   return {
     toolClass: row.toolClass as ToolClass,
     compensator: row.compensator,
+    compensationArgs: storedCompensationArgs(row.compensationArgs),
     undoMechanism: row.undoMechanism,
     owner: row.owner,
     system: row.system,
@@ -164,7 +183,7 @@ export function diffFields(before: TToolPolicyFields | null, after: TToolPolicyF
 const CLASS_STRICTNESS: Record<ToolClass, number> = { PURE: 0, REVERSIBLE: 1, COMPENSATABLE: 2, IRREVERSIBLE: 3 };
 
 /** Whether changing `field` from `from` to `to` loosens what the row guards (a stricter or neutral change does not). */
-function loosens(field: ToolPolicyField, from: TToolPolicyFields, to: TToolPolicyFields): boolean {
+export function loosens(field: ToolPolicyField, from: TToolPolicyFields, to: TToolPolicyFields): boolean {
   switch (field) {
     case "toolClass":
       return CLASS_STRICTNESS[to.toolClass] < CLASS_STRICTNESS[from.toolClass];
@@ -232,6 +251,9 @@ export function checkToolPolicy(name: string, next: TToolPolicyFields, current: 
       issues.push({ path: next.correctionSubject ? "correctionBody" : "correctionSubject", message: "An IRREVERSIBLE tool needs a correction template (subject and body): the only answer to its effect is a new message." });
     }
   }
+  if (next.compensationArgs && !next.compensator) {
+    issues.push({ path: "compensationArgs", message: "Compensation arguments need a compensating tool to go to; name the compensator, or clear the arguments." });
+  }
   if (!releasable && next.compensator && next.toolClass !== ToolClass.IRREVERSIBLE) {
     issues.push({ path: "compensator", message: `A ${next.toolClass} tool has nothing to compensate; clear the compensating tool.` });
   }
@@ -270,8 +292,37 @@ export function audiencesOf(rule: string | null): string[] {
  */
 export function fillTemplate(template: string, args: unknown): string {
   return template.replace(/\{\{\s*([A-Za-z_][\w.]*)\s*\}\}/g, (whole, path: string) => {
-    let value: unknown = args;
-    for (const part of path.split(".")) value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
+    const value = argAt(args, path);
     return value === undefined || value === null ? whole : typeof value === "string" ? value : JSON.stringify(value);
   });
+}
+
+/** The value at a dotted path of the call's arguments, or undefined. */
+function argAt(args: unknown, path: string): unknown {
+  let value: unknown = args;
+  for (const part of path.split(".")) value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
+  return value;
+}
+
+/**
+ * The compensator's arguments a table template builds from a call's: a template that is one whole
+ * placeholder (`"{{amount}}"`) takes the argument as it is (a number stays a number); any other is
+ * text with its placeholders filled. Null when a placeholder names no argument of this call: no
+ * compensation can be built, so the call needs a person before it runs.
+ */
+export function buildCompensationArgs(template: Record<string, string>, args: unknown): Record<string, unknown> | null {
+  const built: Record<string, unknown> = {};
+  for (const [name, text] of Object.entries(template)) {
+    const whole = /^\{\{\s*([A-Za-z_][\w.]*)\s*\}\}$/.exec(text);
+    if (whole) {
+      const value = argAt(args, whole[1] as string);
+      if (value === undefined || value === null) return null;
+      built[name] = value;
+      continue;
+    }
+    const paths = [...text.matchAll(/\{\{\s*([A-Za-z_][\w.]*)\s*\}\}/g)].map((m) => m[1] as string);
+    if (paths.some((p) => argAt(args, p) === undefined || argAt(args, p) === null)) return null;
+    built[name] = fillTemplate(text, args);
+  }
+  return built;
 }

@@ -6,12 +6,14 @@ import * as z from "zod";
 import type { ToolPolicy, ToolPolicyVersion } from "@/generated/prisma";
 import { ZRole } from "@/lib/server/auth/roles";
 import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
-import { checkToolPolicy, fieldsOf, ZToolPolicyFields, type ConnectorFacts } from "./tool-policy";
+import { checkToolPolicy, FIELD_LABELS, fieldsOf, loosens, ZToolPolicyFields, type ConnectorFacts, type ToolPolicyField } from "./tool-policy";
+import { storedProposal, withProposal } from "./tool-proposal";
 import { describeAudienceRule } from "./audience";
 
 const Fields = z.object({
   toolClass: z.enum(ToolClass),
   compensator: z.string().nullable(),
+  compensationArgs: z.record(z.string(), z.string()).nullable().optional(),
   undoMechanism: z.string().nullable(),
   owner: z.string().nullable(),
   system: z.string().nullable(),
@@ -49,6 +51,8 @@ export const ZToolRow = Fields.extend({
   warnings: z.array(z.string()),
   /** The audience rule in words, with the company's domains it compares addresses against. */
   audienceWords: z.string(),
+  /** Its team proposes a change an admin has not decided yet. */
+  proposalWaiting: z.boolean(),
 });
 /** One row of the tool table. */
 export type TToolRow = z.infer<typeof ZToolRow>;
@@ -78,9 +82,35 @@ export const ZToolVersion = z.object({
 /** One version in a tool's history. */
 export type TToolVersion = z.infer<typeof ZToolVersion>;
 
+/** A team's proposed change to a tool's row, field by field, beside the row in force. */
+export const ZToolProposalView = z.object({
+  /** Who declared it (the token's name, or the admin who declared for the team). */
+  proposedBy: z.string().nullable(),
+  proposedAt: z.iso.datetime().nullable(),
+  /** One entry per field the proposal would change. */
+  changes: z.array(
+    z.object({
+      /** The field's key (`toolClass`, `owner`, ... or `lookupAvailable`). */
+      field: z.string(),
+      /** What people call it. */
+      label: z.string(),
+      /** The value in force now. */
+      inForce: z.unknown(),
+      /** The value the team proposes. */
+      proposed: z.unknown(),
+      /** Accepting it would lower a control (a weaker class, more roles, a longer window, another compensator or owner). */
+      lowersControl: z.boolean(),
+    }),
+  ),
+});
+/** A team's proposed change to a tool's row. */
+export type TToolProposalView = z.infer<typeof ZToolProposalView>;
+
 /** One tool: its row, what its team declared, its history and what an edit may choose from. */
 export const ZToolDetail = z.object({
   tool: ZToolRow,
+  /** The team's proposed change waiting for an admin (accept or refuse); null when none. */
+  proposal: ZToolProposalView.nullable(),
   /** The manifest entry as declared (a suggestion), beside what was accepted; null when none. */
   declared: z.record(z.string(), z.unknown()).nullable(),
   declaredBy: z.string().nullable(),
@@ -122,6 +152,7 @@ export function toToolRow(row: ToolPolicy, connectors: ConnectorFacts): TToolRow
     updatedBy: row.updatedBy,
     warnings: checkToolPolicy(row.name, fields, fields, connectors).warnings,
     audienceWords: describeAudienceRule(row.audienceRule),
+    proposalWaiting: storedProposal(row.proposal) !== null,
   };
 }
 
@@ -135,4 +166,19 @@ export function toToolVersion(v: ToolPolicyVersion): TToolVersion {
     reason: v.reason,
     diff: (v.diff ?? {}) as TToolVersion["diff"],
   };
+}
+
+/** A row's pending proposal, field by field beside the row in force; null when none waits. */
+export function toToolProposal(row: ToolPolicy): TToolProposalView | null {
+  const proposal = storedProposal(row.proposal);
+  if (!proposal) return null;
+  const inForce = fieldsOf(row);
+  const after = withProposal(inForce, proposal);
+  const changes = Object.entries(proposal).map(([field, proposed]) => {
+    if (field === "lookupAvailable") return { field, label: "can look calls up by key", inForce: row.lookupAvailable, proposed, lowersControl: false };
+    const key = field as ToolPolicyField;
+    const lowersControl = key === "owner" || loosens(key, inForce, after);
+    return { field, label: FIELD_LABELS[key], inForce: inForce[key] ?? null, proposed: proposed ?? null, lowersControl };
+  });
+  return { proposedBy: row.proposedBy, proposedAt: row.proposedAt?.toISOString() ?? null, changes };
 }

@@ -5,6 +5,7 @@ import { getPrisma } from "@/lib/core/db/prisma";
 import { toAdminTokenPage } from "@/lib/server/tokens/admin-views";
 import { findAgentTokens } from "@/lib/server/tokens/find-agent-tokens";
 import { findScopableTools } from "@/lib/server/tokens/find-scopable-tools";
+import { getDefaultTokenLifetime } from "@/lib/server/tokens/token-lifetime";
 
 export const dynamic = "force-dynamic";
 
@@ -18,6 +19,6 @@ export default async function TokensPage({ searchParams }: { searchParams: Promi
   const { denied } = await requirePageUser("tokens.manage", { returnTo: "/admin/tokens" });
   if (denied) return denied;
   const prisma = await getPrisma();
-  const initial = toAdminTokenPage(await findAgentTokens(prisma, { cursor, order: "newest" }), await findScopableTools(prisma));
+  const initial = toAdminTokenPage(await findAgentTokens(prisma, { cursor, order: "newest" }), await findScopableTools(prisma), await getDefaultTokenLifetime(prisma));
   return <TokensAdmin initial={initial} cursor={cursor} />;
 }
