@@ -2,9 +2,10 @@
 
 import Link from "@/components/link";
 import { useState, type FormEvent } from "react";
-import { Time } from "@/components/saga-display";
+import { formatDuration, Time } from "@/components/saga-display";
 import { errorMessage, postParsed } from "@/components/dashboard/live";
 import { ZCreatedAdminToken, ZRevokedAdminToken, ZAdminTokenPage, type TAdminToken, type TAdminTokenPage, type TCreatedAdminToken } from "@/lib/server/tokens/admin-views";
+import * as z from "zod";
 import { DeskEmpty, DeskHead, DeskMessageBanner, DeskPager, useDeskPage } from "./admin-desk";
 import styles from "./people.module.css";
 import { SecretOnce } from "./secret-once";
@@ -59,14 +60,18 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
         </SecretOnce>
       )}
 
-      <CreateTokenForm tools={data.tools} onCreated={onCreated} />
+      <ExpiringSoon tokens={data.items} />
+
+      <CreateTokenForm tools={data.tools} defaultLifetimeSec={data.defaultLifetimeSec} onCreated={onCreated} />
+
+      <DefaultLifetime seconds={data.defaultLifetimeSec} onSaved={(text) => act("lifetime", async () => text)} />
 
       <DeskMessageBanner message={message} onDismiss={() => setMessage(null)} testId="tokens-message" />
 
       {data.items.length === 0 ? (
         <DeskEmpty what="agent tokens" cursor={cursor} firstPage={pageHref(undefined)} hint="Create one above for each agent or worker; give each its own, so its runs stay attributable." />
       ) : (
-        <StackTable stack={false} className={styles.stacked} label="Agent tokens" headers={["Token", "Role", "Tools", "Created", "Last used", "Status", { label: "Actions", hidden: true }]}>
+        <StackTable stack={false} className={styles.stacked} label="Agent tokens" headers={["Token", "Role", "Tools", "Created", "Last used", "Expires", "Status", { label: "Actions", hidden: true }]}>
           {data.items.map((token) => {
             const rowBusy = busy === token.name;
             return (
@@ -96,9 +101,19 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
                   </div>
                 </td>
                 <td className="nowrap" data-label="Last used">{token.lastUsedAt ? <Time at={token.lastUsedAt} /> : <span className="muted">never</span>}</td>
+                <td className="nowrap" data-label="Expires">
+                  {token.expiresAt ? (
+                    <div className="cell-stack">
+                      <Time at={token.expiresAt} />
+                      {token.expiry === "soon" && !token.revokedAt && <span className="cell-label attention">within a week</span>}
+                    </div>
+                  ) : (
+                    <span className="muted">never</span>
+                  )}
+                </td>
                 <td className="nowrap" data-label="Status">
                   <div className="cell-stack">
-                    <span className={`badge ${token.revokedAt ? "status-bad" : "status-good"}`}>{token.revokedAt ? "REVOKED" : "ACTIVE"}</span>
+                    <span className={`badge ${token.revokedAt || token.expiry === "expired" ? "status-bad" : "status-good"}`}>{token.revokedAt ? "REVOKED" : token.expiry === "expired" ? "EXPIRED" : "ACTIVE"}</span>
                     {token.revokedAt && <Time at={token.revokedAt} />}
                   </div>
                 </td>
@@ -131,10 +146,90 @@ export function TokensAdmin({ initial, cursor }: { initial: TAdminTokenPage; cur
   );
 }
 
-/** Name, role and tools (checkboxes from the tool table); the server answers the secret once. */
-function CreateTokenForm({ tools, onCreated }: { tools: string[]; onCreated: (created: TCreatedAdminToken) => Promise<void> }) {
+/** A lifetime as people read it ("90 days", "12 hours"). */
+function lifetimeInWords(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} day${seconds === 86_400 ? "" : "s"}`;
+  if (seconds % 3_600 === 0) return `${seconds / 3_600} hour${seconds === 3_600 ? "" : "s"}`;
+  return formatDuration(seconds);
+}
+
+/** Tokens that stop working within a week: named at the top, so nobody learns it from an agent's 401. */
+function ExpiringSoon({ tokens }: { tokens: TAdminToken[] }) {
+  const soon = tokens.filter((t) => t.expiry === "soon" && !t.revokedAt);
+  if (soon.length === 0) return null;
+  return (
+    <p className="banner warn" role="status" data-testid="tokens-expiring">
+      {soon.length === 1 ? "One token stops working" : `${soon.length} tokens stop working`} within a week:{" "}
+      {soon.map((t, i) => (
+        <span key={t.id}>
+          {i > 0 ? ", " : ""}
+          <strong>{t.name}</strong> (<Time at={t.expiresAt} />)
+        </span>
+      ))}
+      . Create a new token for {soon.length === 1 ? "its agent" : "their agents"} before then.
+    </p>
+  );
+}
+
+/** The lifetime new tokens get unless their creator picks one: days, or never. */
+function DefaultLifetime({ seconds, onSaved }: { seconds: number | null; onSaved: (text: string) => Promise<void> }) {
+  const [days, setDays] = useState(seconds === null ? "" : String(Math.round(seconds / 86_400)));
+  const [failure, setFailure] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  async function save(value: number | null) {
+    setSending(true);
+    setFailure(null);
+    try {
+      const result = await postParsed(DashboardPath.setTokenLifetime, z.object({ defaultLifetimeSec: z.number().int().nullable() }), { defaultLifetimeSec: value });
+      await onSaved(result.defaultLifetimeSec === null ? "New tokens no longer expire unless their creator picks a lifetime." : `New tokens now expire after ${lifetimeInWords(result.defaultLifetimeSec)}; existing tokens keep theirs.`);
+    } catch (error) {
+      setFailure(errorMessage(error));
+    } finally {
+      setSending(false);
+    }
+  }
+  return (
+    <section className="panel" aria-labelledby="token-lifetime-title">
+      <h2 id="token-lifetime-title">How long new tokens live</h2>
+      <p className={styles.lead}>
+        {seconds === null ? "New tokens do not expire unless their creator picks a lifetime." : `New tokens expire after ${lifetimeInWords(seconds)} unless their creator picks another lifetime.`} An expired token is refused
+        like a revoked one; the table flags tokens a week before they expire.
+      </p>
+      <form
+        aria-label="Default token lifetime"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const n = Number(days);
+          if (!Number.isInteger(n) || n < 1) return setFailure("Enter a whole number of days (1 or more), or choose “Never expire”.");
+          void save(n * 86_400);
+        }}
+      >
+        <div className={styles.fields}>
+          <div className={styles.field}>
+            <label htmlFor="token-lifetime-days">Days</label>
+            <input id="token-lifetime-days" type="number" min={1} max={1830} inputMode="numeric" value={days} onChange={(e) => setDays(e.target.value)} placeholder="90" />
+          </div>
+        </div>
+        <div className={styles.formActions}>
+          <button type="submit" className="button" disabled={sending}>
+            Save the lifetime
+          </button>
+          <button type="button" className="link-button" disabled={sending || seconds === null} onClick={() => void save(null)}>
+            Never expire
+          </button>
+        </div>
+        <FormError message={failure} />
+      </form>
+    </section>
+  );
+}
+
+/** Name, role, lifetime and tools (checkboxes from the tool table); the server answers the secret once. */
+function CreateTokenForm({ tools, defaultLifetimeSec, onCreated }: { tools: string[]; defaultLifetimeSec: number | null; onCreated: (created: TCreatedAdminToken) => Promise<void> }) {
   const [name, setName] = useState("");
   const [role, setRole] = useState<TokenRole>("agent");
+  const [lifetime, setLifetime] = useState<"default" | "never" | "days">("default");
+  const [days, setDays] = useState("30");
   const [picked, setPicked] = useState<string[]>([]);
   const [sending, setSending] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
@@ -145,10 +240,16 @@ function CreateTokenForm({ tools, onCreated }: { tools: string[]; onCreated: (cr
       setFailure("Pick at least one tool the token may use.");
       return;
     }
+    const n = Number(days);
+    if (lifetime === "days" && (!Number.isInteger(n) || n < 1)) {
+      setFailure("Enter the token's lifetime as a whole number of days (1 or more).");
+      return;
+    }
     setSending(true);
     setFailure(null);
     try {
-      const result = await postParsed(DashboardPath.createToken, ZCreatedAdminToken, { name, role, tools: picked });
+      const expires = lifetime === "default" ? {} : { expiresInSec: lifetime === "never" ? null : n * 86_400 };
+      const result = await postParsed(DashboardPath.createToken, ZCreatedAdminToken, { name, role, tools: picked, ...expires });
       setName("");
       setRole("agent");
       setPicked([]);
@@ -204,6 +305,27 @@ function CreateTokenForm({ tools, onCreated }: { tools: string[]; onCreated: (cr
                 ))}
               </div>
               <p className={styles.hint}>{TOKEN_ROLE_HINTS[role]}</p>
+            </fieldset>
+            <fieldset className={styles.field}>
+              <legend className={styles.fieldLegend}>Expires</legend>
+              <div className={styles.lifetimes}>
+                <label className="choice">
+                  <input type="radio" name="token-lifetime" checked={lifetime === "default"} onChange={() => setLifetime("default")} />
+                  {defaultLifetimeSec === null ? "never (the default)" : `after ${lifetimeInWords(defaultLifetimeSec)} (the default)`}
+                </label>
+                {defaultLifetimeSec !== null && (
+                  <label className="choice">
+                    <input type="radio" name="token-lifetime" checked={lifetime === "never"} onChange={() => setLifetime("never")} />
+                    never
+                  </label>
+                )}
+                <label className="choice">
+                  <input type="radio" name="token-lifetime" checked={lifetime === "days"} onChange={() => setLifetime("days")} />
+                  after
+                  <input type="number" aria-label="Days until it expires" min={1} max={1830} className={styles.days} value={days} onChange={(e) => { setDays(e.target.value); setLifetime("days"); }} />
+                  days
+                </label>
+              </div>
             </fieldset>
           </div>
           <fieldset>

@@ -17,7 +17,7 @@ export const CLASS_MEANINGS: Record<string, string> = {
 
 /** What each review status means for agents' calls. */
 export const STATUS_MEANINGS: Record<string, string> = {
-  UNREVIEWED: "Declared by its team, not yet accepted: every call is held for a person.",
+  UNREVIEWED: "Declared by its team (or changed since its review), not yet accepted: every call is held for a person and treated as irreversible.",
   REVIEWED: "Accepted: calls follow this row.",
   DISABLED: "Every new call is refused.",
 };
@@ -50,6 +50,10 @@ export function storedValueInWords(field: string, value: unknown): string {
   if (value === null || value === undefined || value === "") return "—";
   if (field === "revocationWindowSec" || field === "keyRetentionSec") return typeof value === "number" ? formatWindow(value) : String(value);
   if (typeof value === "boolean") return value ? "yes" : "no";
+  if (field === "compensationArgs" && typeof value === "object" && !Array.isArray(value)) {
+    const entries = Object.entries(value as Record<string, unknown>);
+    return entries.length === 0 ? "—" : entries.map(([arg, template]) => `${arg} = ${String(template)}`).join("; ");
+  }
   if (Array.isArray(value)) return value.length === 0 ? "nobody" : value.join(", ");
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);

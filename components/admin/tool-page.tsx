@@ -59,7 +59,7 @@ export function ToolPage({ detail }: { detail: TToolDetail }) {
             <h2 id="row">What the table says</h2>
             <RowFacts tool={tool} />
           </section>
-          <DeclaredVsAccepted detail={detail} />
+          <DeclaredVsAccepted key={`proposal-${tool.policyVersion}-${detail.proposal?.proposedAt ?? "none"}`} detail={detail} onSaved={onSaved} />
           {detail.canEdit ? (
             <ToolEditor key={tool.policyVersion} detail={detail} onSaved={onSaved} />
           ) : (

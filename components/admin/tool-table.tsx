@@ -5,9 +5,9 @@ import { formatWindow, STATUS_MEANINGS, undoSummary } from "./tool-labels";
 import styles from "./tools.module.css";
 
 /** Which rows the table shows. */
-export type ToolTableFilter = "all" | "UNREVIEWED" | "REVIEWED" | "DISABLED";
+export type ToolTableFilter = "all" | "UNREVIEWED" | "PROPOSED" | "REVIEWED" | "DISABLED";
 
-const FILTER_LABELS: Record<ToolTableFilter, string> = { all: "All", UNREVIEWED: "Unreviewed", REVIEWED: "Reviewed", DISABLED: "Disabled" };
+const FILTER_LABELS: Record<ToolTableFilter, string> = { all: "All", UNREVIEWED: "Unreviewed", PROPOSED: "Change proposed", REVIEWED: "Reviewed", DISABLED: "Disabled" };
 
 function href(filter: ToolTableFilter): string {
   return filter === "all" ? "/admin/tools" : `/admin/tools?status=${filter}`;
@@ -15,7 +15,8 @@ function href(filter: ToolTableFilter): string {
 
 /** The per-tool reversibility table: one row per tool, what happens after the agent does the wrong thing. */
 export function ToolTable({ table, filter }: { table: TToolTable; filter: ToolTableFilter }) {
-  const rows = filter === "all" ? table.tools : table.tools.filter((t) => t.status === filter);
+  const rows = filter === "all" ? table.tools : filter === "PROPOSED" ? table.tools.filter((t) => t.proposalWaiting) : table.tools.filter((t) => t.status === filter);
+  const proposed = table.tools.filter((t) => t.proposalWaiting && t.status !== "UNREVIEWED").length;
   return (
     <>
       <div className="page-head">
@@ -43,8 +44,15 @@ export function ToolTable({ table, filter }: { table: TToolTable; filter: ToolTa
         </p>
       )}
 
+      {proposed > 0 && filter !== "PROPOSED" && (
+        <p className="notice">
+          {proposed === 1 ? "One reviewed tool has a change its team proposes" : `${proposed} reviewed tools have changes their teams propose`}: the row{proposed === 1 ? " stands" : "s stand"} as reviewed until an admin accepts or refuses.{" "}
+          <Link href={href("PROPOSED")}>Show {proposed === 1 ? "it" : "them"}</Link>
+        </p>
+      )}
+
       <nav className="filters" aria-label="Filter tools">
-        {(["all", "UNREVIEWED", "REVIEWED", "DISABLED"] as const).map((f) => (
+        {(["all", "UNREVIEWED", "PROPOSED", "REVIEWED", "DISABLED"] as const).map((f) => (
           <Link key={f} href={href(f)} aria-current={filter === f ? "page" : undefined}>
             {FILTER_LABELS[f]}
           </Link>
@@ -100,6 +108,7 @@ export function ToolTable({ table, filter }: { table: TToolTable; filter: ToolTa
                   <td data-label="Status">
                     <div className="cell-stack">
                       <StatusBadge status={tool.status} />
+                      {tool.proposalWaiting && <span className="cell-label attention">change proposed</span>}
                       {tool.warnings.length > 0 && (
                         <span className="cell-label attention" title={tool.warnings.join("\n")}>
                           {tool.warnings.length === 1 ? "1 warning" : `${tool.warnings.length} warnings`}

@@ -234,8 +234,10 @@ test.describe("the token desk", () => {
     await expect(tokenRow.getByRole("button", { name: "Revoke" })).toHaveCount(0);
     const revoked = await db.agentToken.findUniqueOrThrow({ where: { name } });
     expect(revoked.revokedAt).not.toBeNull();
+    // The refused call outside its scope is on the token's chain as an attempt.
     expect((await db.auditEvent.findMany({ where: { scope: tokenScope(row.id) }, orderBy: { seq: "asc" } })).map((e) => e.type)).toEqual([
       "agent_token.created",
+      "agent_token.refused",
       "agent_token.revoked",
     ]);
 
@@ -245,6 +247,40 @@ test.describe("the token desk", () => {
     expect(raw.status).toBe(401);
     expect(await db.run.count({ where: { title: `After revocation ${tag}` } })).toBe(0);
     await page.screenshot({ path: screenshotPath("admin-tokens-revoked"), fullPage: true });
+  });
+});
+
+test.describe("token lifetimes", () => {
+  test("an admin gives a token a lifetime; one that ends within a week is flagged; the default for new tokens is set on the page", async ({ page, db, seedUser }) => {
+    const admin = await seedUser("admin");
+    const tag = uniqueTag();
+    const name = `brief-${tag}`;
+    await signIn(page, admin, "/admin/tokens");
+    const form = page.locator('form[aria-label="Create a token"]');
+    await form.getByLabel("Name").fill(name);
+    await form.getByLabel("Days until it expires").fill("5");
+    await form.getByRole("checkbox").first().check();
+    await page.getByRole("button", { name: "Create token" }).click();
+    await expect(page.getByTestId("token-secret")).toBeVisible();
+    await page.getByRole("button", { name: "Done" }).click();
+    const row = await db.agentToken.findUniqueOrThrow({ where: { name } });
+    expect(Math.round((row.expiresAt!.getTime() - row.createdAt.getTime()) / 86_400_000)).toBe(5);
+    const tokenRow = page.locator(`tr[data-token="${name}"]`);
+    await expect(tokenRow).toContainText("within a week");
+    await expect(page.getByTestId("tokens-expiring")).toContainText(name);
+
+    const lifetime = page.locator('form[aria-label="Default token lifetime"]');
+    await lifetime.getByLabel("Days").fill("90");
+    await lifetime.getByRole("button", { name: "Save the lifetime" }).click();
+    await expect(page.getByTestId("tokens-message")).toContainText("New tokens now expire after 90 days; existing tokens keep theirs.");
+    await expect(form).toContainText("after 90 days (the default)");
+    for (const [width, height] of [[1366, 900], [390, 844]] as const) {
+      await page.setViewportSize({ width, height });
+      await page.screenshot({ path: screenshotPath(`admin-tokens-lifetime-${width}`), fullPage: true });
+    }
+    await lifetime.getByRole("button", { name: "Never expire" }).click();
+    await expect(page.getByTestId("tokens-message")).toContainText("New tokens no longer expire unless their creator picks a lifetime.");
+    expect((await db.setting.findUniqueOrThrow({ where: { key: "agentTokens.defaultLifetimeSec" } })).value).toBeNull();
   });
 });
 

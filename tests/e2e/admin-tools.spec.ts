@@ -69,7 +69,8 @@ test("a declared tool is held until the admin accepts it; an edit makes an appro
   await page.getByRole("link", { name: tool }).click();
   await expect(page.getByRole("heading", { name: tool })).toBeVisible();
   const compare = page.locator('section[aria-labelledby="declared"]');
-  await expect(compare).toContainText(`Declared by ${ns}`);
+  await expect(compare).toContainText(`${ns} proposed`);
+  await expect(compare).toContainText("every call is held and treated as irreversible");
   await expect(compare.getByRole("row", { name: /Compensating tool/ })).toContainText(`${ns}.close_case`);
   // The compensator picker offers this team's compensators only, not the server's or another team's.
   const picker = page.getByLabel("Compensating tool");
@@ -132,6 +133,56 @@ test("a declared tool is held until the admin accepts it; an edit makes an appro
   expect(await db.step.count({ where: { runId: run.runId } })).toBe(1);
 });
 
+test("a team's change to a reviewed tool waits as a proposal: the admin sees it as a diff, refuses it (the row stands) or accepts it (a new version)", async ({ page, db, world, baseURL, seedUser }) => {
+  const ns = `prop-${uniqueTag()}`;
+  const tool = `${ns}.open_case`;
+  await syncToolPolicies(db, createSupportToolRegistry(world), "system:e2e");
+  const { secret } = await createAgentToken(db, { name: ns, tools: ["search_orders"], createdBy: "system:e2e" });
+  const declare = (entry: Record<string, unknown>) =>
+    fetch(`${baseURL}/api/v1/tools/declarations`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify({ ...MANIFEST, tools: [{ ...MANIFEST.tools[0], ...entry }] }) });
+  expect((await declare({})).status).toBe(200);
+  const admin = await seedUser("admin");
+  await signIn(page, admin, `/admin/tools/${tool}`);
+  await page.getByRole("button", { name: "Accept this tool" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Accepted. Version 2" })).toBeVisible();
+  const inForce = await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } });
+  expect(inForce).toMatchObject({ toolClass: "COMPENSATABLE", owner: "team-ops", status: "REVIEWED" });
+
+  // The team's token re-declares it as PURE, owned by someone else: nothing in force changes.
+  const attack = await declare({ class: "PURE", owner: "attacker", compensation: undefined, lookup: false });
+  expect((await attack.json()).tools[0]).toMatchObject({ outcome: "recorded", status: "REVIEWED" });
+  expect(await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } })).toMatchObject({ toolClass: "COMPENSATABLE", owner: "team-ops", policyVersion: 2 });
+
+  await page.goto("/admin/tools?status=PROPOSED");
+  await expect(page.getByRole("link", { name: tool })).toBeVisible();
+  await page.getByRole("link", { name: tool }).click();
+  const proposal = page.locator('section[aria-labelledby="declared"]');
+  await expect(proposal.getByRole("heading", { name: "Change proposed by its team" })).toBeVisible();
+  await expect(proposal).toContainText("the reviewed row stands exactly as it is");
+  await expect(proposal.getByRole("note")).toContainText("Accepting would lower");
+  await expect(proposal.getByRole("row", { name: /^Class/ })).toContainText("COMPENSATABLE");
+  await expect(proposal.getByRole("row", { name: /^Class/ })).toContainText("PURE");
+  await expect(proposal.getByRole("row", { name: /^Owner/ })).toContainText("lowers a control");
+  for (const [width, height] of [[1366, 900], [390, 844]] as const) {
+    await page.setViewportSize({ width, height });
+    expect(await widerThanViewport(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath(`admin-tool-proposal-${width}`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  await proposal.getByLabel("Why (kept in the history)").fill("it writes cases; it is not read-only");
+  await proposal.getByRole("button", { name: "Refuse it" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Refused: the row stays as it was" })).toBeVisible();
+  expect(await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } })).toMatchObject({ toolClass: "COMPENSATABLE", owner: "team-ops", policyVersion: 2, proposal: null });
+
+  // A reasonable change proposed later is accepted: the row takes it as a new version.
+  expect((await declare({ owner: "team-ops-north" })).status).toBe(200);
+  await page.reload();
+  await proposal.getByRole("button", { name: "Accept the proposal" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Accepted: the row takes the proposal. Version 3: owner changed" })).toBeVisible();
+  expect(await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } })).toMatchObject({ owner: "team-ops-north", policyVersion: 3, proposal: null });
+});
+
 test("a declared tool without an argument schema says so, and the admin accepts it only knowingly", async ({ page, db, world, baseURL, seedUser }) => {
   const ns = `bare-${uniqueTag()}`;
   const tool = `${ns}.open_case`;
@@ -145,7 +196,7 @@ test("a declared tool without an argument schema says so, and the admin accepts 
   await signIn(page, admin, `/admin/tools/${tool}`);
   await page.setViewportSize({ width: 1366, height: 900 });
   await expect(page.getByRole("heading", { name: tool })).toBeVisible();
-  await expect(page.getByRole("note")).toContainText("No argument schema.");
+  await expect(page.getByRole("region", { name: "Status" }).getByRole("note")).toContainText("No argument schema.");
   await expect(page.locator('section[aria-labelledby="declared"]')).toContainText("It declares no argument schema: calls take any JSON.");
   const accept = page.getByRole("button", { name: "Accept this tool" });
   await expect(accept).toBeDisabled();

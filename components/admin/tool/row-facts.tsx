@@ -3,7 +3,7 @@
 
 import { ClassBadge, Fact, Time } from "@/components/saga-display";
 import type { TToolRow } from "@/lib/server/tools/views";
-import { CLASS_MEANINGS, formatWindow, undoSummary } from "@/components/admin/tool-labels";
+import { CLASS_MEANINGS, formatWindow, storedValueInWords, undoSummary } from "@/components/admin/tool-labels";
 import styles from "@/components/admin/tools.module.css";
 
 /** The row as everyone reads it. */
@@ -15,6 +15,11 @@ export function RowFacts({ tool }: { tool: TToolRow }) {
       </Fact>
       <Fact label="Undo">{undoSummary(tool)}</Fact>
       <Fact label="Compensating tool">{tool.compensator ? <code>{tool.compensator}</code> : "—"}</Fact>
+      {tool.compensator && (
+        <Fact label="Its arguments">
+          {tool.compensationArgs ? storedValueInWords("compensationArgs", tool.compensationArgs) : "none written here: the agent sends them with each call"}
+        </Fact>
+      )}
       <Fact label="Lookup by key">{tool.lookupAvailable ? "yes: reconcile can find an effect by its step key" : "no: a timed-out call goes to a person"}</Fact>
       <Fact label="Revocation window">{formatWindow(tool.revocationWindowSec)}</Fact>
       <Fact label="Provider key retention">{formatWindow(tool.keyRetentionSec)}</Fact>

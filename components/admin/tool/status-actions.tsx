@@ -54,7 +54,13 @@ export function StatusActions({ tool, argsSchemaMissing, onSaved }: { tool: TToo
           </label>
         </div>
       )}
-      {tool.status === "UNREVIEWED" && <p className="muted small">Accepting takes the row as it stands; to change a field first, edit it below and save, then accept.</p>}
+      {tool.status === "UNREVIEWED" && (
+        <p className="muted small">
+          {tool.proposalWaiting
+            ? "Accepting takes its team's proposal (shown below) as the row. To accept the row as it stands instead, refuse the proposal first; to change a field, edit it below and save, then accept."
+            : "Accepting takes the row as it stands; to change a field first, edit it below and save, then accept."}
+        </p>
+      )}
       <FormError message={outcome?.text} />
     </section>
   );

@@ -1,6 +1,6 @@
 /**
  * What waits for an admin, for the admin's landing: declared tools nobody has reviewed (every call
- * of them is held until an admin accepts them) and notifications that failed every attempt (an admin
+ * of them is held until an admin accepts them), changes teams propose to reviewed tools, and notifications that failed every attempt (an admin
  * may replay them). Each with where to deal with it.
  */
 import type { PersonRequest } from "@/lib/server/auth/current-user";
@@ -25,12 +25,15 @@ export async function findAdminWaits({ actor }: PersonRequest): Promise<AdminWai
   assertCan(actor, "read");
   if (!can(actor.role, "tools.edit")) return [];
   const prisma = await getPrisma();
-  const [tools, deliveries] = await onConnection(prisma, async () => [
+  const [tools, proposals, deliveries] = await onConnection(prisma, async () => [
     await prisma.toolPolicy.count({ where: { status: ToolStatus.UNREVIEWED } }),
+    // A reviewed tool whose team proposes a change: the row stands until an admin accepts or refuses it.
+    await prisma.toolPolicy.count({ where: { status: { not: ToolStatus.UNREVIEWED }, proposedAt: { not: null } } }),
     await prisma.notificationDelivery.count({ where: { status: DeliveryStatus.FAILED } }),
   ]);
   return [
     { count: tools, label: tools === 1 ? "declared tool waits for your review: its calls are held until you accept it" : "declared tools wait for your review: their calls are held until you accept them", href: "/admin/tools?status=UNREVIEWED" },
+    { count: proposals, label: proposals === 1 ? "reviewed tool has a change its team proposes: accept or refuse it (the row stands until you do)" : "reviewed tools have changes their teams propose: accept or refuse them (the rows stand until you do)", href: "/admin/tools?status=PROPOSED" },
     { count: deliveries, label: deliveries === 1 ? "notification failed every attempt: replay it or fix its target" : "notifications failed every attempt: replay them or fix their targets", href: "/admin/webhooks" },
   ];
 }

@@ -7,7 +7,7 @@ export const dynamic = "force-dynamic";
 
 export const metadata: Metadata = { title: "Tool table" };
 
-const FILTERS: readonly ToolTableFilter[] = ["all", "UNREVIEWED", "REVIEWED", "DISABLED"];
+const FILTERS: readonly ToolTableFilter[] = ["all", "UNREVIEWED", "PROPOSED", "REVIEWED", "DISABLED"];
 
 export default async function ToolsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { status } = await searchParams;
