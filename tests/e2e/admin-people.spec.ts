@@ -251,7 +251,8 @@ test.describe("the token desk", () => {
 });
 
 test.describe("token lifetimes", () => {
-  test("an admin gives a token a lifetime; one that ends within a week is flagged; the default for new tokens is set on the page", async ({ page, db, seedUser }) => {
+  test("an admin gives a token a lifetime; one that ends within a week is flagged; the default for new tokens is set on the page", async ({ page, db, seedUser, world }) => {
+    await syncToolPolicies(db, createSupportToolRegistry(world), "system:e2e");
     const admin = await seedUser("admin");
     const tag = uniqueTag();
     const name = `brief-${tag}`;
