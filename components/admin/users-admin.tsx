@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type FormEvent } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
 import { Time } from "@/components/saga-display";
 import { errorMessage, postParsed } from "@/components/dashboard/live";
 import { ROLES, type Role } from "@/lib/server/auth/roles";
@@ -23,8 +23,29 @@ const ROLE_HINTS = {
 /** A change waiting for the admin to confirm it on its row. */
 type Pending = { email: string; kind: "disable" } | { email: string; kind: "role"; role: Role };
 
+/** Why an account is disabled, in words (null: an admin did it, or it was before reasons were kept). */
+const DISABLED_WORDS: Record<string, string> = {
+  provider: "deprovisioned by the identity provider",
+  no_mapped_group: "none of its groups is mapped",
+  admin: "by an admin",
+};
+
+/** Props of the people desk. */
+export interface UsersAdminProps {
+  /** The first page, as the server read it. */
+  initial: TAdminUserPage;
+  /** The page's cursor. */
+  cursor?: string | undefined;
+  /** Whether single sign-on is on (local passwords other than the break-glass one are then refused). */
+  ssoConfigured?: boolean;
+  /** The break-glass flag, shown under the title. */
+  flag?: ReactNode;
+  /** The single sign-on panel, shown under the form. */
+  identity?: ReactNode;
+}
+
 /** The people desk: every account, a form to add one (its initial password shown once), role changes, disable and enable. */
-export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; cursor?: string | undefined }) {
+export function UsersAdmin({ initial, cursor, ssoConfigured = false, flag, identity }: UsersAdminProps) {
   const [pending, setPending] = useState<Pending | null>(null);
   const [roles, setRoles] = useState<Record<string, Role>>({});
   const { data, error, busy, message, setMessage, act, created, setCreated, onCreated, pageHref } = useDeskPage<TAdminUserPage, TCreatedAdminUser>({
@@ -36,6 +57,15 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
     schema: ZAdminUserPage,
     settle: () => setPending(null),
   });
+
+  function setBreakGlass(user: TAdminUser, breakGlass: boolean) {
+    return act(user.email, async () => {
+      const result = await postParsed(DashboardPath.setBreakGlass, ZChangedAdminUser, { email: user.email, breakGlass });
+      return breakGlass
+        ? `${result.user.email} is the break-glass account: it signs in with its password while single sign-on is on.`
+        : `${result.user.email} is no longer the break-glass account.`;
+    });
+  }
 
   function change(user: TAdminUser, what: Pending["kind"] | "enable", role?: Role) {
     return act(user.email, async () => {
@@ -57,6 +87,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
   return (
     <>
       <DeskHead title="Users" lead={<>Who may sign in and what they may do. A change applies on the person&rsquo;s next request, and each one is in the audit log.</>} error={error} />
+      {flag}
 
       {created && (
         <SecretOnce
@@ -75,6 +106,7 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
       )}
 
       <CreateUserForm onCreated={onCreated} />
+      {identity}
 
       <DeskMessageBanner message={message} onDismiss={() => setMessage(null)} testId="users-message" />
 
@@ -97,6 +129,12 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
                   <span className="muted small">{user.email}</span>
                 </td>
                 <td className="nowrap" data-label="Role">
+                  {user.groups !== null ? (
+                    <div className="cell-stack" data-testid="role-from-groups">
+                      <strong>{user.role}</strong>
+                      <span className="cell-label">from groups: {user.groups.length > 0 ? user.groups.join(", ") : "none"}</span>
+                    </div>
+                  ) : (
                   <div className={styles.roleCell}>
                     <select
                       className={styles.roleSelect}
@@ -122,18 +160,21 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
                       </button>
                     )}
                   </div>
+                  )}
                 </td>
                 <td className="nowrap" data-label="Status">
                   <div className="cell-stack">
                     <span className={`badge ${user.disabledAt ? "status-bad" : "status-good"}`}>{user.disabledAt ? "DISABLED" : "ENABLED"}</span>
                     {user.disabledAt && (
                       <span className="cell-label">
-                        since <Time at={user.disabledAt} />
+                        {user.disabledReason && DISABLED_WORDS[user.disabledReason] ? `${DISABLED_WORDS[user.disabledReason]}, ` : ""}since <Time at={user.disabledAt} />
                       </span>
                     )}
                   </div>
                 </td>
-                <td className="nowrap" data-label="Sign-in">{user.hasPassword ? "password" : <span className="muted">SSO only</span>}</td>
+                <td className="nowrap" data-label="Sign-in">
+                  <SignInCell user={user} ssoConfigured={ssoConfigured} busy={rowBusy} onBreakGlass={(on) => void setBreakGlass(user, on)} />
+                </td>
                 <td className="nowrap" data-label="Created">
                   <Time at={user.createdAt} />
                 </td>
@@ -183,6 +224,34 @@ export function UsersAdmin({ initial, cursor }: { initial: TAdminUserPage; curso
       )}
       <DeskPager cursor={cursor} nextCursor={data.nextCursor} href={pageHref} />
     </>
+  );
+}
+
+/** How the person signs in; the break-glass account flagged, and the switch for a local admin with a password. */
+function SignInCell({ user, ssoConfigured, busy, onBreakGlass }: { user: TAdminUser; ssoConfigured: boolean; busy: boolean; onBreakGlass: (on: boolean) => void }) {
+  if (user.breakGlass) {
+    return (
+      <div className="cell-stack">
+        <span className="badge status-pending" data-testid="break-glass-badge">BREAK-GLASS</span>
+        <span className="cell-label">password, outside single sign-on</span>
+        <button type="button" className="link-button small" disabled={busy} onClick={() => onBreakGlass(false)}>
+          Clear break-glass
+        </button>
+      </div>
+    );
+  }
+  if (user.groups !== null || !user.hasPassword) return <span className="muted">single sign-on</span>;
+  const eligible = user.role === "admin" && user.disabledAt === null;
+  return (
+    <div className="cell-stack">
+      <span>password</span>
+      {ssoConfigured && <span className="cell-label">refused while single sign-on is on</span>}
+      {eligible && (
+        <button type="button" className="link-button small" disabled={busy} onClick={() => onBreakGlass(true)}>
+          Make break-glass
+        </button>
+      )}
+    </div>
   );
 }
 

@@ -10,6 +10,11 @@ const ERROR_MESSAGES: Record<string, string> = {
   CredentialsSignin: "That email and password do not match an account. Check both and try again.",
   AccountDisabled: "This account is disabled. Ask an admin to enable it.",
   AccessDenied: "Single sign-on worked, but no enabled Sagaboard account has that email. Ask an admin to create one.",
+  SsoRequired: "This organisation signs in with single sign-on: use the button below. Only the break-glass admin signs in with a password.",
+  OAuthCallback:
+    "Single sign-on did not complete: the identity provider's answer failed Sagaboard's checks (a wrong or expired state, or a PKCE mismatch). Start again with the single sign-on button; the attempt is in the audit log.",
+  Callback: "Single sign-on did not complete. Start again with the single sign-on button; if it keeps failing, ask an admin to check the identity provider's settings.",
+  OAuthSignin: "Sagaboard could not reach the identity provider to start single sign-on. Try again in a moment; if it keeps failing, ask an admin.",
   SessionRequired: "Sign in to continue.",
 };
 

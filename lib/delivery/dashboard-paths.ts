@@ -60,6 +60,11 @@ export const DashboardPath = {
   getTool: "/api/dashboard/admin/tools/:name",
   updateTool: "/api/dashboard/admin/tools/:name",
   decideToolProposal: "/api/dashboard/admin/tools/:name/proposal",
+  getSsoSettings: "/api/dashboard/admin/sso",
+  saveGroupRoles: "/api/dashboard/admin/sso/group-roles",
+  createScimToken: "/api/dashboard/admin/sso/scim-tokens",
+  revokeScimToken: "/api/dashboard/admin/sso/scim-tokens/revoke",
+  setBreakGlass: "/api/dashboard/admin/users/break-glass",
 } as const;
 
 /**

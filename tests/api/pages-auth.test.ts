@@ -9,8 +9,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { pageAction } from "@/lib/server/auth/page-actions";
 
-/** Pages that need no session. */
-const PUBLIC_PAGES = new Set(["app/signin/page.tsx"]);
+/**
+ * Pages that need no session: signing in, and why single sign-on refused someone (a page a person
+ * without an account must read; it shows only what its signed address carries).
+ */
+const PUBLIC_PAGES = new Set(["app/signin/page.tsx", "app/signin/refused/page.tsx"]);
 
 function pages(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -169,6 +169,12 @@ const TABLES = [
   "workerTask",
   "user",
   "userSession",
+  "ssoGroupRole",
+  "scimToken",
+  "scimGroup",
+  "approvalLink",
+  "pivotApproval",
+  "slackMessage",
 ] as const;
 
 /**

@@ -9,6 +9,7 @@ import * as audit from "./audit";
 import * as calls from "@/lib/protocol/contracts/calls";
 import * as corrections from "./corrections";
 import * as dashboard from "./dashboard";
+import * as identity from "./identity";
 import * as meta from "@/lib/protocol/contracts/meta";
 import * as notifications from "./notifications";
 import * as revokes from "./revokes";
@@ -25,6 +26,7 @@ export const allEndpoints: AnyEndpoint[] = [
   ...Object.values(meta),
   ...Object.values(dashboard),
   ...Object.values(adminPeople),
+  ...Object.values(identity),
   ...Object.values(tools),
   ...Object.values(declarations),
   ...Object.values(audit),

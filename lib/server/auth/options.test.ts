@@ -56,13 +56,15 @@ describe("providers", () => {
     expect(options.isOidcConfigured()).toBe(true);
     expect(options.authOptions.providers.map((p) => p.id)).toEqual(["credentials", "oidc"]);
     const oidc = options.authOptions.providers[1] as unknown as Record<string, unknown>;
-    expect(oidc).toMatchObject({ type: "oauth", wellKnown: "https://id.example.com/.well-known/openid-configuration", idToken: true });
+    expect(oidc).toMatchObject({ type: "oauth", wellKnown: "https://id.example.com/.well-known/openid-configuration", idToken: true, checks: ["pkce", "state"] });
+    // The groups claim is asked for by default (OIDC_SCOPES names another list for a provider that refuses it).
+    expect(oidc.authorization).toEqual({ params: { scope: "openid email profile groups" } });
   });
 
   it("put only the user id and the session's id into the JWT and the session", async () => {
     process.env.NEXTAUTH_SECRET = "x".repeat(32);
     // Signing in opens a UserSession row (lib/server/auth/user-sessions.ts, tested on a database elsewhere).
-    vi.doMock("./user-sessions", () => ({ startUserSession: async () => "ses_1", endUserSession: async () => undefined }));
+    vi.doMock("./user-sessions", async (importOriginal) => ({ ...(await importOriginal<typeof import("./user-sessions")>()), startUserSession: async () => "ses_1", endUserSession: async () => undefined }));
     mkdirSync(path.join(dir, "data"), { recursive: true }); // the client opens; the mock never queries it
     const { authOptions } = await import("./options");
     const jwt = authOptions.callbacks?.jwt;

@@ -4,10 +4,13 @@
  * - Sessions are JWTs (encrypted, in an httpOnly cookie) that carry only the user id (`sub`). Role,
  *   name and "disabled" are read from the database on every request (current-user.ts), so a role
  *   change or a disabled account takes effect on the next request, not when the cookie expires.
- * - Email + password: bcrypt against User.passwordHash. Disabled accounts are refused.
+ * - Email + password: bcrypt against User.passwordHash. Disabled accounts are refused. With single
+ *   sign-on on, only the break-glass account signs in with a password (lib/server/sso/ARCHITECTURE.md).
  * - Optional OIDC single sign-on when OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set
- *   (and NEXTAUTH_URL, which the provider's redirect URI is built from). There is no self-signup:
- *   the verified email must belong to an existing, enabled User row.
+ *   (and NEXTAUTH_URL, which the provider's redirect URI is built from), with PKCE and state. The
+ *   role comes from the groups claim (OIDC_GROUPS_CLAIM, default `groups`) through the mapping an
+ *   admin keeps, read again at every sign-in; a person in no mapped group is refused with a page that
+ *   says why (lib/server/sso/admit-sso-person.ts). A callback that fails its checks (a wrong state) is audited.
  * - The secret is NEXTAUTH_SECRET, or else a random one generated once per data directory
  *   (next to the SQLite file: data/.nextauth-secret), so `npm start` works with zero config.
  */
@@ -21,7 +24,11 @@ import type { OAuthConfig } from "next-auth/providers/oauth";
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { dataDirectory } from "@/lib/core/db/url";
-import { endUserSession, startUserSession } from "./user-sessions";
+import { admitSsoPerson } from "@/lib/server/sso/admit-sso-person";
+import { groupsOfClaim } from "@/lib/server/sso/group-roles";
+import { appendIdentityEvent, SSO_ACTOR, SSO_SCOPE } from "@/lib/server/sso/sso-audit";
+import { refusalPath } from "@/lib/server/sso/sso-refusal";
+import { endUserSession, SignInMethod, startUserSession } from "./user-sessions";
 
 /** The provider id of email + password sign-in. */
 export const CREDENTIALS_PROVIDER_ID = "credentials";
@@ -38,6 +45,10 @@ export const SignInError = {
   ACCOUNT_DISABLED: "AccountDisabled",
   /** SSO worked but no enabled account has that email (next-auth's code for a refused `signIn`). */
   ACCESS_DENIED: "AccessDenied",
+  /** The password was right, but single sign-on is on and this is not the break-glass account. */
+  SSO_REQUIRED: "SsoRequired",
+  /** The identity provider's answer failed its checks (a wrong or missing state, a PKCE mismatch). */
+  OAUTH_CALLBACK: "OAuthCallback",
 } as const;
 export type SignInError = (typeof SignInError)[keyof typeof SignInError];
 
@@ -46,7 +57,7 @@ export type SignInError = (typeof SignInError)[keyof typeof SignInError];
 const TIMING_DUMMY_HASH = "$2b$10$mFllg3oKo9FgNqtLYFvKUOJiU3iyXuJVFl7cBhTAmneQwYzxT.pyS";
 
 /** What a credentials check found: expected outcomes are values, not exceptions. */
-export type CredentialsCheck = { ok: true; userId: string } | { ok: false; reason: "invalid" | "disabled" };
+export type CredentialsCheck = { ok: true; userId: string } | { ok: false; reason: "invalid" | "disabled" | "sso_required" };
 
 /**
  * Checks an email and password against the User table. `disabled` is only reported after the
@@ -58,12 +69,27 @@ export async function checkCredentials(prisma: PrismaClient, email: string, pass
   const matches = await bcrypt.compare(password, row?.passwordHash ?? TIMING_DUMMY_HASH);
   if (!row || row.passwordHash === null || !matches) return { ok: false, reason: "invalid" };
   if (row.disabledAt !== null) return { ok: false, reason: "disabled" };
+  // With single sign-on on, the provider decides who is in; one local admin stays the way in when it is down.
+  if (isOidcConfigured() && !row.breakGlass) return { ok: false, reason: "sso_required" };
   return { ok: true, userId: row.id };
 }
 
 /** Whether OIDC single sign-on is configured (the sign-in page shows its button only then). */
 export function isOidcConfigured(): boolean {
   return Boolean(process.env.OIDC_ISSUER && process.env.OIDC_CLIENT_ID && process.env.OIDC_CLIENT_SECRET);
+}
+
+/** The claim that lists a person's groups (OIDC_GROUPS_CLAIM, default `groups`). */
+export function oidcGroupsClaim(): string {
+  return process.env.OIDC_GROUPS_CLAIM?.trim() || "groups";
+}
+
+/**
+ * The scopes asked for (OIDC_SCOPES): by default `openid email profile groups`, since most providers
+ * send the groups claim only when asked; a provider that refuses an unknown scope gets its own list.
+ */
+export function oidcScopes(): string {
+  return process.env.OIDC_SCOPES?.trim() || "openid email profile groups";
 }
 
 /** The claims we read from the identity provider's ID token / userinfo. */
@@ -88,7 +114,7 @@ function oidcProvider(): OAuthConfig<OidcProfile> | null {
     issuer: base,
     clientId,
     clientSecret,
-    authorization: { params: { scope: "openid email profile" } },
+    authorization: { params: { scope: oidcScopes() } },
     idToken: true,
     checks: ["pkce", "state"],
     profile(profile) {
@@ -101,11 +127,25 @@ function oidcProvider(): OAuthConfig<OidcProfile> | null {
   };
 }
 
-/** The enabled account an SSO profile names by verified email, or null (no self-signup). */
-async function oidcAccount(prisma: PrismaClient, email: unknown, emailVerified: unknown): Promise<{ id: string } | null> {
-  if (typeof email !== "string" || email.trim() === "" || emailVerified === false) return null;
-  const row = await prisma.user.findUnique({ where: { email: email.trim().toLowerCase() }, select: { id: true, disabledAt: true } });
-  return row && row.disabledAt === null ? { id: row.id } : null;
+/** The enabled account an SSO profile names by its email (admitted by `admitSsoPerson` in signIn), or null. */
+async function oidcAccount(prisma: PrismaClient, email: unknown): Promise<{ id: string } | null> {
+  if (typeof email !== "string" || email.trim() === "") return null;
+  const row = await prisma.user.findUnique({ where: { email: email.trim().toLowerCase() }, select: { id: true, disabledAt: true, breakGlass: true } });
+  return row && row.disabledAt === null && !row.breakGlass ? { id: row.id } : null;
+}
+
+/**
+ * next-auth's failures that a person or an attacker caused at the callback (a wrong or missing
+ * state, a PKCE verifier that does not match, a provider error) go on the single sign-on audit
+ * chain; next-auth then sends the browser to /signin?error=OAuthCallback. Never awaited by next-auth.
+ */
+function auditCallbackFailure(code: string, metadata: unknown): void {
+  if (!code.startsWith("OAUTH_CALLBACK")) return;
+  const error = (metadata as { error?: unknown } | null)?.error ?? metadata;
+  const message = (error instanceof Error ? error.message : String((error as { message?: unknown } | null)?.message ?? "")).slice(0, 300);
+  void getPrisma()
+    .then((prisma) => appendIdentityEvent(prisma, SSO_SCOPE, "sso.callback_refused", SSO_ACTOR, { code, message }))
+    .catch(() => undefined);
 }
 
 let cachedSecret: string | undefined;
@@ -193,6 +233,7 @@ export const authOptions: NextAuthOptions = {
         if (result.ok) return { id: result.userId };
         // next-auth turns a thrown message into `?error=<message>`; null becomes CredentialsSignin.
         if (result.reason === "disabled") throw new Error(SignInError.ACCOUNT_DISABLED);
+        if (result.reason === "sso_required") throw new Error(SignInError.SSO_REQUIRED);
         return null;
       },
     }),
@@ -201,8 +242,16 @@ export const authOptions: NextAuthOptions = {
   callbacks: {
     async signIn({ account, profile, user }) {
       if (account?.provider !== OIDC_PROVIDER_ID) return true; // authorize() already decided
-      const known = await oidcAccount(await getPrisma(), profile?.email ?? user.email, (profile as OidcProfile | undefined)?.email_verified);
-      return known !== null; // false -> ?error=AccessDenied
+      const claims = (profile ?? {}) as OidcProfile;
+      const admitted = await admitSsoPerson(await getPrisma(), {
+        email: claims.email ?? user.email,
+        emailVerified: claims.email_verified,
+        name: typeof claims.name === "string" ? claims.name : (claims.preferred_username ?? null),
+        subject: String(claims.sub ?? user.id),
+        groups: groupsOfClaim(claims[oidcGroupsClaim()]),
+      });
+      // A string is where next-auth sends the browser instead: the page that says why.
+      return admitted.ok ? true : refusalPath(admitted.refusal, resolveAuthSecret());
     },
     async jwt({ token, user, account }) {
       // Only the user id and the session's id go into the cookie; everything else is read from the
@@ -210,16 +259,23 @@ export const authOptions: NextAuthOptions = {
       if (!user) return token.sub ? { sub: token.sub, ...(typeof token.sid === "string" ? { sid: token.sid } : {}) } : {};
       let userId = user.id;
       if (account?.provider === OIDC_PROVIDER_ID) {
-        // The provider's subject is not our id: map the verified email (checked in signIn) to the User row.
-        const found = await oidcAccount(await getPrisma(), user.email, true);
+        // The provider's subject is not our id: map the verified email (admitted in signIn) to the User row.
+        const found = await oidcAccount(await getPrisma(), user.email);
         if (!found) throw new Error(SignInError.ACCESS_DENIED);
         userId = found.id;
       }
-      return { sub: userId, sid: await startUserSession(await getPrisma(), userId) };
+      const method = account?.provider === OIDC_PROVIDER_ID ? SignInMethod.sso : SignInMethod.password;
+      return { sub: userId, sid: await startUserSession(await getPrisma(), userId, method) };
     },
     session({ session, token }) {
       const body = { expires: session.expires, user: { id: token.sub ?? "", ...(typeof token.sid === "string" ? { sid: token.sid } : {}) } };
       return body as Session;
+    },
+  },
+  logger: {
+    error(code, metadata) {
+      auditCallbackFailure(code, metadata);
+      console.error(`[next-auth][error][${code}]`, metadata instanceof Error ? metadata.message : metadata);
     },
   },
   events: {

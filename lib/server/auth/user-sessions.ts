@@ -22,14 +22,28 @@ export const SessionEndReason = {
   disabled: "disabled",
   /** The password changed. */
   password_changed: "password_changed",
+  /** The identity provider deactivated or deleted the person (SCIM). */
+  deprovisioned: "deprovisioned",
+  /** The person's groups no longer give the role they signed in with (or none). */
+  groups_changed: "groups_changed",
 } as const;
 export type SessionEndReason = (typeof SessionEndReason)[keyof typeof SessionEndReason];
 
+/** How a session was signed in. */
+export const SignInMethod = {
+  /** Email and password. */
+  password: "password",
+  /** Single sign-on through the identity provider. */
+  sso: "sso",
+} as const;
+export type SignInMethod = (typeof SignInMethod)[keyof typeof SignInMethod];
+
 /** A new session for `userId` at sign-in; its id goes into the cookie. */
-export async function startUserSession(prisma: PrismaClient, userId: string): Promise<string> {
+export async function startUserSession(prisma: PrismaClient, userId: string, method: SignInMethod = SignInMethod.password): Promise<string> {
   const id = randomIds.next("ses");
   await writeTransaction(prisma, async (tx, now) => {
-    await tx.userSession.create({ data: { id, userId, createdAt: now } });
+    await tx.userSession.create({ data: { id, userId, createdAt: now, method } });
+    await tx.user.updateMany({ where: { id: userId }, data: { lastSignInAt: now } });
   });
   return id;
 }

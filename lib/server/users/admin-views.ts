@@ -27,6 +27,16 @@ export const ZAdminUser = z.object({
   hasPassword: z.boolean(),
   /** When it was disabled; null while it works. */
   disabledAt: ZIsoDate.nullable(),
+  /** Why it is disabled: admin, provider (deprovisioned by the identity provider), no_mapped_group; null while it works. */
+  disabledReason: z.string().nullable(),
+  /** How the account came to be: local, sso, scim. */
+  source: z.string(),
+  /** The break-glass account (a local admin with a password while single sign-on is on). */
+  breakGlass: z.boolean(),
+  /** The identity provider's groups, which its role follows; null for a local account. */
+  groups: z.array(z.string()).nullable(),
+  /** When the person last signed in. */
+  lastSignInAt: ZIsoDate.nullable(),
   /** When it was created. */
   createdAt: ZIsoDate,
   /** When it last changed. */
@@ -74,6 +84,7 @@ export function toAdminUser(user: TUserView): TAdminUser {
     // TUserView's role is typed Role, but a hand-edited row may hold anything: say which it is.
     roleKnown: isRole(user.role),
     disabledAt: user.disabledAt?.toISOString() ?? null,
+    lastSignInAt: user.lastSignInAt?.toISOString() ?? null,
     createdAt: user.createdAt.toISOString(),
     updatedAt: user.updatedAt.toISOString(),
   };

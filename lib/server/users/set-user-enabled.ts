@@ -44,7 +44,8 @@ async function setUserEnabled(prisma: PrismaClient, input: TUserAccessInput, ena
     // Write first (fenced on disabledAt), then read: see set-user-role.ts on SQLite snapshots.
     const { count } = await tx.user.updateMany({
       where: { email, disabledAt: enabled ? { not: null } : null },
-      data: { disabledAt: enabled ? null : now, updatedAt: now },
+      // An admin's disable is kept whatever the identity provider says later (lib/server/sso/person-access.ts).
+      data: { disabledAt: enabled ? null : now, disabledReason: enabled ? null : "admin", updatedAt: now },
     });
     const row = await tx.user.findUnique({ where: { email } });
     if (!row) {

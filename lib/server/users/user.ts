@@ -61,6 +61,16 @@ export const ZUserView = z.object({
   hasPassword: z.boolean(),
   /** When the account was disabled; null while it works. */
   disabledAt: z.date().nullable(),
+  /** Why it is disabled: admin, provider (deprovisioned), no_mapped_group; null while it works (or when an admin disabled it before reasons were kept). */
+  disabledReason: z.string().nullable(),
+  /** How the account came to be: local, sso, scim. */
+  source: z.string(),
+  /** The break-glass account: the one local admin who signs in with a password while single sign-on is on. */
+  breakGlass: z.boolean(),
+  /** The identity provider's groups (its role follows them); null for a local account whose role an admin sets. */
+  groups: z.array(z.string()).nullable(),
+  /** When the person last signed in; null if never (or not since this was kept). */
+  lastSignInAt: z.date().nullable(),
   /** When it was created. */
   createdAt: z.date(),
   /** When it last changed. */
@@ -78,6 +88,11 @@ export function toUserView(row: User): TUserView {
     role: row.role,
     hasPassword: row.passwordHash !== null,
     disabledAt: row.disabledAt,
+    disabledReason: row.disabledReason,
+    source: row.source,
+    breakGlass: row.breakGlass,
+    groups: Array.isArray(row.groups) ? row.groups.filter((g): g is string => typeof g === "string") : null,
+    lastSignInAt: row.lastSignInAt,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   });
