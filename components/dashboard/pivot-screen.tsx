@@ -10,7 +10,7 @@ import { ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPi
 import type { PivotRejectionCode } from "@/lib/saga/vocabulary";
 import { errorMessage, postParsed, useLive } from "./live";
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
-import { DecisionNotRecorded, DecisionPanel } from "./pivot/decision-panel";
+import { DecisionNotRecorded, ApprovalsSoFar, DecisionPanel } from "./pivot/decision-panel";
 import { PivotFacts } from "./pivot/pivot-facts";
 import { PivotHead } from "./pivot/pivot-head";
 import { usePivotKeys } from "./pivot/pivot-keys";
@@ -114,6 +114,7 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
       )}
       {result?.ok === false && result.reason === "plan_changed" && <PlanChangedRefusal refusal={result} loaded={loaded} />}
       {result?.ok === false && result.reason !== "plan_changed" && <DecisionNotRecorded refusal={result} />}
+      <ApprovalsSoFar screen={live} />
       {revised && !(result?.ok === false && result.reason === "plan_changed") && <PlanRevisedNotice loaded={loaded} live={live} />}
 
       <div className="decision-grid">

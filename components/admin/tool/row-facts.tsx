@@ -31,6 +31,7 @@ export function RowFacts({ tool }: { tool: TToolRow }) {
         {tool.reviewerEditableArgs ? (tool.reviewerEditableArgs.length > 0 ? tool.reviewerEditableArgs.join(", ") : "nothing") : "any argument but a recipient or target; an amount only lower"}
       </Fact>
       <Fact label="Always require approval">{tool.alwaysRequireApproval ? "yes: every call is held for a person" : "no"}</Fact>
+      <Fact label="Two approvers">{tool.twoApprovers ? "yes: a pivot whose plan holds it needs two different people's approvals" : "no: one approval decides"}</Fact>
       <Fact label="Correction template">
         {tool.correctionSubject ? (
           <>

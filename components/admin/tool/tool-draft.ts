@@ -17,6 +17,7 @@ export interface Draft {
   reviewerEditableArgs: string;
   revokeRoles: string[];
   alwaysRequireApproval: boolean;
+  twoApprovers: boolean;
   correctionSubject: string;
   correctionBody: string;
   description: string;
@@ -36,6 +37,7 @@ export function draftOf(tool: TToolRow): Draft {
     reviewerEditableArgs: tool.reviewerEditableArgs?.join(", ") ?? "",
     revokeRoles: tool.revokeRoles,
     alwaysRequireApproval: tool.alwaysRequireApproval,
+    twoApprovers: tool.twoApprovers === true,
     correctionSubject: tool.correctionSubject ?? "",
     correctionBody: tool.correctionBody ?? "",
     description: tool.description ?? "",
@@ -61,6 +63,7 @@ export function changesOf(tool: TToolRow, d: Draft): Record<string, unknown> {
       : null,
     revokeRoles: d.revokeRoles,
     alwaysRequireApproval: d.alwaysRequireApproval,
+    twoApprovers: d.twoApprovers,
     correctionSubject: d.correctionSubject.trim() || null,
     correctionBody: d.correctionBody.trim() || null,
     description: d.description.trim() || null,

@@ -165,6 +165,10 @@ export function ToolEditor({ detail, onSaved }: { detail: TToolDetail; onSaved: 
           <input type="checkbox" checked={draft.alwaysRequireApproval} onChange={(e) => set("alwaysRequireApproval", e.target.checked)} />
           Always require approval: hold every call for a person, whatever the class
         </label>
+        <label className={styles.check}>
+          <input type="checkbox" checked={draft.twoApprovers} onChange={(e) => set("twoApprovers", e.target.checked)} />
+          Two approvers: a pivot whose plan holds this tool needs two different people&rsquo;s approvals
+        </label>
         <div className={styles.field}>
           <label htmlFor="f-correctionSubject">Correction subject {draft.toolClass === "IRREVERSIBLE" && <em className="muted">(required for irreversible tools)</em>}</label>
           <input id="f-correctionSubject" value={draft.correctionSubject} onChange={(e) => set("correctionSubject", e.target.value)} placeholder="Correction: {{subject}}" {...aria("correctionSubject")} />

@@ -111,8 +111,49 @@ export function DecisionPanel({ screen, irreversible, busy, reason, onReason, re
   );
 }
 
+/** Who approved this plan so far, when it needs two people (the tool table says so for one of its tools). */
+export function ApprovalsSoFar({ screen }: { screen: TPivotScreen }) {
+  const { needed, given, twoApproverTools } = screen.approvals;
+  if (needed < 2 || screen.pivot.status !== "PENDING") return null;
+  return (
+    <div className="banner info" role="status" data-testid="approvals-so-far">
+      <span>
+        <strong>Two approvers:</strong> {twoApproverTools.join(", ")} {twoApproverTools.length === 1 ? "needs" : "need"} two different people&rsquo;s approvals of this plan.{" "}
+        {given.length === 0 ? (
+          "Nobody has approved it yet."
+        ) : (
+          <>
+            Approved by {given.map((g, i) => (
+              <span key={g.by}>
+                {i > 0 ? ", " : ""}
+                <strong>{g.by}</strong> ({g.via}, <Time at={g.at} /> UTC)
+              </span>
+            ))}{" "}
+            ({given.length} of {needed}): the next approval, by someone else, decides.
+          </>
+        )}
+      </span>
+    </div>
+  );
+}
+
 /** A decision that was not recorded: someone decided the pivot first, or the run no longer waits for it. */
-export function DecisionNotRecorded({ refusal }: { refusal: Extract<TPivotDecisionResult, { reason: "already_decided" | "run_not_waiting" }> }) {
+export function DecisionNotRecorded({ refusal }: { refusal: Extract<TPivotDecisionResult, { reason: "already_decided" | "run_not_waiting" | "second_approver_needed" | "same_approver" }> }) {
+  if ("approvals" in refusal && refusal.reason === "second_approver_needed") {
+    return (
+      <p className="banner info" role="status" data-testid="first-approval">
+        Your approval is recorded ({refusal.approvals.given.length} of {refusal.approvals.needed}). The plan holds {refusal.approvals.twoApproverTools.join(", ")}, which needs a second
+        approval by another reviewer; nothing runs until then.
+      </p>
+    );
+  }
+  if ("approvals" in refusal) {
+    return (
+      <p className="banner bad" role="alert" data-testid="same-approver">
+        You already approved this plan; the second approval must come from another reviewer. Nothing was recorded.
+      </p>
+    );
+  }
   return refusal.reason === "already_decided" ? (
     <p className="banner info" role="status">
       {refusal.pivot.decidedBy ?? "Someone"} already {refusal.pivot.status.toLowerCase()} this pivot; your decision was not recorded.

@@ -13,6 +13,8 @@ import { pivotSummary, readPlanItemViews } from "./pivot-view";
 import type { TPivotDecisionResult } from "@/lib/desks/pivots/views";
 import { expireIfDue } from "@/lib/server/sla/sweep-slas";
 import { actorAttributes, inRunSpan } from "@/lib/core/observability/people-spans";
+import { recordPivotApproval } from "@/lib/desks/approvals/record-pivot-approval";
+import type { TApprovalChannel } from "@/lib/desks/approvals/views";
 
 /** A reviewer's decision as the use cases pass it on. */
 export interface PivotDecisionInput {
@@ -26,6 +28,8 @@ export interface PivotDecisionInput {
   reason: string | null;
   /** A rejection's code: what the agent should do next. */
   reasonCode?: PivotRejectionCode;
+  /** Where the person decided (the dashboard unless said: an email's confirm page, Slack). */
+  via?: TApprovalChannel;
 }
 
 async function planChanged(pivot: PivotRecord): Promise<TPivotDecisionResult> {
@@ -84,6 +88,12 @@ export async function decidePivotFor(user: CurrentUser, input: PivotDecisionInpu
 async function decide(store: PrismaSagaStore, user: CurrentUser, pivot: PivotRecord, input: PivotDecisionInput): Promise<TPivotDecisionResult> {
   const refused = await refusal(store, pivot, input);
   if (refused) return refused;
+  if (input.approve) {
+    // A plan with a two-approver tool: the first person's approval is recorded, the second person's decides.
+    const count = await recordPivotApproval(await getPrisma(), pivot, user, input.via ?? "dashboard");
+    if (count.kind === "first") return { ok: false, reason: "second_approver_needed", approvals: count.approvals };
+    if (count.kind === "same_approver") return { ok: false, reason: "same_approver", approvals: count.approvals };
+  }
   const engine = await dashboardEngine();
   try {
     // Approval or rejection (with its code), one path: the store's fence (PENDING + plan hash + run waiting) decides races.

@@ -11,6 +11,7 @@ import { pivotSummary, planItemViews } from "./pivot-view";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-policies";
 import { systemOfTool, type ExternalSystem } from "@/lib/server/tools/tool-systems";
 import type { TPivotScreen, TStagedEffect } from "@/lib/desks/pivots/views";
+import { readPivotApprovals } from "@/lib/desks/approvals/pivot-approvals";
 
 /** Names of the blast radius ranks, lowest first. */
 const RANK_LABELS = ["internal", "partner", "customer"] as const;
@@ -96,6 +97,7 @@ export async function getPivotScreen({ actor, pivotId }: PersonRequest<{ pivotId
     if ((committed.get(s.planItemIdx)?.stepIdx ?? -1) < s.stepIdx) committed.set(s.planItemIdx, s);
   }
   const open = staged.filter((e) => !e.settled);
+  const approvals = await withDb((prisma) => readPivotApprovals(prisma, pivot));
   return {
     pivot: pivotSummary(pivot),
     run: { id: run.id, title: run.title, agent: run.agent, onBehalfOf: run.onBehalfOf, status: run.status },
@@ -111,5 +113,6 @@ export async function getPivotScreen({ actor, pivotId }: PersonRequest<{ pivotId
     now: new Date().toISOString(),
     // The role read once above (`userCan` would read the User row again).
     abilities: { canDecide: can(actor.role, "pivot.decide") },
+    approvals,
   };
 }

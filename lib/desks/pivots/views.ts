@@ -16,6 +16,7 @@ import {
   ZToolClass,
 } from "@/lib/protocol/schemas/saga";
 import { ZExternalSystem, ZAudienceRank, ZRunRef } from "@/lib/desks/dashboard/views";
+import { ZPivotApprovals } from "@/lib/desks/approvals/views";
 
 /** One staged effect a reviewer approves the pivot on top of, and how it would be released. */
 export const ZStagedEffect = z.object({
@@ -155,6 +156,8 @@ export const ZPivotScreen = z.object({
   now: ZIsoDate,
   /** What the signed-in user may do here. */
   abilities: z.object({ canDecide: z.boolean() }),
+  /** How many people must approve this plan (two where the tool table says so) and who already did. */
+  approvals: ZPivotApprovals,
 });
 /** The pivot screen's data. */
 export type TPivotScreen = z.infer<typeof ZPivotScreen>;
@@ -195,6 +198,16 @@ export const ZPivotDecisionResult = z.union([
     /** The run stopped waiting for this pivot (the agent unwound it). */
     reason: z.literal("run_not_waiting"),
     runStatus: ZRunStatus,
+  }),
+  z.object({
+    ok: z.literal(false),
+    /**
+     * second_approver_needed: this approval is recorded, and the plan needs another person's too (a
+     * tool of the plan asks for two approvers); same_approver: this person already approved this plan,
+     * so nothing was recorded (the second approval must be someone else's).
+     */
+    reason: z.enum(["second_approver_needed", "same_approver"]),
+    approvals: ZPivotApprovals,
   }),
 ]);
 /** The outcome of approving or rejecting a pivot. */

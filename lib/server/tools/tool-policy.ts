@@ -79,6 +79,11 @@ export const ZToolPolicyFields = z.object({
   /** Hold every call for a person, whatever the class. */
   alwaysRequireApproval: z.boolean(),
   /**
+   * A pivot whose plan holds this tool needs two different people's approvals: the first is recorded,
+   * the second decides (lib/desks/approvals/ARCHITECTURE.md). Optional in an edit.
+   */
+  twoApprovers: z.boolean().optional(),
+  /**
    * Arguments a reviewer may change in a pivot's plan before approving; null (the default): any but a
    * recipient or target (to, cc, *Id...). Optional in an edit.
    */
@@ -119,6 +124,7 @@ export const FIELD_LABELS = {
   audienceRule: "audience",
   revokeRoles: "who may pull it back",
   alwaysRequireApproval: "always require approval",
+  twoApprovers: "two approvers",
   reviewerEditableArgs: "what a reviewer may change",
   correctionSubject: "correction subject",
   correctionBody: "correction body",
@@ -152,6 +158,7 @@ export function fieldsOf(row: ToolPolicy): TToolPolicyFields {
     audienceRule: row.audienceRule,
     revokeRoles: storedRevokeRoles(row.revokeRoles),
     alwaysRequireApproval: row.alwaysRequireApproval,
+    twoApprovers: row.twoApprovers,
     reviewerEditableArgs: storedEditableArgs(row.reviewerEditableArgs),
     correctionSubject: row.correctionSubject,
     correctionBody: row.correctionBody,
@@ -191,6 +198,8 @@ export function loosens(field: ToolPolicyField, from: TToolPolicyFields, to: TTo
       return to.compensator !== null; // another counter-action must be one the connectors run
     case "alwaysRequireApproval":
       return from.alwaysRequireApproval && !to.alwaysRequireApproval;
+    case "twoApprovers":
+      return from.twoApprovers === true && to.twoApprovers !== true;
     case "status":
       return to.status !== ToolStatus.DISABLED;
     case "revocationWindowSec":

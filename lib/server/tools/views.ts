@@ -22,6 +22,7 @@ const Fields = z.object({
   audienceRule: z.string().nullable(),
   revokeRoles: z.array(ZRole),
   alwaysRequireApproval: z.boolean(),
+  twoApprovers: z.boolean().optional(),
   reviewerEditableArgs: z.array(z.string()).nullable().optional(),
   correctionSubject: z.string().nullable(),
   correctionBody: z.string().nullable(),

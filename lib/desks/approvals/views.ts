@@ -1,0 +1,35 @@
+/**
+ * What the approvals desk returns: the approvals a pivot has so far (two approvers), the confirm page
+ * of an email link, and the outcome of an email or Slack decision. Plain JSON, dates as ISO strings.
+ */
+import { z } from "zod";
+import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+
+/** Where a person approved. */
+export const ZApprovalChannel = z.enum(["dashboard", "email", "slack"]);
+/** Where a person approved. */
+export type TApprovalChannel = z.infer<typeof ZApprovalChannel>;
+
+/** One person's approval of the plan as it is now. */
+export const ZPivotApprovalView = z.object({
+  /** The approver's email. */
+  by: z.string(),
+  /** Where they approved. */
+  via: ZApprovalChannel,
+  /** When. */
+  at: ZIsoDate,
+});
+/** One person's approval. */
+export type TPivotApprovalView = z.infer<typeof ZPivotApprovalView>;
+
+/** How many approvals the plan needs and who has given one (for the plan hash as it is now). */
+export const ZPivotApprovals = z.object({
+  /** 1, or 2 when a tool of the plan asks for two approvers. */
+  needed: z.number().int().min(1).max(2),
+  /** The tools whose row asks for two approvers. */
+  twoApproverTools: z.array(z.string()),
+  /** Approvals recorded for the current plan, oldest first (the deciding one included once decided). */
+  given: z.array(ZPivotApprovalView),
+});
+/** How many approvals the plan needs and who gave one. */
+export type TPivotApprovals = z.infer<typeof ZPivotApprovals>;
