@@ -26,6 +26,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
           callbackUrl={safeReturnPath(first(query.callbackUrl))}
           initialError={error ? error.slice(0, 100) : null}
           ssoName={isOidcConfigured() ? `${process.env.OIDC_NAME ?? "SSO"}` : null}
+          reauth={first(query.reauth) === "approval"}
         />
         <p className={styles.hint}>
           Trying Sagaboard locally? <code>npm start</code> prints the demo accounts.

@@ -33,10 +33,12 @@ export interface SignInFormProps {
   initialError: string | null;
   /** The SSO button's label when OIDC is configured; null hides the button. */
   ssoName: string | null;
+  /** Deciding from an approval email needs a fresh sign-in: say so, and make the provider ask again. */
+  reauth?: boolean;
 }
 
 /** Email + password sign-in, and single sign-on when configured. */
-export function SignInForm({ callbackUrl, initialError, ssoName }: SignInFormProps) {
+export function SignInForm({ callbackUrl, initialError, ssoName, reauth = false }: SignInFormProps) {
   const [error, setError] = useState<string | null>(initialError ? signInErrorMessage(initialError) : null);
   const [pending, setPending] = useState(false);
 
@@ -67,6 +69,11 @@ export function SignInForm({ callbackUrl, initialError, ssoName }: SignInFormPro
 
   return (
     <>
+      {reauth && (
+        <p className={styles.error} role="status" data-testid="signin-reauth">
+          To decide from an approval email, sign in again: your single sign-on session is older than Sagaboard allows for that.
+        </p>
+      )}
       <form className={styles.form} onSubmit={onSubmit} aria-describedby={error ? "signin-error" : undefined}>
         {error && (
           <p className={styles.error} id="signin-error" role="alert" data-testid="signin-error">
@@ -94,7 +101,8 @@ export function SignInForm({ callbackUrl, initialError, ssoName }: SignInFormPro
             disabled={pending}
             onClick={() => {
               setPending(true);
-              void signIn("oidc", { callbackUrl });
+              // prompt=login: the provider asks for the password again instead of reusing its own session.
+              void signIn("oidc", { callbackUrl }, reauth ? { prompt: "login" } : undefined);
             }}
           >
             Sign in with {ssoName}

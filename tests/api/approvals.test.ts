@@ -1,10 +1,22 @@
 /**
  * Approvals outside the one-reviewer dashboard path, on a real database (SQLite, or PostgreSQL with
- * SAGABOARD_TEST_PG=1) and the simulated systems this process hosts: a plan holding a tool whose row
- * asks for two approvers is decided by the second of two different people (the first recorded and
- * shown, the same person twice refused), and the approved plan's email is sent once.
+ * SAGABOARD_TEST_PG=1) and the simulated systems this process hosts:
+ * - two approvers: a plan holding a tool whose row asks for two is decided by the second of two
+ *   different people (the first recorded and shown, the same person twice refused), and the approved
+ *   plan's email is sent once;
+ * - approvals by email, through a real local SMTP server and the route handlers a browser reaches: a
+ *   scanner's GET and HEAD decide nothing, the approver decides only by the confirm page's POST, the
+ *   link then answers 409, a forwarded one 403, and a plan edit or the expiry ends it (410), each
+ *   refusal in the audit log.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as approveLinkRoute from "@/app/approve/[token]/route";
+import * as linkDecisionRoute from "@/app/api/approvals/[linkId]/route";
+import { runWithSessionReader } from "@/lib/server/auth/current-user";
+import { startUserSession } from "@/lib/server/auth/user-sessions";
+import { editPlanItem } from "@/lib/desks/pivots/edit-plan-item";
+import { Notifier } from "@/lib/server/notifications/notifier";
+import { approvalSecretIn, startSmtpInbox, type SmtpInbox } from "../support/smtp-inbox";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
@@ -103,5 +115,130 @@ describe("two approvers", () => {
     const pivot = await run.requestPivot({ summary: "Open the ticket.", plan: [{ tool: "create_ticket", args: { summary: "Reship order 2001", orderId: "2001" } }] });
     expect(await approvePivot({ actor: rita, pivotId: pivot.id, planHash: pivot.planHash })).toMatchObject({ ok: true, pivot: { status: "APPROVED", decidedBy: rita.email } });
     expect(await (await getPrisma()).pivotApproval.count({ where: { pivotId: pivot.id } })).toBe(0);
+  });
+});
+
+describe("approvals by email", () => {
+  let inbox: SmtpInbox;
+  beforeAll(async () => {
+    inbox = await startSmtpInbox();
+  });
+  afterAll(() => inbox.close());
+
+  /** A waiting pivot whose plan opens a ticket (one approver), announced by email to every reviewer. */
+  async function announcedPivot(tag: string) {
+    const e = await engine();
+    const run = await e.startRun({ title: `Ticket ${tag}`, agent: "support-agent", onBehalfOf: "bo@example.com" });
+    await run.call("create_ticket_draft", { summary: `Reship ${tag}`, orderId: "2001" });
+    const pivot = await run.requestPivot({ summary: `Open the ticket for ${tag}.`, plan: [{ tool: "create_ticket", args: { summary: `Reship ${tag}`, orderId: "2001" } }] });
+    const prisma = await getPrisma();
+    const notifier = new Notifier({ prisma, store: new PrismaSagaStore(prisma), notifierId: `mail-${tag}`, mailer: inbox.mailer, baseUrl: "http://sagaboard.test", slas: false });
+    // Rounds until everything due is sent (a round sends 20 deliveries at most).
+    for (let round = await notifier.runOnce(); round.attempts.length > 0 || round.fannedOut > 0; round = await notifier.runOnce());
+    return { run, pivot };
+  }
+
+  /** Calls a route as `user` with one open session (null: no session, as a mail scanner). */
+  async function as<T>(user: CurrentUser | null, fn: () => Promise<T>): Promise<T> {
+    const sessionId = user ? await startUserSession(await getPrisma(), user.id) : null;
+    return runWithSessionReader(async () => (user && sessionId ? { userId: user.id, sessionId } : null), fn);
+  }
+
+  const open = (user: CurrentUser | null, secret: string, method: "GET" | "HEAD" = "GET") =>
+    as(user, async () => {
+      const res = await approveLinkRoute[method](new Request(`http://localhost/approve/${secret}`, { method }), { params: Promise.resolve({ token: secret }) });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    });
+  const decide = (user: CurrentUser, linkId: string, cookie: string | null, form: Record<string, string>) =>
+    as(user, async () => {
+      const res = await linkDecisionRoute.POST(
+        new Request(`http://localhost/api/approvals/${linkId}`, {
+          method: "POST",
+          headers: { origin: "http://localhost", "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}) },
+          body: new URLSearchParams(form).toString(),
+        }),
+        { params: Promise.resolve({ linkId }) },
+      );
+      return { status: res.status, location: res.headers.get("location"), text: await res.text() };
+    });
+
+  it("a scanner's GET and HEAD leave the pivot pending; the approver decides by the confirm page's POST; the link then answers 409", async () => {
+    const [rita, rob] = [await person("reviewer", "rita"), await person("reviewer", "rob")];
+    const { pivot } = await announcedPivot(`mail-${Date.now().toString(36)}`);
+    const mail = await inbox.waitFor(rita.email, pivot.id);
+    expect(mail.subject).toContain("Pivot waiting for a reviewer");
+    expect(mail.text).toMatch(/works once, until .* UTC/);
+    const secret = approvalSecretIn(mail.text)!;
+    expect(secret).toMatch(/^[\w-]{43}$/);
+    const prisma = await getPrisma();
+    const link = await prisma.approvalLink.findFirstOrThrow({ where: { pivotId: pivot.id, userId: rita.id } });
+    // Stored hashed: the secret itself is nowhere in the row.
+    expect(JSON.stringify(link)).not.toContain(secret);
+    expect(link).toMatchObject({ planHash: pivot.planHash, usedAt: null });
+    expect(link.expiresAt.getTime() - link.createdAt.getTime()).toBeLessThanOrEqual(72 * 3_600_000);
+    // Rob's own email carries another link.
+    expect(approvalSecretIn((await inbox.waitFor(rob.email, pivot.id)).text)).not.toBe(secret);
+
+    // A mail scanner opens the link before Rita does, without a session: sent to sign in, nothing decided.
+    for (const method of ["GET", "HEAD"] as const) {
+      const scanned = await open(null, secret, method);
+      expect(scanned.status).toBe(303);
+      expect(scanned.headers.get("location")).toMatch(/^\/signin\?callbackUrl=%2Fapprove%2F/);
+    }
+    expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
+    expect((await prisma.approvalLink.findUniqueOrThrow({ where: { id: link.id } })).usedAt).toBeNull();
+
+    // Rita opens it: to the confirm page, the secret moved into a cookie; still nothing decided.
+    const opened = await open(rita, secret);
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get("location")).toBe(`/approvals/${link.id}`);
+    const cookie = opened.headers.get("set-cookie")!.split(";")[0]!;
+    expect(opened.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Lax/);
+    expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
+
+    // Only the POST decides.
+    const approved = await decide(rita, link.id, cookie, { decision: "approve", planHash: pivot.planHash });
+    expect(approved).toMatchObject({ status: 303, location: `/approvals/${link.id}` });
+    expect(await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).toMatchObject({ status: "APPROVED", decidedBy: rita.email });
+    expect(await prisma.approvalLink.findUniqueOrThrow({ where: { id: link.id } })).toMatchObject({ outcome: "approved" });
+
+    // The same link again: 409, on the address and on the POST.
+    expect((await open(rita, secret)).status).toBe(409);
+    const again = await decide(rita, link.id, cookie, { decision: "approve", planHash: pivot.planHash });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain("already used");
+    const refusals = await prisma.auditEvent.findMany({ where: { type: "approval_link.refused", runId: pivot.runId } });
+    expect(refusals.map((e) => (e.data as { reason: string }).reason)).toEqual(["used", "used"]);
+  });
+
+  it("a forwarded link is 403 for another signed-in person; a plan edit after sending and the expiry end a link (410); all audited", async () => {
+    const [rita, rob] = [await person("reviewer", "rita"), await person("reviewer", "rob")];
+    const { pivot } = await announcedPivot(`fwd-${Date.now().toString(36)}`);
+    const secret = approvalSecretIn((await inbox.waitFor(rita.email, pivot.id)).text)!;
+    const prisma = await getPrisma();
+
+    const forwarded = await open(rob, secret);
+    expect(forwarded.status).toBe(403);
+    // The confirm page's POST with Rita's cookie, sent by Rob, is refused the same way.
+    const link = await prisma.approvalLink.findFirstOrThrow({ where: { pivotId: pivot.id, userId: rita.id } });
+    expect((await decide(rob, link.id, `sagaboard-approval-${link.id}=${secret}`, { decision: "approve", planHash: pivot.planHash })).status).toBe(403);
+    expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
+
+    // Rob edits the plan (a reviewer may reword it): Rita's link was for the old plan.
+    const edited = await editPlanItem({ actor: rob, pivotId: pivot.id, planHash: pivot.planHash, itemIdx: 0, args: { summary: "Reship, reworded", orderId: "2001" }, note: "clearer" });
+    expect(edited.ok).toBe(true);
+    const killed = await open(rita, secret);
+    expect(killed.status).toBe(410);
+    expect(await prisma.approvalLink.findUniqueOrThrow({ where: { id: link.id } })).toMatchObject({ endReason: "plan_changed", usedAt: null });
+    expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
+
+    // Another email's link, past its expiry.
+    const other = await announcedPivot(`exp-${Date.now().toString(36)}`);
+    const late = approvalSecretIn((await inbox.waitFor(rita.email, other.pivot.id)).text)!;
+    await prisma.approvalLink.updateMany({ where: { pivotId: other.pivot.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect((await open(rita, late)).status).toBe(410);
+
+    const reasons = (await prisma.auditEvent.findMany({ where: { type: "approval_link.refused", runId: { in: [pivot.runId, other.run.runId] } }, orderBy: { id: "asc" } })).map((e) => (e.data as { reason: string }).reason);
+    expect(reasons).toEqual(["forwarded", "forwarded", "plan_changed", "expired"]);
   });
 });

@@ -33,3 +33,17 @@ export const ZPivotApprovals = z.object({
 });
 /** How many approvals the plan needs and who gave one. */
 export type TPivotApprovals = z.infer<typeof ZPivotApprovals>;
+
+/** Why an approval link was refused, with the HTTP status it is answered with. */
+export const ZLinkRefusal = z.object({
+  /** 403: another person's link (forwarded); 404: no such link; 409: used already; 410: no longer usable. */
+  status: z.union([z.literal(403), z.literal(404), z.literal(409), z.literal(410)]),
+  /** The page's title. */
+  title: z.string(),
+  /** What happened and what to do instead. */
+  message: z.string(),
+  /** The pivot, when the link names one the person may open. */
+  pivotId: z.string().nullable(),
+});
+/** Why an approval link was refused. */
+export type TLinkRefusal = z.infer<typeof ZLinkRefusal>;

@@ -90,6 +90,13 @@ export type SessionState =
   /** A valid cookie and an enabled account. */
   | { kind: "signed-in"; user: CurrentUser };
 
+/** Who the session of this request names (user and session ids), or null: the same reader `readSessionState` uses. */
+export async function readSessionIdentity(deps: AuthDependencies = {}): Promise<SessionIdentity | null> {
+  const read = await (deps.readSession ?? sessionReaderScope.getStore() ?? readSessionCookie)();
+  if (!read) return null;
+  return typeof read === "string" ? { userId: read, sessionId: null } : read;
+}
+
 /** Reads the session, then the User row (every call, no cache). */
 export async function readSessionState(deps: AuthDependencies = {}): Promise<SessionState> {
   const read = await (deps.readSession ?? sessionReaderScope.getStore() ?? readSessionCookie)();

@@ -9,6 +9,7 @@
 import type { NotificationDelivery, NotificationEvent, PrismaClient, Webhook } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { onConnection } from "@/lib/core/db/transactions";
+import { approvalEmailLines } from "@/lib/server/approvals/approval-email";
 import { composeNotification } from "./compose-notification";
 import { DeliveryChannel, DeliveryStatus } from "@/lib/core/outbox/vocabulary";
 import { postWebhook, UNREACHABLE_ERROR } from "./post-webhook";
@@ -127,7 +128,10 @@ async function send(prisma: PrismaClient, d: Claimed, options: DeliverOptions): 
       return { ok: false, statusCode: sent.status, error: `the receiver answered HTTP ${sent.status}${redirect}` };
     }
     if (!options.mailer) return { ok: false, statusCode: null, error: "no SMTP server is configured (SAGABOARD_SMTP_URL)" };
-    await options.mailer.sendMail({ from: options.from, to: d.target, subject: composed.subject, text: composed.text, headers: { "X-Sagaboard-Delivery": d.id } });
+    // A waiting pivot's email carries its recipient's own approval link (lib/server/approvals/approval-email.ts).
+    const personal = await approvalEmailLines(prisma, d, options.baseUrl);
+    const text = [composed.text, ...personal].join("\n");
+    await options.mailer.sendMail({ from: options.from, to: d.target, subject: composed.subject, text, headers: { "X-Sagaboard-Delivery": d.id } });
     return { ok: true, statusCode: 250, error: null };
   } catch (e) {
     const code = (e as { responseCode?: unknown }).responseCode;
