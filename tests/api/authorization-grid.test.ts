@@ -127,6 +127,8 @@ const GRID: Record<string, Cell> = {
   "POST /api/dashboard/admin/users/role": { access: { roles: ADMIN }, body: (w) => ({ email: w.spare.email, role: "support" }) },
   "POST /api/dashboard/admin/users/disable": { access: { roles: ADMIN }, body: (w) => ({ email: w.spare.email }) },
   "POST /api/dashboard/admin/users/enable": { access: { roles: ADMIN }, body: (w) => ({ email: w.spare.email }) },
+  // Slack's interactivity requests: only Slack's signature makes them act (Slack is off here: 404 for all, and nothing written).
+  "POST /api/slack/interactivity": { access: { roles: [] }, body: () => ({ payload: "{}" }) },
   // The confirm page's form POST of an approval email: a reviewer's own link only (none here names one, so none decides).
   "POST /api/approvals/:linkId": { access: { roles: DECIDE }, body: () => ({ decision: "approve", planHash: "grid" }) },
   "POST /api/dashboard/admin/users/break-glass": { access: { roles: ADMIN }, body: (w) => ({ email: w.spare.email, breakGlass: false }) },

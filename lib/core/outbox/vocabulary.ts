@@ -48,6 +48,8 @@ export const DeliveryChannel = {
   webhook: "webhook",
   /** An email through SMTP. */
   email: "email",
+  /** A Slack message with Approve and Reject buttons (waiting pivots), through Slack's Web API. */
+  slack: "slack",
 } as const;
 export type DeliveryChannel = (typeof DeliveryChannel)[keyof typeof DeliveryChannel];
 

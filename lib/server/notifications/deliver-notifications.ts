@@ -10,6 +10,8 @@ import type { NotificationDelivery, NotificationEvent, PrismaClient, Webhook } f
 import { databaseNow } from "@/lib/core/db/dialect";
 import { onConnection } from "@/lib/core/db/transactions";
 import { approvalEmailLines } from "@/lib/server/approvals/approval-email";
+import { postPivotToSlack } from "@/lib/server/slack/post-pivot-to-slack";
+import type { SlackConfig } from "@/lib/server/slack/slack-config";
 import { composeNotification } from "./compose-notification";
 import { DeliveryChannel, DeliveryStatus } from "@/lib/core/outbox/vocabulary";
 import { postWebhook, UNREACHABLE_ERROR } from "./post-webhook";
@@ -43,6 +45,8 @@ export interface DeliverOptions {
   timeoutMs?: number;
   /** Where webhooks may point, and the resolver (default: webhookTargetPolicy(), the system's DNS). */
   targetPolicy?: WebhookTargetPolicy;
+  /** Slack's settings; null or absent: Slack deliveries wait (none are written without it). */
+  slack?: SlackConfig | null;
 }
 
 /** What one attempt did. */
@@ -96,6 +100,11 @@ function errorText(e: unknown): string {
 /** One attempt at one delivery; never throws. */
 async function send(prisma: PrismaClient, d: Claimed, options: DeliverOptions): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
   try {
+    if (d.channel === DeliveryChannel.slack) {
+      if (!options.slack) return { ok: false, statusCode: null, error: "Slack is not configured (SAGABOARD_SLACK_BOT_TOKEN, SAGABOARD_SLACK_SIGNING_SECRET)" };
+      await postPivotToSlack(prisma, options.slack, { pivotId: d.event.subjectId ?? "", target: d.target, baseUrl: options.baseUrl });
+      return { ok: true, statusCode: 200, error: null };
+    }
     const composed = await onConnection(prisma, () => composeNotification(prisma, d.event, options.baseUrl));
     if (d.channel === DeliveryChannel.webhook) {
       if (!d.webhook) return { ok: false, statusCode: null, error: "the webhook was deleted" };

@@ -75,6 +75,11 @@ export async function emailRecipients(prisma: PrismaClient, event: Pick<Notifica
 export interface FanOutOptions {
   /** Whether email deliveries are written (false when no SMTP server is configured). */
   email: boolean;
+  /**
+   * Slack deliveries of waiting pivots, when Slack is configured: to `channel`, or (null) one to each
+   * person who decides pivots, by email. Undefined or false: none.
+   */
+  slack?: { channel: string | null } | false;
   /** Outbox rows per round (default 100). */
   batch?: number;
 }
@@ -86,6 +91,10 @@ export async function fanOutNotifications(prisma: PrismaClient, options: FanOutO
     const hooks = (await prisma.webhook.findMany({ where: { enabled: true }, orderBy: { createdAt: "asc" } })).filter((h) => stringsOf(h.topics).includes(event.topic));
     const targets: { channel: string; webhookId: string | null; target: string }[] = hooks.map((h) => ({ channel: DeliveryChannel.webhook, webhookId: h.id, target: h.id }));
     if (options.email) for (const address of await emailRecipients(prisma, event)) targets.push({ channel: DeliveryChannel.email, webhookId: null, target: address });
+    if (options.slack && event.topic === NotificationTopic.pivot_waiting) {
+      const slackTargets = options.slack.channel ? [`channel:${options.slack.channel}`] : (await emailRecipients(prisma, event)).map((address) => `user:${address}`);
+      for (const target of slackTargets) targets.push({ channel: DeliveryChannel.slack, webhookId: null, target });
+    }
     const now = await databaseNow(prisma);
     for (const t of targets) {
       try {

@@ -13,10 +13,13 @@ import { sweepSlas, type SlaSweepReport } from "@/lib/server/sla/sweep-slas";
 import { publicBaseUrl } from "./compose-notification";
 import { deliverNotifications, type DeliverOptions, type DeliveryAttempt, type Mailer } from "./deliver-notifications";
 import { fanOutNotifications } from "./fan-out-notifications";
+import { slackConfig, type SlackConfig } from "@/lib/server/slack/slack-config";
 import type { LogSink } from "@/lib/core/observability/log";
 
 /** How a notifier is set up. */
-export interface NotifierOptions extends Partial<Omit<DeliverOptions, "notifierId" | "mailer">> {
+export interface NotifierOptions extends Partial<Omit<DeliverOptions, "notifierId" | "mailer" | "slack">> {
+  /** Slack's settings (default: from SAGABOARD_SLACK_*; null: no Slack). */
+  slack?: SlackConfig | null;
   /** Its database (its own client, or the store's: every query here queues behind the store's transactions). */
   prisma: PrismaClient;
   /** The saga store SLA expiries reject through (over the same client). */
@@ -50,6 +53,7 @@ export function mailerFromEnv(env: NodeJS.ProcessEnv = process.env): Mailer | nu
 export class Notifier {
   private readonly options: NotifierOptions;
   private readonly mailer: Mailer | null;
+  private readonly slack: SlackConfig | null;
   private loop: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
@@ -58,6 +62,7 @@ export class Notifier {
     if (!options.notifierId.trim()) throw new Error("A notifier needs a non-empty notifierId.");
     this.options = options;
     this.mailer = options.mailer === undefined ? mailerFromEnv() : options.mailer;
+    this.slack = options.slack === undefined ? slackConfig() : options.slack;
   }
 
   /** One round: SLAs, fan-out, delivery. */
@@ -65,11 +70,12 @@ export class Notifier {
     const { prisma, store } = this.options;
     const sla = this.options.slas === false ? null : await sweepSlas(prisma, { store });
     // Fan-out only reads and writes rows (no network), so it runs in one turn of the client's queue.
-    const fannedOut = await onConnection(prisma, () => fanOutNotifications(prisma, { email: this.mailer !== null }));
+    const fannedOut = await onConnection(prisma, () => fanOutNotifications(prisma, { email: this.mailer !== null, slack: this.slack ? { channel: this.slack.channel } : false }));
     const attempts = await deliverNotifications(prisma, {
       ...this.options,
       notifierId: this.options.notifierId,
       mailer: this.mailer,
+      slack: this.slack,
       baseUrl: this.options.baseUrl ?? publicBaseUrl(),
       from: this.options.from ?? process.env.SAGABOARD_MAIL_FROM?.trim() ?? "Sagaboard <sagaboard@localhost>",
     });
