@@ -135,24 +135,19 @@ test("a callback whose state was tampered with is refused, signs nobody in, and 
   const dora = person("dora", [reviewersGroup]);
   idp.addPerson(dora);
   const before = await db.auditEvent.count({ where: { scope: SSO_SCOPE, type: "sso.callback_refused" } });
-  // The provider's redirect back to Sagaboard is held here, then sent with another state than the
-  // one Sagaboard gave the provider (its state cookie still in the browser).
-  let callback: string | null = null;
-  await page.route(
-    `${app.baseUrl}/api/auth/callback/oidc**`,
-    async (route) => {
-      callback = route.request().url();
-      await route.abort();
-    },
-    { times: 1 },
-  );
-  await signInThroughProvider(page, dora);
-  await expect.poll(() => callback).not.toBeNull();
-  const forged = new URL(callback!);
-  expect(forged.searchParams.get("code")).toBeTruthy();
-  forged.searchParams.set("state", `forged-${tag}`);
-  await page.goto(forged.toString());
-  await expect(page).toHaveURL(/\/signin\?error=OAuthCallback/);
+  // The provider's redirect back to Sagaboard arrives with another state than the one Sagaboard sent
+  // (the code is real, and the browser still holds Sagaboard's state cookie).
+  idp.rewriteCallback = (location) => {
+    expect(location.searchParams.get("code")).toBeTruthy();
+    location.searchParams.set("state", `forged-${tag}`);
+    return location;
+  };
+  try {
+    await signInThroughProvider(page, dora);
+    await expect(page).toHaveURL(/\/signin\?.*error=OAuthCallback/);
+  } finally {
+    idp.rewriteCallback = null;
+  }
   await expect(page.getByTestId("signin-error")).toContainText("failed Sagaboard's checks");
   expect(await db.user.findUnique({ where: { email: dora.email } })).toBeNull();
   await expect.poll(() => db.auditEvent.count({ where: { scope: SSO_SCOPE, type: "sso.callback_refused" } })).toBe(before + 1);
@@ -162,7 +157,7 @@ test("a callback whose state was tampered with is refused, signs nobody in, and 
 
 test("the users page shows roles that follow groups and the break-glass flag, at 1366 and 390 px", async ({ page, db, seedUser }) => {
   const admin = await seedUser("admin");
-  // The break-glass account of the first test stays the one; this admin signs in the same way.
+  // There is one break-glass account: it moves to this admin, who then signs in with a password while SSO is on.
   const glass = await db.user.findFirstOrThrow({ where: { breakGlass: true } });
   await setBreakGlass(db, { email: glass.email, breakGlass: false, by: { type: "system", id: "e2e" } });
   await setBreakGlass(db, { email: admin.email, breakGlass: true, by: { type: "system", id: "e2e" } });

@@ -43,6 +43,11 @@ export interface TestIdp {
   addPerson(person: IdpPerson): void;
   /** The authorization requests seen, oldest first. */
   authorizations: AuthorizationRequest[];
+  /**
+   * Rewrites the provider's redirects to Sagaboard's callback (a test forging what arrives there, such
+   * as another state); null: sent as the provider made them.
+   */
+  rewriteCallback: ((location: URL) => URL) | null;
   /** Stops it. */
   close(): Promise<void>;
 }
@@ -108,7 +113,16 @@ export async function startTestIdp(options: { redirectUri: string; clientId?: st
   const provider = new Provider(issuer, configuration);
   const callback = provider.callback();
 
+  const idp: { rewriteCallback: TestIdp["rewriteCallback"] } = { rewriteCallback: null };
   handle = (req, res) => {
+    // The provider (koa) sets its redirects with setHeader("Location", ...): the place to forge one.
+    const setHeader = res.setHeader.bind(res);
+    res.setHeader = (name: string, value: number | string | readonly string[]) => {
+      if (name.toLowerCase() === "location" && typeof value === "string" && idp.rewriteCallback && value.startsWith(options.redirectUri)) {
+        return setHeader(name, idp.rewriteCallback(new URL(value)).toString());
+      }
+      return setHeader(name, value);
+    };
     void (async () => {
       const url = new URL(req.url ?? "/", issuer);
       if (url.pathname === "/auth") {
@@ -145,6 +159,12 @@ export async function startTestIdp(options: { redirectUri: string; clientId?: st
     clientSecret,
     addPerson: (person) => people.set(person.username, person),
     authorizations,
+    get rewriteCallback() {
+      return idp.rewriteCallback;
+    },
+    set rewriteCallback(rewrite) {
+      idp.rewriteCallback = rewrite;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
