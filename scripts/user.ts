@@ -8,6 +8,8 @@
  *   npm run user -- disable --email ana@example.com
  *   npm run user -- enable --email ana@example.com
  *   npm run user -- list
+ *   npm run user -- break-glass --email ana@example.com [--off]   (the local admin who signs in while SSO is on)
+ *   npm run user -- scim-token --name okta                         (a SCIM bearer token for the identity provider, shown once)
  *
  * Works on DATABASE_URL's database (run `npm run db:migrate` first). Changes take effect on the
  * person's next request. The password may also come from SAGABOARD_PASSWORD, to keep it out of the
@@ -21,6 +23,8 @@ import { disableUser, enableUser } from "@/lib/server/users/set-user-enabled";
 import { setUserPassword } from "@/lib/server/users/set-user-password";
 import { findUsers } from "@/lib/server/users/find-users";
 import { setUserRole } from "@/lib/server/users/set-user-role";
+import { setBreakGlass } from "@/lib/server/sso/set-break-glass";
+import { createScimToken } from "@/lib/server/scim/scim-token";
 import type { TUserActor, TUserView } from "@/lib/server/users/user";
 import { cliUser, required, runCli, UsageError } from "./lib/cli";
 
@@ -31,6 +35,8 @@ const USAGE = `Usage:
   npm run user -- enable --email EMAIL
   npm run user -- list
   npm run user -- set-password --email EMAIL --password PASSWORD   (ends every session of the account)
+  npm run user -- break-glass --email EMAIL [--off]   (the one local admin who signs in with a password while SSO is on)
+  npm run user -- scim-token --name NAME   (a SCIM bearer token for the identity provider; printed once)
 (--password may be left out for SSO-only accounts, or given as SAGABOARD_PASSWORD.)`;
 
 /** Bad command-line input: printed with the usage, exit code 2. */
@@ -54,7 +60,7 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" }, password: { type: "string" } },
+    options: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" }, password: { type: "string" }, off: { type: "boolean" } },
   });
   const [command, ...rest] = positionals;
   if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}".`);
@@ -98,6 +104,23 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       console.log(changed ? `Enabled ${user.email}: they can sign in again, as ${user.role}.` : `${user.email} is already enabled.`);
       return;
     }
+    case "break-glass": {
+      const breakGlass = values.off !== true;
+      const { user, changed } = await setBreakGlass(prisma, { email: required(values.email, "email"), breakGlass, by });
+      console.log(
+        !changed
+          ? `${user.email} already ${breakGlass ? "is" : "is not"} the break-glass account.`
+          : breakGlass
+            ? `${user.email} is the break-glass account: it signs in with its password while single sign-on is on.`
+            : `${user.email} is no longer the break-glass account.`,
+      );
+      return;
+    }
+    case "scim-token": {
+      const { token, secret } = await createScimToken(prisma, { name: required(values.name, "name"), by });
+      console.log(`SCIM token ${token.name} (shown once; Sagaboard keeps only its hash): ${secret}`);
+      return;
+    }
     case "list": {
       const users: TUserView[] = [];
       let cursor: string | undefined;
@@ -114,7 +137,7 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       return;
     }
     default:
-      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: create, set-role, disable, enable or list.");
+      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: create, set-role, disable, enable, list, set-password, break-glass or scim-token.");
   }
 }
 

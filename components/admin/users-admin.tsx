@@ -128,7 +128,7 @@ export function UsersAdmin({ initial, cursor, ssoConfigured = false, flag, ident
                   </strong>
                   <span className="muted small">{user.email}</span>
                 </td>
-                <td className="nowrap" data-label="Role">
+                <td className={user.groups !== null ? styles.wrapCell : "nowrap"} data-label="Role">
                   {user.groups !== null ? (
                     <div className="cell-stack" data-testid="role-from-groups">
                       <strong>{user.role}</strong>
@@ -162,7 +162,7 @@ export function UsersAdmin({ initial, cursor, ssoConfigured = false, flag, ident
                   </div>
                   )}
                 </td>
-                <td className="nowrap" data-label="Status">
+                <td className={user.disabledReason ? styles.wrapCell : "nowrap"} data-label="Status">
                   <div className="cell-stack">
                     <span className={`badge ${user.disabledAt ? "status-bad" : "status-good"}`}>{user.disabledAt ? "DISABLED" : "ENABLED"}</span>
                     {user.disabledAt && (
@@ -172,7 +172,7 @@ export function UsersAdmin({ initial, cursor, ssoConfigured = false, flag, ident
                     )}
                   </div>
                 </td>
-                <td className="nowrap" data-label="Sign-in">
+                <td className={styles.wrapCell} data-label="Sign-in">
                   <SignInCell user={user} ssoConfigured={ssoConfigured} busy={rowBusy} onBreakGlass={(on) => void setBreakGlass(user, on)} />
                 </td>
                 <td className="nowrap" data-label="Created">
