@@ -35,7 +35,7 @@ function escapeHtml(text: string): string {
 
 /** A refused link's answer (or a refused form: 400): its status and a page that says what happened and where to go. */
 export function refusalPage(refusal: Omit<TLinkRefusal, "status"> & { status: number }, nonce: string | null): Response {
-  const pivotLink = refusal.pivotId ? `<a href="/pivots/${encodeURIComponent(refusal.pivotId)}">Open the pivot</a> · ` : "";
+  const pivotLink = refusal.itemPath ? `<a href="${escapeHtml(refusal.itemPath)}">Open it in Sagaboard</a> · ` : "";
   const style = `body{font-family:system-ui,sans-serif;background:#f5f7f9;color:#1f2933;margin:0;padding:1rem}main{max-width:32rem;margin:3rem auto;background:#fff;border:1px solid #d9dee3;border-radius:10px;padding:1.5rem}h1{font-size:1.3rem;margin:0 0 .6rem;overflow-wrap:anywhere}p{line-height:1.5;overflow-wrap:anywhere}a{color:#1d5fa8}`;
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(refusal.title)} · Sagaboard</title><style${nonce ? ` nonce="${escapeHtml(nonce)}"` : ""}>${style}</style></head><body><main data-testid="approval-link-refused"><h1>${escapeHtml(refusal.title)}</h1><p>${escapeHtml(refusal.message)}</p><p>${pivotLink}<a href="/">Back to Sagaboard</a></p></main></body></html>`;
   return new Response(html, { status: refusal.status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" } });

@@ -7,13 +7,15 @@
  * - approvals by email, through a real local SMTP server and the route handlers a browser reaches: a
  *   scanner's GET and HEAD decide nothing, the approver decides only by the confirm page's POST, the
  *   link then answers 409, a forwarded one 403, and a plan edit or the expiry ends it (410), each
- *   refusal in the audit log.
+ *   refusal in the audit log; a held call's escalation is approved the same way, and its link dies
+ *   when another reviewer takes the call.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as approveLinkRoute from "@/app/approve/[token]/route";
 import * as linkDecisionRoute from "@/app/api/approvals/[linkId]/route";
 import { runWithSessionReader } from "@/lib/server/auth/current-user";
 import { startUserSession } from "@/lib/server/auth/user-sessions";
+import { claimEscalation } from "@/lib/desks/escalations/claim-escalation";
 import { editPlanItem } from "@/lib/desks/pivots/edit-plan-item";
 import { Notifier } from "@/lib/server/notifications/notifier";
 import { approvalSecretIn, startSmtpInbox, type SmtpInbox } from "../support/smtp-inbox";
@@ -240,5 +242,44 @@ describe("approvals by email", () => {
 
     const reasons = (await prisma.auditEvent.findMany({ where: { type: "approval_link.refused", runId: { in: [pivot.runId, other.run.runId] } }, orderBy: { id: "asc" } })).map((e) => (e.data as { reason: string }).reason);
     expect(reasons).toEqual(["forwarded", "forwarded", "plan_changed", "expired"]);
+  });
+
+  it("a held call's escalation emails its approvers a link too: the POST approves the call, which then runs once; another reviewer taking it ends the link", async () => {
+    const [rita, rob] = [await person("reviewer", "rita"), await person("reviewer", "rob")];
+    const prisma = await getPrisma();
+    const e = await engine();
+    const to = `held-${Date.now().toString(36)}@example.com`;
+    const letter = { to, subject: "About your order", body: "It shipped." };
+    const run = await e.startRun({ title: `Held email ${to}`, agent: "support-agent", onBehalfOf: to });
+    expect(await run.call("send_email", letter)).toMatchObject({ status: "approval_required" });
+    const escalation = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "APPROVAL_REQUIRED" } });
+    const notifier = new Notifier({ prisma, store: new PrismaSagaStore(prisma), notifierId: `held-${to}`, mailer: inbox.mailer, baseUrl: "http://sagaboard.test", slas: false });
+    for (let round = await notifier.runOnce(); round.attempts.length > 0 || round.fannedOut > 0; round = await notifier.runOnce());
+    const secret = approvalSecretIn((await inbox.waitFor(rita.email, escalation.id)).text)!;
+    const link = await prisma.approvalLink.findFirstOrThrow({ where: { escalationId: escalation.id, userId: rita.id } });
+    expect(link).toMatchObject({ pivotId: null, planHash: (escalation.detail as { argsHash: string }).argsHash });
+
+    // Scanners decide nothing here either; Rita's POST approves, as the escalation's claimer.
+    expect((await open(null, secret)).status).toBe(303);
+    const opened = await open(rita, secret);
+    expect(opened.headers.get("location")).toBe(`/approvals/${link.id}`);
+    const cookie = opened.headers.get("set-cookie")!.split(";")[0]!;
+    expect(await prisma.escalation.findUniqueOrThrow({ where: { id: escalation.id } })).toMatchObject({ status: "OPEN" });
+    expect((await decide(rita, link.id, cookie, { decision: "approve", planHash: link.planHash })).status).toBe(303);
+    expect(await prisma.escalation.findUniqueOrThrow({ where: { id: escalation.id } })).toMatchObject({ status: "RESOLVED", resolvedBy: rita.email });
+    expect(await run.call("send_email", letter)).toMatchObject({ status: "ok" });
+    expect(getHostedWorld().ledger.effects({ op: "email.send" }).filter((x) => (x.args as { to?: string }).to === to)).toHaveLength(1);
+    expect((await open(rita, secret)).status).toBe(409);
+
+    // Another held call: Rob takes it in the queue before Rita opens her link, so the link is dead.
+    const other = { to, subject: "One more thing", body: "Sorry." };
+    expect(await run.call("send_email", other)).toMatchObject({ status: "approval_required" });
+    const second = await prisma.escalation.findFirstOrThrow({ where: { runId: run.runId, kind: "APPROVAL_REQUIRED", status: "OPEN" } });
+    for (let round = await notifier.runOnce(); round.attempts.length > 0 || round.fannedOut > 0; round = await notifier.runOnce());
+    const late = approvalSecretIn((await inbox.waitFor(rita.email, second.id)).text)!;
+    expect(await claimEscalation({ actor: rob, escalationId: second.id })).toMatchObject({ ok: true });
+    const taken = await open(rita, late);
+    expect(taken.status).toBe(410);
+    expect(taken.text).toContain("Another reviewer took this held call");
   });
 });

@@ -42,8 +42,8 @@ export const ZLinkRefusal = z.object({
   title: z.string(),
   /** What happened and what to do instead. */
   message: z.string(),
-  /** The pivot, when the link names one the person may open. */
-  pivotId: z.string().nullable(),
+  /** Where the link's item is in the dashboard (its pivot or escalation page), when the person may open it. */
+  itemPath: z.string().nullable(),
 });
 /** Why an approval link was refused. */
 export type TLinkRefusal = z.infer<typeof ZLinkRefusal>;

@@ -27,7 +27,7 @@ export async function POST(request: Request, context: Context): Promise<Response
     const form = ZLinkDecisionForm.safeParse(fields);
     if (!form.success) {
       const problems = form.error.issues.map((i) => `${i.path.join(".") || "form"}: ${i.message}`).join("; ");
-      return refusalPage({ status: 400, title: "The decision was not sent", message: `${problems}. Go back, fill it in and send it again; nothing was decided.`, pivotId: null }, null);
+      return refusalPage({ status: 400, title: "The decision was not sent", message: `${problems}. Go back, fill it in and send it again; nothing was decided.`, itemPath: null }, null);
     }
     const decided = await decideByApprovalLink({ actor: state.user, prisma, linkId, secret: linkSecretOf(request.headers.get("cookie"), linkId), form: form.data });
     return decided.ok ? seeOther(page) : refusalPage(decided.refusal, null);

@@ -51,7 +51,8 @@ CREATE TABLE "ScimGroup" (
 CREATE TABLE "ApprovalLink" (
     "id" TEXT NOT NULL,
     "tokenHash" TEXT NOT NULL,
-    "pivotId" TEXT NOT NULL,
+    "pivotId" TEXT,
+    "escalationId" TEXT,
     "userId" TEXT NOT NULL,
     "planHash" TEXT NOT NULL,
     "deliveryId" TEXT,
@@ -104,6 +105,9 @@ CREATE UNIQUE INDEX "ApprovalLink_tokenHash_key" ON "ApprovalLink"("tokenHash");
 
 -- CreateIndex
 CREATE INDEX "ApprovalLink_pivotId_idx" ON "ApprovalLink"("pivotId");
+
+-- CreateIndex
+CREATE INDEX "ApprovalLink_escalationId_idx" ON "ApprovalLink"("escalationId");
 
 -- CreateIndex
 CREATE INDEX "ApprovalLink_deliveryId_idx" ON "ApprovalLink"("deliveryId");
