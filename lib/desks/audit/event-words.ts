@@ -32,7 +32,7 @@ export function scopeInWords(scope: string): string {
   if (colon < 0) return scope;
   const kind = scope.slice(0, colon);
   const id = scope.slice(colon + 1);
-  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool", webhook: "webhook", setting: "setting" };
+  const words: Record<string, string> = { run: "run", user: "account", "agent-token": "agent token", tool: "tool", webhook: "webhook", setting: "setting", "identity-provider": "identity provider", integration: "integration" };
   return `${words[kind] ?? kind} ${id}`;
 }
 
@@ -91,6 +91,24 @@ const TYPE_WORDS: Record<string, string> = {
   "tool.proposal_refused": "Proposed change refused",
   "agent_token.refused": "Agent token's request refused",
   "setting.changed": "Setting changed",
+  "user.groups_changed": "Identity provider groups changed",
+  "user.deprovisioned": "Account deprovisioned by the identity provider",
+  "user.sso_refused": "Single sign-on refused",
+  "user.break_glass_set": "Made the break-glass account",
+  "user.break_glass_cleared": "No longer the break-glass account",
+  "sso.refused": "Single sign-on refused",
+  "sso.callback_refused": "Single sign-on callback refused",
+  "sso.group_roles_saved": "Group roles saved",
+  "scim.refused": "SCIM request refused",
+  "scim.token_created": "SCIM token created",
+  "scim.token_revoked": "SCIM token revoked",
+  "scim.group_created": "Group created by the identity provider",
+  "scim.group_deleted": "Group deleted by the identity provider",
+  "pivot.approval_recorded": "Approval recorded (two approvers)",
+  "approval_link.used": "Decided from an approval email",
+  "approval_link.refused": "Approval email link refused",
+  "slack.request_refused": "Slack request refused",
+  "slack.user_refused": "Slack user refused",
 };
 
 function capitalise(text: string): string {
