@@ -244,6 +244,33 @@ describe("approvals by email", () => {
     expect(reasons).toEqual(["forwarded", "forwarded", "plan_changed", "expired"]);
   });
 
+  it("a single sign-on session older than SAGABOARD_APPROVAL_SIGNIN_MAX_AGE_SEC signs in again before the link opens; a password session does not", async () => {
+    const rita = await person("reviewer", "rita");
+    const { pivot } = await announcedPivot(`fresh-${Date.now().toString(36)}`);
+    const secret = approvalSecretIn((await inbox.waitFor(rita.email, pivot.id)).text)!;
+    const prisma = await getPrisma();
+    const saved = process.env.SAGABOARD_APPROVAL_SIGNIN_MAX_AGE_SEC;
+    process.env.SAGABOARD_APPROVAL_SIGNIN_MAX_AGE_SEC = "600";
+    try {
+      const openWith = async (method: "sso" | "password", ageSec: number) => {
+        const sessionId = await startUserSession(prisma, rita.id, method);
+        await prisma.userSession.update({ where: { id: sessionId }, data: { createdAt: new Date(Date.now() - ageSec * 1000) } });
+        return runWithSessionReader(async () => ({ userId: rita.id, sessionId }), () =>
+          approveLinkRoute.GET(new Request(`http://localhost/approve/${secret}`), { params: Promise.resolve({ token: secret }) }),
+        );
+      };
+      const stale = await openWith("sso", 601);
+      expect(stale.status).toBe(303);
+      expect(stale.headers.get("location")).toMatch(/^\/signin\?callbackUrl=%2Fapprove%2F.*&reauth=approval$/);
+      expect((await openWith("sso", 30)).headers.get("location")).toMatch(/^\/approvals\/apl_/);
+      expect((await openWith("password", 601)).headers.get("location")).toMatch(/^\/approvals\/apl_/);
+    } finally {
+      if (saved === undefined) delete process.env.SAGABOARD_APPROVAL_SIGNIN_MAX_AGE_SEC;
+      else process.env.SAGABOARD_APPROVAL_SIGNIN_MAX_AGE_SEC = saved;
+    }
+    expect((await prisma.pivot.findUniqueOrThrow({ where: { id: pivot.id } })).status).toBe("PENDING");
+  });
+
   it("a held call's escalation emails its approvers a link too: the POST approves the call, which then runs once; another reviewer taking it ends the link", async () => {
     const [rita, rob] = [await person("reviewer", "rita"), await person("reviewer", "rob")];
     const prisma = await getPrisma();
