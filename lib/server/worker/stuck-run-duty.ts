@@ -1,5 +1,6 @@
 /**
- * The stuck-after-pivot sweep as a background duty of every app process. It used to run only in a
+ * The stuck-after-pivot sweep, and the sweep of calls in flight whose agent went silent
+ * (sweep-silent-steps.ts), as a background duty of every app process. It used to run only in a
  * worker that opened the database itself, so under `npm start` (whose worker talks HTTP) and in any
  * deployment whose workers are remote, an approved run whose agent died was never raised. The app
  * server is the one process every deployment has, so each instance sweeps (instrumentation.ts);
@@ -11,6 +12,7 @@ import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { stuckAfterPivotMs, stuckRunSweeper, type StuckRunSweeper, type SweepStuckRunsResult } from "./sweep-stuck-runs";
 import { logSink, serverLog, type LogSink } from "@/lib/core/observability/log";
 import { dutyEveryMs } from "./duty-interval";
+import { silentStepMs, sweepSilentSteps, type SweepSilentStepsResult } from "./sweep-silent-steps";
 
 /** How often an app process sweeps when nothing is configured: every 30 s. */
 export const DEFAULT_STUCK_SWEEP_EVERY_MS = 30_000;
@@ -26,6 +28,8 @@ export interface StuckRunDutyOptions {
   sweeperId?: string;
   /** Silence after which an approved run is raised (default: SAGABOARD_STUCK_AFTER_PIVOT_MS or 15 min). */
   stuckAfterMs?: number;
+  /** Silence after which a call in flight is reconciled without its agent (default: SAGABOARD_SILENT_STEP_MS or 5 min). */
+  silentAfterMs?: number;
   /** Time between sweeps (default: SAGABOARD_STUCK_SWEEP_MS or 30 s). */
   everyMs?: number;
   /** Where to say what it raised (default: the server's structured log). */
@@ -34,8 +38,10 @@ export interface StuckRunDutyOptions {
 
 /** A running duty. */
 export interface StuckRunDuty {
-  /** Sweeps now (tests; the timer does the same). */
+  /** Sweeps now for approved runs gone quiet (tests; the timer does the same). */
   sweepNow(): Promise<SweepStuckRunsResult>;
+  /** Sweeps now for calls in flight whose agent went silent (tests; the timer does the same). */
+  sweepSilentNow(): Promise<SweepSilentStepsResult>;
   /** Stops the timer; a sweep in progress finishes. */
   stop(): void;
 }
@@ -73,9 +79,28 @@ export function startStuckRunDuty(options: StuckRunDutyOptions): StuckRunDuty {
     }
   };
 
+  const silentAfterMs = options.silentAfterMs ?? silentStepMs();
+  let silent: Promise<SweepSilentStepsResult> | null = null;
+  const sweepSilentNow = async (): Promise<SweepSilentStepsResult> => {
+    if (silent) return silent;
+    silent = (async () => {
+      const result = await sweepSilentSteps(await options.prisma(), { sweeperId, silentAfterMs });
+      if (result.reconciling.length + result.escalated.length > 0) {
+        log(`${sweeperId}: calls in flight whose agent went silent: ${result.reconciling.length} given to a worker to reconcile, ${result.escalated.length} raised for a person`);
+      }
+      return result;
+    })();
+    try {
+      return await silent;
+    } finally {
+      silent = null;
+    }
+  };
+
   const timer = setInterval(() => {
     sweepNow().catch((e: unknown) => log(`${sweeperId}: the stuck-run sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
+    sweepSilentNow().catch((e: unknown) => log(`${sweeperId}: the silent-call sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
   }, everyMs);
   timer.unref();
-  return { sweepNow, stop: () => clearInterval(timer) };
+  return { sweepNow, sweepSilentNow, stop: () => clearInterval(timer) };
 }
