@@ -48,6 +48,21 @@ describe("unwind: order and classes", () => {
     expect(sys.effects).toHaveLength(3);
   });
 
+  it("a call still held for a person's approval is closed with the reason when the run is unwound: the run is UNWOUND, not waiting on a decision that could never let the call run", async () => {
+    const { sys, store, start } = setup();
+    const run = await start();
+    await run.call("stage_draft", { text: "draft" });
+    const held = await run.call("send_email", { text: "not yet" });
+    if (held.status !== "approval_required" || !held.escalationId) throw new Error("expected a held call");
+    const report = await run.unwind("the customer changed their mind");
+    expect(report.status).toBe("UNWOUND");
+    expect(await store.getEscalation(held.escalationId)).toMatchObject({
+      status: "RESOLVED",
+      resolution: { approved: false, closedBecause: "run_unwound", note: expect.stringContaining("the customer changed their mind") },
+    });
+    expect(sys.effects.filter((e) => e.tool === "send_email")).toHaveLength(0);
+  });
+
   it("REVERSIBLE: released silently (COMPENSATED, no correction, no escalation)", async () => {
     const { sys, store, start } = setup();
     const run = await start();

@@ -5,12 +5,13 @@ import type { EngineDeps } from "./deps";
 import type { CompensationReport, UnwindReport } from "./messages";
 import { SagaError, ToolRejected } from "./errors";
 import { reconcileStep } from "./reconcile";
-import type { Actor, StepRecord } from "./store";
+import { actorLabel, type Actor, type StepRecord } from "./store";
 import type { CompensationContext, CompensationPlan, CompensatorDefinition, Json } from "./tools";
 import {
   audienceRank,
   CompensationState,
   EscalationKind,
+  EscalationStatus,
   isExternalAudience,
   RunStatus,
   StepStatus,
@@ -285,6 +286,7 @@ export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, r
     settledOne = true;
   }
 
+  await closeHeldCalls(deps, runId, actor, reason);
   const openEscalations = await deps.store.listEscalations({ runId, status: ["OPEN", "CLAIMED"] });
   const needsPeople = report.compensationFailed.length + report.unresolved.length + report.corrections.length + openEscalations.length > 0;
   report.status = needsPeople ? RunStatus.NEEDS_ATTENTION : RunStatus.UNWOUND;
@@ -294,4 +296,18 @@ export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, r
     data: { ...report, reason } as unknown as Json,
   });
   return report;
+}
+
+/**
+ * The calls of an unwound run that still wait for a person's approval are closed, saying why: the
+ * run takes no more calls, so an approval could never let one run, and a reviewer should not spend
+ * a decision on it. Each is its own resolution with its audit event; one another process resolved
+ * first is left as that process left it.
+ */
+async function closeHeldCalls(deps: EngineDeps, runId: string, actor: Actor, reason: string): Promise<void> {
+  const held = await deps.store.listEscalations({ runId, status: [EscalationStatus.OPEN, EscalationStatus.CLAIMED] });
+  for (const e of held.filter((x) => x.kind === EscalationKind.APPROVAL_REQUIRED)) {
+    const resolution = { approved: false, closedBecause: "run_unwound", note: `Closed: the run was pulled back (${reason}), so this call will never be sent.` };
+    await deps.store.resolveEscalation(e.id, { resolvedBy: actorLabel(actor), resolution }, { type: "escalation.resolved", actor, data: { escalationId: e.id, kind: e.kind, resolution } });
+  }
 }
