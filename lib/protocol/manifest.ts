@@ -4,6 +4,7 @@
  */
 import * as z from "zod";
 import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
+import { canonicalJson, sha256Hex } from "@/lib/saga/keys";
 
 /** A name inside a manifest: bare (`create_booking`, put in the namespace) or already namespaced. */
 const LocalName = z.string().trim().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter.");
@@ -36,6 +37,18 @@ export const ZDeclaredTool = z.strictObject({
   revocationWindowSec: Seconds.optional(),
   /** How long the provider keeps idempotency keys, seconds. */
   keyRetentionSec: Seconds.optional(),
+  /**
+   * What the tool's own server says of it (an MCP server's annotations), unverified: shown to the admin
+   * in words, and read only where an admin chose to trust a namespace's read-only tools.
+   */
+  hints: z
+    .strictObject({
+      readOnly: z.boolean().optional(),
+      destructive: z.boolean().optional(),
+      idempotent: z.boolean().optional(),
+      openWorld: z.boolean().optional(),
+    })
+    .optional(),
 });
 /** One tool as its team declares it. */
 export type TDeclaredTool = z.infer<typeof ZDeclaredTool>;
@@ -91,3 +104,13 @@ export const ZDeclarationResult = z.object({
 });
 /** What a declaration did. */
 export type TDeclarationResult = z.infer<typeof ZDeclarationResult>;
+
+/**
+ * The hash of what a tool is (its argument schema and its description, as declared): an admin's
+ * review covers one definition, and a caller that holds the tool's current definition (the MCP
+ * gateway, after each tools/list) runs a call only when its hash is the reviewed one. Canonical JSON,
+ * so both sides hash the same bytes whatever order the keys came in.
+ */
+export function definitionHash(entry: { argsSchema?: unknown; description?: unknown }): string {
+  return sha256Hex(canonicalJson({ argsSchema: entry.argsSchema ?? null, description: typeof entry.description === "string" ? entry.description.trim() : null }));
+}

@@ -3,7 +3,8 @@ import { createHash } from "node:crypto";
 /** Length of every step and compensation key, in hex characters. */
 export const KEY_LENGTH = 32;
 
-function sha256Hex(input: string): string {
+/** The hex sha256 of a text. */
+export function sha256Hex(input: string): string {
   return createHash("sha256").update(input).digest("hex");
 }
 

@@ -373,4 +373,43 @@ describe("npm run tools", () => {
     const listed = await cli("list");
     expect(listed.stdout).toMatch(/hotel\.book_room\tIRREVERSIBLE\tUNREVIEWED\tv1/);
   });
+
+  it("review from the terminal: one tool with its class, every read-only tool of a namespace as PURE, and a namespace whose read-only hints an admin trusts", async () => {
+    const prisma = await getPrisma();
+    const ns = `term${Date.now().toString(36)}`;
+    const tools = [
+      { name: "read_page", class: "PURE", lookup: false, argsSchema: { type: "object" }, hints: { readOnly: true } },
+      { name: "wipe_page", class: "PURE", lookup: false, argsSchema: { type: "object" }, hints: { readOnly: true, destructive: true } },
+      { name: "open_page", class: "IRREVERSIBLE", lookup: true, argsSchema: { type: "object" }, owner: "pages", correction: { subject: "About a page", body: "We opened a page by mistake." } },
+    ];
+    const declared = await cli("declare", "--file", file("pages.json", { tools }), "--namespace", ns);
+    expect(declared.code, declared.stderr).toBe(0);
+    const bulk = await cli("review", "--namespace", ns, "--read-only", "--by", "ops@example.com");
+    expect(bulk.code, bulk.stderr).toBe(0);
+    expect(bulk.stdout).toContain(`${ns}.read_page\tv2\tPURE, reviewed`);
+    expect(bulk.stdout).toContain("2 other unreviewed tool(s)");
+    expect(await row(`${ns}.read_page`)).toMatchObject({ toolClass: "PURE", status: "REVIEWED", updatedBy: "user:ops@example.com" });
+    expect(await row(`${ns}.wipe_page`)).toMatchObject({ status: "UNREVIEWED" }); // destructive wins over read-only
+    const one = await cli("review", `${ns}.open_page`, "--class", "irreversible", "--reason", "it reaches people");
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toContain(`${ns}.open_page is IRREVERSIBLE, REVIEWED`);
+    expect(await row(`${ns}.open_page`)).toMatchObject({ toolClass: "IRREVERSIBLE", status: "REVIEWED", owner: "pages" });
+    const wrong = await cli("review", `${ns}.wipe_page`, "--class", "COMPENSATABLE");
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/compensat/i);
+
+    // Trusted: a new read-only tool of the namespace enters reviewed as PURE, saying so; a destructive one is held.
+    const trusted = await cli("trust-read-only", ns, "--by", "ops@example.com");
+    expect(trusted.code, trusted.stderr).toBe(0);
+    const later = await cli("declare", "--file", file("more.json", { tools: [{ ...tools[0], name: "read_index" }, { ...tools[1], name: "wipe_index" }] }), "--namespace", ns);
+    expect(later.code, later.stderr).toBe(0);
+    expect(await row(`${ns}.read_index`)).toMatchObject({ toolClass: "PURE", status: "REVIEWED", verifiedBy: "policy:tools.trustReadOnlyHints" });
+    expect(await row(`${ns}.wipe_index`)).toMatchObject({ toolClass: "IRREVERSIBLE", status: "UNREVIEWED" });
+    const history = await prisma.toolPolicyVersion.findFirstOrThrow({ where: { toolName: `${ns}.read_index` } });
+    expect(history.reason).toContain(`user:ops@example.com trusts the read-only hints of the namespace "${ns}"`);
+    expect((await prisma.auditEvent.findFirstOrThrow({ where: { scope: "setting:tools.trustReadOnlyHints", type: "setting.changed" } })).data).toMatchObject({ namespace: ns, trusted: true });
+    expect((await cli("trust-read-only", ns, "--off")).code).toBe(0);
+    await cli("declare", "--file", file("last.json", { tools: [{ ...tools[0], name: "read_more" }] }), "--namespace", ns);
+    expect(await row(`${ns}.read_more`)).toMatchObject({ toolClass: "IRREVERSIBLE", status: "UNREVIEWED" });
+  }, 180_000);
 });

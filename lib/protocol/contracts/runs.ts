@@ -276,6 +276,8 @@ export const listTools = defineEndpoint({
         revocationWindowSec: z.number().int().nullable(),
         /** REVIEWED, UNREVIEWED (declared or changed since its review: every call held) or DISABLED. */
         status: ZToolStatus,
+        /** The hash of the definition its team last declared (lib/protocol/manifest.ts `definitionHash`); a reviewed row's is the reviewed one. Null: never declared. */
+        definitionHash: z.string().nullable(),
       }),
     ),
   }),

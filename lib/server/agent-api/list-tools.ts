@@ -2,6 +2,7 @@
 import { enforcedClass, routedOwner, storedStatus } from "@/lib/saga/tool-table";
 import { TOOL_CLASSES, ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
 import type { AgentCaller } from "./agent-access";
+import { definitionHash } from "@/lib/protocol/manifest";
 
 export async function listToolsForAgent({ prisma, principal }: AgentCaller) {
   const rows = await prisma.toolPolicy.findMany({ where: { name: { in: principal.tools } }, orderBy: { name: "asc" } });
@@ -16,5 +17,6 @@ export async function listToolsForAgent({ prisma, principal }: AgentCaller) {
       policyVersion: r.policyVersion,
       revocationWindowSec: r.revocationWindowSec,
       status: storedStatus(r.status),
+      definitionHash: r.declared !== null && typeof r.declared === "object" && !Array.isArray(r.declared) ? definitionHash(r.declared as { argsSchema?: unknown; description?: unknown }) : null,
     }));
 }

@@ -14,6 +14,7 @@ import { recordToolVersion, ToolChange, toolScope } from "./tool-versions";
 import { canonicalJson } from "@/lib/saga/keys";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { proposalOf, type TToolProposal } from "./tool-proposal";
+import { hintsSayReadOnly, TRUSTED_READ_ONLY_KEY, trustedReadOnly } from "./trusted-read-only";
 
 /** Where a name of a manifest points: into the declaring namespace, or across into another one. */
 type Placed = { ok: true; name: string } | { ok: false; crossesInto: string };
@@ -219,7 +220,9 @@ export async function declareTools(prisma: PrismaClient, manifest: unknown, opti
         await tx.compensator.upsert({ where: { name }, create: { name, ...data, createdAt: now }, update: data });
       }
       const results: TDeclarationResult["tools"] = [];
-      for (const plan of plans) results.push(await declareOne(tx, now, plan, namespace, options.actor));
+      const trusted = await trustedReadOnly(tx);
+      const trust = trusted.namespaces.includes(namespace) ? trusted.updatedBy : null;
+      for (const plan of plans) results.push(await declareOne(tx, now, plan, namespace, options.actor, trust));
       if (options.tokenId) await extendTokenScope(tx, now, options.tokenId, toolNames, options.actor);
       return { namespace, tools: results, compensators: compNames };
     });
@@ -240,11 +243,23 @@ interface DeclarationPlan {
   existing: ToolPolicy | undefined;
 }
 
-/** Writes one tool's declaration: a new strict row, or a proposal beside the row in force. */
-async function declareOne(tx: Prisma.TransactionClient, now: Date, plan: DeclarationPlan, namespace: string, actor: Actor): Promise<TDeclarationResult["tools"][number]> {
+/**
+ * Writes one tool's declaration: a new strict row, or a proposal beside the row in force. `trustedBy`
+ * is who trusts this namespace's read-only hints (null: nobody): a new tool they mark read-only
+ * enters reviewed as PURE, saying so in its history.
+ */
+async function declareOne(tx: Prisma.TransactionClient, now: Date, plan: DeclarationPlan, namespace: string, actor: Actor, trustedBy: string | null): Promise<TDeclarationResult["tools"][number]> {
   const { name, entry, declared, suggestion, existing } = plan;
   const declaration = { declared, declaredBy: actor.id, declaredAt: now, namespace };
   const by = `${actor.type}:${actor.id}`;
+  if (!existing && trustedBy !== null && hintsSayReadOnly(entry)) {
+    const fields: TToolPolicyFields = { ...strictRow(entry), toolClass: ToolClass.PURE, status: ToolStatus.REVIEWED };
+    const row = await tx.toolPolicy.create({
+      data: { name, ...rowData(fields), ...declaration, lookupAvailable: entry.lookup, ...proposalData(null, actor, now), policyVersion: 1, updatedBy: by, verifiedBy: `policy:${TRUSTED_READ_ONLY_KEY}`, verifiedAt: now, createdAt: now, updatedAt: now },
+    });
+    await recordToolVersion(tx, now, row, ToolChange.reviewed, actor, null, `reviewed as PURE by policy: ${trustedBy} trusts the read-only hints of the namespace "${namespace}" (npm run tools -- trust-read-only)`);
+    return { name, status: ToolStatus.REVIEWED, policyVersion: 1, outcome: "created", proposed: [] };
+  }
   if (!existing) {
     const fields = strictRow(entry);
     const proposal = proposalOf(fields, suggestion, entry.lookup, entry.lookup);
