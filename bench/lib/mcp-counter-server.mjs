@@ -12,27 +12,31 @@ import * as z from "zod";
 
 const effects = new Map();
 let total = 0;
+/** Every call the server ran, by tool (the bench divides the logged writes' share by their number). */
+const calls = { write: 0, find: 0, undo: 0, read: 0 };
 
 function server() {
   const s = new McpServer({ name: "counter-server", version: "1.0.0" });
   s.registerTool("write", { description: "Counts an effect.", inputSchema: { n: z.number().int() } }, async ({ n }, extra) => {
+    calls.write++;
     const key = extra._meta?.["dev.sagaboard/idempotencyKey"] ?? `anon-${total}`;
     effects.set(key, (effects.get(key) ?? 0) + 1);
     total++;
     return { content: [{ type: "text", text: `wrote ${n}` }], structuredContent: { n, total } };
   });
-  s.registerTool("find", { description: "Whether a key's effect exists.", inputSchema: { key: z.string() } }, async ({ key }) => ({
-    content: [{ type: "text", text: effects.has(key) ? "found" : "absent" }],
-    structuredContent: { found: effects.has(key) },
-  }));
+  s.registerTool("find", { description: "Whether a key's effect exists.", inputSchema: { key: z.string() } }, async ({ key }) => {
+    calls.find++;
+    return { content: [{ type: "text", text: effects.has(key) ? "found" : "absent" }], structuredContent: { found: effects.has(key) } };
+  });
   s.registerTool("undo", { description: "Undoes a key's effect.", inputSchema: { key: z.string() } }, async ({ key }) => {
+    calls.undo++;
     effects.delete(key);
     return { content: [{ type: "text", text: "undone" }] };
   });
-  s.registerTool("read", { description: "How many effects.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
-    content: [{ type: "text", text: String(total) }],
-    structuredContent: { total, duplicates: [...effects.values()].filter((c) => c > 1).length },
-  }));
+  s.registerTool("read", { description: "How many effects.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => {
+    calls.read++;
+    return { content: [{ type: "text", text: String(total) }], structuredContent: { total, duplicates: [...effects.values()].filter((c) => c > 1).length, calls: { ...calls } } };
+  });
   return s;
 }
 

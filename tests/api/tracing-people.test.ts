@@ -32,7 +32,7 @@ import { sweepStuckRuns } from "@/lib/server/worker/sweep-stuck-runs";
 import { Worker } from "@/lib/agent/worker";
 import { Gateway } from "@/packages/mcp-gateway/src/gateway";
 import { Sagaboard } from "@/packages/mcp-gateway/src/sagaboard";
-import { manifestFor } from "@/packages/mcp-gateway/src/start";
+import { manifestFor, staticTools } from "@/packages/mcp-gateway/src/tool-watch";
 import type { Upstream } from "@/packages/mcp-gateway/src/upstream";
 import { ToolRegistry } from "@/lib/saga/tools";
 import { routeFetch } from "../support/api-router";
@@ -232,7 +232,7 @@ describe("the MCP gateway", () => {
     const gateway = new Gateway({
       sagaboard,
       upstream: upstream as unknown as Upstream,
-      upstreamTools: [{ name: "send_letter", inputSchema: { type: "object" } }],
+      tools: staticTools([{ name: "send_letter", inputSchema: { type: "object" } }]),
       namespace: "team",
       runId: run.id,
       dashboardUrl: "http://sagaboard.test",
@@ -271,7 +271,7 @@ describe("the MCP gateway, tracing", () => {
     await sagaboard.declare(manifestFor(upstreamTools, "mail-team", {}));
     const run = await sagaboard.startRun("MCP session, traced", null, {});
     const upstream = { client: { callTool: async () => ({ content: [{ type: "text", text: "sent" }] }) }, transport: { forget: () => undefined, answerFor: async () => null } };
-    const gateway = new Gateway({ sagaboard, upstream: upstream as unknown as Upstream, upstreamTools, namespace, runId: run.id, dashboardUrl: "http://sagaboard.test", lookups: {}, holdWaitMs: 0 });
+    const gateway = new Gateway({ sagaboard, upstream: upstream as unknown as Upstream, tools: staticTools(upstreamTools), namespace, runId: run.id, dashboardUrl: "http://sagaboard.test", lookups: {}, holdWaitMs: 0 });
     await gateway.load();
     const clientTrace = "0af7651916cd43dd8448eb211c80319c";
     const clientSpan = (n: number) => `b7ad6b716920333${n}`;

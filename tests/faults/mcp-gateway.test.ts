@@ -15,7 +15,8 @@
  *
  * Trials: one per fault in CI; SAGABOARD_FAULT_MATRIX_TRIALS when set, at most 10 (real processes).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/generated/prisma";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
@@ -25,7 +26,7 @@ import { editTool } from "@/lib/server/tools/edit-tool";
 import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
-import { ADMIN, entries, gatewayKit, ledgerServer, textOf, type Result } from "../mcp/gateway-kit";
+import { ADMIN, CLIENT_SECRET, entries, gatewayKit, ledgerServer, OTHER_CLIENT_SECRET, textOf, type Result } from "../mcp/gateway-kit";
 import { CRASH_POINTS, type CrashPoint } from "@/packages/mcp-gateway/src/gateway";
 import { MATRIX_TRIALS, matrixLine, recordMatrixLine } from "./fault-matrix";
 
@@ -136,12 +137,14 @@ async function resendUntilAnswered(call: () => Promise<Result>, label: string): 
  * kill -9 during a call; the test checks the log and the ledger show it died where it says, then a
  * restarted gateway of the same session name settles the call re-sent by key. Counted as one row.
  */
-async function killAndRestart(fault: string, transport: "stdio" | "http", points: readonly CrashPoint[]) {
+async function killAndRestart(fault: string, transport: "stdio" | "http", points: readonly CrashPoint[], named = true) {
   const { prisma, ns, token, file } = await kit.team(transport === "http" ? "mxhttpkill" : "mxkill");
   (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close(); // lands the tools
   await reviewAppendEntry(prisma, ns); // forwarded without a hold, so each crash point is on the call's own path
-  const connect = (options: { session: string; extra: string[]; env?: Record<string, string> }) =>
-    transport === "http" ? kit.connectHttp(token.secret, undoableLedger(file), options) : kit.connect(token.secret, undoableLedger(file), options);
+  // Named: the gateway's --session. Not named (the default setup): the restarted gateway finds the
+  // client's run again in its state directory.
+  const connect = ({ session, ...options }: { session: string; extra: string[]; env?: Record<string, string> }) =>
+    transport === "http" ? kit.connectHttp(token.secret, undoableLedger(file), named ? { session, ...options } : options) : kit.connect(token.secret, undoableLedger(file), named ? { session, ...options } : options);
   const trials: Trial[] = [];
   for (let t = 0; t < TRIALS; t++) {
     for (const crashAt of points) {
@@ -169,6 +172,14 @@ async function killAndRestart(fault: string, transport: "stdio" | "http", points
   const result = await tally(fault, ns, file, trials);
   expect(result).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
   expect(trials.every((tr) => tr.answered)).toBe(true);
+  if (!named) {
+    // Each session that ended cleanly completed its run: nothing is left RUNNING for a person to find.
+    const open = await prisma.run.count({ where: { agent: ns, status: { in: ["RUNNING", "AWAITING_PIVOT", "COMMITTING"] } } });
+    const runs = await prisma.run.count({ where: { agent: ns } });
+    recordMatrixLine(`fault-matrix: mcp:${fault} orphaned_runs=${open} runs=${runs} upstream_calls_per_write=${(entries(file).length / trials.length).toFixed(2)}`);
+    expect(open).toBe(0);
+    expect(entries(file).length).toBe(trials.length); // one effect a write: the restart sent nothing twice
+  }
 }
 
 describe("MCP gateway fault matrix", () => {
@@ -296,7 +307,7 @@ describe("MCP gateway fault matrix", () => {
     await reviewAppendEntry(prisma, ns);
     const worker = await createAgentToken(prisma, { name: `${ns}-worker`, role: "worker", tools: [`${ns}.append_entry`], createdBy: "admin@example.com" });
     const reviewer = await createUser(prisma, { email: `${ns}@example.com`, name: "Rita", role: "reviewer", password: "correct horse battery", by: { type: "system", id: "test" } });
-    const s = await kit.connect(token.secret, undoableLedger(file), { extra: [...LOOKUP, "--worker-token", worker.secret] });
+    const s = await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP, env: { SAGABOARD_WORKER_TOKEN: worker.secret } });
     const trials: Trial[] = [];
     const pulled: string[] = [];
     try {
@@ -396,4 +407,222 @@ describe("MCP gateway fault matrix", () => {
     }
     expect(await tally("approval-late", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
   }, 120_000);
+});
+
+/** The processes `pid` started (its children), from /proc. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  } catch {
+    return [];
+  }
+}
+
+/** A process's environment as the kernel holds it (/proc/<pid>/environ). */
+function environOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
+}
+
+describe("MCP gateway fault matrix: who may use it, and what it keeps to itself", () => {
+  it("over HTTP only its own clients get in: no credential, a wrong one, a foreign Origin, Origin null, a rebinding Host, another client's session, an oversize or malformed body are refused with a JSON-RPC error, and nothing is logged", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxauth");
+    const s = await kit.connectHttp(token.secret, ledgerServer(file));
+    const url = `http://127.0.0.1:${s.port}/mcp`;
+    const init = (extra: Record<string, string> = {}) => ({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "intruder", version: "1" } },
+      ...extra,
+    });
+    // node:http, not fetch: fetch will not send a Host header of the caller's choosing (a rebinding page's browser does).
+    const send = (headers: Record<string, string>, body: string = JSON.stringify(init())) =>
+      new Promise<{ status: number; body: { error?: { code: number; message: string } } | null; wwwAuthenticate: string | null }>((resolve, reject) => {
+        const req = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+          let text = "";
+          res.on("data", (d: Buffer) => (text += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as { error?: { code: number; message: string } }) : null, wwwAuthenticate: (res.headers["www-authenticate"] as string | undefined) ?? null }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const bearer = { authorization: `Bearer ${CLIENT_SECRET}` };
+    try {
+      await s.client.listTools(); // the real client is in
+      const runsBefore = await prisma.run.count({ where: { agent: ns } });
+      const attempts = [
+        { what: "no credential", answer: await send({}), status: 401 },
+        { what: "a wrong token", answer: await send({ authorization: "Bearer not-one-of-ours-0123456789" }), status: 401 },
+        { what: "Origin http://evil.example", answer: await send({ ...bearer, origin: "http://evil.example" }), status: 403 },
+        { what: "Origin null", answer: await send({ ...bearer, origin: "null" }), status: 403 },
+        { what: "Host rebind.evil.example", answer: await send({ ...bearer, host: `rebind.evil.example:${s.port}` }), status: 403 },
+        { what: "another client's session", answer: await send({ authorization: `Bearer ${OTHER_CLIENT_SECRET}`, "mcp-session-id": (s.client.transport as { sessionId?: string }).sessionId ?? "" }, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })), status: 403 },
+        { what: "an unknown session", answer: await send({ ...bearer, "mcp-session-id": "no-such-session" }, JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" })), status: 404 },
+        { what: "an oversize body", answer: await send(bearer, JSON.stringify(init({ padding: "x".repeat(1_100_000) }))), status: 413 },
+        { what: "a body that is not JSON", answer: await send(bearer, "{ not json"), status: 400 },
+      ];
+      for (const a of attempts) {
+        expect(a.answer.status, a.what).toBe(a.status);
+        expect(a.answer.body?.error?.message, a.what).toEqual(expect.any(String));
+        expect(typeof a.answer.body?.error?.code, a.what).toBe("number");
+      }
+      expect(attempts[0]!.answer.wwwAuthenticate).toMatch(/^Bearer/);
+      // A tool the server does not list: a JSON-RPC error (-32602), nothing logged as a call.
+      await expect(s.client.callTool({ name: "drop_tables", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Unknown tool drop_tables") });
+      expect(await prisma.run.count({ where: { agent: ns } })).toBe(runsBefore);
+      expect(await prisma.step.count({ where: { tool: { startsWith: `${ns}.` } } })).toBe(0);
+      recordMatrixLine(`fault-matrix: mcp:http-who-may-connect store=${process.env.SAGABOARD_TEST_PG === "1" ? "postgresql" : "sqlite"} trials=${attempts.length} refused=${attempts.filter((a) => a.answer.status === a.status).length}/${attempts.length} runs_created=0 calls_logged=0`);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+
+  it("the token never leaves the gateway: the real server's environment (read from /proc) holds no Sagaboard token, only what the operator passes", async () => {
+    const { token, file } = await kit.team("mxenv");
+    const s = await kit.connect(token.secret, ledgerServer(file), { extra: ["--pass-env", "LEDGER_NOTE"], env: { LEDGER_NOTE: "passed on purpose", SAGABOARD_WORKER_TOKEN: "sgb_worker-secret-never-to-leave" } });
+    try {
+      await s.client.listTools();
+      const gatewayPid = (s.client.transport as { pid?: number | null }).pid ?? 0;
+      expect(gatewayPid).toBeGreaterThan(0);
+      // The gateway runs `env LEDGER=... node ledger-server.mjs`: env execs node in place, so the child is the server.
+      const upstream = childrenOf(gatewayPid);
+      expect(upstream.length).toBeGreaterThan(0);
+      const environ = upstream.flatMap(environOf);
+      expect(environ.filter((v) => v.startsWith("SAGABOARD_"))).toEqual([]);
+      expect(environ.join("\n")).not.toContain(token.secret);
+      expect(environ.join("\n")).not.toContain("sgb_worker-secret-never-to-leave");
+      expect(environ).toContain("LEDGER_NOTE=passed on purpose");
+      recordMatrixLine(`fault-matrix: mcp:token-stays-in-gateway store=${process.env.SAGABOARD_TEST_PG === "1" ? "postgresql" : "sqlite"} trials=1 upstream_processes=${upstream.length} token_in_upstream_env=0`);
+    } finally {
+      await s.close();
+    }
+    // Passing Sagaboard's own variables on is refused at start, saying why.
+    await expect(kit.connect(token.secret, ledgerServer(file), { extra: ["--pass-env", "SAGABOARD_TOKEN"] })).rejects.toThrow(/never reach the real server/);
+  }, 120_000);
+
+  it("sessions are isolated: another client naming the first's run in _meta is refused and nothing is sent; the same client's second session may go on in it", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxcross");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close();
+    await reviewAppendEntry(prisma, ns);
+    const first = await kit.connectHttp(token.secret, undoableLedger(file), { extra: LOOKUP });
+    try {
+      const ran = (await first.client.callTool({ name: "append_entry", arguments: { text: "mine" } })) as Result;
+      expect(ran.isError ?? false, textOf(ran)).toBe(false);
+      const runId = (await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry` } })).runId;
+      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+      const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+      const as = async (secret: string) => {
+        const client = new Client({ name: "second", version: "1" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${first.port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+        return client;
+      };
+      const intruder = await as(OTHER_CLIENT_SECRET);
+      const crossed = (await intruder.callTool({ name: "append_entry", arguments: { text: "mine" }, _meta: { "dev.sagaboard/runId": runId } })) as Result;
+      expect(crossed.isError).toBe(true);
+      expect(crossed._meta?.["dev.sagaboard/error"]).toBe("RUN_NOT_YOURS");
+      expect(textOf(crossed)).toMatch(/was not started by this client/);
+      await intruder.close();
+      expect(entries(file).filter((l) => l.text === "mine")).toHaveLength(1);
+      // The same client, another session: it may go on in its own run, and the re-sent call is answered from the log.
+      const again = await as(CLIENT_SECRET);
+      const replayed = (await again.callTool({ name: "append_entry", arguments: { text: "mine" }, _meta: { "dev.sagaboard/runId": runId } })) as Result;
+      expect(replayed.structuredContent).toEqual(ran.structuredContent);
+      await again.close();
+      expect(entries(file).filter((l) => l.text === "mine")).toHaveLength(1);
+      recordMatrixLine(`fault-matrix: mcp:sessions-cross store=${process.env.SAGABOARD_TEST_PG === "1" ? "postgresql" : "sqlite"} trials=1 foreign_join_refused=1/1 effects=${entries(file).length}`);
+    } finally {
+      await first.close();
+    }
+  }, 120_000);
+
+  it("a live list_changed: the server turns a tool reviewed PURE destructive while the client is connected; the gateway re-declares it, tells the client, and the next call is held, sending nothing", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxlive");
+    const live = ["env", "LEDGER_LIVE=1", ...ledgerServer(file)];
+    (await kit.connect(token.secret, live)).close();
+    const count = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.count_entries` } });
+    await editTool(prisma, { name: count.name, expectedVersion: count.policyVersion, changes: { status: "REVIEWED", toolClass: "PURE", owner: null, correctionSubject: null, correctionBody: null }, reason: "reads only" }, ADMIN);
+    const s = await kit.connect(token.secret, live, { extra: ["--table-cache-ms", "60000", "--relist-ms", "0"] });
+    try {
+      const { ToolListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+      let told = 0;
+      s.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void told++);
+      expect(((await s.client.callTool({ name: "count_entries", arguments: {} })) as Result).isError ?? false).toBe(false); // PURE: passed through
+      const readsBefore = readFileSync(`${file}.reads`, "utf8").split("\n").filter(Boolean).length;
+      writeFileSync(`${file}.variant`, "changed"); // the server updates count_entries: it now deletes the oldest entry
+      for (let i = 0; i < 50 && told === 0; i++) await sleep(100);
+      expect(told).toBeGreaterThan(0);
+      for (let i = 0; i < 50 && (await prisma.toolPolicy.findUniqueOrThrow({ where: { name: count.name } })).status !== "UNREVIEWED"; i++) await sleep(100);
+      expect(await prisma.toolPolicy.findUniqueOrThrow({ where: { name: count.name } })).toMatchObject({ status: "UNREVIEWED", toolClass: "PURE" });
+      // The gateway trusts its 60 s copy of the table, but checks each call's definition against the reviewed one.
+      const held = (await s.client.callTool({ name: "count_entries", arguments: {} })) as Result;
+      expect(held._meta?.["dev.sagaboard/held"], textOf(held)).toBe(true);
+      expect(readFileSync(`${file}.reads`, "utf8").split("\n").filter(Boolean).length).toBe(readsBefore);
+      const listed = await s.client.listTools();
+      expect(listed.tools.find((t) => t.name === "count_entries")?._meta).toMatchObject({ "dev.sagaboard/status": "UNREVIEWED", "dev.sagaboard/class": "IRREVERSIBLE" });
+      recordMatrixLine(`fault-matrix: mcp:tools-list-changed-live store=${process.env.SAGABOARD_TEST_PG === "1" ? "postgresql" : "sqlite"} trials=1 client_told=${told} unreviewed_calls_sent=0`);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+
+  it("kill -9 of the gateway and a restart without --session (the README's setup): the client's run is found again, each call settled by key, one upstream call a write, no orphaned run", async () => {
+    await killAndRestart("kill-9-restart-no-session", "stdio", CRASH_POINTS, false);
+  }, 240_000);
+
+  it("the client gives up on a 90 s operation after 60 s (scaled down): the server's call is kept open, its late result settles the step CONFIRMED; with no lookup and no answer coming, a person is asked within 5 s; a read is never run twice", async () => {
+    const { prisma, ns, token, file } = await kit.team("mxlate90");
+    (await kit.connect(token.secret, undoableLedger(file), { extra: LOOKUP })).close();
+    await reviewAppendEntry(prisma, ns);
+    const count = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.count_entries` } });
+    await editTool(prisma, { name: count.name, expectedVersion: count.policyVersion, changes: { status: "REVIEWED", toolClass: "PURE", owner: null, correctionSubject: null, correctionBody: null }, reason: "reads only" }, ADMIN);
+    const s = await kit.connect(token.secret, undoableLedger(file), { extra: [...LOOKUP, "--call-timeout-ms", "20000"] });
+    const trials: Trial[] = [];
+    try {
+      // With a lookup: 600 ms of patience on a 900 ms operation.
+      const args = { text: "ninety seconds", delayMs: 900 };
+      const gaveUp = await s.client.callTool({ name: "append_entry", arguments: args }, undefined, { timeout: 600 }).then(() => false, () => true);
+      expect(gaveUp).toBe(true);
+      // The late result arrives while nobody asks (the operation ends 300 ms after the client gave up).
+      for (let i = 0; i < 100 && (await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry` } })).status !== "CONFIRMED"; i++) await sleep(100);
+      const step = await prisma.step.findFirstOrThrow({ where: { tool: `${ns}.append_entry` } });
+      const events = await prisma.auditEvent.findMany({ where: { stepId: step.id }, orderBy: { seq: "asc" }, select: { type: true, data: true } });
+      expect(step.status, JSON.stringify(events)).toBe("CONFIRMED");
+      expect(JSON.stringify(step.result)).toContain("ninety seconds");
+      const answer = (await s.client.callTool({ name: "append_entry", arguments: args })) as Result;
+      expect(answer.structuredContent?.text).toBe("ninety seconds");
+      trials.push({ text: args.text, answered: true, gaveUp });
+      // A read reviewed PURE, given up on and sent again: one real run between the two.
+      const reads = () => (existsSync(`${file}.reads`) ? readFileSync(`${file}.reads`, "utf8").split("\n").filter(Boolean).length : 0);
+      const before = reads();
+      await s.client.callTool({ name: "count_entries", arguments: { delayMs: 900 } }, undefined, { timeout: 300 }).catch(() => undefined);
+      const read = (await s.client.callTool({ name: "count_entries", arguments: { delayMs: 900 } })) as Result;
+      expect(read.isError ?? false, textOf(read)).toBe(false);
+      expect(reads() - before).toBe(1);
+      recordMatrixLine(`fault-matrix: mcp:client-timeout-90s-late-result store=${process.env.SAGABOARD_TEST_PG === "1" ? "postgresql" : "sqlite"} trials=1 late_result_confirmed=1/1 reads_run_twice=0`);
+    } finally {
+      await s.close();
+    }
+    expect(await tally("client-timeout-90s", ns, file, trials)).toMatchObject({ duplicates: 0, lost: 0, unknownAtRest: 0, unapproved: 0, escalated: 0 });
+    // No lookup, and the server never answers: the client's cancel records UNKNOWN and a person is asked at once.
+    const noLookup = await kit.connect(token.secret, undoableLedger(file), { extra: ["--call-timeout-ms", "120000"] });
+    try {
+      const args = { text: "never answered", delayMs: 600_000 };
+      const cancelledAt = Date.now();
+      await noLookup.client.callTool({ name: "append_entry", arguments: args }, undefined, { timeout: 300 }).catch(() => undefined);
+      let escalation = null;
+      for (let i = 0; i < 50 && !escalation; i++) {
+        escalation = await prisma.escalation.findFirst({ where: { kind: "OUTCOME_UNKNOWN", step: { tool: `${ns}.append_entry`, args: { equals: args } } } });
+        if (!escalation) await sleep(100);
+      }
+      expect(escalation).not.toBeNull();
+      const seconds = (escalation!.createdAt.getTime() - cancelledAt) / 1000;
+      expect(seconds).toBeLessThan(5);
+      const resent = (await noLookup.client.callTool({ name: "append_entry", arguments: args })) as Result;
+      expect(resent.isError).toBe(true);
+      expect(textOf(resent)).toMatch(/a person decides|still running/);
+      recordMatrixLine(`fault-matrix: mcp:client-timeout-90s-no-lookup store=${process.env.SAGABOARD_TEST_PG === "1" ? "postgresql" : "sqlite"} trials=1 escalated_after_s=${seconds.toFixed(1)} answer_to_resend="a person decides"`);
+    } finally {
+      await noLookup.close();
+    }
+  }, 180_000);
 });

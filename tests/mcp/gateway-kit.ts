@@ -4,8 +4,9 @@
  * effect in a file, and a reviewer approving held calls.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -33,8 +34,16 @@ export interface Session {
 
 export const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join(" ");
 
+/** The bearer the HTTP tests' gateways give their client "test", and another client's. */
+export const CLIENT_SECRET = "test-client-secret-0123456789abcdef";
+export const OTHER_CLIENT_SECRET = "other-client-secret-0123456789abcdef";
+
 /** A client's session with a gateway process serving streamable HTTP. */
 export interface HttpSession extends Session {
+  /** The port the gateway listens on. */
+  port: number;
+  /** The gateway process. */
+  pid: number;
   /** The client ends its MCP session (an HTTP DELETE of it), as a client that is done does. */
   endSession: () => Promise<void>;
   /** Resolves when the gateway process has exited. */
@@ -68,11 +77,14 @@ export const entries = (file: string): { key: string | null; text: string }[] =>
 export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => string) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "sagaboard-mcp-"));
 
-  /** An MCP client connected to a gateway process in front of `upstream`. */
+  /** The gateway's own arguments every test gives: Sagaboard, no hold wait, and this file's state directory. */
+  const common = () => ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", url(), "--hold-wait-ms", "0", "--state-dir", path.join(dir, "state")];
+
+  /** An MCP client connected to a gateway process in front of `upstream`; the token goes in the environment, as the README says. */
   async function connect(token: string, upstream: string[], options: { session?: string; env?: Record<string, string>; extra?: string[] } = {}): Promise<Session> {
-    const args = ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", url(), "--token", token, "--hold-wait-ms", "0", ...(options.extra ?? [])];
+    const args = [...common(), ...(options.extra ?? [])];
     if (options.session) args.push("--session", options.session);
-    const transport = new StdioClientTransport({ command: process.execPath, args: [...args, "--", ...upstream], env: { ...(process.env as Record<string, string>), ...options.env }, cwd: ROOT, stderr: "pipe" });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [...args, "--", ...upstream], env: { ...(process.env as Record<string, string>), SAGABOARD_TOKEN: token, ...options.env }, cwd: ROOT, stderr: "pipe" });
     let err = "";
     transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
     const client = new Client({ name: "gateway-test", version: "1.0.0" });
@@ -88,11 +100,13 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
    * port. `post` sends one raw JSON-RPC request on the client's session and can drop the link (abort
    * the request) without the cancel notification the SDK would send: a broken response stream.
    */
-  async function connectHttp(token: string, upstream: string[], options: { session?: string; env?: Record<string, string>; extra?: string[] } = {}): Promise<HttpSession> {
-    const port = await freePort();
-    const args = ["--import", "tsx", path.join(ROOT, "packages/mcp-gateway/src/cli.ts"), "--url", url(), "--token", token, "--hold-wait-ms", "0", "--listen", String(port), ...(options.extra ?? [])];
+  async function connectHttp(token: string, upstream: string[], options: { session?: string; env?: Record<string, string>; extra?: string[]; port?: number } = {}): Promise<HttpSession> {
+    const port = options.port ?? (await freePort());
+    const tokens = path.join(dir, "client-tokens");
+    if (!existsSync(tokens)) writeFileSync(tokens, `test:${CLIENT_SECRET}\nother:${OTHER_CLIENT_SECRET}\n`, { mode: 0o600 });
+    const args = [...common(), "--listen", String(port), "--client-token-file", tokens, ...(options.extra ?? [])];
     if (options.session) args.push("--session", options.session);
-    const child = spawn(process.execPath, [...args, "--", ...upstream], { env: { ...process.env, ...options.env }, cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [...args, "--", ...upstream], { env: { ...process.env, SAGABOARD_TOKEN: token, ...options.env }, cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
     const listening = new Promise<void>((resolve, reject) => {
       child.stderr.on("data", (d: Buffer) => {
@@ -106,12 +120,14 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
     let running = true;
     void exited.then(() => (running = false));
     const endpoint = new URL(`http://127.0.0.1:${port}/mcp`);
-    const transport = new StreamableHTTPClientTransport(endpoint);
+    const transport = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${CLIENT_SECRET}` } } });
     const client = new Client({ name: "gateway-http-test", version: "1.0.0" });
     await client.connect(transport);
     let nextId = 1_000_000;
     return {
       client,
+      port,
+      pid: child.pid ?? 0,
       stderr: () => err,
       exited,
       endSession: () => transport.terminateSession(),
@@ -125,7 +141,7 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
         try {
           const res = await fetch(endpoint, {
             method: "POST",
-            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": transport.sessionId ?? "", "mcp-protocol-version": transport.protocolVersion ?? "" },
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${CLIENT_SECRET}`, "mcp-session-id": transport.sessionId ?? "", "mcp-protocol-version": transport.protocolVersion ?? "" },
             body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
             signal: abort.signal,
           });
@@ -170,4 +186,25 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
   }
 
   return { dir, connect, connectHttp, approve, approvePivot, callApproved, team, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A client-side proxy that adds the gateway's bearer to every request: for MCP tools that cannot send
+ * headers of their own (the conformance suite), standing for a client that holds its token.
+ */
+export async function bearerProxy(targetPort: number, secret: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createHttpServer((req, res) => {
+    const upstream = httpRequest(
+      { host: "127.0.0.1", port: targetPort, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${targetPort}`, authorization: `Bearer ${secret}` } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://localhost:${port}/mcp`, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
 }

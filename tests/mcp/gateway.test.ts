@@ -256,12 +256,13 @@ describe("MCP gateway", () => {
     const memory = path.join(DIR, `${ns}-memory.jsonl`);
     const upstream = ["node", path.join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")];
     const env = { MEMORY_FILE_PATH: memory };
+    const passMemory = ["--pass-env", "MEMORY_FILE_PATH"]; // the server gets only what the operator passes it
     const entity = { entities: [{ name: "Ada", entityType: "person", observations: ["ordered a kettle"] }] };
-    const dying = await connect(token.secret, upstream, { session: ns, env: { ...env, SAGABOARD_MCP_CRASH_AT: "after_upstream" } });
+    const dying = await connect(token.secret, upstream, { session: ns, env: { ...env, SAGABOARD_MCP_CRASH_AT: "after_upstream" }, extra: passMemory });
     await expect(callApproved(dying.client, "create_entities", entity)).rejects.toThrow();
     await dying.close().catch(() => undefined);
 
-    const s = await connect(token.secret, upstream, { session: ns, env });
+    const s = await connect(token.secret, upstream, { session: ns, env, extra: passMemory });
     try {
       const answer = (await s.client.callTool({ name: "create_entities", arguments: entity })) as Result;
       expect(answer.structuredContent, textOf(answer)).toMatchObject({ entities: [{ name: "Ada", entityType: "person" }] });
@@ -283,13 +284,14 @@ describe("MCP gateway", () => {
     writeFileSync(memory, JSON.stringify({ type: "entity", name: "Bob", entityType: "person", observations: [] }) + "\n");
     const upstream = ["node", path.join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")];
     const env = { MEMORY_FILE_PATH: memory };
-    (await connect(token.secret, upstream, { env })).close(); // lands the tools
+    const passMemory = ["--pass-env", "MEMORY_FILE_PATH"]; // the server gets only what the operator passes it
+    (await connect(token.secret, upstream, { env, extra: passMemory })).close(); // lands the tools
 
     // The admin pairs create_entities with delete_entities; a worker token lets the gateway run it.
     const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: `${ns}.create_entities` } });
     await editTool(prisma, { name: row.name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED", toolClass: "COMPENSATABLE", compensator: `${ns}.delete_entities`, revocationWindowSec: 86_400, correctionSubject: null, correctionBody: null }, reason: "delete_entities undoes it" }, ADMIN);
     const worker = await createAgentToken(prisma, { name: `${ns}-worker`, role: "worker", tools: [`${ns}.create_entities`], createdBy: "admin@example.com" });
-    const s = await connect(token.secret, upstream, { env, extra: ["--worker-token", worker.secret] });
+    const s = await connect(token.secret, upstream, { env: { ...env, SAGABOARD_WORKER_TOKEN: worker.secret }, extra: passMemory });
     try {
       const created = (await s.client.callTool({ name: "create_entities", arguments: { entities: [{ name: "Ada", entityType: "person", observations: [] }, { name: "Bob", entityType: "person", observations: [] }] } })) as Result;
       expect(created.isError ?? false, textOf(created)).toBe(false);
@@ -339,7 +341,7 @@ describe("MCP gateway", () => {
     await dying.close().catch(() => undefined);
     expect(readFileSync(planWrite.path, "utf8")).toBe(planWrite.content);
 
-    const s = await connect(token.secret, upstream, { session: ns, extra: ["--worker-token", worker.secret] });
+    const s = await connect(token.secret, upstream, { session: ns, env: { SAGABOARD_WORKER_TOKEN: worker.secret } });
     try {
       const ok = async (name: string, args: Record<string, unknown>) => {
         const answer = (await s.client.callTool({ name, arguments: args })) as Result;

@@ -12,6 +12,7 @@ import type { Json } from "@/lib/saga/tools";
 import { Gateway } from "./gateway";
 import type { Sagaboard } from "./sagaboard";
 import type { Upstream } from "./upstream";
+import { staticTools } from "./tool-watch";
 
 const NS = "team";
 const at = new Date("2026-12-03T10:00:00Z");
@@ -60,7 +61,7 @@ function fakes(pivotAfterDecision: PivotRecord) {
   const gateway = new Gateway({
     sagaboard: sagaboard as unknown as Sagaboard,
     upstream: upstream as unknown as Upstream,
-    upstreamTools: tools,
+    tools: staticTools(tools),
     namespace: NS,
     runId: "run_1",
     dashboardUrl: "http://sagaboard.test",

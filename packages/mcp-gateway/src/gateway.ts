@@ -11,7 +11,7 @@ import type { StepRecord } from "@/lib/saga/store";
 import type { CompensationPlan, Json } from "@/lib/saga/tools";
 import { SagaboardApiError } from "@/lib/agent/client/transport";
 import { withTraceparent } from "@/lib/protocol/trace-scope";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
 import type { Lookup } from "./lookups";
 import { inToolCallSpan } from "./spans";
@@ -42,11 +42,23 @@ export type CrashPoint = (typeof CRASH_POINTS)[number];
 /** An MCP tool result. */
 export type ToolResult = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
 
+/** The real server's tools as last listed, with each definition's hash (tool-watch.ts's ToolCatalog). */
+export interface ToolSource {
+  /** A tool by its MCP name. */
+  tool(name: string): Tool | undefined;
+  /** Every tool. */
+  tools(): Tool[];
+  /** The hash of a tool's definition as last listed. */
+  hashOf(name: string): string | undefined;
+  /** Lists (and declares) the tools again. */
+  refresh(): Promise<void>;
+}
+
 export interface GatewayOptions {
   sagaboard: Sagaboard;
   upstream: Upstream;
-  /** The tools the real server listed. */
-  upstreamTools: Tool[];
+  /** The tools the real server lists, watched live. */
+  tools: ToolSource;
   /** The name the real server gives in `initialize` (built-in lookups and compensations go by it). */
   serverName?: string;
   /** The namespace the token declares into (`<token name>`). */
@@ -61,6 +73,11 @@ export interface GatewayOptions {
   callTimeoutMs?: number;
   /** How long a call recorded UNKNOWN keeps listening for the upstream's late answer (default 5 min). */
   lateWaitMs?: number;
+  /**
+   * After the client cancels or gives up on a call, how long the server's call is kept open for its
+   * answer before the cancel is sent there (default 5 min; 0: at once). The late answer settles the step.
+   */
+  cancelGraceMs?: number;
   /** Lookups by the upstream's tool name. */
   lookups: Record<string, Lookup>;
   /** Pause between the two lookups that prove an absence (search lag; default 250 ms). */
@@ -116,19 +133,37 @@ export class Gateway {
   private readonly mutex = new Mutex();
   /** Calls answered "held" (by `tool:argsHash`) that the client has not yet re-sent to run. */
   private readonly held = new Set<string>();
-  private readonly byTableName = new Map<string, Tool>();
+  /** Read-only (PURE) calls in flight, by `tool:argsHash`: a re-send after a client gave up joins the one running. */
+  private readonly reads = new Map<string, SharedCall>();
 
   constructor(options: GatewayOptions) {
     this.o = {
       holdWaitMs: 20_000,
       callTimeoutMs: 60_000,
       lateWaitMs: 5 * 60_000,
+      cancelGraceMs: 5 * 60_000,
       recheckAfterMs: 250,
       tableCacheMs: 5_000,
       ...options,
       crashAt: options.crashAt ?? null,
     };
-    for (const tool of options.upstreamTools) this.byTableName.set(tableName(options.namespace, tool.name), tool);
+  }
+
+  /**
+   * Settles every step of the run still in flight (INTENDED, UNKNOWN), as a gateway that joins a run
+   * after a restart must before it forwards anything: the late answer kept by key, else the tool's
+   * lookup, else an OUTCOME_UNKNOWN escalation a person decides. Returns how many it settled.
+   */
+  async settleInFlight(): Promise<number> {
+    let settled = 0;
+    for (const step of this.steps.filter((st) => st.status === "INTENDED" || st.status === "UNKNOWN")) {
+      const now = await this.settle(step);
+      if (now !== "still_running") {
+        this.remember(now, null);
+        settled++;
+      }
+    }
+    return settled;
   }
 
   /** Reads the run's log, so a restarted gateway answers re-sent calls from it. */
@@ -179,6 +214,22 @@ export class Gateway {
     return this.table.tools.get(name);
   }
 
+  /** A read-only call, passed through; re-sends of the same call while it runs share it (SharedCall). */
+  private read(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    const key = `${name}:${argsHash(args as Json)}`;
+    let call = this.reads.get(key);
+    if (!call) {
+      const started = new SharedCall(
+        (upstreamSignal) => this.o.upstream.client.callTool({ name, arguments: args }, undefined, { signal: upstreamSignal, timeout: this.o.callTimeoutMs + this.o.cancelGraceMs }) as Promise<ToolResult>,
+        this.o.cancelGraceMs,
+      );
+      this.reads.set(key, started);
+      void started.answer.catch(() => undefined).finally(() => this.reads.get(key) === started && this.reads.delete(key));
+      call = started;
+    }
+    return call.join(signal);
+  }
+
   /**
    * One `tools/call` from the client: its span when the gateway traces (spans.ts), under the
    * client's trace context when its `_meta` carries one (a malformed one is ignored); the requests to
@@ -227,14 +278,40 @@ export class Gateway {
     return false;
   }
 
+  /**
+   * A call of a tool the server does not list is a JSON-RPC error (nothing is logged); anything that
+   * goes wrong on the way (Sagaboard unreachable, a broken link) is an answer that says so, never a
+   * bare internal error, and the call is safe to send again.
+   */
   private async callTool(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal, holdWaitMs: number): Promise<ToolResult> {
-    const upstreamTool = this.o.upstreamTools.find((t) => t.name === name);
-    if (!upstreamTool) return text(`Unknown tool ${name}: the server behind this gateway lists ${this.o.upstreamTools.map((t) => t.name).join(", ")}.`, true);
+    if (!this.o.tools.tool(name)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}: the server behind this gateway lists ${this.o.tools.tools().map((t) => t.name).join(", ") || "no tools"}.`);
+    }
+    try {
+      return await this.checkedCall(name, rawArgs, meta, signal, holdWaitMs);
+    } catch (e) {
+      if (e instanceof McpError) throw e;
+      return text(`The gateway could not finish ${name}: ${(e as Error).message}. Call it again with the same arguments; it will not run twice.`, true, { "dev.sagaboard/error": "gateway" });
+    }
+  }
+
+  private async checkedCall(name: string, rawArgs: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal: AbortSignal, holdWaitMs: number): Promise<ToolResult> {
     const args = (rawArgs ?? {}) as Json;
     const full = tableName(this.o.namespace, name);
     const row = await this.tableTool(full);
+    // The table reviewed another definition than the one the server lists now: declared again (the
+    // table holds it unreviewed from then on), and nothing is sent under the unreviewed one.
+    const current = this.o.tools.hashOf(name);
+    if (row?.status === "REVIEWED" && row.definitionHash && current && row.definitionHash !== current) {
+      this.table = null;
+      await this.o.tools.refresh();
+      return text(`${name}'s definition changed since an admin reviewed it: it was declared again and waits for a review at ${this.o.dashboardUrl}/admin/tools. Nothing was sent.`, true, {
+        "dev.sagaboard/held": true,
+        "dev.sagaboard/reason": "DEFINITION_CHANGED",
+      });
+    }
     // Reviewed as PURE (read-only) in the tool table: nothing to log, forwarded as it is.
-    if (row?.toolClass === "PURE") return (await this.o.upstream.client.callTool({ name, arguments: rawArgs ?? {} }, undefined, { signal, timeout: this.o.callTimeoutMs })) as ToolResult;
+    if (row?.toolClass === "PURE") return this.read(name, rawArgs ?? {}, signal);
 
     const hash = argsHash(args);
     const clientKey = typeof meta?.[CLIENT_KEY_META] === "string" ? (meta[CLIENT_KEY_META] as string) : null;
@@ -385,29 +462,49 @@ export class Gateway {
   private async forward(name: string, args: Json, step: StepRecord, clientSignal: AbortSignal): Promise<ToolResult> {
     this.crash("after_intent");
     const meta = { [KEY_META]: step.stepKey };
+    // The client's cancel is not passed on at once: the server's call stays open for the grace, so its
+    // answer (the effect may be happening) settles the step instead of being lost.
+    const upstreamAbort = new AbortController();
     const sent: Promise<RawAnswer | null> = this.o.upstream.client
-      .callTool({ name, arguments: args as Record<string, unknown>, _meta: meta }, undefined, { signal: clientSignal, timeout: this.o.callTimeoutMs + this.o.lateWaitMs })
+      .callTool({ name, arguments: args as Record<string, unknown>, _meta: meta }, undefined, { signal: upstreamAbort.signal, timeout: this.o.callTimeoutMs + Math.max(this.o.lateWaitMs, this.o.cancelGraceMs) })
       .then(
         (result) => ({ result }),
         (e: { code?: number; message?: string }) =>
           typeof e?.code === "number" && refusedBeforeRunning(e.code) ? { error: { code: e.code, message: e.message ?? "" } } : null,
       );
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     const deadline = new Promise<"deadline">((resolve) => (timer = setTimeout(() => resolve("deadline"), this.o.callTimeoutMs)));
-    const first = await Promise.race([sent, deadline]);
+    const gaveUp = new Promise<"cancelled">((resolve) => {
+      if (clientSignal.aborted) return resolve("cancelled");
+      onAbort = () => resolve("cancelled");
+      clientSignal.addEventListener("abort", onAbort, { once: true });
+    });
+    const first = await Promise.race([sent, deadline, gaveUp]);
     clearTimeout(timer);
+    if (onAbort) clientSignal.removeEventListener("abort", onAbort);
     this.crash("after_upstream");
-    if (first === null || first === "deadline") {
+    if (first === null || first === "deadline" || first === "cancelled") {
       // Timed out, cancelled or the link broke: the effect may have happened. UNKNOWN, never FAILED.
-      const why = clientSignal.aborted ? "the client cancelled the call" : first === "deadline" ? `no answer within ${Math.round(this.o.callTimeoutMs / 1000)} s` : "the link to the server broke";
+      const grace = Math.round(this.o.cancelGraceMs / 1000);
+      const why =
+        first === "cancelled"
+          ? `the client cancelled the call; the gateway keeps the server's call open ${grace} s for its answer before cancelling it there`
+          : first === "deadline"
+            ? `no answer within ${Math.round(this.o.callTimeoutMs / 1000)} s`
+            : "the link to the server broke";
+      if (first === "cancelled") {
+        const cancel = setTimeout(() => upstreamAbort.abort(), this.o.cancelGraceMs);
+        void sent.finally(() => clearTimeout(cancel));
+      }
       const unknown = await this.o.sagaboard.outcome(step, { kind: "unknown", message: `${why}; the gateway listens for a late answer, then looks the key up` });
       this.crash("after_unknown");
       this.remember(unknown, null);
-      const late = first === "deadline" ? sent : this.o.upstream.transport.answerFor(step.stepKey, Math.min(2_000, this.o.lateWaitMs));
-      const settling = this.settleLate(unknown, late);
+      const late = first === null ? this.o.upstream.transport.answerFor(step.stepKey, Math.min(2_000, this.o.lateWaitMs)) : sent;
+      const settling = this.settleLate(unknown, late, name);
       this.settling.set(step.id, settling);
       void settling.finally(() => this.settling.delete(step.id));
-      return text(`The outcome of ${name} is unknown (${why}). Sagaboard is settling it by its key; call it again with the same arguments for its result. It will not run twice.`, true, {
+      return text(`The outcome of ${name} is unknown (${why.split(";")[0]}). Sagaboard is settling it by its key; call it again with the same arguments for its result. It will not run twice.`, true, {
         "dev.sagaboard/outcome": "unknown",
       });
     }
@@ -434,9 +531,16 @@ export class Gateway {
     return this.o.sagaboard.outcome(step, { kind: "confirmed", externalRef: null, result: result as unknown as Json });
   }
 
-  /** After an UNKNOWN: the late answer settles the step if it comes; otherwise its lookup does. */
-  private async settleLate(step: StepRecord, late: Promise<RawAnswer | null>): Promise<void> {
+  /**
+   * After an UNKNOWN: the late answer settles the step if it comes; otherwise its lookup does. A tool
+   * with no lookup is raised for a person at once (OUTCOME_UNKNOWN), and a late answer that comes
+   * after that still settles the step (and closes the item).
+   */
+  private async settleLate(step: StepRecord, late: Promise<RawAnswer | null>, name: string): Promise<void> {
     try {
+      if (!this.o.lookups[name]) {
+        this.remember(await this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: noLookup(step.tool, "and no answer has come yet: the gateway keeps listening and settles it if the answer comes"), attempts: 1 }), null);
+      }
       // Not under the session's lock: a re-sent call waits on this, and the server fences the update.
       const answer = await late;
       if (answer?.result && !(answer.result as ToolResult).isError) {
@@ -470,10 +574,11 @@ export class Gateway {
 
   /** The tool's lookup: found, absent (proved twice, the lag pause between), or a person decides. */
   private async lookUp(step: StepRecord): Promise<StepRecord> {
-    const mcpName = this.byTableName.get(step.tool)?.name;
+    const mcpName = this.o.tools.tools().find((t) => tableName(this.o.namespace, t.name) === step.tool)?.name;
     const lookup = mcpName ? this.o.lookups[mcpName] : undefined;
     if (!lookup) {
-      return this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: `${step.tool} has no lookup in the gateway (no built-in one, no --lookup-by-key): a person must check the server.`, attempts: 0 });
+      if (step.status === "UNKNOWN" && (step.error as { reason?: string } | null)?.reason === "lookup_failed") return step; // already with a person
+      return this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: noLookup(step.tool, "a person must check the server"), attempts: 1 });
     }
     try {
       const input = { client: this.o.upstream.client, stepKey: step.stepKey, args: step.args as Record<string, unknown> };
@@ -486,6 +591,56 @@ export class Gateway {
     } catch (e) {
       return this.o.sagaboard.reconciled(step, { kind: "lookup_failed", message: (e as Error).message, attempts: 1 });
     }
+  }
+}
+
+/** Why a step with no lookup goes to a person. */
+function noLookup(tool: string, then: string): string {
+  return `${tool} has no lookup in the gateway (no built-in one, no --lookup-by-key), ${then}.`;
+}
+
+/**
+ * One read-only call in flight, shared by every client request for it: a client that gives up (a
+ * timeout, a cancel) and sends it again joins the call still running instead of running it twice;
+ * the server is told to cancel only when every request has given up and the grace has passed.
+ */
+class SharedCall {
+  private waiting = 0;
+  private cancel: NodeJS.Timeout | null = null;
+  private readonly abort = new AbortController();
+  readonly answer: Promise<ToolResult>;
+
+  constructor(start: (signal: AbortSignal) => Promise<ToolResult>, private readonly graceMs: number) {
+    this.answer = start(this.abort.signal);
+    void this.answer.catch(() => undefined).finally(() => this.cancel && clearTimeout(this.cancel));
+  }
+
+  /** The answer for one client request; its giving up counts against the shared call. */
+  join(signal: AbortSignal): Promise<ToolResult> {
+    this.waiting++;
+    if (this.cancel) {
+      clearTimeout(this.cancel);
+      this.cancel = null;
+    }
+    return new Promise<ToolResult>((resolve, reject) => {
+      const gaveUp = () => {
+        this.waiting--;
+        if (this.waiting === 0) this.cancel = setTimeout(() => this.abort.abort(), this.graceMs);
+        reject(new McpError(ErrorCode.RequestTimeout, "The client gave up on the call; its answer is kept for a re-send."));
+      };
+      if (signal.aborted) return gaveUp();
+      signal.addEventListener("abort", gaveUp, { once: true });
+      this.answer.then(
+        (a) => {
+          signal.removeEventListener("abort", gaveUp);
+          resolve(a);
+        },
+        (e: unknown) => {
+          signal.removeEventListener("abort", gaveUp);
+          reject(e);
+        },
+      );
+    });
   }
 }
 

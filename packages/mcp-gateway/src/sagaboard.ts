@@ -28,10 +28,15 @@ const pivot = (w: object) => fromWire<PivotRecord>(w, DATE_FIELDS.pivot);
 /** A row of the tool table as the gateway's token may use it. */
 export interface TableTool {
   name: string;
+  /** The class calls are decided with (IRREVERSIBLE while unreviewed). */
   toolClass: string;
   policyVersion: number;
   /** The compensating tool an admin paired it with. */
   compensator?: string | null;
+  /** REVIEWED, UNREVIEWED or DISABLED. */
+  status?: string;
+  /** The hash of the definition the row was declared (and, reviewed, reviewed) with. */
+  definitionHash?: string | null;
 }
 
 /** The agent's actor: the server replaces it with the token's own, it is sent for the type only. */

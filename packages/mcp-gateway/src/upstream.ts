@@ -5,7 +5,7 @@
  * `_meta`, and any answer to it (on time or late) is kept for the gateway by that key.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
@@ -91,8 +91,15 @@ export class WatchedTransport implements Transport {
   }
 }
 
-/** How to reach the real server: a command line (stdio) or a URL (streamable HTTP). */
-export type UpstreamTarget = { command: string; args: string[]; env?: Record<string, string>; cwd?: string } | { url: string };
+/**
+ * How to reach the real server: a command line (stdio; `env` is what the operator passes it beyond the
+ * minimal environment) or a URL (streamable HTTP).
+ */
+export type UpstreamTarget =
+  | { command: string; args: string[]; env?: Record<string, string>; cwd?: string }
+  | { url: string }
+  /** A transport the caller made (the in-process gateway): its name says which server it reaches. */
+  | { transport: Transport; name: string };
 
 /** A connected client to the real server and its watched transport. */
 export interface Upstream {
@@ -106,12 +113,17 @@ export interface Upstream {
  */
 export async function connectUpstream(target: UpstreamTarget): Promise<Upstream> {
   const inner: Transport =
-    "url" in target
+    "transport" in target
+      ? target.transport
+      : "url" in target
       ? new StreamableHTTPClientTransport(new URL(target.url))
       : new StdioClientTransport({
           command: target.command,
           args: target.args,
-          env: { ...(process.env as Record<string, string>), ...target.env },
+          // An explicit environment: the SDK's minimal one (HOME, LOGNAME, PATH, SHELL, TERM, USER) and
+          // what the operator names with --pass-env. Never the gateway's own: its Sagaboard token would
+          // reach the server and whatever the server runs (server-everything's get-env prints it).
+          env: { ...getDefaultEnvironment(), ...target.env },
           cwd: target.cwd,
           stderr: "inherit",
         });
