@@ -122,10 +122,13 @@ describe("approval unavailable", () => {
 
       if (t % 2 === 1) {
         const report = await engine.unwind(run.runId, AGENT, "the pivot expired");
-        // The email the agent tried on its own is still held for a person: the unwind says so and waits.
+        // The email the agent tried on its own was held for a person; the unwind closes it, saying why:
+        // the run takes no more calls, so no approval could ever send it.
         const open = await store.listEscalations({ runId: run.runId, status: ["OPEN", "CLAIMED"] });
-        expect(open.map((e) => e.kind)).toEqual([EscalationKind.APPROVAL_REQUIRED]);
-        expect(report.status).toBe(RunStatus.NEEDS_ATTENTION);
+        expect(open).toEqual([]);
+        const closed = (await store.listEscalations({ runId: run.runId })).filter((e) => e.kind === EscalationKind.APPROVAL_REQUIRED);
+        expect(closed.map((e) => e.resolution)).toEqual([expect.objectContaining({ approved: false, closedBecause: "run_unwound" })]);
+        expect(report.status).toBe(RunStatus.UNWOUND);
         expect(report.compensationFailed.length + report.unresolved.length).toBe(0);
         expect(world.ledger.effects({ op: "email.deleteDraft" }).length).toBeGreaterThan(0);
       } else {
