@@ -472,7 +472,7 @@ async function httpSection(inProcessSqliteMs: number): Promise<void> {
   try {
     // Warm the server's JIT on every route measured (a few hundred requests each), so the rounds see
     // steady state rather than the first requests' compilation.
-    await http.httpEngineLoad(app, 2, 150);
+    await http.httpEngineLoad(app, 2, 150, http.PIPELINED_LINGER_MS);
     await http.httpEngineLoad(app, 2, 150, 0);
     await http.httpBareLoad(app, 2, 150);
     await http.healthLoad(app.url, 2, 300);
@@ -484,7 +484,7 @@ async function httpSection(inProcessSqliteMs: number): Promise<void> {
         health: () => http.healthLoad(app.url, c, steps * 2),
         bare: () => http.httpBareLoad(app, c, steps),
         engine: () => http.httpEngineLoad(app, c, steps, 0),
-        pipelined: () => http.httpEngineLoad(app, c, steps),
+        pipelined: () => http.httpEngineLoad(app, c, steps, http.PIPELINED_LINGER_MS),
       });
       const hp = percentiles(all(r.health!));
       const floor = 2 * hp.p50 + inProcessSqliteMs;

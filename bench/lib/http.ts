@@ -94,9 +94,12 @@ export async function healthLoad(url: string, concurrency: number, perLoop: numb
 
 /**
  * `concurrency` agents, each running runs of STEPS_PER_RUN no-op calls through the engine over HTTP.
- * `outcomeLingerMs` 0 sends each outcome in its own request (two per step); the client's default
- * sends it with the next call (one per step; the last of a run goes alone after the linger).
+ * `outcomeLingerMs` 0 (the client's default) sends each outcome in its own request (two per step);
+ * pipelining (PIPELINED_LINGER_MS) sends it with the next call (one per step; the last of a run goes
+ * alone after the linger).
  */
+export const PIPELINED_LINGER_MS = 250;
+
 export async function httpEngineLoad(app: App, concurrency: number, stepsPerAgent: number, outcomeLingerMs?: number): Promise<Round> {
   const latencies: number[] = [];
   const t0 = performance.now();

@@ -9,6 +9,14 @@ import { EscalationStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "./v
 /** The finished statuses a run may be moved to only when its log agrees. */
 export type FinishedRunStatus = typeof RunStatus.COMPLETED | typeof RunStatus.UNWOUND;
 
+/** What the agent should do about a step that keeps its run from finishing, by the step's status. */
+function unsettledAdvice(status: StepStatus): string {
+  if (status === StepStatus.INTENDED) {
+    return "its outcome was never reported. Report it (an engine of this process may still hold it: flush it), or call the tool again at that step so it is looked up by its key, or let a worker reconcile it.";
+  }
+  return "nobody knows whether it happened. Call the tool again at that step so it is looked up by its key, or let a worker or a person reconcile it.";
+}
+
 /**
  * Refuses (RUN_NOT_SETTLED) while a step is unsettled (its outcome is not known, so neither are the
  * run's effects); for UNWOUND also while anything is left out there: a confirmed effect neither
@@ -19,8 +27,8 @@ export async function assertRunSettled(store: Pick<SagaStore, "listSteps" | "lis
   const steps = await store.listSteps(runId);
   const open = steps.find((s) => UNSETTLED_STATUSES.includes(s.status));
   if (open) {
-    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be ${to}: step ${open.stepIdx} (${open.tool}) is ${open.status}; call it again to reconcile it first.`, [
-      { path: "to", message: `step ${open.stepIdx} is unsettled` },
+    throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be ${to}: step ${open.stepIdx} (${open.tool}) is ${open.status}: ${unsettledAdvice(open.status)}`, [
+      { path: "to", message: `step ${open.stepIdx} (${open.tool}) is ${open.status}` },
     ]);
   }
   if (to !== RunStatus.UNWOUND) return;

@@ -252,10 +252,9 @@ describe("a revoked token", () => {
 
     await expect(run.call("create_ticket", { summary: "again", orderId: "1182" })).rejects.toMatchObject({ status: 401, code: "UNAUTHORIZED" });
     await expect(run.call("create_ticket", { summary: "and again", orderId: "1182" })).rejects.toMatchObject({ status: 401, code: "UNAUTHORIZED" });
-    // The confirmation waited for the next call (one request per step), which the revocation refused
-    // with it: the step stays in flight, as if the agent had died, for a reconcile by its key.
+    // The confirmation was recorded before call() returned, ahead of the revocation; nothing after it was.
     const rows = await prisma.step.findMany({ where: { runId: run.runId } });
-    expect(rows.map((r) => [r.tool, r.status])).toEqual([["create_ticket", "INTENDED"]]);
+    expect(rows.map((r) => [r.tool, r.status])).toEqual([["create_ticket", "CONFIRMED"]]);
     expect(await prisma.auditEvent.count({ where: { runId: run.runId } })).toBeGreaterThanOrEqual(2);
   });
 

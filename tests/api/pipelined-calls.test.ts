@@ -57,8 +57,42 @@ async function threeCallsAndFinish(engine: SagaEngine, orderId: string) {
 }
 
 describe("pipelined outcomes", () => {
-  it("a run of three calls and its finish is four requests, with the rows and audit trail two requests per step make", async () => {
-    const { prisma, paths, agent, world } = await setup();
+  it("by default every outcome is durable before call() returns: a read right after it shows the step CONFIRMED", async () => {
+    const { prisma, paths, agent } = await setup();
+    const run = await agent().engine.startRun({ title: "Order 1300", agent: "x" });
+    await run.call("create_ticket", { summary: "Order 1300 arrived damaged", orderId: "1300" });
+    expect((await prisma.step.findFirstOrThrow({ where: { runId: run.runId } })).status).toBe("CONFIRMED");
+    expect(paths.filter((p) => p.endsWith("/outcome"))).toHaveLength(1);
+  });
+
+  it("complete() through a second engine of the same process sends the first engine's waiting outcome first, and succeeds", async () => {
+    const { prisma, agent, world } = await setup(60_000);
+    const first = agent();
+    const run = await first.engine.startRun({ title: "Order 1310", agent: "x" });
+    await run.call("create_ticket", { summary: "Order 1310 arrived damaged", orderId: "1310" });
+    expect((await prisma.step.findFirstOrThrow({ where: { runId: run.runId } })).status).toBe("INTENDED");
+    const second = agent();
+    const finished = await (await second.engine.resume(run.runId)).complete();
+    expect(finished.status).toBe("COMPLETED");
+    const step = await prisma.step.findFirstOrThrow({ where: { runId: run.runId } });
+    expect(step.status).toBe("CONFIRMED");
+    expect(world.ledger.count({ key: step.stepKey })).toBe(1);
+  });
+
+  it("a run that cannot finish says which step, its status and what to do", async () => {
+    const { agent } = await setup(0);
+    const { engine, store } = agent();
+    const run = await engine.startRun({ title: "Order 1311", agent: "x" });
+    // An intent whose outcome this process never reports (as if the reporting process died).
+    const begun = await store.calls.begin({ runId: run.runId, tool: "create_ticket", args: { summary: "Order 1311 arrived damaged", orderId: "1311" }, cursor: 0, proposal: { compensation: { tool: "close_ticket", args: { reason: "rolled back" } } }, actor: { type: "agent", id: "x" } } as never);
+    expect(begun.kind).toBe("call");
+    const refused = await run.complete().then(() => null, (e: unknown) => e as SagaError);
+    expect(refused).toMatchObject({ code: "RUN_NOT_SETTLED" });
+    expect(refused!.message).toMatch(/step 0 \(create_ticket\) is INTENDED: its outcome was never reported\. Report it .*or let a worker reconcile it/);
+  });
+
+  it("a run of three calls and its finish is four requests when pipelining is on, with the rows and audit trail two requests per step make", async () => {
+    const { prisma, paths, agent, world } = await setup(250);
     const pipelined = await threeCallsAndFinish(agent().engine, "1301");
     const callPaths = paths.filter((p) => p !== "POST /api/v1/runs");
     expect(callPaths).toEqual(["POST /api/v1/runs/:id/calls", "POST /api/v1/runs/:id/calls", "POST /api/v1/runs/:id/calls", "POST /api/v1/runs/:id/complete"]);

@@ -12,7 +12,7 @@ import type { ApprovalReason } from "@/lib/saga/vocabulary";
 import type { RunRecord, StepRecord } from "@/lib/saga/store";
 import type { CallPort, UnwindPort } from "@/lib/saga/agent-port";
 import type { Transport } from "./transport";
-import { answeredRefusal, OutcomePipeline, type WaitingOutcome } from "./outcome-pipeline";
+import { answeredRefusal, flushProcess, OutcomePipeline, type WaitingOutcome } from "./outcome-pipeline";
 import { StepStatus } from "@/lib/saga/vocabulary";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
@@ -21,14 +21,22 @@ const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
 /**
  * Sends `request` carrying the run's waiting outcome (`pipeline`, outcome-pipeline.ts) as `previous`.
  * Without an answer (the network, a 5xx) the outcome is given back; with one it was recorded, or
- * refused and the refusal, naming `previous`, is thrown.
+ * refused and the refusal, naming `previous`, is thrown. Before a refusal is thrown, every other
+ * outcome the process holds is sent: the agent may stop on it.
  */
 async function withPrevious<T>(pipeline: OutcomePipeline, runId: string, request: (previous: WaitingOutcome | undefined) => Promise<T>): Promise<T> {
   const previous = await pipeline.take(runId);
   try {
-    return await request(previous);
+    const answer = await request(previous);
+    if (previous) pipeline.answered(previous);
+    return answer;
   } catch (e) {
-    if (previous && !answeredRefusal(e)) pipeline.giveBack(runId, previous);
+    if (!answeredRefusal(e)) {
+      if (previous) pipeline.giveBack(runId, previous);
+      throw e;
+    }
+    if (previous) pipeline.answered(previous);
+    await flushProcess({ refusals: "keep" });
     throw e;
   }
 }
@@ -61,6 +69,8 @@ export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) =>
         return { ...input.step, status: StepStatus.CONFIRMED, externalRef: input.outcome.externalRef, result: input.outcome.result, error: null, attempts };
       }
       const res = await send(() => http.request("POST", fillPath(api.reportOutcome.path, { stepId: input.step.id }), api.reportOutcome.response, outcomeBody(input.outcome, attempts)));
+      // A failure or an unknown outcome is thrown to the agent next, which may stop on it: send what waits first.
+      if (input.outcome.kind !== "confirmed") await flushProcess({ refusals: "keep" });
       return step(res.step);
     },
     async reconciled(input) {
@@ -68,6 +78,8 @@ export function httpCallPort(http: Transport, send: <T>(fn: () => Promise<T>) =>
       return step(res.step);
     },
     async complete(input) {
+      // Another engine of this process may hold an outcome of this run: it goes first, or the run is not settled.
+      await flushProcess({ except: pipeline });
       const res = await withPrevious(pipeline, input.runId, (previous) =>
         send(() => http.request("POST", fillPath(api.completeRun.path, { runId: input.runId }), api.completeRun.response, previous ? { previous } : undefined)),
       );

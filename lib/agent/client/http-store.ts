@@ -14,7 +14,7 @@ import type { AuditEventRecord, AuditInput, CorrectionRecord, EscalationRecord, 
 import type { EscalationStatus } from "@/lib/saga/vocabulary";
 import * as callsApi from "@/lib/protocol/contracts/calls";
 import { httpCallPort, httpUnwindPort } from "./http-calls";
-import { DEFAULT_LINGER_MS, OutcomePipeline } from "./outcome-pipeline";
+import { DEFAULT_LINGER_MS, flushProcess, OutcomePipeline } from "./outcome-pipeline";
 import { SagaboardApiError, Transport, type TransportOptions } from "./transport";
 
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
@@ -35,9 +35,11 @@ export type HttpSagaStoreOptions = TransportOptions & {
   /** No longer used: the server reads tool policy versions itself (kept so existing options still type-check). */
   policyCacheMs?: number;
   /**
-   * How long a confirmed call's outcome may wait to go to the server with the run's next call or
-   * completion, so a step costs one request (default 250 ms; then it is sent alone). 0: every
-   * outcome in its own request, before the call returns. See lib/agent/client/outcome-pipeline.ts.
+   * Pipelining, opt-in: how long a confirmed call's outcome may wait to go to the server with the
+   * run's next call or completion, so a step costs one request (then it is sent alone; 250 is a good
+   * value). Default 0: every outcome in its own request, durable before `call()` returns. A process
+   * that ends sends what waits first (beforeExit, SIGTERM/SIGINT, process.exit, an uncaught throw).
+   * See lib/agent/client/outcome-pipeline.ts.
    */
   outcomeLingerMs?: number;
 };
@@ -57,10 +59,14 @@ export class HttpSagaStore implements SagaServer {
 
   constructor(options: HttpSagaStoreOptions) {
     this.http = new Transport(options);
-    this.pipeline = new OutcomePipeline(options.outcomeLingerMs ?? DEFAULT_LINGER_MS, async (previous) => {
-      const { stepId, ...outcome } = previous;
-      await this.call(() => this.http.request("POST", path(callsApi.reportOutcome.path, { stepId }), callsApi.reportOutcome.response, outcome));
-    });
+    this.pipeline = new OutcomePipeline(
+      options.outcomeLingerMs ?? DEFAULT_LINGER_MS,
+      async (previous) => {
+        const { stepId, ...outcome } = previous;
+        await this.call(() => this.http.request("POST", path(callsApi.reportOutcome.path, { stepId }), callsApi.reportOutcome.response, outcome));
+      },
+      ({ stepId, ...outcome }) => this.http.describe(path(callsApi.reportOutcome.path, { stepId }), outcome),
+    );
     this.calls = httpCallPort(this.http, (fn) => this.call(fn), this.pipeline);
     this.unwinds = httpUnwindPort(this.http, (fn) => this.flushed(fn));
     this.pivots = {
@@ -81,8 +87,9 @@ export class HttpSagaStore implements SagaServer {
     return this.pipeline.flush();
   }
 
-  /** `call`, after the waiting outcomes are sent. */
+  /** `call`, after the outcomes waiting in this process (this client's and any other's) are sent. */
   private async flushed<T>(fn: () => Promise<T>): Promise<T> {
+    await flushProcess({ except: this.pipeline, refusals: "keep" });
     if (!this.pipeline.idle) await this.pipeline.flush();
     return this.call(fn);
   }

@@ -1,22 +1,51 @@
 /**
- * One request per step: a confirmed call's outcome waits here and goes to the server with the run's
- * next command (its next call, or its completion) as `previous`, instead of in a request of its own.
- * The server records it first, as its own commit, so the log's guarantees are those of two requests:
- * an outcome not yet sent is a step in flight, reconciled by its key if this process dies.
+ * One request per step, when the caller opts in (`outcomeLingerMs` > 0; the default is 0, every
+ * outcome durable before `call()` returns): a confirmed call's outcome waits here and goes to the
+ * server with the run's next command (its next call, or its completion) as `previous`, instead of in
+ * a request of its own. The server records it first, as its own commit, so the log's guarantees are
+ * those of two requests: an outcome not yet sent is a step in flight, reconciled by its key if this
+ * process dies (the server's sweep of silent steps gives it to a worker).
  *
  * An outcome never waits longer than `lingerMs`: an agent that thinks (a model's turn takes seconds)
  * gets it sent alone meanwhile, off its critical path. Anything else the process asks the server
- * (a pivot, an unwind, a read) first sends every waiting outcome (`flush`), so it reads its own writes.
- * Only confirmations wait: a failure or an unknown outcome is reported at once, as the agent is told.
+ * (a pivot, an unwind, a read, a completion) first sends every waiting outcome of every pipeline of
+ * the process (`flushProcess`), so two engines on one run read and finish on each other's writes.
+ * Only confirmations wait: a failure or an unknown outcome is reported at once, after every waiting
+ * outcome, as the agent is told. A process that ends sends what waits first (process-flush.ts).
  */
 import type { z } from "zod";
 import type { ZPreviousOutcome } from "@/lib/protocol/schemas/calls";
+import { watchPipelines, type ExitRequest } from "./process-flush";
 
 /** A confirmed outcome waiting for its run's next command. */
 export type WaitingOutcome = z.input<typeof ZPreviousOutcome>;
 
-/** How long a confirmed outcome may wait for the run's next command before it is sent alone (ms). */
-export const DEFAULT_LINGER_MS = 250;
+/** How long a confirmed outcome may wait for the run's next command before it is sent alone (ms): 0, none. */
+export const DEFAULT_LINGER_MS = 0;
+
+/** Every pipeline of this process that holds an outcome not yet answered by the server. */
+const busy = new Set<OutcomePipeline>();
+
+/**
+ * Sends every waiting outcome of every pipeline of this process but `except`, and waits for the
+ * answers. `refusals: "throw"` throws the first refusal (a read or command that must not go on past
+ * it); "keep" leaves each for its run's next command to throw.
+ */
+export async function flushProcess(options: { except?: OutcomePipeline; refusals?: "throw" | "keep" } = {}): Promise<void> {
+  const pipelines = [...busy].filter((p) => p !== options.except);
+  if (options.refusals === "keep") {
+    await Promise.all(pipelines.map((p) => p.send()));
+    return;
+  }
+  const results = await Promise.allSettled(pipelines.map((p) => p.flush()));
+  const refused = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (refused) throw refused.reason;
+}
+
+/** The outcomes of this process the server has not answered, as requests a process that is ending can still send. */
+export function unansweredRequests(): ExitRequest[] {
+  return [...busy].flatMap((p) => p.unansweredRequests());
+}
 
 interface Waiting {
   previous: WaitingOutcome;
@@ -37,7 +66,23 @@ export class OutcomePipeline {
     readonly lingerMs: number,
     /** Sends one outcome in its own request (POST /steps/{id}/outcome). */
     private readonly sendAlone: (previous: WaitingOutcome) => Promise<void>,
+    /** The same request described for another process to send, when this one is ending (null: it cannot be). */
+    private readonly describe: (previous: WaitingOutcome) => ExitRequest | null = () => null,
   ) {}
+
+  /** Outcomes held and not yet answered by the server (waiting, being sent, or riding on a command in flight). */
+  private readonly unanswered = new Set<WaitingOutcome>();
+
+  /** Every unanswered outcome as a request another process can send. */
+  unansweredRequests(): ExitRequest[] {
+    return [...this.unanswered].flatMap((previous) => this.describe(previous) ?? []);
+  }
+
+  /** The server answered the command that carried `previous` (recorded, or refused): it no longer needs sending. */
+  answered(previous: WaitingOutcome): void {
+    this.unanswered.delete(previous);
+    if (this.unanswered.size === 0) busy.delete(this);
+  }
 
   /** Whether outcomes wait for the next command at all. */
   get on(): boolean {
@@ -46,6 +91,9 @@ export class OutcomePipeline {
 
   /** Keeps a confirmed outcome for the run's next command; sent alone after `lingerMs`. */
   hold(runId: string, previous: WaitingOutcome): void {
+    this.unanswered.add(previous);
+    busy.add(this);
+    watchPipelines({ flushProcess: () => flushProcess({ refusals: "keep" }), unansweredRequests });
     const earlier = this.waiting.get(runId);
     if (earlier) {
       // Two waiting outcomes of one run (two contexts on one run): the earlier goes now, alone.
@@ -90,17 +138,22 @@ export class OutcomePipeline {
 
   /** Sends every waiting outcome now, each alone, and waits for all being sent; throws the first refusal. */
   async flush(): Promise<void> {
+    await this.send();
+    const [first] = [...this.refused];
+    if (first) {
+      this.refused.delete(first[0]);
+      throw first[1];
+    }
+  }
+
+  /** Sends every waiting outcome now, each alone, and waits for all being sent; a refusal waits for its run's next command. */
+  async send(): Promise<void> {
     for (const [runId, waiting] of [...this.waiting]) {
       clearTimeout(waiting.timer);
       this.waiting.delete(runId);
       this.startSending(runId, waiting.previous);
     }
     await Promise.all([...this.sending.values()]);
-    const [first] = [...this.refused];
-    if (first) {
-      this.refused.delete(first[0]);
-      throw first[1];
-    }
   }
 
   /** Whether any outcome waits or is being sent. */
@@ -114,10 +167,12 @@ export class OutcomePipeline {
     const settled: Promise<void> = before
       .then(() => this.sendAlone(previous))
       .then(
-        () => undefined,
+        () => this.answered(previous),
         (e: unknown) => {
-          if (answeredRefusal(e)) this.refused.set(runId, e);
-          else this.giveBack(runId, previous);
+          if (answeredRefusal(e)) {
+            this.answered(previous);
+            this.refused.set(runId, e);
+          } else this.giveBack(runId, previous);
         },
       )
       .finally(() => {

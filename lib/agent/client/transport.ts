@@ -63,6 +63,15 @@ export class Transport {
     this.retries = options.retries ?? 4;
   }
 
+  /**
+   * A POST as another process could send it (a process that is ending, process-flush.ts); null when
+   * requests go through a fetch of the caller's own, which another process cannot use.
+   */
+  describe(path: string, body: unknown): { url: string; headers: Record<string, string>; body: string } | null {
+    if (this.options.fetch) return null;
+    return { url: new URL(path, this.options.baseUrl).toString(), headers: { authorization: `Bearer ${this.options.token}`, "content-type": "application/json" }, body: JSON.stringify(body) };
+  }
+
   /** Sends a request and parses the success body with `schema`; throws SagaboardApiError on error answers. */
   async request<S extends z.ZodType>(
     method: "GET" | "POST" | "PATCH",
