@@ -64,8 +64,7 @@ const registry = new ToolRegistry([
 const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl, token }), registry });
 // --- end glue ---
 if (process.argv[2] === "declare") {
-  const template = { correction: { subject: "About your trip to {{city}}", body: "Please disregard our earlier email." }, audience: ["customer"], owner: "travel-desk" };
-  console.log(JSON.stringify(await declareTools({ baseUrl, token }, registry, { "trip.send_itinerary": template })));
+  console.log(JSON.stringify(await declareTools({ baseUrl, token }, registry, { "trip.send_itinerary": { owner: "travel-desk" } })));
 } else {
   const run = await engine.startRun({ title: "Trip to Lisbon (installed package)", agent: "trip" });
   await run.call("trip.hold_car", { city: "Lisbon" });
@@ -294,6 +293,22 @@ describe("@sagaboard/client installed from its tarball outside the checkout", ()
     expect(shipped).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "openai-agents.js", "openai-agents.d.ts", "langgraph.js", "langgraph.d.ts"]));
   });
 
+  it("names the adapters' public types, so a team's own published declarations compile (no TS2742)", async () => {
+    const team = `import type { HeldCall, JournaledRun, SagaToolPolicy } from "@sagaboard/client/langgraph";
+import type { HeldCall as OpenAIHeld, SagaToolPolicy as OpenAIPolicy } from "@sagaboard/client/openai-agents";
+export const trip: SagaToolPolicy<{ city: string }> = { class: "COMPENSATABLE", owner: "travel-desk" };
+export const sameShape: OpenAIPolicy<{ city: string }> = trip;
+export function heldTools(held: readonly HeldCall[], also: readonly OpenAIHeld[]) { return [...held, ...also].map((h) => h.tool); }
+export function journalOf(run: JournaledRun) { return run; }
+`;
+    writeFileSync(path.join(OUTSIDE, "team.ts"), team);
+    const tsc = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const args = ["--declaration", "--emitDeclarationOnly", "--strict", "--skipLibCheck", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--outDir", "types-out", "team.ts"];
+    const compiled = await exec(process.execPath, [tsc, ...args], { cwd: OUTSIDE }).then(() => "", (e: { stdout: string }) => e.stdout);
+    expect(compiled).toBe("");
+    expect(readFileSync(path.join(OUTSIDE, "types-out", "team.d.ts"), "utf8")).toMatch(/SagaToolPolicy<\{\s*city: string;?\s*\}>/);
+  });
+
   it("runs a four-tool trip agent with the plain client: declared, approved, committed, one effect per tool", async () => {
     const prisma = await getPrisma();
     // The team's bootstrap: a token for its namespace before its tools exist; declaring adds them.
@@ -303,6 +318,13 @@ describe("@sagaboard/client installed from its tarball outside the checkout", ()
     expect(declared.code, declared.out).toBe(0);
     const result = JSON.parse(declared.out) as { namespace: string; tools: { name: string; status: string }[] };
     expect(result.tools.map((t) => `${t.name}:${t.status}`).sort()).toEqual(["trip.book_hotel:UNREVIEWED", "trip.hold_car:UNREVIEWED", "trip.hold_seat:UNREVIEWED", "trip.send_itinerary:UNREVIEWED"]);
+    // The correction template and audience came from the tool's own correction function, not typed by
+    // hand; they wait as the team's proposal for an admin to accept.
+    expect((await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "trip.send_itinerary" } })).proposal).toMatchObject({
+      correctionSubject: "About your trip to {{city}}",
+      correctionBody: "Please disregard our earlier email.",
+      audienceRule: "customer",
+    });
     for (const { name } of result.tools) {
       const row = await prisma.toolPolicy.findUniqueOrThrow({ where: { name } });
       await editTool(prisma, { name, expectedVersion: row.policyVersion, changes: { status: "REVIEWED" }, reason: "checked against the team's connector" }, { type: "user", id: "admin@example.com" });

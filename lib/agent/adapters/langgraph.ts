@@ -36,6 +36,8 @@ import {
 } from "./run-journal";
 
 export { currentSagaStep } from "./run-journal";
+// The types the adapter's public functions take and return, so a team's own declarations can name them.
+export type { HeldCall, JournaledOutcome, JournaledRun, JournaledSagaRun, JournalEntry, RunJournal, SagaToolPolicy } from "./run-journal";
 
 /** Add `...SagaboardAnnotation.spec` to the graph's state: the journal is checkpointed with it. */
 export const SagaboardAnnotation = Annotation.Root({

@@ -36,6 +36,8 @@ import {
 } from "./run-journal";
 
 export { currentSagaStep } from "./run-journal";
+// The types the adapter's public functions take and return, so a team's own declarations can name them.
+export type { HeldCall, JournaledOutcome, JournaledRun, JournaledSagaRun, JournalEntry, RunJournal, SagaToolPolicy } from "./run-journal";
 
 /** The key under which the journal lives in the SDK's run context (serialized with the RunState). */
 export const JOURNAL_KEY = "sagaboard";
