@@ -15,6 +15,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
+import { SagaErrorCode } from "@/lib/saga/errors";
 import { ToolRegistry } from "@/lib/saga/tools";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { World } from "@/lib/demo/sim";
@@ -81,6 +82,13 @@ describe("the Python package", () => {
     const [file, typed] = where.out.trim().split(" ");
     expect(file!.startsWith(path.join(VENV, "lib"))).toBe(true);
     expect(typed).toBe("True");
+  });
+
+  it("raises SagaError for exactly the saga engine's codes (a copy of lib/saga/errors.ts's list that must not drift)", async () => {
+    expect(installed.code, installed.out).toBe(0);
+    const codes = await python(["-c", "import json, sagaboard; print(json.dumps(sorted(sagaboard.SAGA_ERROR_CODES)))"], {});
+    expect(codes.code, codes.out).toBe(0);
+    expect(JSON.parse(codes.out)).toEqual(Object.keys(SagaErrorCode).sort());
   });
 
   it("declares its tools, and a trip-booking agent with faults makes each effect once", { timeout: 120_000 }, async () => {

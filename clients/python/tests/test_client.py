@@ -8,7 +8,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from sagaboard import ApprovalRequired, Run, Sagaboard, SagaboardError, Worker, args_schema
+import sagaboard
+from sagaboard import ApprovalRequiredError, Run, Sagaboard, SagaboardApiError, SagaError, Worker, args_schema
 
 
 def test_args_schema_comes_from_the_signature_after_call():
@@ -86,12 +87,20 @@ def stand_in() -> Iterator[Tuple[str, Dict[str, Answer], List[Tuple[str, str, An
     server.server_close()
 
 
-def test_a_refusal_carries_the_code_and_the_fields(stand_in):
+def test_a_refusal_carries_the_code_and_the_fields_under_the_typescript_clients_names(stand_in):
     url, answers, _ = stand_in
     answers["POST /api/v1/runs"] = (400, {"error": {"code": "VALIDATION_FAILED", "message": "title: required", "details": [{"path": "title", "message": "required"}]}})
-    with pytest.raises(SagaboardError) as refused:
+    with pytest.raises(SagaboardApiError) as refused:
         Sagaboard(url, "tok").start_run("")
     assert (refused.value.status, refused.value.code, refused.value.details) == (400, "VALIDATION_FAILED", [{"path": "title", "message": "required"}])
+    assert not isinstance(refused.value, SagaError)  # the API's own check, not the engine's
+    # The engine's codes arrive as SagaError (as lib/agent/client does), with the body's other members kept.
+    answers["POST /api/v1/runs/run_1/complete"] = (409, {"error": {"code": "RUN_NOT_SETTLED", "message": "step 2 is unknown: reconcile it first", "details": [], "stepId": "stp_2"}})
+    with pytest.raises(SagaError) as unsettled:
+        Run(Sagaboard(url, "tok"), "run_1").complete()
+    assert (unsettled.value.code, unsettled.value.issues, unsettled.value.extra) == ("RUN_NOT_SETTLED", [], {"stepId": "stp_2"})
+    # The names this package had before still catch the same errors.
+    assert (sagaboard.SagaboardError, sagaboard.Rejected, sagaboard.ApprovalRequired) == (SagaboardApiError, sagaboard.ToolRejected, ApprovalRequiredError)
 
 
 def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
@@ -111,7 +120,7 @@ def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
     assert result == {"status": "held", "pivotId": "piv_1", "index": 0, "answer": held}
     assert sent == []
     assert seen[-1][2]["planItem"] == {"pivotId": "piv_1", "index": 0}
-    assert isinstance(ApprovalRequired("trip.send_itinerary", held).answer, dict)
+    assert isinstance(ApprovalRequiredError("trip.send_itinerary", held).answer, dict)
 
 
 TASK_PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -221,7 +230,7 @@ def test_an_outcome_waits_no_longer_than_the_linger_and_a_refusal_reaches_the_ne
     assert [(m, p) for m, p, _ in seen] == [("POST", "/api/v1/runs/run_1/calls"), ("POST", "/api/v1/steps/stp_1/outcome")]
     run.call("book_hotel", city="Porto")
     time.sleep(0.3)
-    with pytest.raises(SagaboardError) as refused:
+    with pytest.raises(SagaboardApiError) as refused:
         run.call("book_hotel", city="Faro")
     assert refused.value.code == "STEP_NOT_IN_FLIGHT"
     assert len(seen) == 4  # the refusal was raised before anything more was sent

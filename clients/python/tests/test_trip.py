@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from sagaboard import ApprovalRequired, SagaboardError, ToolOutcomeUnknown, Worker
+from sagaboard import ApprovalRequiredError, SagaboardApiError, ToolOutcomeUnknown, Worker
 from trip_agent import FAULTS, ask_review, count, missing_server_env, read_ledger, sb, worker_client
 
 pytestmark = pytest.mark.skipif(
@@ -58,11 +58,11 @@ def test_crash_after_the_effect_resumes_with_one_effect():
 def test_irreversible_email_is_held_until_a_reviewer_approves_then_sent_once():
     run = sb.start_run("Trip to Faro: confirm by email")
     run.call("hold_car", city="Faro")
-    with pytest.raises(ApprovalRequired) as held:
+    with pytest.raises(ApprovalRequiredError) as held:
         run.call("send_itinerary", to="ada@example.com", city="Faro")
     assert held.value.reason == "IRREVERSIBLE"
     pivot = run.request_pivot("Car held in Faro; email the itinerary to the customer.", [("send_itinerary", {"to": "ada@example.com", "city": "Faro"})])
-    with pytest.raises(ApprovalRequired) as waiting:
+    with pytest.raises(ApprovalRequiredError) as waiting:
         run.call("send_itinerary", to="ada@example.com", city="Faro")
     assert waiting.value.reason == "PIVOT_PENDING"
     assert count("email", city="Faro") == 0
@@ -116,15 +116,15 @@ def test_unwind_in_reverse_releases_each_hold_once():
 
 def test_bad_input_gets_a_named_refusal():
     run = sb.start_run("Trip with a typo")
-    with pytest.raises(SagaboardError) as bad:
+    with pytest.raises(SagaboardApiError) as bad:
         sb.request("POST", f"/api/v1/runs/{run.id}/calls", {"tool": "trip.no_such_tool", "args": {}, "cursor": 0})
     assert bad.value.status in (403, 404)
-    with pytest.raises(SagaboardError) as unknown_field:
+    with pytest.raises(SagaboardApiError) as unknown_field:
         sb.request("POST", f"/api/v1/runs/{run.id}/calls", {"tool": sb.qualified("hold_car"), "args": {"city": "X"}, "cursor": 0, "stepKey": "mine"})
     assert unknown_field.value.status == 400
     assert "stepKey" in unknown_field.value.message + json.dumps(unknown_field.value.details)
     # The declared schema (from the function's signature) names a misspelt or missing argument.
-    with pytest.raises(SagaboardError) as misspelt:
+    with pytest.raises(SagaboardApiError) as misspelt:
         run.call("hold_car", town="Porto")
     assert misspelt.value.status == 400
     assert "args.city" in json.dumps(misspelt.value.details)

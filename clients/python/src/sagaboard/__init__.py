@@ -19,13 +19,18 @@ result when it says "replay".
 from __future__ import annotations
 
 from .client import Sagaboard
-from .errors import ApprovalRequired, Rejected, SagaboardError, ToolCallFailed, ToolOutcomeUnknown
+from .errors import (
+    SAGA_ERROR_CODES, ApprovalRequired, ApprovalRequiredError, Rejected, SagaboardApiError, SagaboardError, SagaError, ToolCallFailed,
+    ToolOutcomeUnknown, ToolRejected,
+)
 from .reconcile import look_up, reconcile
 from .run import Run
 from .tools import CLASSES, Call, Compensation, F, Json, Lookup, Send, Tool, Verify, args_schema
 from .worker import Worker
 
 __all__ = [
-    "Sagaboard", "Run", "Worker", "Call", "Tool", "Rejected", "SagaboardError", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequired",
+    "Sagaboard", "Run", "Worker", "Call", "Tool",
+    "SagaboardApiError", "SagaError", "ToolRejected", "ToolOutcomeUnknown", "ToolCallFailed", "ApprovalRequiredError", "SAGA_ERROR_CODES",
+    "SagaboardError", "Rejected", "ApprovalRequired",  # the former names of SagaboardApiError, ToolRejected, ApprovalRequiredError
     "args_schema", "reconcile", "look_up", "CLASSES",
 ]

@@ -5,7 +5,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from .errors import ApprovalRequired, Rejected, SagaboardError, ToolCallFailed, ToolOutcomeUnknown
+from .errors import ApprovalRequiredError, SagaboardApiError, SagaError, ToolCallFailed, ToolOutcomeUnknown, ToolRejected
 from .reconcile import reconcile
 from .tools import Call, Json, Tool, external_ref
 
@@ -26,7 +26,7 @@ class Run:
         self._waiting: Optional[Json] = None
         self._timer: Optional[threading.Timer] = None
         self._lock = threading.Lock()
-        self._refused: Optional[SagaboardError] = None
+        self._refused: Optional[SagaboardApiError] = None
 
     # -- outcomes sent with the next command ----------------------------------------------------
     def _hold(self, previous: Json) -> None:
@@ -42,7 +42,7 @@ class Run:
             self._waiting = None
             try:
                 self._post_outcome(previous)
-            except SagaboardError as e:
+            except SagaboardApiError as e:
                 if e.status < 500:
                     self._refused = e  # the log disagrees: the run's next command raises it
                 else:
@@ -68,7 +68,7 @@ class Run:
 
     def _give_back(self, previous: Optional[Json], error: BaseException) -> None:
         """Puts an outcome back when its request got no answer (the network, a 5xx); sending it again is answered from the log."""
-        if previous is not None and not (isinstance(error, SagaboardError) and error.status < 500):
+        if previous is not None and not (isinstance(error, SagaboardApiError) and error.status < 500):
             with self._lock:
                 if self._waiting is None:
                     self._waiting = previous
@@ -120,7 +120,7 @@ class Run:
                 error = step.get("error") or {}
                 raise ToolCallFailed(tool, step["stepIdx"], error.get("reason", "rejected"), error.get("message", ""))
             if kind == "held":
-                raise ApprovalRequired(tool, answer)
+                raise ApprovalRequiredError(tool, answer)
             if kind == "reconcile":
                 # A commit is answered with whichever step is unsettled first: look it up with its own tool.
                 owner = t if step["tool"] == server_name else self.sb.tools[self.sb.local(step["tool"])]
@@ -131,14 +131,14 @@ class Run:
             result = self._execute(t, args, step, answer["send"])
             if result is not _MOVED:
                 return result
-        raise SagaboardError(409, "CONFLICT", f"step {self.cursor} kept changing while {tool} was called; call it again")
+        raise SagaError(409, "CONFLICT", f"step {self.cursor} kept changing while {tool} was called; call it again")
 
     def _execute(self, t: Tool, args: Json, step: Json, send: Json) -> Any:
         call = Call(send["idempotencyKey"], send["metadata"], self.id)
         for attempt in range(1, self.sb.max_attempts + 1):
             try:
                 result = t.fn(call, **args)
-            except Rejected as e:
+            except ToolRejected as e:
                 if e.retryable and attempt < self.sb.max_attempts:
                     time.sleep(self.sb.backoff * 2 ** (attempt - 1))
                     continue
@@ -160,7 +160,7 @@ class Run:
     def _report(self, step: Json, body: Json) -> Any:
         try:
             return self.sb.request("POST", f"/api/v1/steps/{step['id']}/outcome", body)["step"]
-        except SagaboardError as e:
+        except SagaboardApiError as e:
             if e.code == "STEP_NOT_IN_FLIGHT":
                 return _MOVED  # someone settled it first: the log wins, begin again
             raise
@@ -193,7 +193,7 @@ class Run:
         {"status": "already_committed"} when the run is COMPLETED, or {"status": "held", "index": i, ...}
         when an item waits for a person (its tool's policy changed since the approval). Raises
         ToolCallFailed (a person decides on the stuck item), ToolOutcomeUnknown (commit again to
-        reconcile), SagaboardError PIVOT_NOT_APPROVED / PLAN_ORDER / RUN_CLOSED.
+        reconcile), SagaError PIVOT_NOT_APPROVED / PLAN_ORDER / RUN_CLOSED.
         """
         pivot = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}")["pivot"]
         items: List[Json] = []
@@ -204,11 +204,11 @@ class Run:
                     raise KeyError(f"plan item {index} calls {item['tool']!r}, which this process does not register; register it to commit the plan")
                 try:
                     result = self._call(item["tool"], t, item["args"], {"pivotId": pivot_id, "index": index})
-                except ApprovalRequired as held:
+                except ApprovalRequiredError as held:
                     return {"status": "held", "pivotId": pivot_id, "index": index, "answer": held.answer}
                 items.append({"index": index, "tool": item["tool"], "result": result})
             return {"status": "committed", "pivotId": pivot_id, "items": items, "run": self.complete()}
-        except SagaboardError as e:
+        except SagaboardApiError as e:
             if e.code == "PLAN_ALREADY_COMMITTED":
                 return {"status": "already_committed", "pivotId": pivot_id, "message": e.message}
             raise

@@ -10,7 +10,7 @@ import urllib.request
 import uuid
 from typing import Any, Callable, Dict, Optional
 
-from .errors import SagaboardError
+from .errors import api_error
 
 # The trace context of the worker task in progress (its payload's `traceparent`): sent with the task's
 # requests when the client's own `traceparent` gives none, so the server's spans join the run's trace.
@@ -27,7 +27,7 @@ class Transport:
         self.backoff, self.timeout = backoff, timeout
 
     def request(self, method: str, path: str, body: Any = None, *, idempotent: bool = False, timeout: Optional[float] = None) -> Any:
-        """One API request; raises SagaboardError with the server's code. `idempotent` retries under one Idempotency-Key."""
+        """One API request; raises SagaboardApiError (SagaError for the engine's codes) with the server's code. `idempotent` retries under one Idempotency-Key."""
         headers: Dict[str, str] = {"authorization": f"Bearer {self.token}", "accept": "application/json"}
         data = None
         if body is not None:
@@ -43,12 +43,15 @@ class Transport:
                 with urllib.request.urlopen(req, timeout=timeout or self.timeout) as res:
                     return json.loads(res.read() or b"null")
             except urllib.error.HTTPError as e:
-                payload = json.loads(e.read() or b"{}").get("error", {})
+                try:
+                    payload = json.loads(e.read() or b"null")
+                except ValueError:  # not Sagaboard's JSON (a proxy's page): the status alone speaks
+                    payload = None
                 if e.code >= 500 and idempotent and attempt < 3:
                     # A 503 says when to come back (Sagaboard's database is away for a moment): wait at least that.
                     time.sleep(max(self.backoff * attempt, _retry_after(e)))
                     continue
-                raise SagaboardError(e.code, payload.get("code", "HTTP_%d" % e.code), payload.get("message", str(e)), payload.get("details")) from None
+                raise api_error(e.code, payload, str(e)) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError):
                 if not idempotent or attempt == 3:
                     raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, List, Optional
 
-from .errors import Rejected, SagaboardError
+from .errors import SagaboardApiError, ToolRejected
 from .reconcile import look_up, reconcile
 from .run import Run
 from .tools import Json, Tool, external_ref
@@ -120,7 +120,7 @@ class Worker:
         """Commits an approved plan whose agent went quiet (a COMMIT_PLAN task): the same commit an agent makes."""
         result = Run(self.sb, run_id).commit_plan(pivot_id)
         if result["status"] == "held":
-            raise SagaboardError(409, "APPROVAL_REQUIRED", f"plan item {result['index']} is held for a person: {result['answer'].get('message')}")
+            raise SagaboardApiError(409, "APPROVAL_REQUIRED", f"plan item {result['index']} is held for a person: {result['answer'].get('message')}")
         if result["status"] == "already_committed":
             return {"pivotId": pivot_id, "alreadyCommitted": True}
         return {"pivotId": pivot_id, "runStatus": result["run"]["status"], "items": [{"index": i["index"], "tool": i["tool"]} for i in result["items"]]}
@@ -144,7 +144,7 @@ class Worker:
             ref = None
             try:
                 ref = external_ref(send(target, key, **args))
-            except Rejected as e:  # the provider said no: unless it is already in effect, a person decides
+            except ToolRejected as e:  # the provider said no: unless it is already in effect, a person decides
                 if verify(target, key, **args):
                     return report({"done": True, "compensationRef": None, "how": "already in effect"})
                 return report({"done": False, "reason": e.reason, "message": e.message, "remaining": target})
