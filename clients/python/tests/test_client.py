@@ -123,6 +123,27 @@ def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
     assert isinstance(ApprovalRequiredError("trip.send_itinerary", held).answer, dict)
 
 
+def test_a_process_that_never_declared_commits_a_plan_in_the_namespace_of_the_runs_agent(stand_in):
+    url, answers, seen = stand_in
+    sb = Sagaboard(url, "tok", outcome_linger=0)  # a worker's process: bare names, no namespace, no run record
+    booked: List[str] = []
+
+    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
+    def book_hotel(call, city: str):
+        booked.append(call.key)
+        return {"id": f"bk-{city}"}
+
+    answers["GET /api/v1/pivots/piv_1"] = (200, {"pivot": {"id": "piv_1", "status": "APPROVED", "plan": [{"tool": "trip.book_hotel", "args": {"city": "Braga"}}]}})
+    answers["GET /api/v1/runs/run_1"] = (200, {"run": {"id": "run_1", "agent": "trip", "status": "RUNNING"}, "steps": []})
+    answers["POST /api/v1/runs/run_1/calls"] = _call_answer("stp_1", 0)
+    answers["POST /api/v1/steps/stp_1/outcome"] = (200, {"step": {"id": "stp_1", "status": "CONFIRMED"}})
+    answers["POST /api/v1/runs/run_1/complete"] = (200, {"run": {"id": "run_1", "status": "COMPLETED"}})
+    assert Run(sb, "run_1").commit_plan("piv_1")["status"] == "committed"
+    assert booked == ["key-0"]
+    [call] = [body for method, path, body in seen if path == "/api/v1/runs/run_1/calls"]
+    assert (call["tool"], call["compensation"]["tool"]) == ("trip.book_hotel", "trip.cancel_hotel")
+
+
 TASK_PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 TASK_ANSWERS: Dict[str, Any] = {
     "/api/v1/worker/claim": {"tasks": [{"id": "tsk_1", "kind": "UNWIND", "runId": "run_1", "stepId": None, "attempt": 1, "payload": {"reason": "pulled back", "traceparent": TASK_PARENT}}]},

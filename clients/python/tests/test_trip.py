@@ -27,9 +27,10 @@ def namespace():
     sb.namespace = os.environ["SAGABOARD_NAMESPACE"]
 
 
-def child(*args: str) -> int:
+def child(*args: str, knows_namespace: bool = True) -> int:
     """Runs trip_agent.py as a new process (nothing shared with this one but the server and the ledger)."""
-    return subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "trip_agent.py"), *args], env=os.environ).returncode
+    env = {k: v for k, v in os.environ.items() if knows_namespace or k != "SAGABOARD_NAMESPACE"}
+    return subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "trip_agent.py"), *args], env=env).returncode
 
 
 def test_timeout_after_success_with_reworded_retry_books_once():
@@ -86,12 +87,17 @@ def test_a_fresh_process_commits_an_approved_plan():
     pivot = run.request_pivot("Car and hotel held in Braga; hold the seat and email the itinerary.", plan)
     ask_review(pivot["id"])
     assert run.wait_pivot(pivot["id"], timeout=REVIEW_TIMEOUT)["status"] == "APPROVED"
-    # The agent dies here. A fresh process knows the run and the pivot only, and replays nothing.
-    assert child("commit-child", run.id, pivot["id"]) == 0
+    # The agent dies here. A fresh process knows the run and the pivot only (not even the namespace its
+    # tools were declared in: it never declared), and replays nothing.
+    assert child("commit-child", run.id, pivot["id"], knows_namespace=False) == 0
     assert count("flight", flight="TP-1010") == 1
     assert count("email", city="Braga") == 1
     assert count("car", city="Braga") == 1
-    assert sb.request("GET", f"/api/v1/runs/{run.id}")["run"]["status"] == "COMPLETED"
+    log = sb.request("GET", f"/api/v1/runs/{run.id}")
+    assert log["run"]["status"] == "COMPLETED"
+    # The fresh process named the seat's undo in the namespace too, so a later unwind reaches our compensator.
+    [seat] = [s for s in log["steps"] if s["tool"] == sb.qualified("hold_seat")]
+    assert seat["compensation"]["tool"] == sb.qualified("release_seat")
     # The agent coming back and committing again changes nothing.
     assert sb.resume(run.id).commit_plan(pivot["id"])["status"] == "already_committed"
     assert count("email", city="Braga") == 1

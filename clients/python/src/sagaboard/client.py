@@ -81,24 +81,29 @@ class Sagaboard(Transport):
         self.namespace = result["namespace"]
         return result
 
-    def local(self, name: str) -> str:
-        """The name this process registered a tool under (the server's name without the namespace)."""
-        return name.split(".", 1)[1] if self.namespace and name.startswith(self.namespace + ".") else name
+    def local(self, name: str, namespace: Optional[str] = None) -> str:
+        """The name this process registered a tool under (the server's name without the namespace).
+        `namespace`: the one to assume while this process has none (a run's agent)."""
+        ns = self.namespace or namespace
+        return name.split(".", 1)[1] if ns and name.startswith(ns + ".") else name
 
-    def qualified(self, name: str) -> str:
-        """The name the server knows a tool or compensator by (`<namespace>.<name>` once declared)."""
+    def qualified(self, name: str, namespace: Optional[str] = None) -> str:
+        """The name the server knows a tool or compensator by (`<namespace>.<name>` once declared).
+        `namespace`: the one to assume while this process has none (a run's agent)."""
+        ns = self.namespace or namespace
         ours = name in self.tools or any(t.compensate and t.compensate[0] == name for t in self.tools.values())
-        if ours and self.namespace and not name.startswith(self.namespace + "."):
-            return f"{self.namespace}.{name}"
+        if ours and ns and not name.startswith(ns + "."):
+            return f"{ns}.{name}"
         return name
 
     # -- runs -----------------------------------------------------------------------------------
     def start_run(self, title: str, on_behalf_of: Optional[str] = None) -> Run:
         """Starts a run (retried safely: one run however often the request is sent)."""
         body = {"title": title, **({"onBehalfOf": on_behalf_of} if on_behalf_of else {})}
-        return Run(self, self.request("POST", "/api/v1/runs", body, idempotent=True)["run"]["id"])
+        run: Json = self.request("POST", "/api/v1/runs", body, idempotent=True)["run"]
+        return Run(self, run["id"], agent=run.get("agent"))
 
     def resume(self, run_id: str) -> Run:
         """Continues a run from its log alone: recorded steps return their recorded results."""
-        self.request("GET", f"/api/v1/runs/{run_id}")
-        return Run(self, run_id)
+        run: Json = self.request("GET", f"/api/v1/runs/{run_id}")["run"]
+        return Run(self, run_id, agent=run.get("agent"))

@@ -19,8 +19,12 @@ _MOVED = object()
 class Run:
     """One run as this process drives it: call tools, ask for the pivot, finish."""
 
-    def __init__(self, sb: Sagaboard, run_id: str) -> None:
+    def __init__(self, sb: Sagaboard, run_id: str, agent: Optional[str] = None) -> None:
+        """`agent`: the token that started the run, when this process has read the run (start_run, resume)."""
         self.sb, self.id, self.cursor = sb, run_id, 0
+        # The server puts a token's tools in the namespace of the token's name, so the run's agent names
+        # the namespace of its tools: the one assumed while this process has none (it never declared).
+        self.agent = agent
         # A confirmed outcome waiting for this run's next call or completion (`previous`), and the timer that
         # sends it alone after `outcome_linger`; the lock is held while either sends it.
         self._waiting: Optional[Json] = None
@@ -90,7 +94,7 @@ class Run:
             raise KeyError(f"tool {tool!r} is not registered in this process; known: {', '.join(self.sb.tools) or 'none'}")
         if t.cls == "PURE":
             return t.fn(Call("", {}, self.id), **args)
-        return self._call(self.sb.qualified(tool), t, args)
+        return self._call(self.sb.qualified(tool, self.agent), t, args)
 
     def _call(self, server_name: str, t: Tool, args: Json, plan_item: Optional[Json] = None) -> Any:
         """The logged call of `t` under the name the server knows it by (or of an approved plan's item)."""
@@ -99,7 +103,7 @@ class Run:
         body: Json = {"tool": server_name, "args": args, **address}
         if t.compensate:
             try:
-                body["compensation"] = {"tool": self.sb.qualified(t.compensate[0]), "args": t.compensate[1](args)}
+                body["compensation"] = {"tool": self.sb.qualified(t.compensate[0], self.agent), "args": t.compensate[1](args)}
             except Exception:  # unbuildable for these args: the server holds the call for a person
                 body["compensation"] = None
         if t.audience:
@@ -123,7 +127,7 @@ class Run:
                 raise ApprovalRequiredError(tool, answer)
             if kind == "reconcile":
                 # A commit is answered with whichever step is unsettled first: look it up with its own tool.
-                owner = t if step["tool"] == server_name else self.sb.tools[self.sb.local(step["tool"])]
+                owner = t if step["tool"] == server_name else self.sb.tools[self.sb.local(step["tool"], self.agent)]
                 settled = self._reconcile(owner, step)
                 if settled["status"] in ("INTENDED", "UNKNOWN"):
                     raise ToolOutcomeUnknown(owner.name, step["stepIdx"], step["stepKey"])
@@ -171,7 +175,7 @@ class Run:
     # -- the pivot ------------------------------------------------------------------------------
     def request_pivot(self, summary: str, plan: List[Tuple[str, Json]]) -> Json:
         """Asks for the one human approval: everything staged so far plus the commit calls [(tool, args)]."""
-        body = {"summary": summary, "plan": [{"tool": self.sb.qualified(tool), "args": args} for tool, args in plan]}
+        body = {"summary": summary, "plan": [{"tool": self.sb.qualified(tool, self.agent), "args": args} for tool, args in plan]}
         self.flush()
         return self.sb.request("POST", f"/api/v1/runs/{self.id}/pivots", body)["pivot"]
 
@@ -196,12 +200,16 @@ class Run:
         reconcile), SagaError PIVOT_NOT_APPROVED / PLAN_ORDER / RUN_CLOSED.
         """
         pivot = self.sb.request("GET", f"/api/v1/pivots/{pivot_id}")["pivot"]
+        if self.sb.namespace is None and self.agent is None:  # a worker's Run(sb, id): read whose run it is
+            self.agent = self.sb.request("GET", f"/api/v1/runs/{self.id}")["run"].get("agent")
         items: List[Json] = []
         try:
             for index, item in enumerate(pivot["plan"]):
-                t = self.sb.tools.get(self.sb.local(item["tool"]))
+                t = self.sb.tools.get(self.sb.local(item["tool"], self.agent))
                 if t is None:
-                    raise KeyError(f"plan item {index} calls {item['tool']!r}, which this process does not register; register it to commit the plan")
+                    registered = ", ".join(self.sb.tools) or "none"
+                    raise KeyError(f"plan item {index} calls {item['tool']!r}, which this process does not register (it registers {registered}); "
+                                   "register it to commit the plan, or set sb.namespace to the namespace its tools were declared in")
                 try:
                     result = self._call(item["tool"], t, item["args"], {"pivotId": pivot_id, "index": index})
                 except ApprovalRequiredError as held:
