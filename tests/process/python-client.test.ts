@@ -15,6 +15,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
+import { SagaErrorCode } from "@/lib/saga/errors";
 import { ToolRegistry } from "@/lib/saga/tools";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { World } from "@/lib/demo/sim";
@@ -83,6 +84,13 @@ describe("the Python package", () => {
     expect(typed).toBe("True");
   });
 
+  it("raises SagaError for exactly the saga engine's codes (a copy of lib/saga/errors.ts's list that must not drift)", async () => {
+    expect(installed.code, installed.out).toBe(0);
+    const codes = await python(["-c", "import json, sagaboard; print(json.dumps(sorted(sagaboard.SAGA_ERROR_CODES)))"], {});
+    expect(codes.code, codes.out).toBe(0);
+    expect(JSON.parse(codes.out)).toEqual(Object.keys(SagaErrorCode).sort());
+  });
+
   it("declares its tools, and a trip-booking agent with faults makes each effect once", { timeout: 120_000 }, async () => {
     expect(installed.code, installed.out).toBe(0);
     const prisma = await getPrisma();
@@ -134,7 +142,7 @@ describe("the Python package", () => {
     await reviewer;
     expect(suite.code, suite.code === 5 ? `pytest collected no tests:\n${suite.out}` : suite.out).toBe(0);
     expect(suite.out).toContain(`sagaboard client: ${VENV}`); // the installed copy, not the checkout's src/
-    expect(suite.out).toMatch(/ 15 passed in /); // 6 trip scenarios against the server, 9 without it; none skipped
+    expect(suite.out).toMatch(/ 16 passed in /); // 6 trip scenarios against the server, 10 without it; none skipped
     const glue = /sagaboard glue: (\d+) lines for four tools \((\d+) with blank lines\)/.exec(suite.out);
     expect(glue, suite.out).not.toBeNull();
     console.log(`Python glue: ${glue![1]} lines for four tools (${glue![2]} with blank lines)`);

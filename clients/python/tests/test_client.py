@@ -8,7 +8,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from sagaboard import ApprovalRequired, Run, Sagaboard, SagaboardError, Worker, args_schema
+import sagaboard
+from sagaboard import ApprovalRequiredError, Run, Sagaboard, SagaboardApiError, SagaError, Worker, args_schema
 
 
 def test_args_schema_comes_from_the_signature_after_call():
@@ -86,12 +87,20 @@ def stand_in() -> Iterator[Tuple[str, Dict[str, Answer], List[Tuple[str, str, An
     server.server_close()
 
 
-def test_a_refusal_carries_the_code_and_the_fields(stand_in):
+def test_a_refusal_carries_the_code_and_the_fields_under_the_typescript_clients_names(stand_in):
     url, answers, _ = stand_in
     answers["POST /api/v1/runs"] = (400, {"error": {"code": "VALIDATION_FAILED", "message": "title: required", "details": [{"path": "title", "message": "required"}]}})
-    with pytest.raises(SagaboardError) as refused:
+    with pytest.raises(SagaboardApiError) as refused:
         Sagaboard(url, "tok").start_run("")
     assert (refused.value.status, refused.value.code, refused.value.details) == (400, "VALIDATION_FAILED", [{"path": "title", "message": "required"}])
+    assert not isinstance(refused.value, SagaError)  # the API's own check, not the engine's
+    # The engine's codes arrive as SagaError (as lib/agent/client does), with the body's other members kept.
+    answers["POST /api/v1/runs/run_1/complete"] = (409, {"error": {"code": "RUN_NOT_SETTLED", "message": "step 2 is unknown: reconcile it first", "details": [], "stepId": "stp_2"}})
+    with pytest.raises(SagaError) as unsettled:
+        Run(Sagaboard(url, "tok"), "run_1").complete()
+    assert (unsettled.value.code, unsettled.value.issues, unsettled.value.extra) == ("RUN_NOT_SETTLED", [], {"stepId": "stp_2"})
+    # The names this package had before still catch the same errors.
+    assert (sagaboard.SagaboardError, sagaboard.Rejected, sagaboard.ApprovalRequired) == (SagaboardApiError, sagaboard.ToolRejected, ApprovalRequiredError)
 
 
 def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
@@ -111,7 +120,28 @@ def test_commit_plan_says_which_item_is_held_and_sends_nothing(stand_in):
     assert result == {"status": "held", "pivotId": "piv_1", "index": 0, "answer": held}
     assert sent == []
     assert seen[-1][2]["planItem"] == {"pivotId": "piv_1", "index": 0}
-    assert isinstance(ApprovalRequired("trip.send_itinerary", held).answer, dict)
+    assert isinstance(ApprovalRequiredError("trip.send_itinerary", held).answer, dict)
+
+
+def test_a_process_that_never_declared_commits_a_plan_in_the_namespace_of_the_runs_agent(stand_in):
+    url, answers, seen = stand_in
+    sb = Sagaboard(url, "tok", outcome_linger=0)  # a worker's process: bare names, no namespace, no run record
+    booked: List[str] = []
+
+    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
+    def book_hotel(call, city: str):
+        booked.append(call.key)
+        return {"id": f"bk-{city}"}
+
+    answers["GET /api/v1/pivots/piv_1"] = (200, {"pivot": {"id": "piv_1", "status": "APPROVED", "plan": [{"tool": "trip.book_hotel", "args": {"city": "Braga"}}]}})
+    answers["GET /api/v1/runs/run_1"] = (200, {"run": {"id": "run_1", "agent": "trip", "status": "RUNNING"}, "steps": []})
+    answers["POST /api/v1/runs/run_1/calls"] = _call_answer("stp_1", 0)
+    answers["POST /api/v1/steps/stp_1/outcome"] = (200, {"step": {"id": "stp_1", "status": "CONFIRMED"}})
+    answers["POST /api/v1/runs/run_1/complete"] = (200, {"run": {"id": "run_1", "status": "COMPLETED"}})
+    assert Run(sb, "run_1").commit_plan("piv_1")["status"] == "committed"
+    assert booked == ["key-0"]
+    [call] = [body for method, path, body in seen if path == "/api/v1/runs/run_1/calls"]
+    assert (call["tool"], call["compensation"]["tool"]) == ("trip.book_hotel", "trip.cancel_hotel")
 
 
 TASK_PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -221,7 +251,7 @@ def test_an_outcome_waits_no_longer_than_the_linger_and_a_refusal_reaches_the_ne
     assert [(m, p) for m, p, _ in seen] == [("POST", "/api/v1/runs/run_1/calls"), ("POST", "/api/v1/steps/stp_1/outcome")]
     run.call("book_hotel", city="Porto")
     time.sleep(0.3)
-    with pytest.raises(SagaboardError) as refused:
+    with pytest.raises(SagaboardApiError) as refused:
         run.call("book_hotel", city="Faro")
     assert refused.value.code == "STEP_NOT_IN_FLIGHT"
     assert len(seen) == 4  # the refusal was raised before anything more was sent

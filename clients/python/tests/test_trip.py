@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from sagaboard import ApprovalRequired, SagaboardError, ToolOutcomeUnknown, Worker
+from sagaboard import ApprovalRequiredError, SagaboardApiError, ToolOutcomeUnknown, Worker
 from trip_agent import FAULTS, ask_review, count, missing_server_env, read_ledger, sb, worker_client
 
 pytestmark = pytest.mark.skipif(
@@ -27,9 +27,10 @@ def namespace():
     sb.namespace = os.environ["SAGABOARD_NAMESPACE"]
 
 
-def child(*args: str) -> int:
+def child(*args: str, knows_namespace: bool = True) -> int:
     """Runs trip_agent.py as a new process (nothing shared with this one but the server and the ledger)."""
-    return subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "trip_agent.py"), *args], env=os.environ).returncode
+    env = {k: v for k, v in os.environ.items() if knows_namespace or k != "SAGABOARD_NAMESPACE"}
+    return subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "trip_agent.py"), *args], env=env).returncode
 
 
 def test_timeout_after_success_with_reworded_retry_books_once():
@@ -58,11 +59,11 @@ def test_crash_after_the_effect_resumes_with_one_effect():
 def test_irreversible_email_is_held_until_a_reviewer_approves_then_sent_once():
     run = sb.start_run("Trip to Faro: confirm by email")
     run.call("hold_car", city="Faro")
-    with pytest.raises(ApprovalRequired) as held:
+    with pytest.raises(ApprovalRequiredError) as held:
         run.call("send_itinerary", to="ada@example.com", city="Faro")
     assert held.value.reason == "IRREVERSIBLE"
     pivot = run.request_pivot("Car held in Faro; email the itinerary to the customer.", [("send_itinerary", {"to": "ada@example.com", "city": "Faro"})])
-    with pytest.raises(ApprovalRequired) as waiting:
+    with pytest.raises(ApprovalRequiredError) as waiting:
         run.call("send_itinerary", to="ada@example.com", city="Faro")
     assert waiting.value.reason == "PIVOT_PENDING"
     assert count("email", city="Faro") == 0
@@ -86,12 +87,17 @@ def test_a_fresh_process_commits_an_approved_plan():
     pivot = run.request_pivot("Car and hotel held in Braga; hold the seat and email the itinerary.", plan)
     ask_review(pivot["id"])
     assert run.wait_pivot(pivot["id"], timeout=REVIEW_TIMEOUT)["status"] == "APPROVED"
-    # The agent dies here. A fresh process knows the run and the pivot only, and replays nothing.
-    assert child("commit-child", run.id, pivot["id"]) == 0
+    # The agent dies here. A fresh process knows the run and the pivot only (not even the namespace its
+    # tools were declared in: it never declared), and replays nothing.
+    assert child("commit-child", run.id, pivot["id"], knows_namespace=False) == 0
     assert count("flight", flight="TP-1010") == 1
     assert count("email", city="Braga") == 1
     assert count("car", city="Braga") == 1
-    assert sb.request("GET", f"/api/v1/runs/{run.id}")["run"]["status"] == "COMPLETED"
+    log = sb.request("GET", f"/api/v1/runs/{run.id}")
+    assert log["run"]["status"] == "COMPLETED"
+    # The fresh process named the seat's undo in the namespace too, so a later unwind reaches our compensator.
+    [seat] = [s for s in log["steps"] if s["tool"] == sb.qualified("hold_seat")]
+    assert seat["compensation"]["tool"] == sb.qualified("release_seat")
     # The agent coming back and committing again changes nothing.
     assert sb.resume(run.id).commit_plan(pivot["id"])["status"] == "already_committed"
     assert count("email", city="Braga") == 1
@@ -116,15 +122,15 @@ def test_unwind_in_reverse_releases_each_hold_once():
 
 def test_bad_input_gets_a_named_refusal():
     run = sb.start_run("Trip with a typo")
-    with pytest.raises(SagaboardError) as bad:
+    with pytest.raises(SagaboardApiError) as bad:
         sb.request("POST", f"/api/v1/runs/{run.id}/calls", {"tool": "trip.no_such_tool", "args": {}, "cursor": 0})
     assert bad.value.status in (403, 404)
-    with pytest.raises(SagaboardError) as unknown_field:
+    with pytest.raises(SagaboardApiError) as unknown_field:
         sb.request("POST", f"/api/v1/runs/{run.id}/calls", {"tool": sb.qualified("hold_car"), "args": {"city": "X"}, "cursor": 0, "stepKey": "mine"})
     assert unknown_field.value.status == 400
     assert "stepKey" in unknown_field.value.message + json.dumps(unknown_field.value.details)
     # The declared schema (from the function's signature) names a misspelt or missing argument.
-    with pytest.raises(SagaboardError) as misspelt:
+    with pytest.raises(SagaboardApiError) as misspelt:
         run.call("hold_car", town="Porto")
     assert misspelt.value.status == 400
     assert "args.city" in json.dumps(misspelt.value.details)

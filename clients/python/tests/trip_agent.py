@@ -157,6 +157,8 @@ def main(argv: List[str]) -> int:
     if command == "declare":
         print(json.dumps(sb.declare()))
         return 0
+    if command == "commit-child":  # a fresh process that commits an approved plan from the run and pivot ids alone: no namespace
+        return 0 if sb.resume(argv[1]).commit_plan(argv[2])["status"] == "committed" else 1
     sb.namespace = os.environ["SAGABOARD_NAMESPACE"]
     if command == "worker":  # one round of a worker holding the four tools: prints what it did
         worker_sb = worker_client()
@@ -169,8 +171,6 @@ def main(argv: List[str]) -> int:
 
         print(json.dumps(Worker(worker_sb, argv[1]).run_once()))
         return 0
-    if command == "commit-child":  # a fresh process that commits an approved plan from the run and pivot ids alone
-        return 0 if sb.resume(argv[1]).commit_plan(argv[2])["status"] == "committed" else 1
     if command == "crash-child":  # resumes the run and dies right after the effect of argv[2]
         FAULTS[argv[2]] = "crash-after"
         child = sb.resume(argv[1])
