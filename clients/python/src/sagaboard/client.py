@@ -12,14 +12,16 @@ class Sagaboard(Transport):
     """A connection to a Sagaboard server with one agent token, and the tools this process holds."""
 
     def __init__(self, url: str, token: str, *, recheck_after: float = 2.0, max_attempts: int = 3, backoff: float = 0.2, timeout: float = 30.0,
-                 traceparent: Optional[Callable[[], Optional[str]]] = None, outcome_linger: float = 0.25) -> None:
+                 traceparent: Optional[Callable[[], Optional[str]]] = None, outcome_linger: float = 0.0) -> None:
         """`traceparent`: returns the W3C traceparent of the agent's current span, sent with every request so
         the server's spans join the agent's trace. With OpenTelemetry: `lambda: (lambda c: (inject(c), c.get("traceparent"))[1])({})`
         (`from opentelemetry.propagate import inject`).
 
-        `outcome_linger`: how long (seconds) a confirmed call's outcome may wait to go to the server with the
-        run's next call or its completion, so a step costs one request; after that it is sent alone. 0 sends
-        every outcome in its own request before the call returns."""
+        `outcome_linger`: pipelining, opt-in. How long (seconds) a confirmed call's outcome may wait to go to
+        the server with the run's next call or its completion, so a step costs one request; after that it is
+        sent alone (0.25 is a good value). The default, 0, sends every outcome in its own request before the
+        call returns. A waiting outcome's timer is not a daemon thread, so an interpreter that exits (normally,
+        by sys.exit or an uncaught exception) sends it first."""
         super().__init__(url, token, backoff=backoff, timeout=timeout, traceparent=traceparent)
         self.outcome_linger = outcome_linger
         self.recheck_after, self.max_attempts = recheck_after, max_attempts
