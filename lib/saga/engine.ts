@@ -96,6 +96,11 @@ export class SagaEngine {
     return new RunContext(this.deps, await this.getRun(runId));
   }
 
+  /** The run's saga log, by stepIdx (the server's, or this process's store). */
+  listSteps(runId: string): Promise<StepRecord[]> {
+    return this.reader.listSteps(runId);
+  }
+
   /** The run, or RUN_NOT_FOUND. */
   async getRun(runId: string): Promise<RunRecord> {
     const run = await this.reader.getRun(runId);

@@ -6,7 +6,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "openai-agents": "src/openai-agents.ts", langgraph: "src/langgraph.ts" },
+  entry: { index: "src/index.ts", "openai-agents": "src/openai-agents.ts", langgraph: "src/langgraph.ts", "ai-sdk": "src/ai-sdk.ts" },
   format: ["esm"],
   platform: "node",
   target: "node20",
@@ -15,5 +15,5 @@ export default defineConfig({
   clean: true,
   sourcemap: false,
   tsconfig: "tsconfig.json",
-  external: ["zod", "@openai/agents", /^@langchain\//],
+  external: ["zod", "@openai/agents", /^@langchain\//, "ai"],
 });

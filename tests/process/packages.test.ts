@@ -78,6 +78,44 @@ if (process.argv[2] === "declare") {
 }
 `;
 
+// The Vercel AI SDK adapter as a chat route uses it: the held email becomes the SDK's approval request;
+// the person's "approve" in the chat runs nothing; the reviewer's approval in Sagaboard lets the next message send it once.
+const AISDK = `import { z } from "zod";
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import { HttpSagaStore, SagaEngine, ToolRegistry } from "@sagaboard/client";
+import { SagaChat, currentSagaStep, sagaTool } from "@sagaboard/client/ai-sdk";
+import { effect, find } from "./systems.mjs";
+const { URL: baseUrl, TOKEN: token } = process.env;
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+const model = new MockLanguageModelV4({ doGenerate: async ({ prompt }) => { // asks for the email until it has a result, then answers in words
+  const sent = prompt.some((m) => m.role === "tool" && m.content.some((p) => p.type === "tool-result" && p.output.type !== "error-text"));
+  return sent ? { content: [{ type: "text", text: "Told Ada." }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] }
+    : { content: [{ type: "tool-call", toolCallId: "call_" + prompt.length, toolName: "trip.send_itinerary", input: JSON.stringify({ to: "ada@example.com", city: "Braga" }) }], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] }; } });
+// --- glue ---
+const send = sagaTool({ name: "trip.send_itinerary", description: "Email the itinerary", inputSchema: z.object({ to: z.string(), city: z.string() }), class: "IRREVERSIBLE",
+  execute: (a) => effect("send_itinerary", currentSagaStep().stepKey, a), lookup: (key) => find("send_itinerary", key),
+  correction: (a) => ({ audience: ["customer"], subject: "About your trip to " + a.city, body: "Please disregard our earlier email." }) });
+const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl, token }), registry: new ToolRegistry([send.definition]) });
+async function chatRoute(runId, history) { // the body of a chat route's POST: one SagaChat per request
+  const chat = new SagaChat({ engine, runId, tools: [send] });
+  const messages = await chat.messages(history);
+  const result = await generateText({ model, messages, tools: chat.tools, toolApproval: chat.toolApproval, stopWhen: stepCountIs(4) });
+  return { chat, text: result.text, history: [...messages, ...result.responseMessages] };
+}
+// --- end glue ---
+const run = await engine.startRun({ title: "Trip to Braga (installed AI SDK adapter)", agent: "trip" });
+const first = await chatRoute(run.runId, [{ role: "user", content: "Tell Ada about Braga." }]);
+const request = first.history.flatMap((m) => (typeof m.content === "string" ? [] : m.content)).find((p) => p.type === "tool-approval-request");
+const approved = { role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }] };
+const early = await chatRoute(run.runId, [...first.history, approved]); // the person approves in the chat: nothing is sent
+console.log("EARLY " + JSON.stringify({ text: early.text }));
+console.log("HELD " + JSON.stringify((await first.chat.pending())[0]));
+let next = early;
+for (let i = 0; i < 300 && next.text !== "Told Ada."; i++) { await new Promise((r) => setTimeout(r, 200)); next = await chatRoute(run.runId, [...next.history, { role: "user", content: "And now?" }]); }
+console.log("RESULT " + JSON.stringify({ runId: run.runId, output: next.text }));
+`;
+
 // The OpenAI Agents SDK adapter: a namespaced irreversible tool the SDK renames; held, approved in Sagaboard, sent once.
 const OPENAI = `import { z } from "zod";
 import { Agent, Runner, Usage, setTracingDisabled } from "@openai/agents";
@@ -168,7 +206,10 @@ function teamLockfile(tarball: string, dependencies: Record<string, string>): ob
     if (packages[key]) continue;
     const { dev: _dev, devOptional: _devOptional, peer: _peer, ...entry } = ours[key] ?? {};
     if (!ours[key]) throw new Error(`${key} is not in the checkout's lockfile`);
-    packages[key] = entry;
+    // The registry's tarball address, so npm finds the tarball in its cache by address and integrity
+    // without the package's registry document (not cached for every package).
+    const name = key.slice(key.lastIndexOf("node_modules/") + "node_modules/".length);
+    packages[key] = { resolved: `https://registry.npmjs.org/${name}/-/${name.split("/").pop()}-${entry.version}.tgz`, ...entry };
     const required = { ...entry.dependencies, ...entry.optionalDependencies, ...Object.fromEntries(Object.entries(entry.peerDependencies ?? {}).filter(([n]) => !entry.peerDependenciesMeta?.[n]?.optional)) };
     for (const dep of Object.keys(required)) {
       let base = key;
@@ -241,6 +282,7 @@ beforeAll(async () => {
     "@openai/agents": installedVersion("@openai/agents"),
     "@langchain/core": installedVersion("@langchain/core"),
     "@langchain/langgraph": installedVersion("@langchain/langgraph"),
+    ai: installedVersion("ai"),
   };
   writeFileSync(path.join(OUTSIDE, "package.json"), JSON.stringify({ name: "team-trip", private: true, type: "module", dependencies }));
   writeFileSync(path.join(OUTSIDE, "package-lock.json"), JSON.stringify(teamLockfile(filename, dependencies)));
@@ -248,6 +290,7 @@ beforeAll(async () => {
   writeFileSync(path.join(OUTSIDE, "systems.mjs"), SYSTEMS);
   writeFileSync(path.join(OUTSIDE, "plain.mjs"), PLAIN);
   writeFileSync(path.join(OUTSIDE, "openai.mjs"), OPENAI);
+  writeFileSync(path.join(OUTSIDE, "aisdk.mjs"), AISDK);
   writeFileSync(path.join(OUTSIDE, "langgraph.mjs"), LANGGRAPH);
   writeFileSync(path.join(OUTSIDE, "trace.mjs"), TRACE);
   writeFileSync(path.join(OUTSIDE, "trace-hooks.mjs"), TRACE_HOOKS);
@@ -290,7 +333,7 @@ describe("@sagaboard/client installed from its tarball outside the checkout", ()
     expect(installed).toContain(path.join("@sagaboard", "client"));
     expect(installed.filter((p) => /(^|\/)(@prisma|prisma|next|next-auth|better-sqlite3|pg|react)(\/|$)/.test(p))).toEqual([]);
     const shipped = readdirSync(path.join(OUTSIDE, "node_modules", "@sagaboard", "client", "dist"));
-    expect(shipped).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "openai-agents.js", "openai-agents.d.ts", "langgraph.js", "langgraph.d.ts"]));
+    expect(shipped).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "openai-agents.js", "openai-agents.d.ts", "langgraph.js", "langgraph.d.ts", "ai-sdk.js", "ai-sdk.d.ts"]));
   });
 
   it("names the adapters' public types, so a team's own published declarations compile (no TS2742)", async () => {
@@ -356,6 +399,20 @@ export function journalOf(run: JournaledRun) { return run; }
     expect(email).toMatchObject({ tool: "trip.send_itinerary", status: "CONFIRMED", phase: "APPROVED_HOLD" });
     expect(ledger().effects.filter((e) => e.key === email!.stepKey)).toHaveLength(1);
     console.log(`packages: TypeScript glue for one tool with the OpenAI Agents SDK adapter: ${glueLines(OPENAI)} lines`);
+  }, 120_000);
+
+  it("holds a namespaced tool through the Vercel AI SDK adapter: a chat approval runs nothing, the reviewer's approval sends it once", async () => {
+    const token = await makeToken(["trip.send_itinerary"], "trip-aisdk");
+    const { held, result, out } = await heldAgent("aisdk.mjs", token.secret);
+    expect(held).toMatchObject({ tool: "trip.send_itinerary", reason: "IRREVERSIBLE" });
+    expect(JSON.parse(out.split("EARLY ")[1]!.split("\n")[0]!)).not.toEqual({ text: "Told Ada." });
+    const { runId, output } = result as { runId: string; output: string };
+    expect(output).toBe("Told Ada.");
+    const [email, ...more] = await (await getPrisma()).step.findMany({ where: { runId } });
+    expect(more).toHaveLength(0);
+    expect(email).toMatchObject({ tool: "trip.send_itinerary", status: "CONFIRMED", phase: "APPROVED_HOLD" });
+    expect(ledger().effects.filter((e) => e.key === email!.stepKey)).toHaveLength(1);
+    console.log(`packages: TypeScript glue for one tool and a chat route with the Vercel AI SDK adapter: ${glueLines(AISDK)} lines`);
   }, 120_000);
 
   it("runs the four-tool trip agent as a LangGraph.js graph: the held email interrupts the graph, a reviewer approves it in Sagaboard, it is sent once", async () => {
