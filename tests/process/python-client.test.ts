@@ -142,7 +142,7 @@ describe("the Python package", () => {
     await reviewer;
     expect(suite.code, suite.code === 5 ? `pytest collected no tests:\n${suite.out}` : suite.out).toBe(0);
     expect(suite.out).toContain(`sagaboard client: ${VENV}`); // the installed copy, not the checkout's src/
-    expect(suite.out).toMatch(/ 16 passed in /); // 6 trip scenarios against the server, 10 without it; none skipped
+    expect(suite.out).toMatch(/ 17 passed in /); // 6 trip scenarios against the server, 11 without it; none skipped
     const glue = /sagaboard glue: (\d+) lines for four tools \((\d+) with blank lines\)/.exec(suite.out);
     expect(glue, suite.out).not.toBeNull();
     console.log(`Python glue: ${glue![1]} lines for four tools (${glue![2]} with blank lines)`);

@@ -255,3 +255,22 @@ def test_an_outcome_waits_no_longer_than_the_linger_and_a_refusal_reaches_the_ne
         run.call("book_hotel", city="Faro")
     assert refused.value.code == "STEP_NOT_IN_FLIGHT"
     assert len(seen) == 4  # the refusal was raised before anything more was sent
+
+
+def test_a_worker_that_never_declared_finds_the_logged_tools_and_compensators_by_their_bare_names():
+    sb = Sagaboard("http://127.0.0.1:9", "tok", outcome_linger=0)  # a worker's process: no namespace
+
+    @sb.tool("COMPENSATABLE", lookup=lambda key, a: None, compensate=("cancel_hotel", lambda a: {"city": a["city"]}))
+    def book_hotel(call, city: str):
+        return {"id": f"bk-{city}"}
+
+    @sb.compensator("cancel_hotel", verify=lambda target, key, city: True)
+    def cancel_hotel(target, key, city: str):
+        return None
+
+    worker = Worker(sb, "w1")
+    assert worker._tool("trip.book_hotel") is sb.tools["book_hotel"]
+    assert worker._tool("book_hotel") is sb.tools["book_hotel"]
+    assert worker._registered("trip.cancel_hotel", sb.compensators) == "cancel_hotel"
+    sb.namespace = "trip"
+    assert worker._tool("trip.book_hotel") is sb.tools["book_hotel"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from .errors import SagaboardApiError, ToolRejected
 from .reconcile import look_up, reconcile
@@ -126,11 +126,20 @@ class Worker:
         return {"pivotId": pivot_id, "runStatus": result["run"]["status"], "items": [{"index": i["index"], "tool": i["tool"]} for i in result["items"]]}
 
     def _tool(self, name: str) -> Tool:
-        return self.sb.tools[self.sb.local(name)]
+        return self.sb.tools[self._registered(name, self.sb.tools)]
+
+    def _registered(self, name: str, table: Dict[str, Any]) -> str:
+        """The name this process registered a logged tool or compensator under. The log names a team's tools
+        `<namespace>.<tool>`; a worker that never declared has no namespace of its own, so the bare name is
+        the one it registered."""
+        local = self.sb.local(name)
+        if local not in table and "." in name and name.split(".", 1)[1] in table:
+            return name.split(".", 1)[1]
+        return local
 
     def _compensate(self, action: Json) -> Json:
         name = action["compensation"]["tool"]
-        send, verify = self.sb.compensators[self.sb.local(name)]
+        send, verify = self.sb.compensators[self._registered(name, self.sb.compensators)]
         target, key, args = action["target"], action["compensationKey"], action["compensation"]["args"]
 
         def report(body: Json) -> Json:
