@@ -299,7 +299,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   rmSync(OUTSIDE, { recursive: true, force: true });
-});
+}, 120_000); // the team's node_modules (three agent frameworks) takes a while to delete on a busy machine
 
 /** Approves each pivot and held call a line names, as a reviewer in the dashboard would. */
 async function reviewer(line: string): Promise<void> {
