@@ -1,7 +1,7 @@
 /**
  * A process that ends sends the outcomes it still holds (outcome-pipeline.ts, when pipelining is on):
  * - the event loop runs dry (`beforeExit`): every waiting outcome is sent, which keeps the process
- *   alive until the answers come;
+ *   alive until the answers come (once: a server that is away does not keep the process alive);
  * - SIGTERM or SIGINT: the same, then the signal's default (the process ends by that signal) unless
  *   the program listens for it itself;
  * - `process.exit()` or an uncaught throw (`exit`, where nothing asynchronous runs any more): the
@@ -52,8 +52,14 @@ export function watchPipelines(of: Pipelines): void {
   pipelines = of;
   if (watching) return;
   watching = true;
+  // Once per change: when a flush got nothing through (the server is away), the next empty loop lets
+  // the process end (the exit hook below makes the last try), instead of trying again forever.
+  let unsentBefore = 0;
   process.on("beforeExit", () => {
-    if (pipelines && pipelines.unansweredRequests().length > 0) void pipelines.flushProcess().catch(() => undefined);
+    const unsent = pipelines?.unansweredRequests().length ?? 0;
+    if (unsent === 0 || unsent === unsentBefore) return;
+    unsentBefore = unsent;
+    void pipelines!.flushProcess().catch(() => undefined);
   });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     const onSignal = (): void => {
