@@ -3,7 +3,7 @@
 import Link from "@/components/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { formatDuration, StatusBadge } from "@/components/saga-display";
+import { formatDuration, LabelledValues, StatusBadge } from "@/components/saga-display";
 import {
   ZBulkDecisionResult,
   ZClaimResult,
@@ -136,9 +136,13 @@ function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueu
           </span>
           <ul className={styles.bulkList} aria-label="The calls you are approving">
             {items.map((item) => (
-              <li key={item.id}>
+              <li key={item.id} data-testid="bulk-item">
                 <strong>{item.heldCall?.call ?? item.title}</strong>
                 <span className="muted small"> · seen by {item.heldCall?.seenBy ?? "not known: treated as customer-facing"}</span>
+                <div className="small">
+                  Run <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link> <span className="muted">({item.run.id})</span>
+                </div>
+                {item.heldCall && <LabelledValues value={item.heldCall.args} rawLabel="Raw arguments" />}
               </li>
             ))}
           </ul>
