@@ -74,7 +74,7 @@ function OriginalPanel({ c }: { c: TCorrectionDetail }) {
       <ol className={styles.steps}>
         {c.steps.map((s) => (
           <li key={s.id} className={s.id === c.step.id ? styles.thisStep : undefined}>
-            <span>#{s.stepIdx}</span> <code>{s.tool}</code> <span className="muted small">{s.status.toLowerCase().replace(/_/g, " ")}</span>
+            <span>#{s.stepIdx}</span> <code>{s.tool}</code> <span className="muted small">{s.standing.toLowerCase().replace(/_/g, " ")}</span>
             {s.externalRef && <span className="muted small">· {s.externalRef}</span>}
             {s.id === c.step.id && <span className="small">← this correction answers it</span>}
           </li>

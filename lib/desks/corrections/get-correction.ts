@@ -9,6 +9,7 @@ import type { Json } from "@/lib/saga/tools";
 import { ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
 import { CORRECTION_INCLUDE, namesByEmail, originalRecipients, queueItem, recipientsOf, sendRunId, sendStateOf } from "./correction-view";
 import { sendStepsOf, settleCorrectionSends } from "./settle-correction-send";
+import { stepStanding } from "@/lib/saga/step-standing";
 import type { SendState, TCorrectionDetail, THistoryEntry } from "./views";
 
 /** A correction id from a caller. */
@@ -180,6 +181,7 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
       tool: s.tool,
       toolClass: ZToolClass.parse(s.toolClass),
       status: ZStepStatus.parse(s.status),
+      standing: stepStanding(s),
       externalRef: s.externalRef,
       audience: Array.isArray(s.audience) ? s.audience.filter((a): a is string => typeof a === "string") : [],
       at: s.createdAt.toISOString(),

@@ -12,6 +12,7 @@ import {
   ZIsoDate,
   ZJson,
   ZManualRepairWire,
+  ZStepStanding,
   ZStepStatus,
   ZToolClass,
 } from "@/lib/protocol/schemas/saga";
@@ -94,6 +95,8 @@ export const ZEscalationStep = z.object({
   toolClass: ZToolClass,
   /** Where the row stands. */
   status: ZStepStatus,
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, lib/saga/step-standing.ts). */
+  standing: ZStepStanding,
   /** The key the external system knows the effect by. */
   stepKey: z.string(),
   /** The call's arguments. */
