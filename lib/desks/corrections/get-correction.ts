@@ -108,15 +108,17 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
   if (!first) throw correctionNotFound(id);
   if (first.status === "SENDING") await settleCorrectionSends([{ id, expected: recipientsOf(first).length }]);
 
-  const { row, run, original, steps, events, names, rule, now } = await withDb(async (prisma) => {
+  const { row, run, original, steps, events, names, revoke, rule, now } = await withDb(async (prisma) => {
     const row = await prisma.correction.findUniqueOrThrow({ where: { id }, include: CORRECTION_INCLUDE });
     const run = await prisma.run.findUniqueOrThrow({ where: { id: row.runId }, select: { id: true, title: true, status: true, agent: true, onBehalfOf: true } });
     const original = await prisma.step.findUniqueOrThrow({ where: { id: row.stepId } });
     const steps = await prisma.step.findMany({ where: { runId: row.runId }, orderBy: { stepIdx: "asc" } });
     const events = await prisma.auditEvent.findMany({ where: { scope: { in: [runScope(row.runId), runScope(sendRunId(id))] } }, orderBy: [{ at: "asc" }, { seq: "asc" }] });
-    const names = await namesByEmail(prisma, [row.claimedBy]);
+    const revokeId = row.draftedBy?.startsWith("revoke:") ? row.draftedBy.slice("revoke:".length) : null;
+    const revoke = revokeId ? await prisma.revoke.findUnique({ where: { id: revokeId }, select: { id: true, requestedBy: true, role: true, reason: true, requestedAt: true } }) : null;
+    const names = await namesByEmail(prisma, [row.claimedBy, revoke?.requestedBy ?? null]);
     const policy = await prisma.toolPolicy.findUnique({ where: { name: original.tool }, select: { audienceRule: true } });
-    return { row, run, original, steps, events, names, rule: policy?.audienceRule ?? null, now: new Date() };
+    return { row, run, original, steps, events, names, revoke, rule: policy?.audienceRule ?? null, now: new Date() };
   });
   const sendSteps = (await sendStepsOf(row.status === "SENDING" ? [id] : [])).get(id);
   const recipients = recipientsOf(row);
@@ -187,5 +189,8 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
       at: s.createdAt.toISOString(),
     })),
     history,
+    revoke: revoke
+      ? { id: revoke.id, requestedBy: revoke.requestedBy, requestedByName: names.get(revoke.requestedBy) ?? null, role: revoke.role, reason: revoke.reason, requestedAt: revoke.requestedAt.toISOString() }
+      : null,
   };
 }

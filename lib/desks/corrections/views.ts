@@ -175,6 +175,10 @@ export const ZCorrectionDetail = ZCorrectionQueueItem.extend({
   run: z.object({ id: z.string(), title: z.string(), status: ZRunStatus, agent: z.string(), onBehalfOf: z.string().nullable() }),
   /** The steps of that run, in order. */
   steps: z.array(ZRunStepLine),
+  /** The revoke that drafted it, when a person pulled the effect back: who, with which role, when and why. */
+  revoke: z
+    .object({ id: z.string(), requestedBy: z.string(), requestedByName: z.string().nullable(), role: z.string(), reason: z.string(), requestedAt: ZIsoDate })
+    .nullable(),
   /** Drafted, claimed, edited, send asked, sent or dismissed: oldest first. */
   history: z.array(ZHistoryEntry),
 });
