@@ -90,7 +90,8 @@ type BulkOutcome = TBulkDecisionResult & { approve: boolean; asked: TEscalationQ
 function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueueItem[]; onDone: (result: BulkOutcome) => void }) {
   const ids = items.map((i) => i.id);
   const [note, setNote] = useState("");
-  const [code, setCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
+  // As on the pivot screen: no instruction nobody chose; the agents read the reason as typed.
+  const [code, setCode] = useState<PivotRejectionCode>("OTHER");
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
