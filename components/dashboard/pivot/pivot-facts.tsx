@@ -2,6 +2,7 @@
 // the deadline (or, once decided, the decision and how far the commit got), what is staged and still
 // releasable, how much of it a customer sees, and whether a tool's policy changed since the plan.
 
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import { Countdown, Time } from "@/components/saga-display";
 import type { TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
 
@@ -39,7 +40,7 @@ export function PivotFacts({ loaded, live, irreversible }: { loaded: TPivotScree
           <span className="fact-value">
             {ran} of {loaded.plan.length} ran
           </span>
-          <span className="muted small">{live.run.status === "COMPLETED" ? "the run is complete" : ran < loaded.plan.length ? "the agent commits the plan item by item" : `the run is ${live.run.status.toLowerCase().replaceAll("_", " ")}`}</span>
+          <span className="muted small">{live.run.status === "COMPLETED" ? "the run is complete" : ran < loaded.plan.length ? "the agent commits the plan item by item" : `the run is ${runStatusInWords(live.run.status)}`}</span>
         </div>
       ) : !pending ? (
         <div className="fact">

@@ -6,6 +6,7 @@
  * Derived from what the log already holds: the agent's last contact is the newest audit event its
  * actor wrote (nothing is written per API call to know it). Pure, so the page and a test share it.
  */
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import { z } from "zod";
 import { actorLabel } from "@/lib/saga/store";
 
@@ -146,7 +147,7 @@ export function describeRunProgress(input: RunProgressInput): TRunProgress {
       waitingOn = "nobody";
       break;
     default:
-      expected = `The run is ${input.run.status.replaceAll("_", " ").toLowerCase()}.`;
+      expected = `The run is ${runStatusInWords(input.run.status)}.`;
       waitingOn = "nobody";
   }
   // A run its agent can no longer move waits for a person, whatever the agent was expected to do.
