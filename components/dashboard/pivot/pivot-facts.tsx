@@ -19,6 +19,8 @@ export function PivotFacts({ loaded, live, irreversible }: { loaded: TPivotScree
   const unknownAudience = loaded.plan.filter((i) => i.audienceSource === "unknown").length;
   const customerStaged = live.staged.filter((e) => e.audienceRank === 2).length;
   const openStaged = live.staged.filter((e) => !e.settled);
+  // Staged effects still releasable now: a closed window cannot release anything.
+  const releasable = openStaged.length - live.expiredStaged;
   return (
     <div className="facts">
       <div className="fact">
@@ -49,30 +51,47 @@ export function PivotFacts({ loaded, live, irreversible }: { loaded: TPivotScree
           <span className="muted small">no call of the plan may run</span>
         </div>
       ) : (
-        <div className="fact">
+        <div className="fact" data-testid="decide-by">
           <span className="fact-label">Deadline</span>
-          {loaded.pivot.deadline ? (
+          {live.decideBy.at ? (
             <>
               <span className="fact-value">
-                <Countdown until={loaded.pivot.deadline} now={live.now} />
+                <Countdown until={live.decideBy.at} now={live.now} />
               </span>
               <span className="muted small">
-                <Time at={loaded.pivot.deadline} /> UTC
+                {live.decideBy.rejectsAutomatically ? "rejected then if nobody decides" : "the agent asked for a decision by then"}, <Time at={live.decideBy.at} /> UTC
+                {live.decideBy.rejectsAutomatically && live.decideBy.agentDeadline && live.decideBy.agentDeadline !== live.decideBy.at && (
+                  <>
+                    {" "}
+                    (the agent asked by <Time at={live.decideBy.agentDeadline} />; the SLA comes first)
+                  </>
+                )}
               </span>
             </>
           ) : (
-            <span className="fact-value muted">none given</span>
+            <span className="fact-value muted">none</span>
           )}
         </div>
       )}
       <div className="fact">
         <span className="fact-label">Staged, releasable</span>
         <span className="fact-value">
-          {openStaged.length} of {live.staged.length}
+          {releasable} of {live.staged.length}
         </span>
+        {live.expiredStaged > 0 && (
+          <span className="irreversible-text small" data-testid="expired-staged">
+            {live.expiredStaged} expired: {live.expiredStaged === 1 ? "its window closed; it" : "their windows closed; they"} can no longer be released
+          </span>
+        )}
         {!pending ? (
-          <span className="muted small">{approved ? "kept: the plan was approved" : "released as the run unwinds"}</span>
-        ) : live.releasableUntil ? (
+          <span className="muted small">
+            {approved
+              ? "kept: the plan was approved"
+              : releasable > 0
+                ? "still staged: released only if the agent unwinds the run (or a person pulls it back)"
+                : "nothing staged is left to release"}
+          </span>
+        ) : releasable === 0 ? null : live.releasableUntil ? (
           <span className="muted small">
             first expires <Countdown until={live.releasableUntil} now={live.now} />
           </span>
