@@ -384,6 +384,27 @@ function ProgressPanel({ progress, agent }: { progress: RunTimelineView["progres
             )}
           </dd>
         </div>
+        {progress.approvedNotMade.length > 0 && (
+          <div data-testid="approved-not-made">
+            <dt>Approved, never made</dt>
+            <dd>
+              <ul className="plain-list">
+                {progress.approvedNotMade.map((n) => (
+                  <li key={n.escalationId}>
+                    <code>{n.tool}</code> approved by {n.approvedBy ?? "a reviewer"}
+                    {n.approvedAt && (
+                      <>
+                        {" "}
+                        {ago(n.approvedAt, progress.checkedAt)} (<Time at={n.approvedAt} />)
+                      </>
+                    )}
+                    : the agent has not called it since, so it has not gone out. <Link href={`/escalations/${encodeURIComponent(n.escalationId)}`}>Open the approval</Link>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </div>
+        )}
         {progress.stuckEscalationId && (
           <div>
             <dt>Stuck after pivot</dt>
