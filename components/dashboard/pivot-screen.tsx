@@ -162,11 +162,14 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
           onApprove={approve}
           onReject={() => void decide(false)}
         />
+
+        {/* Under both on a wide screen, before the decision on a phone (globals.css .decision-staged). */}
+        <div className="decision-staged">
+          <StagedEffects screen={live} />
+        </div>
       </div>
 
       <ApprovalConfirmation open={confirming} items={irreversible} busy={busy === "approve"} onConfirm={() => void decide(true)} onCancel={() => setConfirming(false)} />
-
-      <StagedEffects screen={live} />
 
       {live.otherPivots.length > 0 && (
         <p className="muted small section">
