@@ -19,9 +19,13 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
-import { customerFor, expect, stageReship, test, uniqueTag } from "./agent";
+import { AGENT_STORE, customerFor, expect, stageReship, test, uniqueTag } from "./agent";
 import { screenshotPath, shootBothWidths, signIn } from "./fixtures";
 import { rawWordsOn } from "./words";
+import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { Worker } from "@/lib/agent/worker";
+import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 
 /** A reviewer's engine in the test process (for approving what a test needs approved beforehand). */
 function reviewerEngine(db: PrismaClient, world: RemoteWorld): SagaEngine {
@@ -259,6 +263,11 @@ test.describe("the desks, fourth pass", () => {
     await page.setViewportSize({ width: 1366, height: 900 });
     const row = page.getByRole("navigation", { name: "Main", exact: true });
     await expect(row.getByRole("link")).toHaveCount(10);
+    // Nothing in the header overlaps: each part ends before the next begins.
+    const boxes = await page.locator(".site-header .nav-row a, .site-header [data-testid='user-menu'] > *").evaluateAll((els) =>
+      els.map((el) => el.getBoundingClientRect()).filter((r) => r.width > 0).map((r) => [Math.round(r.left), Math.round(r.right)] as const),
+    );
+    for (let i = 1; i < boxes.length; i++) expect(boxes[i]![0], `header part ${i} starts after part ${i - 1} ends`).toBeGreaterThanOrEqual(boxes[i - 1]![1]);
     const name = page.getByTestId("user-menu").getByText("Ada Admin-Lovelace");
     await expect(name).toBeVisible();
     expect(await name.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
@@ -360,5 +369,43 @@ test.describe("the desks, fourth pass", () => {
     const sendRun = await db.run.findUniqueOrThrow({ where: { id: sendRunId } });
     expect(sendRun.title).toBe(correction.subject);
     expect(sendRun.title).not.toMatch(/Correction: Correction:/);
+  });
+
+  test("operations: an admin sees the worker that took a task, the queue and the notifier; a reviewer is refused", async ({ page, baseURL, seedUser, db, agent, world }) => {
+    const admin = await seedUser("admin");
+    const reviewer = await seedUser("reviewer");
+    const tag = uniqueTag();
+    const run = await agent.engine.startRun({ title: `Ops ${tag}`, agent: agent.name });
+    const charged = await run.call("charge_card", { customerId: "cus_bo", amount: 900, currency: "eur", reason: "ops" });
+    if (charged.status !== "ok") throw new Error("the charge should go through");
+    await run.complete();
+    const step = await db.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
+
+    await signIn(page, reviewer);
+    expect((await page.request.post(`/api/dashboard/steps/${step.id}/revoke`, { data: { reason: "ops check" }, headers: { origin: baseURL ?? "" } })).status()).toBe(200);
+    const refused = await page.goto("/admin/operations");
+    expect(refused?.status()).toBe(403);
+    expect((await page.request.get("/api/dashboard/admin/operations")).status()).toBe(403);
+
+    // A worker over the API takes the refund task.
+    const workerId = `e2e-ops-worker-${tag}`;
+    const { secret } = await createAgentToken(db, { name: workerId, tools: ["charge_card"], role: "worker", createdBy: "system:e2e" });
+    const transport = { baseUrl: baseURL ?? "", token: secret };
+    const engine = new SagaEngine({ store: new HttpSagaStore({ ...transport, ...AGENT_STORE }), registry: createSupportToolRegistry(world), recheckAfterMs: 500, backoffMs: 50 });
+    const worker = new Worker({ queue: new HttpTaskQueue(transport), engine, workerId, tools: ["charge_card"] });
+    for (let i = 0; i < 3 && (await worker.runOnce()).length > 0; i++);
+    expect((await db.workerTask.findFirstOrThrow({ where: { stepId: step.id } })).status).toBe("DONE");
+
+    await page.context().clearCookies();
+    await signIn(page, admin, "/overview");
+    await page.getByRole("link", { name: "Operations" }).click();
+    await expect(page.getByRole("heading", { name: "Operations", level: 1 })).toBeVisible();
+    const row = page.getByTestId("ops-worker").filter({ hasText: workerId });
+    await expect(row).toContainText("charge_card");
+    await expect(row.locator('td[data-label="Done (1 h)"]')).toHaveText("1");
+    await expect(page.getByTestId("ops-waiting")).toBeVisible();
+    await expect(page.getByText(/Newest error|No delivery has recorded an error/)).toBeVisible();
+    expect(await rawWordsOn(page, ["charge_card"])).toEqual([]);
+    await shootBothWidths(page, "fourth-operations");
   });
 });
