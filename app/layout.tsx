@@ -2,6 +2,8 @@ import type { Metadata } from "next";
 import Link from "@/components/link";
 import type { ReactNode } from "react";
 import { UserMenu } from "@/components/auth/user-menu";
+import { NavMenu } from "@/components/nav-menu";
+import { SignOutEverywhereButton } from "@/components/auth/sign-out-button";
 import { getCurrentUser } from "@/lib/server/auth/current-user";
 import { can } from "@/lib/server/auth/roles";
 import { Providers } from "./providers";
@@ -30,19 +32,21 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 Sagaboard
               </Link>
               {user && (
-                <nav aria-label="Main">
-                  <Link href="/runs">Runs</Link>
-                  <Link href="/overview">Overview</Link>
-                  <Link href="/escalations">Escalations</Link>
-                  <Link href="/corrections">Corrections</Link>
-                  <Link href="/revokes">Revokes</Link>
-                  <Link href="/audit">Audit</Link>
-                  <Link href="/admin/tools">Tools</Link>
-                  {/* Admin navigation only for those who may use it; every admin page and endpoint checks again. */}
-                  {can(user.role, "users.manage") && <Link href="/admin/users">Users</Link>}
-                  {can(user.role, "tokens.manage") && <Link href="/admin/tokens">Tokens</Link>}
-                  {can(user.role, "tokens.manage") && <Link href="/admin/webhooks">Notifications</Link>}
-                </nav>
+                <NavMenu
+                  links={[
+                    { href: "/runs", label: "Runs" },
+                    { href: "/overview", label: "Overview" },
+                    { href: "/escalations", label: "Escalations" },
+                    { href: "/corrections", label: "Corrections" },
+                    { href: "/revokes", label: "Revokes" },
+                    { href: "/audit", label: "Audit" },
+                    { href: "/admin/tools", label: "Tools" },
+                    // Admin navigation only for those who may use it; every admin page and endpoint checks again.
+                    ...(can(user.role, "users.manage") ? [{ href: "/admin/users", label: "Users" }] : []),
+                    ...(can(user.role, "tokens.manage") ? [{ href: "/admin/tokens", label: "Tokens" }, { href: "/admin/webhooks", label: "Notifications" }] : []),
+                  ]}
+                  extra={<SignOutEverywhereButton full />}
+                />
               )}
               <UserMenu user={user} />
             </div>

@@ -16,6 +16,8 @@ const TONE_BY_STATUS: Record<string, Tone> = {
   UNKNOWN: "pending",
   FAILED: "bad",
   COMPENSATION_FAILED: "bad",
+  // StepStanding: a failed undo a person answered by hand (lib/saga/step-standing.ts)
+  REPAIRED_BY_HAND: "good",
   COMPENSATED: "done",
   NOT_EXECUTED: "done",
   // CompensationState
@@ -113,11 +115,9 @@ export function formatCompactJson(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/** `value` with the currency of `source` when it is an object naming none and `source` names one. */
-function withCurrencyOf(value: unknown, source: unknown): unknown {
-  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-  if (!isObject(value) || "currency" in value || !isObject(source) || typeof source.currency !== "string") return value;
-  return { ...value, currency: source.currency };
+/** The currency `source` names (a call's arguments), or null. */
+function currencyNamedBy(source: unknown): string | null {
+  return source !== null && typeof source === "object" && !Array.isArray(source) && typeof (source as Record<string, unknown>).currency === "string" ? ((source as Record<string, unknown>).currency as string) : null;
 }
 
 /** A JSON value, compact and wrapping, or a dash for null. */
@@ -179,7 +179,7 @@ export function LabelledValues({
   currencyOf?: unknown;
 }) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
-  const facts = factsOf(withCurrencyOf(value, currencyOf), label);
+  const facts = factsOf(value, label, currencyNamedBy(currencyOf));
   if (facts.length === 0 && typeof value === "object" && Object.keys(value).length === 0) return <span className="muted">no arguments</span>;
   return (
     <div className="labelled-values">

@@ -154,7 +154,7 @@ export function WebhooksAdmin({ initial }: { initial: TNotificationSettings }) {
         <div>
           <h1>Notifications and SLAs</h1>
           <p className="muted">
-            Webhooks and emails go out from the notifier (<code>npm run notifier</code>), never from a decision. Email is {data.emailConfigured ? "on" : "off: set SAGABOARD_SMTP_URL where the notifier runs"}.
+            Webhooks and emails go out from the notifier (<code>npm run notifier</code>), never from a decision. Email is {data.emailConfigured ? "on" : "off: set SAGABOARD_SMTP_URL where the notifier runs"}. The notifier&apos;s backlog and errors beside the workers&apos;: <Link href="/admin/operations">Operations</Link>.
           </p>
         </div>
         <LiveMarker error={error} />

@@ -117,7 +117,7 @@ function DecisionForms({ action, planHash, approveLabel, irreversible }: { actio
         <input type="hidden" name="decision" value="reject" />
         <input type="hidden" name="planHash" value={planHash} />
         <label htmlFor="reject-code">What should the agent do?</label>
-        <select id="reject-code" name="reasonCode" defaultValue="REVISE_ARGUMENTS">
+        <select id="reject-code" name="reasonCode" defaultValue="OTHER">
           {PIVOT_REJECTION_CODES.map((code) => (
             <option key={code} value={code}>
               {REJECTION_CODE_LABELS[code] ?? code}

@@ -35,7 +35,7 @@ export function SignOutButton() {
 }
 
 /** Ends every session of this person (other browsers too), then goes to the sign-in page: after a yes. */
-export function SignOutEverywhereButton() {
+export function SignOutEverywhereButton({ full = false }: { /** Always "Sign out everywhere" (the phone's menu has the room), never the short "Everywhere". */ full?: boolean }) {
   const [asking, setAsking] = useState(false);
   const [pending, setPending] = useState(false);
   const ref = useRef<HTMLDialogElement>(null);
@@ -58,10 +58,16 @@ export function SignOutEverywhereButton() {
     <>
       {/* On a phone it reads "Everywhere" beside "Sign out" (the header keeps to one line); its name stays whole. */}
       <button type="button" className={styles.signOut} aria-label="Sign out everywhere" title="Sign out on every device and browser where you are signed in" onClick={() => setAsking(true)}>
-        <span className={styles.wideOnly}>Sign out everywhere</span>
-        <span className={styles.narrowOnly} aria-hidden="true">
-          Everywhere
-        </span>
+        {full ? (
+          "Sign out everywhere"
+        ) : (
+          <>
+            <span className={styles.wideOnly}>Sign out everywhere</span>
+            <span className={styles.narrowOnly} aria-hidden="true">
+              Everywhere
+            </span>
+          </>
+        )}
       </button>
       <dialog ref={ref} className={styles.confirmDialog} aria-labelledby="everywhere-title" aria-describedby="everywhere-what" onClose={() => setAsking(false)}>
         <h2 id="everywhere-title">Sign out everywhere?</h2>

@@ -18,7 +18,10 @@ export async function UserMenu({ user }: { user?: CurrentUser | null }) {
         {current.role}
       </span>
       <SignOutButton />
-      <SignOutEverywhereButton />
+      {/* On a phone it is in the header's menu (components/nav-menu.tsx): the header keeps to one line. */}
+      <span className={styles.everywhereInHeader}>
+        <SignOutEverywhereButton />
+      </span>
     </div>
   );
 }

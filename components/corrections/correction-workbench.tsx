@@ -1,9 +1,10 @@
 "use client";
 
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import { audienceWords } from "@/components/audience-words";
 import Link from "@/components/link";
 import { useState, type FormEvent } from "react";
-import { formatDuration, formatUtc } from "@/components/saga-display";
+import { formatDuration, formatUtc, LabelledValues } from "@/components/saga-display";
 import { DashboardRequestError, errorMessage, LiveMarker, postJson, postParsed, useLive } from "@/components/dashboard/live";
 import { ZCorrectionClaimResult, ZSendCorrectionResult, ZCorrectionDetail, type TCorrectionDetail } from "@/lib/desks/corrections/views";
 import { StateBadge } from "./correction-queue";
@@ -63,23 +64,40 @@ function OriginalPanel({ c }: { c: TCorrectionDetail }) {
         )}
         <Fact label="External ref">{o.externalRef ? <code>{o.externalRef}</code> : <span className="muted">none recorded</span>}</Fact>
         <Fact label="Run">
-          <Link href={`/runs/${encodeURIComponent(c.run.id)}`}>{c.run.title}</Link> <span className="muted small">({c.run.status.toLowerCase().replace(/_/g, " ")}, agent {c.run.agent})</span>
+          <Link href={`/runs/${encodeURIComponent(c.run.id)}`}>{c.run.title}</Link> <span className="muted small">({runStatusInWords(c.run.status)}, agent {c.run.agent})</span>
         </Fact>
       </dl>
       <details className="raw">
         <summary>The original call's arguments</summary>
-        <pre>{JSON.stringify(o.args, null, 2)}</pre>
+        <LabelledValues value={o.args} rawLabel="Raw arguments" />
       </details>
       <h3 className={styles.stepsHeading}>Steps of that run</h3>
       <ol className={styles.steps}>
         {c.steps.map((s) => (
           <li key={s.id} className={s.id === c.step.id ? styles.thisStep : undefined}>
-            <span>#{s.stepIdx}</span> <code>{s.tool}</code> <span className="muted small">{s.status.toLowerCase().replace(/_/g, " ")}</span>
+            <span>#{s.stepIdx}</span> <code>{s.tool}</code> <span className="muted small">{s.standing.toLowerCase().replace(/_/g, " ")}</span>
             {s.externalRef && <span className="muted small">· {s.externalRef}</span>}
             {s.id === c.step.id && <span className="small">← this correction answers it</span>}
           </li>
         ))}
       </ol>
+    </section>
+  );
+}
+
+/** Why a revoke drafted this correction: who pulled the effect back, as which role, when, and their reason in their words. */
+function WhyDrafted({ revoke }: { revoke: NonNullable<TCorrectionDetail["revoke"]> }) {
+  return (
+    <section className="callout why-drafted" aria-labelledby="why-drafted" data-testid="why-drafted">
+      <div>
+        <h2 id="why-drafted" className="callout-title">
+          Why it was drafted
+        </h2>
+        <p>
+          {revoke.requestedByName ? `${revoke.requestedByName} (${revoke.requestedBy})` : revoke.requestedBy}, as {revoke.role}, pulled this effect back at {formatUtc(revoke.requestedAt)} UTC:
+        </p>
+        <blockquote className="body-text">{revoke.reason}</blockquote>
+      </div>
     </section>
   );
 }
@@ -287,6 +305,7 @@ export function CorrectionWorkbench({ initial }: { initial: TCorrectionDetail & 
         </div>
         <LiveMarker error={error} />
       </div>
+      {c.revoke && <WhyDrafted revoke={c.revoke} />}
 
       <div className="workbench">
         <div className={styles.stack}>

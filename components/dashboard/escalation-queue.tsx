@@ -3,7 +3,7 @@
 import Link from "@/components/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { formatDuration, StatusBadge } from "@/components/saga-display";
+import { formatDuration, LabelledValues, StatusBadge } from "@/components/saga-display";
 import {
   ZBulkDecisionResult,
   ZClaimResult,
@@ -90,7 +90,8 @@ type BulkOutcome = TBulkDecisionResult & { approve: boolean; asked: TEscalationQ
 function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueueItem[]; onDone: (result: BulkOutcome) => void }) {
   const ids = items.map((i) => i.id);
   const [note, setNote] = useState("");
-  const [code, setCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
+  // As on the pivot screen: no instruction nobody chose; the agents read the reason as typed.
+  const [code, setCode] = useState<PivotRejectionCode>("OTHER");
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
@@ -136,9 +137,13 @@ function BulkBar({ tool, items, onDone }: { tool: string; items: TEscalationQueu
           </span>
           <ul className={styles.bulkList} aria-label="The calls you are approving">
             {items.map((item) => (
-              <li key={item.id}>
+              <li key={item.id} data-testid="bulk-item">
                 <strong>{item.heldCall?.call ?? item.title}</strong>
                 <span className="muted small"> · seen by {item.heldCall?.seenBy ?? "not known: treated as customer-facing"}</span>
+                <div className="small">
+                  Run <Link href={`/runs/${encodeURIComponent(item.run.id)}`}>{item.run.title}</Link> <span className="muted">({item.run.id})</span>
+                </div>
+                {item.heldCall && <LabelledValues value={item.heldCall.args} rawLabel="Raw arguments" />}
               </li>
             ))}
           </ul>

@@ -24,7 +24,8 @@ export function EscalationWorkbench({ initial }: { initial: TEscalationDetail })
   const [claimNote, setClaimNote] = useState<string | null>(null);
   const [busy, setBusy] = useState<"claim" | "release" | "check" | null>(null);
   // The latest check: answered here at once, or by a worker (polled while it is waiting).
-  const checking = useRealSystemCheck(id, step !== null, setBusy);
+  // Read only by who may work the item: the check is theirs, and a viewer's browser asking is refused (403s in the console).
+  const checking = useRealSystemCheck(id, step !== null && abilities.canResolve, setBusy);
   // Buttons wait for the page to be interactive: a click on the server's first paint would do nothing.
   const [interactive, setInteractive] = useState(false);
   useEffect(() => setInteractive(true), []);

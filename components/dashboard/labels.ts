@@ -29,14 +29,6 @@ export function systemInSentence(system: string, tool: string): string {
   return system === OTHER_SYSTEM ? systemInWords(system, tool) : systemLabel(system);
 }
 
-/** What a reviewer tells the agent to do with each rejection code (lib/saga/vocabulary PivotRejectionCode), in words. */
-export const REJECTION_CODE_LABELS: Record<string, string> = {
-  REVISE_ARGUMENTS: "Change an argument and propose again",
-  WRONG_ACTION: "Do something else: plan again",
-  NEEDS_INFORMATION: "Wait for information, then propose again",
-  POLICY_VIOLATION: "Against policy: do not retry, unwind",
-  DO_NOT_PROCEED: "Stop: unwind what was staged",
-  OTHER: "Other: read the reason",
-};
+export { REJECTION_CODE_LABELS } from "@/lib/desks/dashboard/reason-words";
 
 export { audienceInWords } from "@/lib/desks/dashboard/audience-words";

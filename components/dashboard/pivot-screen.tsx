@@ -32,7 +32,9 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
   const [loaded, setLoaded] = useState(initial);
   const { data: live, error, refetch } = useLive<TPivotScreen>(["pivot", pivotId], dashboardUrl(DashboardPath.getPivotScreen, { pivotId }), initial, ZPivotScreen);
   const [reason, setReason] = useState("");
-  const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
+  // No instruction until the reviewer picks one: a reason typed and sent with Ctrl+Enter reaches the
+  // agent as typed ("read the reason"), never under an instruction nobody chose.
+  const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("OTHER");
   const [busy, setBusy] = useState<"approve" | "reject" | null>(null);
   const [result, setResult] = useState<TPivotDecisionResult | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -160,11 +162,14 @@ export function PivotScreen({ initial }: { initial: TPivotScreen }) {
           onApprove={approve}
           onReject={() => void decide(false)}
         />
+
+        {/* Under both on a wide screen, before the decision on a phone (globals.css .decision-staged). */}
+        <div className="decision-staged">
+          <StagedEffects screen={live} />
+        </div>
       </div>
 
       <ApprovalConfirmation open={confirming} items={irreversible} busy={busy === "approve"} onConfirm={() => void decide(true)} onCancel={() => setConfirming(false)} />
-
-      <StagedEffects screen={live} />
 
       {live.otherPivots.length > 0 && (
         <p className="muted small section">

@@ -10,6 +10,7 @@ import { DetailHead, Meta, MetaList } from "@/components/detail-head";
 import { useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
+import { ZManualRepairWire } from "@/lib/protocol/schemas/saga";
 
 /** How many hex characters of a hash identify it to a person. */
 const HASH_PREFIX = 12;
@@ -91,10 +92,10 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                 </div>
               </td>
               <td data-label="Status">
-                <div className="cell-stack">
-                  <StatusBadge status={step.status} />
+                <div className="cell-stack" data-testid="step-standing">
+                  <StatusBadge status={step.standing} />
                   {step.attempts > 1 && <span className="cell-label">{step.attempts} attempts</span>}
-                  {step.error !== null && <LabelledValues value={step.error} label="error" rawLabel="Raw error" />}
+                  {step.error !== null && <LabelledValues value={step.error} label="error" rawLabel="Raw error" currencyOf={step.args} />}
                 </div>
               </td>
               <td data-label="Key">
@@ -122,7 +123,8 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
               </td>
               <td data-label="Undo state">
                 <div className="cell-stack">
-                  <span>{compensationStateWords(step.compensationState)}</span>
+                  <span>{step.standing === "REPAIRED_BY_HAND" ? "undo failed; a person repaired it by hand: nothing is left out there" : compensationStateWords(step.compensationState)}</span>
+                  {step.standing === "REPAIRED_BY_HAND" && <ManualRepairLine repair={step.manualRepair} />}
                   {step.compensationRequestedAt && (
                     <span className="cell-label nowrap">
                       requested <Time at={step.compensationRequestedAt} />
@@ -138,7 +140,15 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
                       undo ref <Mono text={step.compensationRef} />
                     </span>
                   )}
-                  {step.compensationError !== null && <LabelledValues value={step.compensationError} label="error" rawLabel="Raw error" />}
+                  {step.compensationError !== null &&
+                    (step.standing === "REPAIRED_BY_HAND" ? (
+                      <details className="raw-inline">
+                        <summary>What the failed undo left (since repaired)</summary>
+                        <LabelledValues value={step.compensationError} label="error" rawLabel="Raw error" currencyOf={step.args} />
+                      </details>
+                    ) : (
+                      <LabelledValues value={step.compensationError} label="error" rawLabel="Raw error" currencyOf={step.args} />
+                    ))}
                 </div>
               </td>
               <td className="nowrap" data-label="Created / updated">
@@ -318,6 +328,18 @@ export function RunTimelineLive({ initial, afterSteps }: { initial: RunTimelineV
   );
 }
 
+/** Who repaired a failed undo by hand, when, with what reference, and what they did. */
+function ManualRepairLine({ repair }: { repair: unknown }) {
+  const r = ZManualRepairWire.safeParse(repair);
+  if (!r.success) return null;
+  return (
+    <span className="cell-label">
+      by {r.data.repairedBy}, <Time at={r.data.repairedAt} />
+      {r.data.repairRef ? <>, reference <Mono text={r.data.repairRef} /></> : null}: {r.data.note}
+    </span>
+  );
+}
+
 /** A compensation state in words (`REQUESTED` is a cancel that was sent, not a reversal that happened). */
 function compensationStateWords(state: string): string {
   switch (state) {
@@ -362,6 +384,27 @@ function ProgressPanel({ progress, agent }: { progress: RunTimelineView["progres
             )}
           </dd>
         </div>
+        {progress.approvedNotMade.length > 0 && (
+          <div data-testid="approved-not-made">
+            <dt>Approved, never made</dt>
+            <dd>
+              <ul className="plain-list">
+                {progress.approvedNotMade.map((n) => (
+                  <li key={n.escalationId}>
+                    <code>{n.tool}</code> approved by {n.approvedBy ?? "a reviewer"}
+                    {n.approvedAt && (
+                      <>
+                        {" "}
+                        {ago(n.approvedAt, progress.checkedAt)} (<Time at={n.approvedAt} />)
+                      </>
+                    )}
+                    : the agent has not called it since, so it has not gone out. <Link href={`/escalations/${encodeURIComponent(n.escalationId)}`}>Open the approval</Link>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </div>
+        )}
         {progress.stuckEscalationId && (
           <div>
             <dt>Stuck after pivot</dt>

@@ -226,7 +226,7 @@ function CountTable({ rows }: { rows: { label: string; count: number }[] }) {
 }
 
 /** The overview: what waits for people, and the run-quality figures of the chosen range as charts. */
-export function OverviewCharts({ overview, notice }: { overview: Overview; notice: string | null }) {
+export function OverviewCharts({ overview, notice, operations = false }: { overview: Overview; notice: string | null; /** Link to the operations page (its readers, the admins). */ operations?: boolean }) {
   const t = overview.totals;
   const waitingTotal = overview.waiting.reduce((s, w) => s + w.total, 0);
   const empty = t.runsIncomplete === 0 && t.compensationsRequested === 0 && t.repairsResolved === 0 && overview.correctionsByAudience.length === 0 && overview.revokesByOutcome.every((r) => r.count === 0);
@@ -243,6 +243,11 @@ export function OverviewCharts({ overview, notice }: { overview: Overview; notic
           <p className="muted">
             What waits for people now, and how the agents&apos; runs went from {new Date(overview.from).toUTCString().slice(5, 22)} to {new Date(overview.to).toUTCString().slice(5, 22)} UTC.
           </p>
+          {operations && (
+            <p className="small">
+              Whether Sagaboard itself is healthy (workers, task queue, notifier, sweeps): <Link href="/admin/operations">Operations</Link>
+            </p>
+          )}
         </div>
         <nav className={styles.ranges} aria-label="Time range">
           {RANGES.map(([value, text]) => (

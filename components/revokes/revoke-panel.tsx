@@ -19,7 +19,7 @@ export function OutcomeBadge({ revoke }: { revoke: TRevokeSummary }) {
 function PulledBy({ revoke }: { revoke: TRevokeSummary }) {
   return (
     <div className={styles.pulled}>
-      <OutcomeBadge revoke={revoke} /> Pulled back by <strong>{revoke.requestedBy}</strong> ({revoke.role}) <Time at={revoke.requestedAt} />: “{revoke.reason}”.
+      <OutcomeBadge revoke={revoke} /> {revoke.kind === "OUT_OF_WINDOW" ? "Asked to pull back, past the window, by" : "Pulled back by"} <strong>{revoke.requestedBy}</strong> ({revoke.role}) <Time at={revoke.requestedAt} />: “{revoke.reason}”.
       <div className="muted small">
         {revoke.outcomeText}
         {revoke.escalationId && (

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { SlaCountdown } from "@/lib/server/sla/get-sla-countdown";
+import { formatDuration } from "@/components/saga-display";
 
 /**
  * Whether the item still waits, as the screen beside this clock last read it: the pivot screen and
@@ -17,12 +18,9 @@ function useStillWaiting(itemId: string): boolean {
   return (data as { escalation?: { status?: unknown } }).escalation?.status !== "RESOLVED";
 }
 
+/** "in 23h 57m", "4m 10s ago": the same words as every other clock of the dashboard (formatDuration). */
 function left(ms: number): string {
-  const sec = Math.round(Math.abs(ms) / 1000);
-  const h = Math.floor(sec / 3600);
-  const m = Math.floor((sec % 3600) / 60);
-  const s = sec % 60;
-  const text = h > 0 ? `${h} h ${String(m).padStart(2, "0")} min` : m > 0 ? `${m} min ${String(s).padStart(2, "0")} s` : `${s} s`;
+  const text = formatDuration(Math.round(Math.abs(ms) / 1000));
   return ms >= 0 ? `in ${text}` : `${text} ago`;
 }
 

@@ -46,6 +46,7 @@ export const DashboardPath = {
   dismissCorrection: "/api/dashboard/corrections/:correctionId/dismiss",
   sendCorrection: "/api/dashboard/corrections/:correctionId/send",
   findNotificationSettings: "/api/dashboard/admin/webhooks",
+  getOperations: "/api/dashboard/admin/operations",
   createWebhook: "/api/dashboard/admin/webhooks",
   replayDelivery: "/api/dashboard/admin/webhooks/replay",
   setWebhookEnabled: "/api/dashboard/admin/webhooks/enabled",

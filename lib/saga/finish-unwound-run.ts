@@ -4,6 +4,7 @@
  * step settled, every failed compensation repaired by hand, every correction sent or dismissed) the
  * run is UNWOUND, so the queue and the runs list can read as finished. Framework-free.
  */
+import { compensationStillOut } from "./step-standing";
 import type { Actor, CorrectionRecord, EscalationRecord, RunRecord, SagaStore, StepRecord } from "./store";
 import { CorrectionStatus, EscalationStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
 
@@ -22,7 +23,7 @@ export function attentionLeft(run: { steps: readonly StepRecord[]; escalations: 
   }
   for (const s of run.steps) {
     if (UNSETTLED_STATUSES.includes(s.status)) left.push({ kind: "unsettled_step", stepId: s.id, stepIdx: s.stepIdx, status: s.status });
-    else if (s.status === StepStatus.COMPENSATION_FAILED && !s.manualRepair) left.push({ kind: "unrepaired_compensation", stepId: s.id, stepIdx: s.stepIdx });
+    else if (compensationStillOut(s)) left.push({ kind: "unrepaired_compensation", stepId: s.id, stepIdx: s.stepIdx });
   }
   for (const c of run.corrections) {
     if (c.status === CorrectionStatus.DRAFT || c.status === CorrectionStatus.SENDING) left.push({ kind: "correction", correctionId: c.id, status: c.status });

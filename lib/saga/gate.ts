@@ -125,6 +125,23 @@ export function holdKey(input: Pick<GateInput, "runId" | "def" | "argsHash">, re
   return reason === ApprovalReason.UNREVIEWED ? `${base}:unreviewed-v${currentPolicyVersion(input.def)}` : base;
 }
 
+/**
+ * Whether a held call's resolved escalation was used: a step ran under its approval, or the same call
+ * (tool and argument hash) was carried out since it was raised (e.g. as a pivot plan item). One rule,
+ * read by the gate (an approval is used once) and by the run page (an approved call never made).
+ */
+export function heldApprovalUsed(
+  held: { id: string; createdAt: Date },
+  call: { tool: string; argsHash: string },
+  steps: readonly { status: string; approvalId: string | null; tool: string; argsHash: string; createdAt: Date }[],
+): boolean {
+  return steps.some(
+    (s) =>
+      s.status !== StepStatus.NOT_EXECUTED &&
+      (s.approvalId === held.id || (s.tool === call.tool && s.argsHash === call.argsHash && s.createdAt.getTime() >= held.createdAt.getTime())),
+  );
+}
+
 function isApproved(e: EscalationRecord): boolean {
   const r = e.resolution as { approved?: unknown } | null;
   return e.status === EscalationStatus.RESOLVED && r?.approved === true;
@@ -135,12 +152,7 @@ async function hold(deps: Pick<EngineDeps, "store" | "ids">, input: GateInput, r
   const existing = await deps.store.findEscalationByDedupeKey(holdKey(input, reason));
   if (existing && existing.status === EscalationStatus.RESOLVED) {
     // Used: run under this approval, or the same call was carried out since (e.g. as a pivot plan item).
-    const used = input.steps.some(
-      (s) =>
-        s.status !== StepStatus.NOT_EXECUTED &&
-        (s.approvalId === existing.id ||
-          (s.tool === input.def.name && s.argsHash === input.argsHash && s.createdAt.getTime() >= existing.createdAt.getTime())),
-    );
+    const used = heldApprovalUsed(existing, { tool: input.def.name, argsHash: input.argsHash }, input.steps);
     if (isApproved(existing) && !used) {
       return { allowed: true, phase: Phase.APPROVED_HOLD, approvalId: existing.id, planItemIdx: null };
     }

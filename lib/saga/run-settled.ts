@@ -2,6 +2,7 @@
  * The one rule for finishing a run, whoever finishes it (the engine's `completeRun`, the agent API's
  * status move): its log must say it is finished. One code, RUN_NOT_SETTLED, for every way it is not.
  */
+import { compensationStillOut } from "./step-standing";
 import { SagaError } from "./errors";
 import type { SagaStore } from "./store";
 import { EscalationStatus, RunStatus, StepStatus, UNSETTLED_STATUSES } from "./vocabulary";
@@ -32,7 +33,7 @@ export async function assertRunSettled(store: Pick<SagaStore, "listSteps" | "lis
     ]);
   }
   if (to !== RunStatus.UNWOUND) return;
-  const left = steps.find((s) => s.status === StepStatus.CONFIRMED || (s.status === StepStatus.COMPENSATION_FAILED && !s.manualRepair));
+  const left = steps.find((s) => s.status === StepStatus.CONFIRMED || compensationStillOut(s));
   if (left) {
     throw new SagaError("RUN_NOT_SETTLED", `Run ${runId} cannot be UNWOUND: step ${left.stepIdx} (${left.tool}) is ${left.status}, so its effect is still out there; compensate it, or leave the run NEEDS_ATTENTION for a person.`, [
       { path: "to", message: `step ${left.stepIdx} is not undone` },

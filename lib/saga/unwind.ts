@@ -1,3 +1,4 @@
+import { compensationStillOut, repairedByHand } from "./step-standing";
 import { CrashPoint, SimulatedCrash } from "./crash-points";
 import { EscalationSource, tellStepRecorded } from "./observer";
 import { raiseEscalation } from "./raise-escalation";
@@ -242,7 +243,7 @@ export async function compensateOneStep(deps: EngineDeps, stepId: string, actor:
   if (!step) throw new SagaError("STEP_NOT_FOUND", `Step ${stepId} does not exist.`);
   if (UNSETTLED_STATUSES.includes(step.status) && !options.lookupsDone) step = await reconcileStep(deps, step, actor);
   if (step.status === StepStatus.CONFIRMED && step.toolClass !== ToolClass.IRREVERSIBLE) step = await compensate(deps, step, actor);
-  if (step.status === StepStatus.COMPENSATION_FAILED && !step.manualRepair) await escalateFailedCompensation(deps, step, actor);
+  if (compensationStillOut(step)) await escalateFailedCompensation(deps, step, actor);
   if (step.status === StepStatus.CONFIRMED || step.status === StepStatus.COMPENSATED) await draftCorrection(deps, step, actor, draftedBy);
   return step;
 }
@@ -274,7 +275,7 @@ export async function unwindRun(deps: EngineDeps, runId: string, actor: Actor, r
     if (UNSETTLED_STATUSES.includes(step.status)) report.unresolved.push(step.stepIdx);
     else if (step.status === StepStatus.COMPENSATED) report.compensated.push(step.stepIdx);
     // A person answered it by hand (lib/saga/record-manual-repair.ts): nothing is left out there.
-    else if (step.status === StepStatus.COMPENSATION_FAILED && step.manualRepair) report.skipped.push(step.stepIdx);
+    else if (repairedByHand(step)) report.skipped.push(step.stepIdx);
     else if (step.status === StepStatus.COMPENSATION_FAILED) {
       await escalateFailedCompensation(deps, step, actor);
       report.compensationFailed.push(step.stepIdx);

@@ -138,6 +138,7 @@ const GRID: Record<string, Cell> = {
   "POST /api/dashboard/admin/sso/scim-tokens/revoke": { access: { roles: ADMIN }, body: () => ({ name: "grid-scim-missing" }) },
   "POST /api/dashboard/me/sign-out-everywhere": { access: { roles: READ } },
   "GET /api/dashboard/admin/webhooks": { access: { roles: ADMIN } },
+  "GET /api/dashboard/admin/operations": { access: { roles: ADMIN } },
   "POST /api/dashboard/admin/webhooks": { access: { roles: ADMIN }, body: (_w, n) => ({ name: `grid-hook-${n}`, url: "http://127.0.0.1:9/hook", topics: ["pivot_waiting"] }) },
   "POST /api/dashboard/admin/webhooks/replay": { access: { roles: ADMIN }, body: () => ({ deliveryId: "dlv_missing" }) },
   "POST /api/dashboard/admin/webhooks/enabled": { access: { roles: ADMIN }, body: () => ({ webhookId: "whk_missing", enabled: false }) },

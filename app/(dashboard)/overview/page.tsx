@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { OverviewCharts } from "@/components/overview/overview-charts";
 import { requirePageUser } from "@/lib/server/auth/current-user";
+import { can } from "@/lib/server/auth/roles";
 import { getOverview, ZOverviewRange } from "@/lib/desks/overview/get-overview";
 import { BackLink } from "@/components/section";
 
@@ -19,7 +20,13 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
   const range = parsed.success ? parsed.data : "7d";
   try {
     const overview = await getOverview({ actor: user, range });
-    return <OverviewCharts overview={overview} notice={parsed.success ? null : `The range “${raw}” is not one of 24h, 7d, 30d or 90d, so the last 7 days are shown.`} />;
+    return (
+      <OverviewCharts
+        overview={overview}
+        notice={parsed.success ? null : `The range “${raw}” is not one of 24h, 7d, 30d or 90d, so the last 7 days are shown.`}
+        operations={can(user.role, "users.manage")}
+      />
+    );
   } catch (e) {
     // The person gets a sentence; the cause goes to the server log.
     console.error("overview failed", e);

@@ -43,7 +43,7 @@ function resolveMessage(result: TResolveResult): string | null {
 export function ResolutionForm({ detail, check, onDone }: { detail: TEscalationDetail; check: TRealSystemCheck | null; onDone: (message: string | null) => void }) {
   const kind = detail.escalation.kind;
   const [approve, setApprove] = useState<boolean | null>(null);
-  const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("REVISE_ARGUMENTS");
+  const [reasonCode, setReasonCode] = useState<PivotRejectionCode>("OTHER");
   const [note, setNote] = useState("");
   const [outcome, setOutcome] = useState<"CONFIRMED" | "NOT_EXECUTED" | null>(null);
   const [evidence, setEvidence] = useState("");

@@ -44,13 +44,9 @@ export function WhatHappened({ detail }: { detail: TEscalationDetail }) {
         <dl className="facts-list">
           <Fact label="Step">
             #{step.stepIdx} <code>{step.tool}</code> <ClassBadge toolClass={step.toolClass} />{" "}
-            {step.manualRepair ? (
-              <span className="badge status-good" data-testid="repaired-by-hand">
-                REPAIRED BY HAND
-              </span>
-            ) : (
-              <StatusBadge status={step.status} />
-            )}
+            <span data-testid={step.standing === "REPAIRED_BY_HAND" ? "repaired-by-hand" : "step-standing"}>
+              <StatusBadge status={step.standing} />
+            </span>
           </Fact>
           {step.manualRepair && (
             <Fact label="Repaired by hand">
@@ -96,7 +92,7 @@ export function WhatHappened({ detail }: { detail: TEscalationDetail }) {
               <StatusBadge status={step.compensationState} /> {step.compensationRef && <Mono text={step.compensationRef} />}
             </Fact>
           )}
-          {step.compensationError !== null && <UndoFailure error={step.compensationError} repaired={step.manualRepair !== null} />}
+          {step.compensationError !== null && <UndoFailure error={step.compensationError} repaired={step.standing === "REPAIRED_BY_HAND"} currencyOf={step.args} />}
           <Fact label="Logged">
             <Time at={step.createdAt} /> · updated <Time at={step.updatedAt} />
           </Fact>
@@ -111,7 +107,7 @@ export function WhatHappened({ detail }: { detail: TEscalationDetail }) {
 }
 
 /** Why an undo failed, in a sentence, and what it left out there, as labelled values (money as money). */
-function UndoFailure({ error, repaired }: { error: NonNullable<TEscalationDetail["step"]>["compensationError"]; repaired: boolean }) {
+function UndoFailure({ error, repaired, currencyOf }: { error: NonNullable<TEscalationDetail["step"]>["compensationError"]; repaired: boolean; /** The call's arguments, whose currency its amounts are in. */ currencyOf: unknown }) {
   const e = error !== null && typeof error === "object" && !Array.isArray(error) ? error : null;
   const said = e && typeof e.message === "string" ? e.message : e && typeof e.reason === "string" ? e.reason : null;
   const remaining = e && "remaining" in e ? e.remaining : undefined;
@@ -119,11 +115,11 @@ function UndoFailure({ error, repaired }: { error: NonNullable<TEscalationDetail
     <>
       <Fact label="Why the undo failed">
         {said ?? "The compensation could not be confirmed."}
-        {remaining === undefined && <LabelledValues value={error} />}
+        {remaining === undefined && <LabelledValues value={error} currencyOf={currencyOf} />}
       </Fact>
       {remaining !== undefined && (
         <Fact label={repaired ? "Was out there" : "Still out there"}>
-          <LabelledValues value={remaining} />
+          <LabelledValues value={remaining} currencyOf={currencyOf} />
         </Fact>
       )}
     </>

@@ -4,6 +4,7 @@
 // the agent reads (or, once decided, who decided what and why), and what the page says when a
 // decision was not recorded because someone decided first or the run stopped waiting.
 
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import type { Ref } from "react";
 import { StatusBadge, Time } from "@/components/saga-display";
 import type { TPivotDecisionResult, TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
@@ -46,8 +47,14 @@ export function DecisionPanel({ screen, irreversible, busy, reason, onReason, re
       {!pending ? (
         <div className={screen.pivot.status === "APPROVED" ? "decided approved" : "decided rejected"}>
           <strong>{screen.pivot.status === "APPROVED" ? "Approved" : "Rejected"}</strong> by {screen.pivot.decidedBy ?? "someone"} at <Time at={screen.pivot.decidedAt} /> UTC
-          {screen.pivot.reasonCode && <p className="body-text">The agent was told: {REJECTION_CODE_LABELS[screen.pivot.reasonCode] ?? screen.pivot.reasonCode}.</p>}
-          {screen.pivot.reason && <p className="body-text">Reason: {screen.pivot.reason}</p>}
+          {screen.pivot.reasonCode && screen.pivot.reasonCode !== "OTHER" ? (
+            <>
+              <p className="body-text">The agent was told: {REJECTION_CODE_LABELS[screen.pivot.reasonCode] ?? screen.pivot.reasonCode}.</p>
+              {screen.pivot.reason && <p className="body-text">Reason: {screen.pivot.reason}</p>}
+            </>
+          ) : (
+            screen.pivot.reason && <p className="body-text" data-testid="agent-was-told">The agent was told, in your words: “{screen.pivot.reason}”</p>
+          )}
         </div>
       ) : screen.run.status !== "AWAITING_PIVOT" ? (
         <p className="muted">
@@ -160,7 +167,7 @@ export function DecisionNotRecorded({ refusal }: { refusal: Extract<TPivotDecisi
     </p>
   ) : (
     <p className="banner info" role="status">
-      The run is {refusal.runStatus.toLowerCase().replaceAll("_", " ")} and no longer waits for this pivot; nothing was decided.
+      The run is {runStatusInWords(refusal.runStatus)} and no longer waits for this pivot; nothing was decided.
     </p>
   );
 }

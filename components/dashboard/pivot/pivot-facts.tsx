@@ -2,6 +2,7 @@
 // the deadline (or, once decided, the decision and how far the commit got), what is staged and still
 // releasable, how much of it a customer sees, and whether a tool's policy changed since the plan.
 
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import { Countdown, Time } from "@/components/saga-display";
 import type { TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
 
@@ -18,6 +19,8 @@ export function PivotFacts({ loaded, live, irreversible }: { loaded: TPivotScree
   const unknownAudience = loaded.plan.filter((i) => i.audienceSource === "unknown").length;
   const customerStaged = live.staged.filter((e) => e.audienceRank === 2).length;
   const openStaged = live.staged.filter((e) => !e.settled);
+  // Staged effects still releasable now: a closed window cannot release anything.
+  const releasable = openStaged.length - live.expiredStaged;
   return (
     <div className="facts">
       <div className="fact">
@@ -39,7 +42,7 @@ export function PivotFacts({ loaded, live, irreversible }: { loaded: TPivotScree
           <span className="fact-value">
             {ran} of {loaded.plan.length} ran
           </span>
-          <span className="muted small">{live.run.status === "COMPLETED" ? "the run is complete" : ran < loaded.plan.length ? "the agent commits the plan item by item" : `the run is ${live.run.status.toLowerCase().replaceAll("_", " ")}`}</span>
+          <span className="muted small">{live.run.status === "COMPLETED" ? "the run is complete" : ran < loaded.plan.length ? "the agent commits the plan item by item" : `the run is ${runStatusInWords(live.run.status)}`}</span>
         </div>
       ) : !pending ? (
         <div className="fact">
@@ -48,30 +51,47 @@ export function PivotFacts({ loaded, live, irreversible }: { loaded: TPivotScree
           <span className="muted small">no call of the plan may run</span>
         </div>
       ) : (
-        <div className="fact">
+        <div className="fact" data-testid="decide-by">
           <span className="fact-label">Deadline</span>
-          {loaded.pivot.deadline ? (
+          {live.decideBy.at ? (
             <>
               <span className="fact-value">
-                <Countdown until={loaded.pivot.deadline} now={live.now} />
+                <Countdown until={live.decideBy.at} now={live.now} />
               </span>
               <span className="muted small">
-                <Time at={loaded.pivot.deadline} /> UTC
+                {live.decideBy.rejectsAutomatically ? "rejected then if nobody decides" : "the agent asked for a decision by then"}, <Time at={live.decideBy.at} /> UTC
+                {live.decideBy.rejectsAutomatically && live.decideBy.agentDeadline && live.decideBy.agentDeadline !== live.decideBy.at && (
+                  <>
+                    {" "}
+                    (the agent asked by <Time at={live.decideBy.agentDeadline} />; the SLA comes first)
+                  </>
+                )}
               </span>
             </>
           ) : (
-            <span className="fact-value muted">none given</span>
+            <span className="fact-value muted">none</span>
           )}
         </div>
       )}
       <div className="fact">
         <span className="fact-label">Staged, releasable</span>
         <span className="fact-value">
-          {openStaged.length} of {live.staged.length}
+          {releasable} of {live.staged.length}
         </span>
+        {live.expiredStaged > 0 && (
+          <span className="irreversible-text small" data-testid="expired-staged">
+            {live.expiredStaged} expired: {live.expiredStaged === 1 ? "its window closed; it" : "their windows closed; they"} can no longer be released
+          </span>
+        )}
         {!pending ? (
-          <span className="muted small">{approved ? "kept: the plan was approved" : "released as the run unwinds"}</span>
-        ) : live.releasableUntil ? (
+          <span className="muted small">
+            {approved
+              ? "kept: the plan was approved"
+              : releasable > 0
+                ? "still staged: released only if the agent unwinds the run (or a person pulls it back)"
+                : "nothing staged is left to release"}
+          </span>
+        ) : releasable === 0 ? null : live.releasableUntil ? (
           <span className="muted small">
             first expires <Countdown until={live.releasableUntil} now={live.now} />
           </span>

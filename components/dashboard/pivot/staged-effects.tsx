@@ -1,7 +1,7 @@
 // What is staged so far, as the pivot screen shows it: the blast radius counted per audience, then
 // every staged effect grouped by its external system, with what releases it and until when.
 
-import { ClassBadge, Countdown, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
+import { ClassBadge, Countdown, formatDuration, LabelledValues, Mono, StatusBadge, Time } from "@/components/saga-display";
 import type { TPivotScreen, TStagedEffect } from "@/lib/desks/pivots/views";
 import { systemLabel } from "@/components/dashboard/labels";
 import { Audience, RadiusBadge } from "./blast-radius";
@@ -54,11 +54,17 @@ function StagedTable({ screen }: { screen: TPivotScreen }) {
         ) : (
           <div className="cell-stack">
             <Time at={e.releasableUntil} />
-            <Countdown until={e.releasableUntil} now={screen.now} />
+            {e.releasableUntil !== null && new Date(e.releasableUntil) <= new Date(screen.now) ? (
+              <span className="irreversible-text" data-testid="staged-expired">
+                expired <Countdown until={e.releasableUntil} now={screen.now} />: can no longer be released
+              </span>
+            ) : (
+              <Countdown until={e.releasableUntil} now={screen.now} />
+            )}
             <span className="cell-label">
               {e.revocationWindowSec === null
                 ? "no revocation window"
-                : `${Math.round(e.revocationWindowSec / 3600)}h window${e.windowSource === "registry_default" ? " (class default)" : ""}`}
+                : `${formatDuration(e.revocationWindowSec)} window${e.windowSource === "registry_default" ? " (class default)" : ""}`}
               {screen.pivot.deadline && e.releasableUntil === screen.pivot.deadline ? ", capped by the deadline" : ""}
             </span>
           </div>

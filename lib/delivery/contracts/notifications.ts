@@ -11,6 +11,7 @@ import { ZTeamInput } from "@/lib/server/sla/save-sla-settings";
 import { ZCreateWebhookRequest, ZCreatedWebhook, ZDeliveryView, ZNotificationSettings, ZWebhookView } from "@/lib/server/notifications/webhook-views";
 import { ZSetWebhookEnabledRequest } from "@/lib/server/notifications/set-webhook-enabled";
 import { ZDeletedWebhook, ZDeleteWebhookRequest } from "@/lib/server/notifications/delete-webhook";
+import { ZOperations } from "@/lib/desks/operations/views";
 
 const tags = ["admin"];
 
@@ -22,6 +23,16 @@ export const adminFindNotificationSettings = defineEndpoint({
   tags,
   auth: "user",
   response: ZNotificationSettings,
+});
+
+export const adminGetOperations = defineEndpoint({
+  method: "GET",
+  path: DashboardPath.getOperations,
+  operationId: "adminGetOperations",
+  summary: "Whether Sagaboard itself is healthy: workers seen, the task queue, the notifier's backlog and errors, stuck runs, the sweeps' newest marks",
+  tags,
+  auth: "user",
+  response: ZOperations,
 });
 
 export const adminCreateWebhook = defineEndpoint({

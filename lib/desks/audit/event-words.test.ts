@@ -104,4 +104,14 @@ describe("an event recorded by the call commands (no step number in its data)", 
     expect(eventInWords(confirmed).sentence).toMatch(/^The step /);
     expect(eventInWords({ type: "step.confirmed", data: { stepIdx: 0 }, stepIdx: 5 }).sentence).toMatch(/^Step #0 /); // the data's own number wins
   });
+
+  it("say amounts as money at any depth, in the call's currency when the value names none, and reason codes as sentences", () => {
+    const failed = { reason: "not_confirmed", remaining: { paymentIntentId: "pi_1", charged: 700, stillCharged: 700 } };
+    expect(factsOf(failed, "error", "eur")).toContainEqual({ label: "remaining", value: "payment intent id pi_1; charged €7.00; still charged €7.00" });
+    expect(valueInWords({ refund: { amount: 1800, currency: "usd" } })).toBe("refund amount $18.00");
+    expect(factsOf({ reasonCode: "DO_NOT_PROCEED", reason: "IRREVERSIBLE" })).toEqual([
+      { label: "the agent was told", value: "Stop: unwind what was staged" },
+      { label: "reason", value: "it cannot be taken back and no approved pivot covers it" },
+    ]);
+  });
 });

@@ -5,6 +5,7 @@
  * Event types nobody has described yet still read well: "revoke.pulled" becomes "Revoke: pulled",
  * and their data become labelled values.
  */
+import { APPROVAL_REASON_WORDS, REJECTION_CODE_LABELS } from "@/lib/desks/dashboard/reason-words";
 import { FIELD_LABELS } from "@/lib/server/tools/tool-policy";
 
 /** Who caused an event, in words. */
@@ -143,6 +144,7 @@ const FIELD_WORDS: Record<string, string> = {
   toolClass: "tool class",
   policyVersion: "policy version",
   lookupAvailable: "can look calls up",
+  reasonCode: "the agent was told",
 };
 
 /**
@@ -159,7 +161,12 @@ const HASH_LIKE = /^[0-9a-f]{40,}$/;
 export const MAX_VALUE_CHARS = 160;
 
 /** Words for some values of known fields. */
-const VALUE_WORDS: Record<string, Record<string, string>> = { via: { api: "the HTTP API" } };
+const VALUE_WORDS: Record<string, Record<string, string>> = {
+  via: { api: "the HTTP API" },
+  reasonCode: REJECTION_CODE_LABELS,
+  // A held call's reason (the gate's ApprovalReason); other `reason` fields are people's words and pass through.
+  reason: APPROVAL_REASON_WORDS,
+};
 
 /** A change as the tool table records it: `{ from, to }`. */
 function isChange(value: unknown): value is { from: unknown; to: unknown } {
@@ -167,8 +174,8 @@ function isChange(value: unknown): value is { from: unknown; to: unknown } {
 }
 
 /** A list, cut after the items that fit: "a, b, c and 7 more". */
-function listInWords(items: readonly unknown[], depth: number): string {
-  const words = items.map((v) => valueInWords(v, depth + 1));
+function listInWords(items: readonly unknown[], depth: number, currency: string | null = null): string {
+  const words = items.map((v) => valueInWords(v, depth + 1, currency));
   let text = "";
   for (let i = 0; i < words.length; i++) {
     const next = text ? `${text}, ${words[i]}` : words[i]!;
@@ -218,19 +225,26 @@ export function codeInWords(value: string): string {
   return value;
 }
 
-/** A JSON value as text a person reads (no braces or quotes): lists joined, objects as "field value" pairs. */
-export function valueInWords(value: unknown, depth = 0): string {
+/**
+ * A JSON value as text a person reads (no braces or quotes): lists joined, objects as "field value"
+ * pairs, amounts in minor units as money in their object's currency, else `currency` (the one the
+ * enclosing value names: a failed refund's "still charged" in the charge's currency).
+ */
+export function valueInWords(value: unknown, depth = 0, currency: string | null = null): string {
   if (value === null || value === undefined) return "none";
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return HASH_LIKE.test(value) ? `${value.slice(0, 16)}…` : value === "" ? "(empty)" : cut(codeInWords(value));
-  if (Array.isArray(value)) return value.length === 0 ? "none" : listInWords(value, depth);
-  if (isChange(value)) return value.from === null || value.from === undefined ? valueInWords(value.to, depth) : `${valueInWords(value.from, depth)} → ${valueInWords(value.to, depth)}`;
+  if (Array.isArray(value)) return value.length === 0 ? "none" : listInWords(value, depth, currency);
+  if (isChange(value)) return value.from === null || value.from === undefined ? valueInWords(value.to, depth, currency) : `${valueInWords(value.from, depth, currency)} → ${valueInWords(value.to, depth, currency)}`;
   if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>);
+    const record = value as Record<string, unknown>;
+    const own = str(record.currency) ?? currency;
+    const hasAmount = Object.entries(record).some(([k, v]) => AMOUNT_KEYS.has(k) && typeof v === "number");
+    const entries = Object.entries(record).filter(([k]) => !(k === "currency" && hasAmount));
     if (entries.length === 0) return "none";
     if (depth >= 2) return `${entries.length} ${entries.length === 1 ? "field" : "fields"}`;
-    return cut(entries.map(([k, v]) => `${fieldInWords(k)} ${valueInWords(v, depth + 1)}`).join("; "));
+    return cut(entries.map(([k, v]) => `${fieldInWords(k)} ${AMOUNT_KEYS.has(k) && typeof v === "number" ? moneyInWords(v, own) : valueInWords(v, depth + 1, own)}`).join("; "));
   }
   return String(value);
 }
@@ -320,14 +334,14 @@ function toolSentence(d: Data, what: string): { text: string; uses: string[] } |
 }
 
 /** A field's value in words: known values, step numbers, durations in seconds, else `valueInWords`. */
-function factValue(key: string, value: unknown): string {
+function factValue(key: string, value: unknown, currency: string | null = null): string {
   if (typeof value === "string" && VALUE_WORDS[key]?.[value]) return VALUE_WORDS[key][value];
   if (key === "stepIdx" && typeof value === "number") return `#${value}`;
   if (key.endsWith("Sec") && typeof value === "number") return secondsInWords(value);
   if (key.endsWith("Sec") && isChange(value) && typeof value.to === "number") {
     return typeof value.from === "number" ? `${secondsInWords(value.from)} → ${secondsInWords(value.to)}` : secondsInWords(value.to);
   }
-  return valueInWords(value);
+  return valueInWords(value, 0, currency);
 }
 
 /**
@@ -353,8 +367,8 @@ export function moneyInWords(amount: number, currency?: string | null): string {
 const AMOUNT_KEYS = new Set(["amount", "amountRefunded", "amountCaptured", "refundAmount", "charged", "refunded", "stillCharged"]);
 
 /** Labelled values of one object's fields: amounts read as money (their currency folded in), the rest in words. */
-function fieldFacts(data: Data, skip: ReadonlySet<string> = new Set()): Fact[] {
-  const currency = str(data.currency);
+function fieldFacts(data: Data, skip: ReadonlySet<string> = new Set(), fallbackCurrency: string | null = null): Fact[] {
+  const currency = str(data.currency) ?? fallbackCurrency;
   const hasAmount = Object.entries(data).some(([k, v]) => AMOUNT_KEYS.has(k) && typeof v === "number");
   return Object.entries(data)
     .filter(([key]) => !skip.has(key) && !(key === "currency" && hasAmount))
@@ -364,18 +378,19 @@ function fieldFacts(data: Data, skip: ReadonlySet<string> = new Set()): Fact[] {
       if (key === "diff" && value !== null && typeof value === "object" && !Array.isArray(value) && Object.values(value).every(isChange)) {
         return Object.entries(value).map(([field, change]) => ({ label: fieldInWords(field), value: factValue(field, change) }));
       }
-      return [{ label: fieldInWords(key), value: factValue(key, value) }];
+      return [{ label: fieldInWords(key), value: factValue(key, value, currency) }];
     });
 }
 
 /**
  * Any JSON value as labelled values, for people reading a tool call's arguments, an error or an
  * escalation's detail: an object gives one per field, anything else one value labelled `label`.
+ * Amounts are money in their own object's currency, else `currency` (the call's, for its undo or error).
  */
-export function factsOf(value: unknown, label = "value"): Fact[] {
+export function factsOf(value: unknown, label = "value", currency: string | null = null): Fact[] {
   if (value === null || value === undefined) return [];
-  if (typeof value === "object" && !Array.isArray(value)) return fieldFacts(value as Data);
-  return [{ label, value: valueInWords(value) }];
+  if (typeof value === "object" && !Array.isArray(value)) return fieldFacts(value as Data, new Set(), currency);
+  return [{ label, value: valueInWords(value, 0, currency) }];
 }
 
 /** An event's type and data in words. */

@@ -9,6 +9,7 @@ import type { Json } from "@/lib/saga/tools";
 import { ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
 import { CORRECTION_INCLUDE, namesByEmail, originalRecipients, queueItem, recipientsOf, sendRunId, sendStateOf } from "./correction-view";
 import { sendStepsOf, settleCorrectionSends } from "./settle-correction-send";
+import { stepStanding } from "@/lib/saga/step-standing";
 import type { SendState, TCorrectionDetail, THistoryEntry } from "./views";
 
 /** A correction id from a caller. */
@@ -107,15 +108,17 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
   if (!first) throw correctionNotFound(id);
   if (first.status === "SENDING") await settleCorrectionSends([{ id, expected: recipientsOf(first).length }]);
 
-  const { row, run, original, steps, events, names, rule, now } = await withDb(async (prisma) => {
+  const { row, run, original, steps, events, names, revoke, rule, now } = await withDb(async (prisma) => {
     const row = await prisma.correction.findUniqueOrThrow({ where: { id }, include: CORRECTION_INCLUDE });
     const run = await prisma.run.findUniqueOrThrow({ where: { id: row.runId }, select: { id: true, title: true, status: true, agent: true, onBehalfOf: true } });
     const original = await prisma.step.findUniqueOrThrow({ where: { id: row.stepId } });
     const steps = await prisma.step.findMany({ where: { runId: row.runId }, orderBy: { stepIdx: "asc" } });
     const events = await prisma.auditEvent.findMany({ where: { scope: { in: [runScope(row.runId), runScope(sendRunId(id))] } }, orderBy: [{ at: "asc" }, { seq: "asc" }] });
-    const names = await namesByEmail(prisma, [row.claimedBy]);
+    const revokeId = row.draftedBy?.startsWith("revoke:") ? row.draftedBy.slice("revoke:".length) : null;
+    const revoke = revokeId ? await prisma.revoke.findUnique({ where: { id: revokeId }, select: { id: true, requestedBy: true, role: true, reason: true, requestedAt: true } }) : null;
+    const names = await namesByEmail(prisma, [row.claimedBy, revoke?.requestedBy ?? null]);
     const policy = await prisma.toolPolicy.findUnique({ where: { name: original.tool }, select: { audienceRule: true } });
-    return { row, run, original, steps, events, names, rule: policy?.audienceRule ?? null, now: new Date() };
+    return { row, run, original, steps, events, names, revoke, rule: policy?.audienceRule ?? null, now: new Date() };
   });
   const sendSteps = (await sendStepsOf(row.status === "SENDING" ? [id] : [])).get(id);
   const recipients = recipientsOf(row);
@@ -180,10 +183,14 @@ export async function getCorrection({ actor, correctionId }: PersonRequest<{ cor
       tool: s.tool,
       toolClass: ZToolClass.parse(s.toolClass),
       status: ZStepStatus.parse(s.status),
+      standing: stepStanding(s),
       externalRef: s.externalRef,
       audience: Array.isArray(s.audience) ? s.audience.filter((a): a is string => typeof a === "string") : [],
       at: s.createdAt.toISOString(),
     })),
     history,
+    revoke: revoke
+      ? { id: revoke.id, requestedBy: revoke.requestedBy, requestedByName: names.get(revoke.requestedBy) ?? null, role: revoke.role, reason: revoke.reason, requestedAt: revoke.requestedAt.toISOString() }
+      : null,
   };
 }

@@ -42,11 +42,13 @@ async function ensureSend(row: CorrectionRowWithRefs, user: CurrentUser): Promis
   const runId = sendRunId(row.id);
   const messages = messagesOf(row);
   const store = sharedSagaStore(await getPrisma());
+  // The draft's subject usually says "Correction:" already (the tool's template); the run says it once.
+  const title = /^correction:/i.test(row.subject.trim()) ? row.subject.trim() : `Correction: ${row.subject}`;
   if (!(await store.getRun(runId))) {
     try {
       await store.createRun(
-        { id: runId, title: `Correction: ${row.subject}`, agent: CORRECTION_AGENT, onBehalfOf: row.sentBy ?? user.email, metadata: { correctionId: row.id, answersRun: row.runId, answersStep: row.stepId } },
-        { type: "run.started", actor: userActor(user), data: { title: `Correction: ${row.subject}`, correctionId: row.id } },
+        { id: runId, title, agent: CORRECTION_AGENT, onBehalfOf: row.sentBy ?? user.email, metadata: { correctionId: row.id, answersRun: row.runId, answersStep: row.stepId } },
+        { type: "run.started", actor: userActor(user), data: { title, correctionId: row.id } },
       );
     } catch (e) {
       // Two requests at once: the other one created it.

@@ -4,7 +4,7 @@
  * contracts (lib/delivery/contracts/corrections.ts) parse responses with these schemas.
  */
 import { z } from "zod";
-import { ZIsoDate, ZJson, ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate, ZJson, ZRunStatus, ZStepStanding, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
 import { ZAudienceRank } from "@/lib/desks/dashboard/views";
 
 /** Where a correction stands, as the desk names it (claimed is a draft someone holds). */
@@ -107,6 +107,8 @@ export const ZRunStepLine = z.object({
   tool: z.string(),
   toolClass: ZToolClass,
   status: ZStepStatus,
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (lib/saga/step-standing.ts). */
+  standing: ZStepStanding,
   externalRef: z.string().nullable(),
   /** Who saw it. */
   audience: z.array(z.string()),
@@ -173,6 +175,10 @@ export const ZCorrectionDetail = ZCorrectionQueueItem.extend({
   run: z.object({ id: z.string(), title: z.string(), status: ZRunStatus, agent: z.string(), onBehalfOf: z.string().nullable() }),
   /** The steps of that run, in order. */
   steps: z.array(ZRunStepLine),
+  /** The revoke that drafted it, when a person pulled the effect back: who, with which role, when and why. */
+  revoke: z
+    .object({ id: z.string(), requestedBy: z.string(), requestedByName: z.string().nullable(), role: z.string(), reason: z.string(), requestedAt: ZIsoDate })
+    .nullable(),
   /** Drafted, claimed, edited, send asked, sent or dismissed: oldest first. */
   history: z.array(ZHistoryEntry),
 });

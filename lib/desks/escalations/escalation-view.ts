@@ -65,7 +65,7 @@ function heldCallOf(row: EscalationRowWithRefs, facts: RowToolFacts | undefined)
   if (row.kind !== EscalationKind.APPROVAL_REQUIRED || !detail || typeof detail !== "object" || Array.isArray(detail) || typeof detail.tool !== "string") return null;
   const args = detail.args ?? null;
   const { audience, source } = planAudience(connectorRegistry(), { tool: detail.tool, args: args as Json }, facts);
-  return { call: callInWords({ tool: detail.tool, args }), seenBy: audienceInWords(audience, source), toolClass: typeof detail.toolClass === "string" ? detail.toolClass : null };
+  return { call: callInWords({ tool: detail.tool, args }), seenBy: audienceInWords(audience, source), toolClass: typeof detail.toolClass === "string" ? detail.toolClass : null, args: args as Json };
 }
 
 /** A queue row, with its age measured against `now` and its system as `systems` (from `toolSystems`) names it. */

@@ -1,4 +1,5 @@
 import type { Prisma } from "@/generated/prisma";
+import { stepStanding } from "@/lib/saga/step-standing";
 import { resolveAudience } from "@/lib/server/tools/audience";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
@@ -85,6 +86,7 @@ export async function getEscalation({ actor, escalationId }: PersonRequest<{ esc
           tool: step.tool,
           toolClass: ZToolClass.parse(step.toolClass),
           status: ZStepStatus.parse(step.status),
+          standing: stepStanding(step),
           stepKey: step.stepKey,
           args: json(step.args),
           externalRef: step.externalRef,

@@ -12,6 +12,7 @@ import {
   ZIsoDate,
   ZJson,
   ZManualRepairWire,
+  ZStepStanding,
   ZStepStatus,
   ZToolClass,
 } from "@/lib/protocol/schemas/saga";
@@ -37,8 +38,11 @@ export const ZEscalationQueueItem = z.object({
   system: ZExternalSystem.nullable(),
   /** Routed to (the tool's owner). */
   owner: z.string().nullable(),
-  /** A held call (APPROVAL_REQUIRED): what it does in words, who would see it, and its class. */
-  heldCall: z.object({ call: z.string(), seenBy: z.string(), toolClass: z.string().nullable() }).nullable(),
+  /**
+   * A held call (APPROVAL_REQUIRED): what it does in words, who would see it, its class, and its exact
+   * arguments (a bulk approval shows them, so calls of one tool from different runs can be told apart).
+   */
+  heldCall: z.object({ call: z.string(), seenBy: z.string(), toolClass: z.string().nullable(), args: ZJson }).nullable(),
   /** Whether the signed-in person may claim and resolve it (set on the queue's and the item's reads). */
   canWork: z.boolean().optional(),
   /** Who holds it. */
@@ -91,6 +95,8 @@ export const ZEscalationStep = z.object({
   toolClass: ZToolClass,
   /** Where the row stands. */
   status: ZStepStatus,
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, lib/saga/step-standing.ts). */
+  standing: ZStepStanding,
   /** The key the external system knows the effect by. */
   stepKey: z.string(),
   /** The call's arguments. */

@@ -12,6 +12,7 @@ import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-
 import { systemOfTool, type ExternalSystem } from "@/lib/server/tools/tool-systems";
 import type { TPivotScreen, TStagedEffect } from "@/lib/desks/pivots/views";
 import { readPivotApprovals } from "@/lib/desks/approvals/pivot-approvals";
+import { loadSlaRules, pivotSla, slaPoints } from "@/lib/server/sla/sla-rules";
 
 /** Names of the blast radius ranks, lowest first. */
 const RANK_LABELS = ["internal", "partner", "customer"] as const;
@@ -96,8 +97,15 @@ export async function getPivotScreen({ actor, pivotId }: PersonRequest<{ pivotId
     if (s.approvalId !== pivot.id || s.planItemIdx === null) continue;
     if ((committed.get(s.planItemIdx)?.stepIdx ?? -1) < s.stepIdx) committed.set(s.planItemIdx, s);
   }
+  const now = new Date();
   const open = staged.filter((e) => !e.settled);
-  const approvals = await withDb((prisma) => readPivotApprovals(prisma, pivot));
+  // A window that closed before anything released the effect: it can no longer be released.
+  const expired = open.filter((e) => e.releasableUntil !== null && new Date(e.releasableUntil) <= now);
+  const releasable = open.filter((e) => !expired.includes(e));
+  const [approvals, slaRules] = await withDb(async (prisma) => [await readPivotApprovals(prisma, pivot), await loadSlaRules(prisma)] as const);
+  // The one deadline: what the SLA banner counts down (lib/server/sla), read from the same rule.
+  const sla = pivotSla(slaRules, pivot.plan.map((i) => i.tool));
+  const expireAt = slaPoints(sla, pivot.createdAt, pivot.deadline).expireAt;
   return {
     pivot: pivotSummary(pivot),
     run: { id: run.id, title: run.title, agent: run.agent, onBehalfOf: run.onBehalfOf, status: run.status },
@@ -107,10 +115,12 @@ export async function getPivotScreen({ actor, pivotId }: PersonRequest<{ pivotId
     plan,
     irreversibleCount: plan.filter((i) => i.toolClass === ToolClass.IRREVERSIBLE).length,
     policyChanged: plan.some((i) => i.policyChanged),
-    releasableUntil: earliest([...open.map((e) => (e.releasableUntil ? new Date(e.releasableUntil) : null)), pivot.deadline])?.toISOString() ?? null,
+    releasableUntil: earliest([...releasable.map((e) => (e.releasableUntil ? new Date(e.releasableUntil) : null)), pivot.deadline])?.toISOString() ?? null,
+    expiredStaged: expired.length,
+    decideBy: { at: (expireAt ?? pivot.deadline)?.toISOString() ?? null, rejectsAutomatically: expireAt !== null, agentDeadline: pivot.deadline?.toISOString() ?? null, rule: sla.source },
     otherPivots: pivots.filter((p) => p.id !== pivot.id).map((p) => ({ id: p.id, status: p.status, createdAt: p.createdAt.toISOString() })),
     committed: [...committed].sort(([a], [b]) => a - b).map(([idx, s]) => ({ idx, stepIdx: s.stepIdx, status: s.status })),
-    now: new Date().toISOString(),
+    now: now.toISOString(),
     // The role read once above (`userCan` would read the User row again).
     abilities: { canDecide: can(actor.role, "pivot.decide") },
     approvals,

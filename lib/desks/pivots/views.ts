@@ -146,8 +146,24 @@ export const ZPivotScreen = z.object({
   irreversibleCount: z.number().int(),
   /** True when any plan item's tool policy changed since the plan was made (approval will be refused). */
   policyChanged: z.boolean(),
-  /** The earliest moment a staged effect stops being releasable (or the deadline), null when none. */
+  /** The earliest moment a staged effect still releasable now stops being releasable (or the deadline), null when none. */
   releasableUntil: ZIsoDate.nullable(),
+  /** Staged effects whose window closed before anything released them: they can no longer be released. */
+  expiredStaged: z.number().int(),
+  /**
+   * The one deadline of the decision, as the SLA banner counts it: when the pivot is rejected if nobody
+   * decides (the SLA rule's expiry, brought forward by the agent's deadline), else the agent's deadline.
+   */
+  decideBy: z.object({
+    /** When; null: nothing limits the wait. */
+    at: ZIsoDate.nullable(),
+    /** True when the pivot is rejected at `at` if nobody decides (never approved by default). */
+    rejectsAutomatically: z.boolean(),
+    /** The deadline the agent asked for, when it gave one (it may come after the SLA's expiry). */
+    agentDeadline: ZIsoDate.nullable(),
+    /** The SLA rule that applies (`default:pivot`, `tool:send_email`). */
+    rule: z.string(),
+  }),
   /** The run's other pivots, oldest first. */
   otherPivots: z.array(z.object({ id: z.string(), status: ZPivotStatus, createdAt: ZIsoDate })),
   /** Once approved: the step that carries each plan item a commit has begun (the latest, by plan position). */

@@ -5,6 +5,7 @@ import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { SagaError } from "@/lib/saga/errors";
 import { StepStatus, ToolClass } from "@/lib/saga/vocabulary";
+import { stepStanding } from "@/lib/saga/step-standing";
 import { revokeRolesOf, revokeWindow, summarizeRevokes, whatHappens } from "./revoke-rules";
 import { RevokeKind, RevokeState, type TRevokeOptions } from "./views";
 
@@ -47,7 +48,8 @@ export async function getRevokeOptions({ actor, runId }: PersonRequest<{ runId: 
           stepIdx: step.stepIdx,
           tool: step.tool,
           toolClass: step.toolClass,
-          status: step.status,
+          // Where it stands for a person (the one rule): a failed undo answered by hand is not still out there.
+          status: stepStanding(step),
           externalRef: step.externalRef,
           state,
           windowEndsAt: window.endsAt?.toISOString() ?? null,

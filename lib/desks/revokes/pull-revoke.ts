@@ -210,7 +210,11 @@ async function pullStep(prisma: PrismaClient, user: CurrentUser, actor: Actor, s
     created,
     revoke: summary,
     steps: [],
-    message: created ? `Pulled back by you: ${summary.outcomeText}` : `Already pulled back by ${revoke.requestedBy} at ${revoke.requestedAt.toISOString().slice(0, 19).replace("T", " ")} UTC (${revoke.reason}); nothing was pulled twice.`,
+    message: created
+      ? summary.kind === RevokeKind.OUT_OF_WINDOW
+        ? `Nothing was undone: the window had closed, so your request went to a person. ${summary.outcomeText}`
+        : `Pulled back by you: ${summary.outcomeText}`
+      : `Already pulled back by ${revoke.requestedBy} at ${revoke.requestedAt.toISOString().slice(0, 19).replace("T", " ")} UTC (${revoke.reason}); nothing was pulled twice.`,
   };
 }
 

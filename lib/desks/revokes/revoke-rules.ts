@@ -68,7 +68,7 @@ export async function summarizeRevokes(prisma: PrismaClient, revokes: readonly R
   const stepIds = [...new Set(revokes.flatMap((r) => (r.stepId ? [r.stepId] : [])))];
   const runIds = [...new Set(revokes.filter((r) => r.kind === "RUN").map((r) => r.runId))];
   const [steps, escalations, corrections, runs] = await onConnection(prisma, async () => [
-    await prisma.step.findMany({ where: { id: { in: stepIds } }, select: { id: true, status: true, compensationState: true, compensationRef: true } }),
+    await prisma.step.findMany({ where: { id: { in: stepIds } }, select: { id: true, status: true, compensationState: true, compensationRef: true, manualRepair: true } }),
     await prisma.escalation.findMany({
       where: { OR: [{ id: { in: revokes.flatMap((r) => (r.escalationId ? [r.escalationId] : [])) } }, { stepId: { in: stepIds }, kind: EscalationKind.COMPENSATION_FAILED }] },
       select: { id: true, status: true, resolvedBy: true, stepId: true, kind: true },

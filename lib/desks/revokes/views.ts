@@ -3,6 +3,8 @@
  * database clock), and how a pulled revoke ended. How it ended is read from the step, the escalation
  * or the correction it led to, never stored twice.
  */
+import { repairedByHand } from "@/lib/saga/step-standing";
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import * as z from "zod";
 import type { Correction, Escalation, Revoke, Step } from "@/generated/prisma";
 import { CompensationState, StepStatus } from "@/lib/saga/vocabulary";
@@ -128,7 +130,7 @@ export type TPullResult = z.infer<typeof ZPullResult>;
 /** What a revoke's outcome is read from. */
 export interface RevokeFacts {
   /** The step pulled back. */
-  step: Pick<Step, "status" | "compensationState" | "compensationRef"> | null;
+  step: (Pick<Step, "status" | "compensationState" | "compensationRef"> & { manualRepair?: unknown }) | null;
   /** The escalation it opened (or the compensation failure's). */
   escalation: Pick<Escalation, "id" | "status" | "resolvedBy"> | null;
   /** The correction it drafted. */
@@ -149,11 +151,14 @@ export function revokeOutcome(revoke: Pick<Revoke, "kind">, facts: RevokeFacts):
     case RevokeKind.RUN:
       return facts.runStatus === "UNWINDING"
         ? { outcome: RevokeOutcome.unwinding, text: "The run is being pulled back, last step first." }
-        : { outcome: RevokeOutcome.done, text: `Every step was answered; the run is ${(facts.runStatus ?? "done").toLowerCase().replace(/_/g, " ")}.` };
+        : { outcome: RevokeOutcome.done, text: `Every step was answered; the run is ${facts.runStatus ? runStatusInWords(facts.runStatus) : "done"}.` };
     default: {
       const step = facts.step;
       if (step?.status === StepStatus.COMPENSATED || step?.compensationState === CompensationState.CONFIRMED) {
         return { outcome: RevokeOutcome.confirmed, text: `Compensated and read back from the external system${step.compensationRef ? ` (${step.compensationRef})` : ""}.` };
+      }
+      if (step && repairedByHand(step)) {
+        return { outcome: RevokeOutcome.failed, text: "The compensation failed; a person repaired it by hand, so nothing is left out there." };
       }
       if (step?.status === StepStatus.COMPENSATION_FAILED || step?.compensationState === CompensationState.FAILED) {
         return { outcome: RevokeOutcome.failed, text: "The compensation failed; an escalation says what is still out there." };

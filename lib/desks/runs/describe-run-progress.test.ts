@@ -36,7 +36,20 @@ describe("describeRunProgress", () => {
       stuckAt: new Date(t(3).getTime() + 60_000).toISOString(),
       stuckEscalationId: null,
       checkedAt: t(30).toISOString(),
+      approvedNotMade: [],
     });
+  });
+
+  it("says an approved held call the agent never made went nowhere, until a step makes it", () => {
+    const held = { id: "esc_9", kind: "APPROVAL_REQUIRED", status: "RESOLVED", stepId: null, createdAt: t(5), detail: { tool: "send_email", argsHash: "h1" }, resolution: { approved: true }, resolvedAt: t(6), resolvedBy: "rita@example.com" };
+    const staging = { run: { status: "RUNNING", agent: "support-agent" }, pivots: [], escalations: [held] };
+    const waiting = describeRunProgress(input(staging));
+    expect(waiting.approvedNotMade).toEqual([{ escalationId: "esc_9", tool: "send_email", approvedAt: t(6).toISOString(), approvedBy: "rita@example.com" }]);
+    expect(waiting.expected).toMatch(/approved the held call send_email, but the agent has not made it yet: nothing has gone out/);
+    const made = describeRunProgress(input({ ...staging, steps: [...input().steps, { stepIdx: 2, tool: "send_email", status: "CONFIRMED", approvalId: "esc_9", planItemIdx: null, argsHash: "h1", createdAt: t(7) }] }));
+    expect(made.approvedNotMade).toEqual([]);
+    const rejected = describeRunProgress(input({ ...staging, escalations: [{ ...held, resolution: { approved: false } }] }));
+    expect(rejected.approvedNotMade).toEqual([]);
   });
 
   it("measures from the approval when the agent has not written since, and says when every call is made", () => {

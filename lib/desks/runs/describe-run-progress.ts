@@ -6,8 +6,10 @@
  * Derived from what the log already holds: the agent's last contact is the newest audit event its
  * actor wrote (nothing is written per API call to know it). Pure, so the page and a test share it.
  */
+import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import { z } from "zod";
 import { actorLabel } from "@/lib/saga/store";
+import { heldApprovalUsed } from "@/lib/saga/gate";
 
 /** The agent's newest write to the run's chain. */
 export const ZLastContact = z.object({
@@ -33,6 +35,11 @@ export const ZRunProgress = z.object({
   stuckEscalationId: z.string().nullable(),
   /** The database clock when this was worked out (ISO), so "5 min ago" is measured on one clock. */
   checkedAt: z.string(),
+  /**
+   * Held calls a reviewer approved that the agent has not made yet: nothing has gone out. The agent
+   * makes one by calling again with the same arguments; until then it is only an approval.
+   */
+  approvedNotMade: z.array(z.object({ escalationId: z.string(), tool: z.string(), approvedAt: z.string().nullable(), approvedBy: z.string().nullable() })).default([]),
 });
 /** What the run page says about progress. */
 export type TRunProgress = z.infer<typeof ZRunProgress>;
@@ -42,11 +49,11 @@ export interface RunProgressInput {
   /** The run. */
   run: { status: string; agent: string };
   /** Its saga log. */
-  steps: readonly { stepIdx: number; tool: string; status: string; approvalId: string | null; planItemIdx: number | null }[];
+  steps: readonly { stepIdx: number; tool: string; status: string; approvalId: string | null; planItemIdx: number | null; argsHash?: string; createdAt?: Date }[];
   /** Its pivots, oldest first. */
   pivots: readonly { id: string; status: string; plan: readonly { tool: string }[] }[];
   /** Its escalations. */
-  escalations: readonly { id: string; kind: string; status: string; stepId: string | null; createdAt: Date }[];
+  escalations: readonly { id: string; kind: string; status: string; stepId: string | null; createdAt: Date; detail?: unknown; resolution?: unknown; resolvedAt?: Date | null; resolvedBy?: string | null }[];
   /** Its correction drafts. */
   corrections: readonly { status: string }[];
   /** Its audit events, in append order. */
@@ -103,6 +110,24 @@ function cutOffSentence(input: RunProgressInput): string {
   );
 }
 
+/** A held call's tool and argument hash, as the gate wrote them in its escalation's detail. */
+function heldCallOf(detail: unknown): { tool: string; argsHash: string } | null {
+  if (!detail || typeof detail !== "object" || Array.isArray(detail)) return null;
+  const d = detail as Record<string, unknown>;
+  return typeof d.tool === "string" && typeof d.argsHash === "string" ? { tool: d.tool, argsHash: d.argsHash } : null;
+}
+
+/** Held calls a reviewer approved and the agent never made (the gate's rule: `heldApprovalUsed`). */
+function approvedNotMade(input: RunProgressInput): TRunProgress["approvedNotMade"] {
+  const steps = input.steps.map((s) => ({ ...s, argsHash: s.argsHash ?? "", createdAt: s.createdAt ?? new Date(0) }));
+  return input.escalations.flatMap((e) => {
+    const call = heldCallOf(e.detail);
+    const approved = (e.resolution as { approved?: unknown } | null | undefined)?.approved === true;
+    if (e.kind !== "APPROVAL_REQUIRED" || e.status !== "RESOLVED" || !approved || !call || heldApprovalUsed(e, call, steps)) return [];
+    return [{ escalationId: e.id, tool: call.tool, approvedAt: e.resolvedAt?.toISOString() ?? null, approvedBy: e.resolvedBy ?? null }];
+  });
+}
+
 /** Works out what the run page says about progress. */
 export function describeRunProgress(input: RunProgressInput): TRunProgress {
   const agentActor = actorLabel({ type: "agent", id: input.run.agent });
@@ -146,8 +171,14 @@ export function describeRunProgress(input: RunProgressInput): TRunProgress {
       waitingOn = "nobody";
       break;
     default:
-      expected = `The run is ${input.run.status.replaceAll("_", " ").toLowerCase()}.`;
+      expected = `The run is ${runStatusInWords(input.run.status)}.`;
       waitingOn = "nobody";
+  }
+  // An approval is not a call: until the agent makes it, nothing went out, whatever the run's status says.
+  const notMade = ["RUNNING", "COMMITTING", "AWAITING_PIVOT"].includes(input.run.status) ? approvedNotMade(input) : [];
+  if (notMade.length > 0 && waitingOn === "agent") {
+    const which = notMade.map((n) => n.tool).join(", ");
+    expected = `A reviewer approved ${notMade.length === 1 ? `the held call ${which}` : `${notMade.length} held calls (${which})`}, but the agent has not made ${notMade.length === 1 ? "it" : "them"} yet: nothing has gone out. The agent is expected to call ${notMade.length === 1 ? "it" : "them"} again with the same arguments.`;
   }
   // A run its agent can no longer move waits for a person, whatever the agent was expected to do.
   if (input.agentToken?.revoked && (waitingOn === "agent" || input.run.status === "AWAITING_PIVOT")) {
@@ -164,5 +195,6 @@ export function describeRunProgress(input: RunProgressInput): TRunProgress {
     stuckAt: watched ? new Date(sinceForStuck!.getTime() + input.stuckAfterMs).toISOString() : null,
     stuckEscalationId: stuck?.id ?? null,
     checkedAt: input.now.toISOString(),
+    approvedNotMade: notMade,
   };
 }

@@ -9,6 +9,7 @@ import { Phase, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { DEFAULT_STUCK_AFTER_PIVOT_MS, stuckAfterPivotMs } from "@/lib/server/worker/sweep-stuck-runs";
 import { describeRunProgress } from "./describe-run-progress";
+import { stepStanding } from "@/lib/saga/step-standing";
 import { ZAudience, ZTimelineCompensation, ZPlan, type RunTimeline, type RunTimelineView } from "./views";
 
 export { ZRunTimelineView, type RunTimeline, type RunTimelineView, type TimelineStep, type TimelinePivot, type TimelineCorrection, type TTimelinePlanItem, type TTimelineCompensation, type Jsonified } from "./views";
@@ -69,7 +70,7 @@ async function readRunTimeline(runId: string): Promise<RunTimeline> {
   });
   return {
     run: runRow,
-    steps: steps.map((s) => ({ ...s, audience: ZAudience.parse(s.audience), compensation: ZTimelineCompensation.parse(s.compensation) })),
+    steps: steps.map((s) => ({ ...s, standing: stepStanding(s), audience: ZAudience.parse(s.audience), compensation: ZTimelineCompensation.parse(s.compensation) })),
     pivots: plans,
     escalations,
     corrections: corrections.map((c) => ({ ...c, audience: ZAudience.parse(c.audience) })),

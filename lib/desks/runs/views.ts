@@ -2,6 +2,7 @@
  * The runs list's and the run page's data as JSON, with the schemas that check it: pure (zod and
  * types only), so the browser parses what it polls with the same schemas the endpoint contracts use.
  */
+import type { StepStanding } from "@/lib/saga/step-standing";
 import { z } from "zod";
 import type { AuditEvent, Correction, Escalation, Pivot, Run, Step } from "@/generated/prisma";
 import { ZEscalationKind, ZIsoDate } from "@/lib/protocol/schemas/saga";
@@ -90,6 +91,8 @@ export type TTimelinePlanItem = z.output<typeof ZTimelinePlanItem>;
 
 /** A saga log row with its JSON columns read. */
 export type TimelineStep = Omit<Step, "audience" | "compensation"> & {
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, lib/saga/step-standing.ts). */
+  standing: StepStanding;
   /** Who could see the effect. */
   audience: string[];
   /** The pre-written compensation, if any. */

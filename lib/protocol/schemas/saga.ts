@@ -13,6 +13,7 @@ import type {
   StepRecord,
 } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
+import { StepStanding } from "@/lib/saga/step-standing";
 import {
   CompensationState,
   CorrectionStatus,
@@ -42,6 +43,8 @@ export const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_
 export const ZToolClass = z.enum(values(ToolClass));
 export const ZToolStatus = z.enum(values(ToolStatus));
 export const ZStepStatus = z.enum(values(StepStatus));
+/** Where a step stands for a person (lib/saga/step-standing.ts): its status, or REPAIRED_BY_HAND. */
+export const ZStepStanding = z.enum(values(StepStanding));
 export const ZRunStatus = z.enum(values(RunStatus));
 export const ZPhase = z.enum(values(Phase));
 export const ZCompensationState = z.enum(values(CompensationState));

@@ -22,11 +22,30 @@ function hintsOf(tool: Tool): TToolManifest["tools"][number]["hints"] {
   return Object.keys(set).length > 0 ? set : undefined;
 }
 
+/**
+ * The server's hints as the sentence an admin reads on the tool page ("Its server says, unverified:
+ * it only reads; it does not destroy anything."), never the annotations' JSON.
+ */
+export function hintsInWords(annotations: Tool["annotations"]): string {
+  if (!annotations) return "";
+  const said: string[] = [];
+  if (typeof annotations.title === "string" && annotations.title) said.push(`it is called “${annotations.title}”`);
+  if (annotations.readOnlyHint === true) said.push("it only reads");
+  if (annotations.readOnlyHint === false) said.push("it changes things");
+  if (annotations.destructiveHint === true) said.push("it may destroy or overwrite data");
+  if (annotations.destructiveHint === false) said.push("it does not destroy anything");
+  if (annotations.idempotentHint === true) said.push("calling it twice does no more than once");
+  if (annotations.idempotentHint === false) said.push("calling it twice may do it twice");
+  if (annotations.openWorldHint === true) said.push("it reaches systems outside its server");
+  if (annotations.openWorldHint === false) said.push("it stays inside its server");
+  return said.length > 0 ? ` Its server says (unverified): ${said.join("; ")}.` : "";
+}
+
 /** What the gateway suggests for an MCP tool: the strictest class until an admin reviews it. */
 export function manifestFor(tools: Tool[], owner: string, lookups: Record<string, Lookup>): TToolManifest {
   return {
     tools: tools.map((tool) => {
-      const hints = tool.annotations ? ` Server's hints (unverified): ${JSON.stringify(tool.annotations)}.` : "";
+      const hints = hintsInWords(tool.annotations);
       const hinted = hintsOf(tool);
       return {
         name: localName(tool.name),
