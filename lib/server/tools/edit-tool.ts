@@ -123,6 +123,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
         compensationArgs: after.compensationArgs ?? Prisma.DbNull,
         revokeRoles: after.revokeRoles,
         reviewerEditableArgs: after.reviewerEditableArgs === null ? Prisma.DbNull : after.reviewerEditableArgs,
+        personalData: after.personalData ?? Prisma.DbNull,
         lookupAvailable,
         ...(remaining ? { proposal: remaining as Prisma.InputJsonValue } : { proposal: Prisma.DbNull, proposedBy: null, proposedAt: null }),
         policyVersion: { increment: 1 },
