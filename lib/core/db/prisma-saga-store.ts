@@ -52,6 +52,7 @@ import { PostgresStepLog } from "./step-log-postgres";
 import { SqliteStepLog } from "./step-log-sqlite";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "./transactions";
 import { isMissingReference, isUniqueViolation } from "./prisma-errors";
+import { StepSealer } from "@/lib/core/privacy/seal-step";
 
 import {
   jsonIn,
@@ -104,6 +105,8 @@ export class PrismaSagaStore implements SagaStore {
   private readonly hot: StepLogSql;
   /** How outcome writes commit. */
   readonly durability: Durability;
+  /** Seals the personal fields of what the store writes, and opens them on the way back (lib/core/privacy). */
+  private readonly sealer: StepSealer;
   /** The chain links each open transaction appended, told to the hot path once it commits. */
   private readonly appendedLinks = new WeakMap<Tx, [string, { seq: number; hash: string }][]>();
 
@@ -117,6 +120,7 @@ export class PrismaSagaStore implements SagaStore {
     }
     this.hot = driver.kind === "sqlite" ? new SqliteStepLog(driver.exclusive, driver.observer) : new PostgresStepLog(driver.pool, driver.observer);
     this.durability = options.durability ?? durabilityFromEnv();
+    this.sealer = new StepSealer(prisma);
   }
 
   /** One write transaction: reads the database clock, then runs `fn` (whose first statement must write). */
@@ -202,23 +206,24 @@ export class PrismaSagaStore implements SagaStore {
   async listSteps(runId: string): Promise<StepRecord[]> {
     if (!isId(runId)) return [];
     const rows = await this.read((db) => db.step.findMany({ where: { runId }, orderBy: { stepIdx: "asc" } }));
-    return rows.map(toStepRecord);
+    return this.sealer.personalData.reveal(rows.map(toStepRecord));
   }
 
   async getStep(stepId: string): Promise<StepRecord | null> {
     if (!isId(stepId)) return null;
     const row = await this.read((db) => db.step.findUnique({ where: { id: stepId } }));
-    return row ? toStepRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toStepRecord(row)) : null;
   }
 
   async insertIntent(intent: NewIntent, audit: AuditInput, guard?: IntentGuard): Promise<InsertIntentResult> {
     const data = audit.data ?? {};
-    const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(intent, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
+    const sealed = await this.sealer.sealIntent(intent);
+    const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(sealed.value, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
     switch (result.kind) {
       case "created":
-        return { created: true, step: toStepRecord(result.row) };
+        return { created: true, step: await this.sealer.openRecord(toStepRecord(result.row), sealed.opened) };
       case "exists":
-        return { created: false, step: toStepRecord(result.row) };
+        return { created: false, step: await this.sealer.openRecord(toStepRecord(result.row), sealed.opened) };
       case "guard-failed":
         throw new IntentGuardFailed(intent.runId);
       case "no-run":
@@ -231,8 +236,9 @@ export class PrismaSagaStore implements SagaStore {
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {
     if (!isId(stepId)) return null;
     const durability = isOutcome(fence, patch) ? this.durability : "durable";
-    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(patch), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
-    return row ? toStepRecord(row) : null;
+    const sealed = await this.sealer.sealPatch(stepId, patch);
+    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(sealed.value), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
+    return row ? this.sealer.openRecord(toStepRecord(row), sealed.opened) : null;
   }
 
   async createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord> {
