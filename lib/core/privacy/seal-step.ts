@@ -112,7 +112,9 @@ export class StepSealer {
   /** A step transition with its personal fields sealed (result fields, and copies in errors, compensation, correction). */
   async sealPatch(stepId: string, patch: StepPatch): Promise<Sealed<StepPatch>> {
     const touches = patch.result != null || patch.error != null || patch.compensation != null || patch.correction != null || patch.compensationError != null || patch.args !== undefined;
-    if (!touches || !(await this.vault.hasAnyDeclaration())) return { value: patch, opened: new Map() };
+    // What this process sealed for the step opens the record handed back without reading a key.
+    const known = this.steps.get(stepId)?.opened ?? new Map<string, JsonValue>();
+    if (!touches || !(await this.vault.hasAnyDeclaration())) return { value: patch, opened: known };
     const state = await this.stateOf(stepId);
     if (!state) return { value: patch, opened: new Map() };
     const key = await this.vault.keyById(state.keyId);
