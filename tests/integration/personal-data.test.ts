@@ -18,6 +18,8 @@ import { sqliteFilePath } from "@/lib/core/db/url";
 import { personalDataVault } from "@/lib/core/privacy/personal-data-vault";
 import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
 import { eraseSubject } from "@/lib/server/privacy/erase-subject";
+import { getRunTimeline } from "@/lib/desks/runs/get-run-timeline";
+import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
@@ -121,6 +123,7 @@ describe("sealed fields and erasure", () => {
   let bobRun = "";
   let adaStep = "";
   let bobStep = "";
+  let adaPivot = "";
 
   beforeAll(async () => {
     const prisma = await getPrisma();
@@ -128,14 +131,20 @@ describe("sealed fields and erasure", () => {
     if (!row.personalData) {
       await editTool(prisma, { name: row.name, expectedVersion: row.policyVersion, changes: { personalData: { subject: "to", args: ["body"], result: [] } } }, admin);
     }
+    const send = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "send_email" } });
+    await editTool(prisma, { name: send.name, expectedVersion: send.policyVersion, changes: { personalData: { subject: "to", args: ["body"], result: [] } } }, admin);
     personalDataVault(prisma).forget();
     const e = await engine();
     for (const who of [ADA, BOB]) {
       const run = await e.startRun({ title: "Draft a letter", agent: "support-agent" });
-      const out = await run.call("create_email_draft", { to: who.to, subject: "Your order", body: `Dear ${who.name}, your order shipped.` });
+      const letter = { to: who.to, subject: "Your order", body: `Dear ${who.name}, your order shipped.` };
+      const out = await run.call("create_email_draft", letter);
       expect(out.status).toBe("ok");
-      if (who === ADA) adaRun = run.runId;
-      else bobRun = run.runId;
+      const pivot = await run.requestPivot({ summary: "Send the letter.", plan: [{ tool: "send_email", args: letter }] });
+      if (who === ADA) {
+        adaRun = run.runId;
+        adaPivot = pivot.id;
+      } else bobRun = run.runId;
     }
     const store = new PrismaSagaStore(prisma);
     adaStep = (await store.listSteps(adaRun))[0]!.id;
@@ -151,6 +160,9 @@ describe("sealed fields and erasure", () => {
     expect(args.subject).toBe("Your order");
     const step = await new PrismaSagaStore(prisma).getStep(adaStep);
     expect(step?.args).toEqual({ to: ADA.to, subject: "Your order", body: `Dear ${ADA.name}, your order shipped.` });
+    expect(JSON.stringify(await prisma.pivot.findUniqueOrThrow({ where: { id: adaPivot } }))).not.toContain(ADA.to);
+    expect((await new PrismaSagaStore(prisma).getPivot(adaPivot))?.plan[0]?.args).toMatchObject({ to: ADA.to });
+    expect(JSON.stringify(await getRunTimeline({ actor: viewer, runId: adaRun }))).toContain(ADA.to);
     const bytes = await databaseBytes();
     for (const text of [ADA.to, ADA.name, BOB.to, BOB.name]) expect(bytes.includes(text), text).toBe(false);
   });
@@ -215,6 +227,13 @@ describe("sealed fields and erasure", () => {
     expect(event.actor).toBe("user:admin@example.com");
     expect(JSON.stringify(event.data)).not.toContain(ADA.to);
     expect(event.data).toMatchObject({ reason: "request 881", steps: 1, runs: [adaRun] });
+
+    const timeline = JSON.stringify(await getRunTimeline({ actor: viewer, runId: adaRun }));
+    expect(timeline).toContain(`erased on ${day}`);
+    expect(timeline).not.toContain(ADA.to);
+    const screen = await getPivotScreen({ actor: viewer, pivotId: adaPivot });
+    expect(JSON.stringify(screen)).toContain(`erased on ${day}`);
+    expect(JSON.stringify(await getRunTimeline({ actor: viewer, runId: bobRun }))).toContain(BOB.to);
 
     const verification = await verifyAuditChains({ actor: viewer });
     expect(verification.verified).toBe(true);

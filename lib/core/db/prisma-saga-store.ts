@@ -237,20 +237,22 @@ export class PrismaSagaStore implements SagaStore {
     if (!isId(stepId)) return null;
     const durability = isOutcome(fence, patch) ? this.durability : "durable";
     const sealed = await this.sealer.sealPatch(stepId, patch);
-    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(sealed.value), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
+    const data = (await this.sealer.sealAuditData(stepId, audit.data)) ?? {};
+    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(sealed.value), { type: audit.type, actor: actorLabel(audit.actor), data }, durability);
     return row ? this.sealer.openRecord(toStepRecord(row), sealed.opened) : null;
   }
 
   async createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord> {
+    const sealed = await this.sealer.sealPlan(pivot.runId, pivot.plan);
     try {
-      return await this.write(async (tx, now) => {
+      return await this.sealer.openRecord(await this.write(async (tx, now) => {
         const row = await tx.pivot.create({
           data: {
             id: pivot.id,
             runId: pivot.runId,
             status: PivotStatus.PENDING,
             summary: pivot.summary,
-            plan: jsonIn(planJson(pivot.plan)),
+            plan: jsonIn(planJson(sealed.value)),
             planHash: pivot.planHash,
             stagedStepIds: [...pivot.stagedStepIds],
             deadline: pivot.deadline,
@@ -260,7 +262,7 @@ export class PrismaSagaStore implements SagaStore {
         await moveRun(tx, { id: pivot.runId }, RunStatus.AWAITING_PIVOT, now);
         await this.appendAudit(tx, now, pivot.runId, null, audit);
         return toPivotRecord(row);
-      });
+      }), sealed.opened);
     } catch (e) {
       if (isMissingReference(e)) throw await this.missingParent(pivot.runId, null);
       throw e;
@@ -273,12 +275,15 @@ export class PrismaSagaStore implements SagaStore {
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     if (!isId(pivotId)) return null;
+    const runId = (await this.read((db) => db.pivot.findUnique({ where: { id: pivotId }, select: { runId: true } })))?.runId;
+    if (!runId) return null;
+    const sealed = await this.sealer.sealPlan(runId, revision.plan);
     return this.write(async (tx, now) => {
       const { count } = await tx.pivot.updateMany({
         where: { id: pivotId, status: PivotStatus.PENDING },
         data: {
           summary: revision.summary,
-          plan: jsonIn(planJson(revision.plan)),
+          plan: jsonIn(planJson(sealed.value)),
           planHash: revision.planHash,
           stagedStepIds: [...revision.stagedStepIds],
           deadline: revision.deadline,
@@ -288,19 +293,19 @@ export class PrismaSagaStore implements SagaStore {
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
-    });
+    }).then((r) => (r ? this.sealer.openRecord(r, sealed.opened) : r));
   }
 
   async getPivot(pivotId: string): Promise<PivotRecord | null> {
     if (!isId(pivotId)) return null;
     const row = await this.read((db) => db.pivot.findUnique({ where: { id: pivotId } }));
-    return row ? toPivotRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toPivotRecord(row)) : null;
   }
 
   async listPivots(runId: string): Promise<PivotRecord[]> {
     if (!isId(runId)) return [];
     const rows = await this.read((db) => db.pivot.findMany({ where: { runId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }));
-    return rows.map(toPivotRecord);
+    return this.sealer.personalData.reveal(rows.map(toPivotRecord));
   }
 
   async decidePivot(
@@ -322,10 +327,12 @@ export class PrismaSagaStore implements SagaStore {
       if (!(await moveRun(tx, { id: row.runId, status: RunStatus.AWAITING_PIVOT }, runStatus, now))) throw new RollBack();
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
-    }).catch((e: unknown) => {
-      if (e instanceof RollBack) return null;
-      throw e;
-    });
+    })
+      .then((r) => this.sealer.personalData.reveal(r))
+      .catch((e: unknown) => {
+        if (e instanceof RollBack) return null;
+        throw e;
+      });
   }
 
   async editPivotPlan(
@@ -334,21 +341,29 @@ export class PrismaSagaStore implements SagaStore {
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     if (!isId(pivotId) || !isId(change.expectedPlanHash)) return null;
+    const runId = (await this.read((db) => db.pivot.findUnique({ where: { id: pivotId }, select: { runId: true } })))?.runId;
+    if (!runId) return null;
+    // The edit's history and its audit event carry the arguments' old and new values: sealed like the plan.
+    const sealed = await this.sealer.sealPlan(runId, change.plan, { edit: change.edit as unknown as Json, data: audit.data ?? {} });
+    const edit = (sealed.extra?.edit ?? change.edit) as unknown as PivotEdit;
+    audit = { ...audit, data: sealed.extra?.data ?? audit.data };
     return this.write(async (tx, now) => {
       // The fenced write first (it takes the lock); the edit history is appended after reading it under that lock.
       const { count } = await tx.pivot.updateMany({
         where: { id: pivotId, status: PivotStatus.PENDING, planHash: change.expectedPlanHash },
-        data: { plan: jsonIn(planJson(change.plan)), planHash: change.planHash },
+        data: { plan: jsonIn(planJson(sealed.value)), planHash: change.planHash },
       });
       if (count === 0) return null;
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
       const run = await tx.run.findUnique({ where: { id: row.runId }, select: { status: true } });
       if (run?.status !== RunStatus.AWAITING_PIVOT) throw new RollBack();
-      const edits = [...(row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[])), { ...change.edit, editedAt: now.toISOString() }];
+      const edits = [...(row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[])), { ...edit, editedAt: now.toISOString() }];
       const updated = await tx.pivot.update({ where: { id: pivotId }, data: { edits: jsonIn(edits as unknown as Json) } });
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(updated);
-    }).catch((e: unknown) => {
+    })
+      .then((r) => (r ? this.sealer.openRecord(r, sealed.opened) : r))
+      .catch((e: unknown) => {
       if (e instanceof RollBack) return null;
       throw e;
     });
@@ -457,8 +472,10 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async createCorrection(correction: NewCorrection, audit: AuditInput): Promise<CorrectionRecord> {
+    // The draft copies the step's personal values (a template's {{to}}): sealed like the step's own.
+    const words = (await this.sealer.sealAuditData(correction.stepId, { subject: correction.subject, body: correction.body })) as { subject: string; body: string };
     try {
-      return await this.write(async (tx, now) => {
+      return await this.sealer.personalData.reveal(await this.write(async (tx, now) => {
         const row = await tx.correction.create({
           data: {
             id: correction.id,
@@ -468,19 +485,19 @@ export class PrismaSagaStore implements SagaStore {
             // An audience nobody recorded is read as customer-facing (rank 2), so the queue sorts it there.
             rank: correction.audience.length === 0 ? 2 : correction.rank,
             status: CorrectionStatus.DRAFT,
-            subject: correction.subject,
-            body: correction.body,
+            subject: words.subject,
+            body: words.body,
             draftedBy: correction.draftedBy ?? null,
             createdAt: now,
           },
         });
         await this.appendAudit(tx, now, row.runId, row.stepId, audit);
         return toCorrectionRecord(row);
-      });
+      }));
     } catch (e) {
       if (isUniqueViolation(e)) {
         const existing = await this.read((db) => db.correction.findUnique({ where: { stepId: correction.stepId } }));
-        if (existing) return toCorrectionRecord(existing);
+        if (existing) return this.sealer.personalData.reveal(toCorrectionRecord(existing));
       }
       if (isMissingReference(e)) throw await this.missingParent(correction.runId, correction.stepId);
       throw e;
@@ -492,7 +509,7 @@ export class PrismaSagaStore implements SagaStore {
     const rows = await this.read((db) =>
       db.correction.findMany({ where: { runId }, orderBy: [{ rank: "asc" }, { createdAt: "asc" }, { id: "asc" }] }),
     );
-    return rows.map(toCorrectionRecord);
+    return this.sealer.personalData.reveal(rows.map(toCorrectionRecord));
   }
 
   async listAuditEvents(runId: string): Promise<AuditEventRecord[]> {

@@ -7,7 +7,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { readOnConnection } from "@/lib/core/db/transactions";
 import { Recent } from "@/lib/core/db/step-log-sql";
-import type { NewIntent, StepPatch } from "@/lib/saga/store";
+import type { NewIntent, PlanItem, StepPatch } from "@/lib/saga/store";
 import type { Json } from "@/lib/saga/tools";
 import { personalDataVault, type PersonalDataVault, type PersonalFields } from "./personal-data-vault";
 import { isSealed, sealedKeyId, type JsonValue } from "./sealing";
@@ -107,6 +107,38 @@ export class StepSealer {
     const state = { fields, keyId: sealedKeyId(subject as string), texts, opened: new Map<string, JsonValue>() };
     this.steps.set(stepId, state);
     return state;
+  }
+
+  /**
+   * A pivot's plan with each item's personal arguments sealed under its subject's key, and `extra`
+   * (a plan edit's history, an audit event's data) with every copy of them sealed too.
+   */
+  async sealPlan<E>(runId: string, plan: readonly PlanItem[], extra?: E): Promise<Sealed<PlanItem[]> & { extra: E | undefined }> {
+    const opened = new Map<string, JsonValue>();
+    let sealedExtra = extra as JsonValue | undefined;
+    const items: PlanItem[] = [];
+    for (const item of plan) {
+      const found = await this.vault.stepSeal(item.tool, item.args, runId);
+      if (!found) {
+        items.push(item);
+        continue;
+      }
+      const args = this.vault.sealCopies(this.vault.sealArgs(item.args as JsonValue, found.fields, found.key), found.seal.texts, found.key);
+      noteOpened(item.args as JsonValue, args, opened);
+      if (sealedExtra !== undefined) sealedExtra = this.vault.sealCopies(sealedExtra, found.seal.texts, found.key);
+      items.push({ ...item, args: args as Json });
+    }
+    if (extra !== undefined && sealedExtra !== undefined) noteOpened(extra as JsonValue, sealedExtra, opened);
+    return { value: items, opened, extra: sealedExtra as E | undefined };
+  }
+
+  /** Audit data of a step's transition with every copy of the step's personal values sealed (a compensation plan in `compensation.requested`). */
+  async sealAuditData(stepId: string, data: Json | undefined): Promise<Json | undefined> {
+    if (data === undefined || data === null || !(await this.vault.hasAnyDeclaration())) return data;
+    const state = await this.stateOf(stepId);
+    if (!state || state.texts.length === 0) return data;
+    const key = await this.vault.keyById(state.keyId);
+    return key ? (this.vault.sealCopies(data as JsonValue, state.texts, key) as Json) : data;
   }
 
   /** A step transition with its personal fields sealed (result fields, and copies in errors, compensation, correction). */
