@@ -20,6 +20,8 @@ import { verifyAuditChains } from "@/lib/desks/audit/verify-audit-chains";
 import { eraseSubject } from "@/lib/server/privacy/erase-subject";
 import { getRunTimeline } from "@/lib/desks/runs/get-run-timeline";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
+import { erasePersonalData } from "@/lib/desks/privacy/erase-personal-data";
+import { findErasures } from "@/lib/desks/privacy/find-erasures";
 import { SagaEngine } from "@/lib/saga/engine";
 import { stepKey } from "@/lib/saga/keys";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
@@ -245,5 +247,17 @@ describe("sealed fields and erasure", () => {
     expect(destroyed).toHaveLength(1);
     for (const k of destroyed) expect(bytes.includes(k.wrappedKey!.slice(3))).toBe(false);
     for (const k of keysBefore.filter((k) => !erased.keyIds.includes(k.id))) expect(bytes.includes(k.wrappedKey!.slice(3)), "a live key is still stored").toBe(true);
+  });
+
+  it("the admin screen's use case erases the same way, for admins only, and lists erasures without the subject", async () => {
+    const reviewer = { ...viewer, id: "usr_reviewer", email: "reviewer@example.com", role: "reviewer" as const };
+    await expect(erasePersonalData({ actor: reviewer, subject: BOB.to, reason: "request 990" })).rejects.toThrow();
+    const done = await erasePersonalData({ actor: viewer, subject: BOB.to, reason: "request 990", now: true });
+    expect(done.ok).toBe(true);
+    const list = await findErasures({ actor: viewer });
+    expect(list.map((e) => e.reason)).toEqual(["request 990", "request 881"]);
+    expect(list[0]?.by).toBe("user:auditor@example.com");
+    expect(JSON.stringify(list)).not.toContain(BOB.to);
+    expect((await verifyAuditChains({ actor: viewer })).verified).toBe(true);
   });
 });
