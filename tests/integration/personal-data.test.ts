@@ -216,6 +216,8 @@ describe("sealed fields and erasure", () => {
     const escalation = await prisma.escalation.findUniqueOrThrow({ where: { id: erased.escalations[0]! } });
     expect(escalation).toMatchObject({ runId: adaRun, stepId: adaStep, kind: "COMPENSATION_FAILED", status: "OPEN" });
     expect(escalation.title).toContain("can no longer be compensated automatically");
+    // No unwind or revoke will run the compensation with erased arguments: the step says it failed.
+    expect(await prisma.step.findUniqueOrThrow({ where: { id: adaStep } })).toMatchObject({ status: "COMPENSATION_FAILED", compensationState: "FAILED" });
 
     const again = await eraseSubject(prisma, { subject: ADA.to, reason: "request 881" }, admin);
     expect(again).toMatchObject({ ok: false, reason: "already_erased" });

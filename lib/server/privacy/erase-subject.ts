@@ -157,6 +157,17 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
     const escalations: string[] = [];
     for (const o of eraseNow ? open : []) {
       const id = randomIds.next("esc");
+      // A confirmed step inside its window is marked as a failed compensation, as an unwind that
+      // could not compensate would: no unwind or revoke then runs its compensation with erased arguments.
+      const marked =
+        o.why === "revocation_window" &&
+        (
+          await tx.step.updateMany({
+            where: { id: o.stepId, status: StepStatus.CONFIRMED, compensationState: CompensationState.NONE },
+            data: { status: StepStatus.COMPENSATION_FAILED, compensationState: CompensationState.FAILED, compensationError: { reason: "subject_erased", message: "The subject's personal data was erased; the compensation can no longer run automatically." }, updatedAt: at },
+          })
+        ).count > 0;
+      if (marked) await appendRunAudit(tx, at, o.runId, o.stepId, { type: "compensation.failed", actor, data: { reason: "subject_erased", stepIdx: o.stepIdx } });
       await tx.escalation.create({
         data: {
           id,
@@ -167,7 +178,8 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
           title: `Step ${o.stepIdx} (${o.tool}) can no longer be compensated automatically: its subject's personal data was erased`,
           detail: { erasure: true, why: o.why, note: `Erased on ${at.toISOString().slice(0, 10)} by ${by} while ${WHY_WORDS[o.why]}. The compensation's personal arguments are gone: answer the effect by hand in the provider's console and record the repair.` },
           owner: o.owner,
-          dedupeKey: `erased:${o.stepId}`,
+          // The unwind's own key for a failed compensation, so its mending finds this one.
+          dedupeKey: marked ? `compfail:${o.stepId}` : `erased:${o.stepId}`,
           createdAt: at,
         },
       });
