@@ -239,6 +239,12 @@ describe("sealed fields and erasure", () => {
     expect(JSON.stringify(screen)).toContain(`erased on ${day}`);
     expect(JSON.stringify(await getRunTimeline({ actor: viewer, runId: bobRun }))).toContain(BOB.to);
 
+    // The run still unwinds: the erased step is left to the person (no compensation with erased arguments).
+    const report = await (await engine()).unwind(adaRun, { type: "system", id: "test" }, "customer cancelled");
+    expect(report.status).toBe("NEEDS_ATTENTION");
+    expect(report.compensated).toEqual([]);
+    expect(report.compensationFailed).toEqual([0]);
+
     const verification = await verifyAuditChains({ actor: viewer });
     expect(verification.verified).toBe(true);
 
@@ -261,5 +267,18 @@ describe("sealed fields and erasure", () => {
     expect(list[0]?.by).toBe("user:auditor@example.com");
     expect(JSON.stringify(list)).not.toContain(BOB.to);
     expect((await verifyAuditChains({ actor: viewer })).verified).toBe(true);
+  });
+
+  it("rotating the master key re-wraps every key: the new key reads the data, the old one is refused at start", async () => {
+    const prisma = await getPrisma();
+    const { PersonalDataVault } = await import("@/lib/core/privacy/personal-data-vault");
+    const { rotateMasterKey } = await import("@/lib/server/privacy/rotate-master-key");
+    const next = Buffer.alloc(32, 9);
+    await rotateMasterKey(prisma, next, "test");
+    const rotated = new PersonalDataVault(prisma, () => ({ key: next, source: "new.key" }));
+    const raw = await prisma.step.findUniqueOrThrow({ where: { id: bobStep } });
+    expect(await rotated.reveal(raw.args)).toMatchObject({ subject: "Your order" });
+    const stale = new PersonalDataVault(prisma, () => ({ key: Buffer.alloc(32, 1), source: "old.key" }));
+    await expect(stale.loadKeyring()).rejects.toThrow(/is not the one this database/);
   });
 });
