@@ -209,6 +209,8 @@ describe("sealed fields and erasure", () => {
     expect((await prisma.subjectKey.findMany({ where: { wrappedKey: null } })).length).toBe(0);
 
     const keysBefore = await prisma.subjectKey.findMany();
+    // An agent's re-sent request's stored answer carried the step in clear (Idempotency-Key).
+    await prisma.idempotentRequest.create({ data: { id: "idr_ada", principal: "tok_x", key: "call-ada", method: "POST", path: `/api/v1/runs/${adaRun}/calls`, requestHash: "h", state: "DONE", responseStatus: 200, responseBody: { step: { id: adaStep, args: { to: ADA.to } } } } });
     const erased = await eraseSubject(prisma, { subject: ADA.to, reason: "request 881", now: true }, admin);
     expect(erased).toMatchObject({ ok: true, steps: 1 });
     if (!erased.ok) return;
@@ -251,6 +253,7 @@ describe("sealed fields and erasure", () => {
     const bytes = await databaseBytes();
     for (const text of [ADA.to, ADA.name]) expect(bytes.includes(text), text).toBe(false);
     // The destroyed data key's wrapped bytes are gone from the files too (secure_delete, WAL truncated; VACUUM).
+    expect(await prisma.idempotentRequest.findUnique({ where: { id: "idr_ada" } })).toBeNull();
     const destroyed = keysBefore.filter((k) => erased.keyIds.includes(k.id));
     expect(destroyed).toHaveLength(1);
     for (const k of destroyed) expect(bytes.includes(k.wrappedKey!.slice(3))).toBe(false);

@@ -186,6 +186,13 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
       await appendRunAudit(tx, at, o.runId, o.stepId, { type: "escalation.raised", actor, data: { kind: EscalationKind.COMPENSATION_FAILED, escalationId: id, stepIdx: o.stepIdx, reason: "subject_erased" } });
       escalations.push(id);
     }
+    // A re-sent request's stored answer (Idempotency-Key) may carry the step as the agent saw it, in
+    // clear: the answers naming the subject's steps or runs are dropped (a repeat is then a new request).
+    const answers = [...new Set([...steps.map((st) => st.id), ...steps.map((st) => st.runId)])];
+    if (answers.length > 0) {
+      const body = databaseKind(tx) === "postgresql" ? Prisma.sql`"responseBody"::text` : Prisma.sql`"responseBody"`;
+      await tx.$executeRaw(Prisma.sql`DELETE FROM "IdempotentRequest" WHERE ${Prisma.join(answers.map((id) => Prisma.sql`${body} LIKE ${`%${id}%`}`), " OR ")}`);
+    }
     await appendAuditLink(tx, at, {
       scope: PRIVACY_SCOPE,
       runId: null,
