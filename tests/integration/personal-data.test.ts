@@ -189,6 +189,14 @@ describe("sealed fields and erasure", () => {
     const outcome = await store.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED", externalRef: "drf_1", result: { draftId: "drf_1", echo: "sent to carol@example.com" } }, { type: "step.confirmed", actor: { type: "system", id: "test" } });
     expect(outcome?.result).toEqual({ draftId: "drf_1", echo: "sent to carol@example.com" });
     expect(JSON.stringify(await prisma.step.findUniqueOrThrow({ where: { id: step.id } }))).not.toContain("carol@example.com");
+    // The desk's copy of a correction is in clear until the person is erased; then its words are gone.
+    await store.createCorrection({ id: `cor_copies${Date.now().toString(36)}`, runId: run.id, stepId: step.id, audience: ["customer"], rank: 2, subject: "About carol@example.com", body: "We wrote to carol@example.com by mistake.", draftedBy: null }, { type: "correction.drafted", actor: { type: "system", id: "test" } });
+    const erased = await eraseSubject(prisma, { subject: "carol@example.com", reason: "request 883", now: true }, admin);
+    expect(erased.ok).toBe(true);
+    const correction = await prisma.correction.findUniqueOrThrow({ where: { stepId: step.id } });
+    expect(correction.subject).toMatch(/^erased on /);
+    expect(correction.recipients).toBeNull();
+    expect(await databaseBytes()).not.toContain("carol@example.com");
   });
 
   it("refuses bad input with errors that say what to do", async () => {
@@ -201,14 +209,15 @@ describe("sealed fields and erasure", () => {
 
   it("refuses while the subject's step can still be pulled back, naming the run; --now makes it an escalation", async () => {
     const prisma = await getPrisma();
+    const erasedBefore = await prisma.subjectKey.count({ where: { wrappedKey: null } });
     const refused = await eraseSubject(prisma, { subject: ` ${ADA.to.toUpperCase()} `, reason: "request 881" }, admin);
     expect(refused.ok).toBe(false);
     if (refused.ok || refused.reason !== "open_work") throw new Error(`expected open_work, got ${JSON.stringify(refused)}`);
     expect(refused.runs).toEqual([adaRun]);
     expect(refused.message).toContain(adaRun);
-    expect((await prisma.subjectKey.findMany({ where: { wrappedKey: null } })).length).toBe(0);
+    expect(await prisma.subjectKey.count({ where: { wrappedKey: null } })).toBe(erasedBefore);
 
-    const keysBefore = await prisma.subjectKey.findMany();
+    const keysBefore = await prisma.subjectKey.findMany({ where: { wrappedKey: { not: null } } });
     // An agent's re-sent request's stored answer carried the step in clear (Idempotency-Key).
     await prisma.idempotentRequest.create({ data: { id: "idr_ada", principal: "tok_x", key: "call-ada", method: "POST", path: `/api/v1/runs/${adaRun}/calls`, requestHash: "h", state: "DONE", responseStatus: 200, responseBody: { step: { id: adaStep, args: { to: ADA.to } } } } });
     const erased = await eraseSubject(prisma, { subject: ADA.to, reason: "request 881", now: true }, admin);
@@ -229,7 +238,7 @@ describe("sealed fields and erasure", () => {
     expect((await store.getStep(adaStep))?.args).toEqual({ to: `erased on ${day}`, subject: "Your order", body: `erased on ${day}` });
     expect((await store.getStep(bobStep))?.args).toEqual({ to: BOB.to, subject: "Your order", body: `Dear ${BOB.name}, your order shipped.` });
 
-    const event = await prisma.auditEvent.findFirstOrThrow({ where: { scope: "privacy", type: "SUBJECT_ERASED" } });
+    const event = (await prisma.auditEvent.findMany({ where: { scope: "privacy", type: "SUBJECT_ERASED" } })).find((e) => (e.data as { reason?: string }).reason === "request 881")!;
     expect(event.actor).toBe("user:admin@example.com");
     expect(JSON.stringify(event.data)).not.toContain(ADA.to);
     expect(event.data).toMatchObject({ reason: "request 881", steps: 1, runs: [adaRun] });
@@ -266,7 +275,7 @@ describe("sealed fields and erasure", () => {
     const done = await erasePersonalData({ actor: viewer, subject: BOB.to, reason: "request 990", now: true });
     expect(done.ok).toBe(true);
     const list = await findErasures({ actor: viewer });
-    expect(list.map((e) => e.reason)).toEqual(["request 990", "request 881"]);
+    expect(list.map((e) => e.reason)).toEqual(["request 990", "request 881", "request 883"]);
     expect(list[0]?.by).toBe("user:auditor@example.com");
     expect(JSON.stringify(list)).not.toContain(BOB.to);
     expect((await verifyAuditChains({ actor: viewer })).verified).toBe(true);

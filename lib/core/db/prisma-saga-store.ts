@@ -472,8 +472,8 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async createCorrection(correction: NewCorrection, audit: AuditInput): Promise<CorrectionRecord> {
-    // The draft copies the step's personal values (a template's {{to}}): sealed like the step's own.
-    const words = (await this.sealer.sealAuditData(correction.stepId, { subject: correction.subject, body: correction.body })) as { subject: string; body: string };
+    // The desk's working copy stays in clear (support staff edit and send it); an erasure replaces its
+    // words (lib/server/privacy/erase-subject.ts).
     try {
       return await this.sealer.personalData.reveal(await this.write(async (tx, now) => {
         const row = await tx.correction.create({
@@ -485,8 +485,8 @@ export class PrismaSagaStore implements SagaStore {
             // An audience nobody recorded is read as customer-facing (rank 2), so the queue sorts it there.
             rank: correction.audience.length === 0 ? 2 : correction.rank,
             status: CorrectionStatus.DRAFT,
-            subject: words.subject,
-            body: words.body,
+            subject: correction.subject,
+            body: correction.body,
             draftedBy: correction.draftedBy ?? null,
             createdAt: now,
           },

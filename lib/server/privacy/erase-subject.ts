@@ -186,6 +186,15 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
       await appendRunAudit(tx, at, o.runId, o.stepId, { type: "escalation.raised", actor, data: { kind: EscalationKind.COMPENSATION_FAILED, escalationId: id, stepIdx: o.stepIdx, reason: "subject_erased" } });
       escalations.push(id);
     }
+    // Correction messages are the correction desk's working copies, kept in clear for the people who
+    // edit and send them: the subject's lose their words (and recipients, so none can be sent).
+    const gone = `erased on ${at.toISOString().slice(0, 10)}`;
+    if (steps.length > 0) {
+      await tx.correction.updateMany({
+        where: { stepId: { in: steps.map((st) => st.id) } },
+        data: { subject: gone, body: gone, originalSubject: null, originalBody: null, recipients: Prisma.DbNull },
+      });
+    }
     // A re-sent request's stored answer (Idempotency-Key) may carry the step as the agent saw it, in
     // clear: the answers naming the subject's steps or runs are dropped (a repeat is then a new request).
     const answers = [...new Set([...steps.map((st) => st.id), ...steps.map((st) => st.runId)])];
