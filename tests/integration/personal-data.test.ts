@@ -189,6 +189,10 @@ describe("sealed fields and erasure", () => {
     const outcome = await store.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED", externalRef: "drf_1", result: { draftId: "drf_1", echo: "sent to carol@example.com" } }, { type: "step.confirmed", actor: { type: "system", id: "test" } });
     expect(outcome?.result).toEqual({ draftId: "drf_1", echo: "sent to carol@example.com" });
     expect(JSON.stringify(await prisma.step.findUniqueOrThrow({ where: { id: step.id } }))).not.toContain("carol@example.com");
+    // An escalation's detail copying the compensation still out there is sealed too, and read back in clear.
+    const raised = await store.createEscalation({ id: `esc_copies${Date.now().toString(36)}`, runId: run.id, stepId: step.id, kind: "COMPENSATION_FAILED", title: "Compensation failed", detail: { compensation: { args: { note: "drafted for carol@example.com" } } }, owner: null, dedupeKey: `test:${step.id}` }, { type: "escalation.raised", actor: { type: "system", id: "test" } });
+    expect(raised.escalation.detail).toEqual({ compensation: { args: { note: "drafted for carol@example.com" } } });
+    expect(JSON.stringify(await prisma.escalation.findUniqueOrThrow({ where: { id: raised.escalation.id } }))).not.toContain("carol@example.com");
     // The desk's copy of a correction is in clear until the person is erased; then its words are gone.
     await store.createCorrection({ id: `cor_copies${Date.now().toString(36)}`, runId: run.id, stepId: step.id, audience: ["customer"], rank: 2, subject: "About carol@example.com", body: "We wrote to carol@example.com by mistake.", draftedBy: null }, { type: "correction.drafted", actor: { type: "system", id: "test" } });
     const erased = await eraseSubject(prisma, { subject: "carol@example.com", reason: "request 883", now: true }, admin);

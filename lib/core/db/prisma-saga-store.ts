@@ -398,6 +398,12 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult> {
+    // Its detail may copy the step's personal values (the compensation still out there): sealed too.
+    const stepId = escalation.stepId;
+    if (stepId) {
+      escalation = { ...escalation, detail: (await this.sealer.sealAuditData(stepId, escalation.detail)) ?? escalation.detail };
+      audit = { ...audit, data: await this.sealer.sealAuditData(stepId, audit.data) };
+    }
     try {
       const created = await this.write(async (tx, now) => {
         const row = await tx.escalation.create({
@@ -417,11 +423,11 @@ export class PrismaSagaStore implements SagaStore {
         await this.appendAudit(tx, now, row.runId, row.stepId, audit);
         return toEscalationRecord(row);
       });
-      return { created: true, escalation: created };
+      return { created: true, escalation: await this.sealer.personalData.reveal(created) };
     } catch (e) {
       if (isUniqueViolation(e)) {
         const existing = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey: escalation.dedupeKey } }));
-        if (existing) return { created: false, escalation: toEscalationRecord(existing) };
+        if (existing) return { created: false, escalation: await this.sealer.personalData.reveal(toEscalationRecord(existing)) };
       }
       if (isMissingReference(e)) throw await this.missingParent(escalation.runId, escalation.stepId);
       throw e;
@@ -431,13 +437,13 @@ export class PrismaSagaStore implements SagaStore {
   async getEscalation(escalationId: string): Promise<EscalationRecord | null> {
     if (!isId(escalationId)) return null;
     const row = await this.read((db) => db.escalation.findUnique({ where: { id: escalationId } }));
-    return row ? toEscalationRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toEscalationRecord(row)) : null;
   }
 
   async findEscalationByDedupeKey(dedupeKey: string): Promise<EscalationRecord | null> {
     if (!isId(dedupeKey)) return null;
     const row = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey } }));
-    return row ? toEscalationRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toEscalationRecord(row)) : null;
   }
 
   async listEscalations(filter: { runId?: string; status?: readonly EscalationStatus[] }): Promise<EscalationRecord[]> {

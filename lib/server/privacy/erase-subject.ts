@@ -168,6 +168,9 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
           })
         ).count > 0;
       if (marked) await appendRunAudit(tx, at, o.runId, o.stepId, { type: "compensation.failed", actor, data: { reason: "subject_erased", stepIdx: o.stepIdx } });
+      const dedupeKey = marked ? `compfail:${o.stepId}` : `erased:${o.stepId}`;
+      // One item per step: an open one the unwind already raised for it stands.
+      if (await tx.escalation.findUnique({ where: { dedupeKey }, select: { id: true } })) continue;
       await tx.escalation.create({
         data: {
           id,
@@ -179,7 +182,7 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
           detail: { erasure: true, why: o.why, note: `Erased on ${at.toISOString().slice(0, 10)} by ${by} while ${WHY_WORDS[o.why]}. The compensation's personal arguments are gone: answer the effect by hand in the provider's console and record the repair.` },
           owner: o.owner,
           // The unwind's own key for a failed compensation, so its mending finds this one.
-          dedupeKey: marked ? `compfail:${o.stepId}` : `erased:${o.stepId}`,
+          dedupeKey,
           createdAt: at,
         },
       });
