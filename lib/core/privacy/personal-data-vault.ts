@@ -103,6 +103,8 @@ export class PersonalDataVault {
   private keyring: Promise<{ master: Buffer; hashKey: Buffer }> | null = null;
   private specs: { at: number; map: Promise<Map<string, PersonalFields>> } | null = null;
   private readonly liveKeys = new Map<string, DataKey>();
+  /** Subjects' keyed hashes this process computed (the hash key never changes, even on rotation). */
+  private readonly hashes = new Map<string, string>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -182,7 +184,12 @@ export class PersonalDataVault {
    */
   private async keyFor(subject: string): Promise<DataKey> {
     const { master, hashKey } = await this.loadKeyring();
-    const hash = subjectHash(hashKey, subject);
+    let hash = this.hashes.get(subject);
+    if (hash === undefined) {
+      hash = subjectHash(hashKey, subject);
+      if (this.hashes.size >= 10_000) this.hashes.clear();
+      this.hashes.set(subject, hash);
+    }
     const cached = this.liveKeys.get(hash);
     if (cached && Date.now() - cached.loadedAt < KEY_CACHE_MS) return cached;
     const row = await readOnConnection(this.prisma, (db) => db.subjectKey.findFirst({ where: { subjectHash: hash, wrappedKey: { not: null } }, orderBy: { createdAt: "desc" } }));
