@@ -36,3 +36,19 @@ if (databaseKindOfUrl(url) === "postgresql" && url) {
   const applied = [...out.matchAll(/└─ (\S+)\/\s*$/gm)].map((m) => m[1]);
   console.log(applied.length > 0 ? `db:migrate: applied ${applied.length} migration(s) to ${file}.` : `db:migrate: ${file} is up to date.`);
 }
+
+// The master key that seals personal data must be this database's: a wrong one stops the start here,
+// with what to do, before any process seals a value under it (lib/core/privacy/ARCHITECTURE.md).
+{
+  const { openPrisma } = await import("@/lib/core/db/prisma");
+  const { personalDataVault, WrongMasterKey } = await import("@/lib/core/privacy/personal-data-vault");
+  const prisma = await openPrisma(url);
+  try {
+    await personalDataVault(prisma).loadKeyring();
+  } catch (e) {
+    console.error(`db:migrate: ${e instanceof WrongMasterKey ? e.message : `cannot load the personal-data keyring: ${(e as Error).message}`}`);
+    process.exitCode = 1;
+  } finally {
+    await prisma.$disconnect();
+  }
+}

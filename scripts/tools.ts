@@ -9,6 +9,7 @@
  *   npm run tools -- review NAME --class CLASS [--owner TEAM] [--compensator C] [--window 24h] [--reason "..."]
  *   npm run tools -- review --namespace NS --read-only   (every unreviewed tool of NS its server marks read-only, as PURE)
  *   npm run tools -- trust-read-only NS [--off]          (new tools NS's server marks read-only enter reviewed as PURE)
+ *   npm run tools -- personal-data NAME --subject ARG [--args a,b] [--result c] [--reason "..."]   (or --none)
  *
  * `declare` reads a team's manifest (see lib/server/tools/declare-tools.ts, ZToolManifest) and puts its tools
  * in the namespace (`acme.create_booking`) as UNREVIEWED: every call is held for a person until an
@@ -34,7 +35,8 @@ const USAGE = `Usage:
   npm run tools -- refuse NAME [--reason "..."] [--by you@example.com]
   npm run tools -- review NAME --class PURE|REVERSIBLE|COMPENSATABLE|IRREVERSIBLE [--owner TEAM] [--compensator C] [--window 24h] [--reason "..."]
   npm run tools -- review --namespace NS --read-only [--reason "..."]
-  npm run tools -- trust-read-only NS [--off]`;
+  npm run tools -- trust-read-only NS [--off]
+  npm run tools -- personal-data NAME --subject ARG [--args a,b] [--result c,d] [--reason "..."]   (--none: no personal fields)`;
 
 function readManifest(file: string): unknown {
   let text: string;
@@ -65,11 +67,15 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       compensator: { type: "string" },
       window: { type: "string" },
       "read-only": { type: "boolean" },
+      subject: { type: "string" },
+      args: { type: "string" },
+      result: { type: "string" },
+      none: { type: "boolean" },
       off: { type: "boolean" },
     },
   });
   const [command, ...rest] = positionals;
-  const takesName = command === "accept" || command === "refuse" || command === "review" || command === "trust-read-only";
+  const takesName = command === "accept" || command === "refuse" || command === "review" || command === "trust-read-only" || command === "personal-data";
   if (rest.length > (takesName ? 1 : 0)) throw new UsageError(`Unexpected argument "${rest.at(-1)}".`);
 
   switch (command) {
@@ -178,8 +184,20 @@ async function run(prisma: PrismaClient, argv: string[]): Promise<void> {
       );
       return;
     }
+    case "personal-data": {
+      const name = rest[0];
+      if (!name) throw new UsageError("Name the tool: npm run tools -- personal-data NAME --subject ARG [--args a,b] [--result c].");
+      const row = await prisma.toolPolicy.findUnique({ where: { name } });
+      if (!row) throw new UsageError(`No tool named "${name}" is in the tool table (npm run tools -- list).`);
+      const list = (text: string | undefined) => (text ?? "").split(",").map((f) => f.trim()).filter(Boolean);
+      const personalData = values.none ? null : { subject: required(values.subject, "subject"), args: list(values.args), result: list(values.result) };
+      const result = await editTool(prisma, { name, expectedVersion: row.policyVersion, changes: { personalData }, ...(values.reason ? { reason: values.reason } : {}) }, { type: "user", id: values.by ?? cliUser() });
+      if (!result.ok) throw new UsageError(result.message);
+      console.log(personalData ? `${name} v${result.tool.policyVersion}: ${personalData.subject} names the person; sealed: args ${[personalData.subject, ...personalData.args].join(", ")}; result ${personalData.result.join(", ") || "(none)"}.` : `${name} v${result.tool.policyVersion}: no personal fields.`);
+      return;
+    }
     default:
-      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: declare, list, proposals, accept, refuse, review or trust-read-only.");
+      throw new UsageError(command ? `Unknown command "${command}".` : "Say what to do: declare, list, proposals, accept, refuse, review, trust-read-only or personal-data.");
   }
 }
 

@@ -99,7 +99,39 @@ export const noopTool = defineTool({
   audience: () => ["agent"],
 });
 export const noopUndo = defineCompensator({ name: "bench_undo", args: z.object({}), run: async () => ({}), verify: async () => ({ done: true }) });
-export const benchRegistry = (): ToolRegistry => new ToolRegistry([noopTool], [noopUndo]);
+/**
+ * Two tools of one shape for the cost of sealing: a letter to a person (their email names the subject,
+ * their name is the second personal field). `bench_letter` declares both personal in the tool table,
+ * `bench_letter_plain` declares nothing (stored in clear); each has a reviewed row (declareBenchLetters).
+ */
+const letterTool = (name: string) =>
+  defineTool({
+    name,
+    class: "COMPENSATABLE",
+    args: z.object({ i: z.number(), email: z.string(), name: z.string() }),
+    call: async () => ({ externalRef: null, result: null }),
+    lookup: async () => null,
+    compensation: { with: "bench_undo", build: () => ({}) },
+    audience: () => ["agent"],
+  });
+export const SEALED_LETTER = "bench_letter";
+export const PLAIN_LETTER = "bench_letter_plain";
+export const benchRegistry = (): ToolRegistry => new ToolRegistry([noopTool, letterTool(SEALED_LETTER), letterTool(PLAIN_LETTER)], [noopUndo]);
+
+/** A letter's arguments: ten people in turn, so a run of steps finds each person's key after the first. */
+export const letterArgs = (i: number) => ({ i, email: `person${i % 10}@example.com`, name: `Person Number${i % 10}` });
+
+/** The tool-table rows of the two letter tools (only bench_letter declares personal fields). */
+export async function declareBenchLetters(prisma: import("@/generated/prisma").PrismaClient): Promise<void> {
+  for (const name of [SEALED_LETTER, PLAIN_LETTER]) {
+    await prisma.toolPolicy.create({
+      data: {
+        name, toolClass: "COMPENSATABLE", compensator: "bench_undo", lookupAvailable: true, status: "REVIEWED", revocationWindowSec: 3600,
+        ...(name === SEALED_LETTER ? { personalData: { subject: "email", args: ["name"], result: [] } } : {}),
+      },
+    });
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Databases.

@@ -11,7 +11,7 @@ import type { PrismaClient } from "@/generated/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/lib/saga/engine";
 import type { SagaStore } from "@/lib/saga/store";
-import { benchRegistry, fileOf, performance } from "./common";
+import { benchRegistry, fileOf, letterArgs, performance } from "./common";
 
 export const STEPS_PER_RUN = 10;
 
@@ -24,8 +24,11 @@ export interface Round {
 
 const id = (p: string) => `${p}_${randomBytes(8).toString("hex")}`;
 
-/** Engine over `store`: runs of STEPS_PER_RUN no-op calls, one run after another; only the calls are timed. */
-export async function engineRound(store: SagaStore, steps: number): Promise<Round> {
+/** The arguments of step `i` of `tool`: the no-op's counter, or a letter to one of ten people. */
+export const benchArgs = (tool: string, i: number) => (tool === "bench_noop" ? { i } : letterArgs(i));
+
+/** Engine over `store`: runs of STEPS_PER_RUN calls of `tool` (the no-op by default), one run after another; only the calls are timed. */
+export async function engineRound(store: SagaStore, steps: number, tool = "bench_noop"): Promise<Round> {
   const engine = new SagaEngine({ store, registry: benchRegistry() });
   const latencies: number[] = [];
   const t0 = performance.now();
@@ -33,7 +36,7 @@ export async function engineRound(store: SagaStore, steps: number): Promise<Roun
     const ctx = await engine.startRun({ title: "bench", agent: "bench" });
     for (let i = 0; i < STEPS_PER_RUN && done < steps; i++, done++) {
       const s = performance.now();
-      const out = await ctx.call("bench_noop", { i });
+      const out = await ctx.call(tool, benchArgs(tool, done));
       latencies.push(performance.now() - s);
       if (out.status !== "ok") throw new Error(`bench step was not ok: ${JSON.stringify(out)}`);
     }

@@ -9,6 +9,8 @@ import { canonicalJson, sha256Hex } from "@/lib/saga/keys";
 /** A name inside a manifest: bare (`create_booking`, put in the namespace) or already namespaced. */
 const LocalName = z.string().trim().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "1-64 lower-case letters, digits, '_', '.' or '-', starting with a letter.");
 const Text = (max: number) => z.string().trim().min(1).max(max);
+/** A field of a call's arguments or result: a name, or a dotted path into an object (`customer.email`). */
+const FieldPath = z.string().trim().max(120).regex(/^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/, "A field name, or a dotted path into an object (customer.email).");
 const Seconds = z.number().int().min(0, "Cannot be negative.").max(366 * 24 * 3600, "At most a year.");
 
 /** One tool as its team declares it. Every field is a suggestion an admin reviews. */
@@ -33,6 +35,17 @@ export const ZDeclaredTool = z.strictObject({
   correction: z.strictObject({ subject: Text(300), body: Text(5000) }).optional(),
   /** The team whose queue gets its escalations. */
   owner: Text(80).optional(),
+  /**
+   * Which fields carry personal data: the argument naming the person (`subject`), and the other
+   * argument and result fields that are personal. A suggestion like the rest: an admin accepts it.
+   */
+  personalData: z
+    .strictObject({
+      subject: FieldPath,
+      args: z.array(FieldPath).max(40).default([]),
+      result: z.array(FieldPath).max(40).default([]),
+    })
+    .optional(),
   /** Suggested revocation window, seconds. */
   revocationWindowSec: Seconds.optional(),
   /** How long the provider keeps idempotency keys, seconds. */

@@ -52,6 +52,7 @@ import { PostgresStepLog } from "./step-log-postgres";
 import { SqliteStepLog } from "./step-log-sqlite";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "./transactions";
 import { isMissingReference, isUniqueViolation } from "./prisma-errors";
+import { StepSealer } from "@/lib/core/privacy/seal-step";
 
 import {
   jsonIn,
@@ -104,6 +105,8 @@ export class PrismaSagaStore implements SagaStore {
   private readonly hot: StepLogSql;
   /** How outcome writes commit. */
   readonly durability: Durability;
+  /** Seals the personal fields of what the store writes, and opens them on the way back (lib/core/privacy). */
+  private readonly sealer: StepSealer;
   /** The chain links each open transaction appended, told to the hot path once it commits. */
   private readonly appendedLinks = new WeakMap<Tx, [string, { seq: number; hash: string }][]>();
 
@@ -117,6 +120,7 @@ export class PrismaSagaStore implements SagaStore {
     }
     this.hot = driver.kind === "sqlite" ? new SqliteStepLog(driver.exclusive, driver.observer) : new PostgresStepLog(driver.pool, driver.observer);
     this.durability = options.durability ?? durabilityFromEnv();
+    this.sealer = new StepSealer(prisma);
   }
 
   /** One write transaction: reads the database clock, then runs `fn` (whose first statement must write). */
@@ -202,23 +206,24 @@ export class PrismaSagaStore implements SagaStore {
   async listSteps(runId: string): Promise<StepRecord[]> {
     if (!isId(runId)) return [];
     const rows = await this.read((db) => db.step.findMany({ where: { runId }, orderBy: { stepIdx: "asc" } }));
-    return rows.map(toStepRecord);
+    return this.sealer.personalData.reveal(rows.map(toStepRecord));
   }
 
   async getStep(stepId: string): Promise<StepRecord | null> {
     if (!isId(stepId)) return null;
     const row = await this.read((db) => db.step.findUnique({ where: { id: stepId } }));
-    return row ? toStepRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toStepRecord(row)) : null;
   }
 
   async insertIntent(intent: NewIntent, audit: AuditInput, guard?: IntentGuard): Promise<InsertIntentResult> {
     const data = audit.data ?? {};
-    const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(intent, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
+    const sealed = await this.sealer.sealIntent(intent);
+    const result = await this.hot.insertIntent(intent.runId, (now) => intentRow(sealed.value, now), { stepId: intent.id, type: audit.type, actor: actorLabel(audit.actor), data }, guard);
     switch (result.kind) {
       case "created":
-        return { created: true, step: toStepRecord(result.row) };
+        return { created: true, step: await this.sealer.openRecord(toStepRecord(result.row), sealed.opened) };
       case "exists":
-        return { created: false, step: toStepRecord(result.row) };
+        return { created: false, step: await this.sealer.openRecord(toStepRecord(result.row), sealed.opened) };
       case "guard-failed":
         throw new IntentGuardFailed(intent.runId);
       case "no-run":
@@ -231,20 +236,23 @@ export class PrismaSagaStore implements SagaStore {
   async updateStep(stepId: string, fence: StepFence, patch: StepPatch, audit: AuditInput): Promise<StepRecord | null> {
     if (!isId(stepId)) return null;
     const durability = isOutcome(fence, patch) ? this.durability : "durable";
-    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(patch), { type: audit.type, actor: actorLabel(audit.actor), data: audit.data ?? {} }, durability);
-    return row ? toStepRecord(row) : null;
+    const sealed = await this.sealer.sealPatch(stepId, patch);
+    const data = (await this.sealer.sealAuditData(stepId, audit.data)) ?? {};
+    const row = await this.hot.updateStep(stepId, fence, stepPatchColumns(sealed.value), { type: audit.type, actor: actorLabel(audit.actor), data }, durability);
+    return row ? this.sealer.openRecord(toStepRecord(row), sealed.opened) : null;
   }
 
   async createPivot(pivot: NewPivot, audit: AuditInput): Promise<PivotRecord> {
+    const sealed = await this.sealer.sealPlan(pivot.runId, pivot.plan);
     try {
-      return await this.write(async (tx, now) => {
+      return await this.sealer.openRecord(await this.write(async (tx, now) => {
         const row = await tx.pivot.create({
           data: {
             id: pivot.id,
             runId: pivot.runId,
             status: PivotStatus.PENDING,
             summary: pivot.summary,
-            plan: jsonIn(planJson(pivot.plan)),
+            plan: jsonIn(planJson(sealed.value)),
             planHash: pivot.planHash,
             stagedStepIds: [...pivot.stagedStepIds],
             deadline: pivot.deadline,
@@ -254,7 +262,7 @@ export class PrismaSagaStore implements SagaStore {
         await moveRun(tx, { id: pivot.runId }, RunStatus.AWAITING_PIVOT, now);
         await this.appendAudit(tx, now, pivot.runId, null, audit);
         return toPivotRecord(row);
-      });
+      }), sealed.opened);
     } catch (e) {
       if (isMissingReference(e)) throw await this.missingParent(pivot.runId, null);
       throw e;
@@ -267,12 +275,15 @@ export class PrismaSagaStore implements SagaStore {
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     if (!isId(pivotId)) return null;
+    const runId = (await this.read((db) => db.pivot.findUnique({ where: { id: pivotId }, select: { runId: true } })))?.runId;
+    if (!runId) return null;
+    const sealed = await this.sealer.sealPlan(runId, revision.plan);
     return this.write(async (tx, now) => {
       const { count } = await tx.pivot.updateMany({
         where: { id: pivotId, status: PivotStatus.PENDING },
         data: {
           summary: revision.summary,
-          plan: jsonIn(planJson(revision.plan)),
+          plan: jsonIn(planJson(sealed.value)),
           planHash: revision.planHash,
           stagedStepIds: [...revision.stagedStepIds],
           deadline: revision.deadline,
@@ -282,19 +293,19 @@ export class PrismaSagaStore implements SagaStore {
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
-    });
+    }).then((r) => (r ? this.sealer.openRecord(r, sealed.opened) : r));
   }
 
   async getPivot(pivotId: string): Promise<PivotRecord | null> {
     if (!isId(pivotId)) return null;
     const row = await this.read((db) => db.pivot.findUnique({ where: { id: pivotId } }));
-    return row ? toPivotRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toPivotRecord(row)) : null;
   }
 
   async listPivots(runId: string): Promise<PivotRecord[]> {
     if (!isId(runId)) return [];
     const rows = await this.read((db) => db.pivot.findMany({ where: { runId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }));
-    return rows.map(toPivotRecord);
+    return this.sealer.personalData.reveal(rows.map(toPivotRecord));
   }
 
   async decidePivot(
@@ -316,10 +327,12 @@ export class PrismaSagaStore implements SagaStore {
       if (!(await moveRun(tx, { id: row.runId, status: RunStatus.AWAITING_PIVOT }, runStatus, now))) throw new RollBack();
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(row);
-    }).catch((e: unknown) => {
-      if (e instanceof RollBack) return null;
-      throw e;
-    });
+    })
+      .then((r) => this.sealer.personalData.reveal(r))
+      .catch((e: unknown) => {
+        if (e instanceof RollBack) return null;
+        throw e;
+      });
   }
 
   async editPivotPlan(
@@ -328,21 +341,29 @@ export class PrismaSagaStore implements SagaStore {
     audit: AuditInput,
   ): Promise<PivotRecord | null> {
     if (!isId(pivotId) || !isId(change.expectedPlanHash)) return null;
+    const runId = (await this.read((db) => db.pivot.findUnique({ where: { id: pivotId }, select: { runId: true } })))?.runId;
+    if (!runId) return null;
+    // The edit's history and its audit event carry the arguments' old and new values: sealed like the plan.
+    const sealed = await this.sealer.sealPlan(runId, change.plan, { edit: change.edit as unknown as Json, data: audit.data ?? {} });
+    const edit = (sealed.extra?.edit ?? change.edit) as unknown as PivotEdit;
+    audit = { ...audit, data: sealed.extra?.data ?? audit.data };
     return this.write(async (tx, now) => {
       // The fenced write first (it takes the lock); the edit history is appended after reading it under that lock.
       const { count } = await tx.pivot.updateMany({
         where: { id: pivotId, status: PivotStatus.PENDING, planHash: change.expectedPlanHash },
-        data: { plan: jsonIn(planJson(change.plan)), planHash: change.planHash },
+        data: { plan: jsonIn(planJson(sealed.value)), planHash: change.planHash },
       });
       if (count === 0) return null;
       const row = await tx.pivot.findUniqueOrThrow({ where: { id: pivotId } });
       const run = await tx.run.findUnique({ where: { id: row.runId }, select: { status: true } });
       if (run?.status !== RunStatus.AWAITING_PIVOT) throw new RollBack();
-      const edits = [...(row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[])), { ...change.edit, editedAt: now.toISOString() }];
+      const edits = [...(row.edits === null ? [] : (jsonOut(row.edits) as unknown as PivotEdit[])), { ...edit, editedAt: now.toISOString() }];
       const updated = await tx.pivot.update({ where: { id: pivotId }, data: { edits: jsonIn(edits as unknown as Json) } });
       await this.appendAudit(tx, now, row.runId, null, audit);
       return toPivotRecord(updated);
-    }).catch((e: unknown) => {
+    })
+      .then((r) => (r ? this.sealer.openRecord(r, sealed.opened) : r))
+      .catch((e: unknown) => {
       if (e instanceof RollBack) return null;
       throw e;
     });
@@ -377,6 +398,12 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async createEscalation(escalation: NewEscalation, audit: AuditInput): Promise<CreateEscalationResult> {
+    // Its detail may copy the step's personal values (the compensation still out there): sealed too.
+    const stepId = escalation.stepId;
+    if (stepId) {
+      escalation = { ...escalation, detail: (await this.sealer.sealAuditData(stepId, escalation.detail)) ?? escalation.detail };
+      audit = { ...audit, data: await this.sealer.sealAuditData(stepId, audit.data) };
+    }
     try {
       const created = await this.write(async (tx, now) => {
         const row = await tx.escalation.create({
@@ -396,11 +423,11 @@ export class PrismaSagaStore implements SagaStore {
         await this.appendAudit(tx, now, row.runId, row.stepId, audit);
         return toEscalationRecord(row);
       });
-      return { created: true, escalation: created };
+      return { created: true, escalation: await this.sealer.personalData.reveal(created) };
     } catch (e) {
       if (isUniqueViolation(e)) {
         const existing = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey: escalation.dedupeKey } }));
-        if (existing) return { created: false, escalation: toEscalationRecord(existing) };
+        if (existing) return { created: false, escalation: await this.sealer.personalData.reveal(toEscalationRecord(existing)) };
       }
       if (isMissingReference(e)) throw await this.missingParent(escalation.runId, escalation.stepId);
       throw e;
@@ -410,13 +437,13 @@ export class PrismaSagaStore implements SagaStore {
   async getEscalation(escalationId: string): Promise<EscalationRecord | null> {
     if (!isId(escalationId)) return null;
     const row = await this.read((db) => db.escalation.findUnique({ where: { id: escalationId } }));
-    return row ? toEscalationRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toEscalationRecord(row)) : null;
   }
 
   async findEscalationByDedupeKey(dedupeKey: string): Promise<EscalationRecord | null> {
     if (!isId(dedupeKey)) return null;
     const row = await this.read((db) => db.escalation.findUnique({ where: { dedupeKey } }));
-    return row ? toEscalationRecord(row) : null;
+    return row ? this.sealer.personalData.reveal(toEscalationRecord(row)) : null;
   }
 
   async listEscalations(filter: { runId?: string; status?: readonly EscalationStatus[] }): Promise<EscalationRecord[]> {
@@ -451,8 +478,10 @@ export class PrismaSagaStore implements SagaStore {
   }
 
   async createCorrection(correction: NewCorrection, audit: AuditInput): Promise<CorrectionRecord> {
+    // The desk's working copy stays in clear (support staff edit and send it); an erasure replaces its
+    // words (lib/server/privacy/erase-subject.ts).
     try {
-      return await this.write(async (tx, now) => {
+      return await this.sealer.personalData.reveal(await this.write(async (tx, now) => {
         const row = await tx.correction.create({
           data: {
             id: correction.id,
@@ -470,11 +499,11 @@ export class PrismaSagaStore implements SagaStore {
         });
         await this.appendAudit(tx, now, row.runId, row.stepId, audit);
         return toCorrectionRecord(row);
-      });
+      }));
     } catch (e) {
       if (isUniqueViolation(e)) {
         const existing = await this.read((db) => db.correction.findUnique({ where: { stepId: correction.stepId } }));
-        if (existing) return toCorrectionRecord(existing);
+        if (existing) return this.sealer.personalData.reveal(toCorrectionRecord(existing));
       }
       if (isMissingReference(e)) throw await this.missingParent(correction.runId, correction.stepId);
       throw e;
@@ -486,7 +515,7 @@ export class PrismaSagaStore implements SagaStore {
     const rows = await this.read((db) =>
       db.correction.findMany({ where: { runId }, orderBy: [{ rank: "asc" }, { createdAt: "asc" }, { id: "asc" }] }),
     );
-    return rows.map(toCorrectionRecord);
+    return this.sealer.personalData.reveal(rows.map(toCorrectionRecord));
   }
 
   async listAuditEvents(runId: string): Promise<AuditEventRecord[]> {

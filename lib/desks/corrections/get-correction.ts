@@ -1,3 +1,5 @@
+import { getPrisma } from "@/lib/core/db/prisma";
+import { revealPersonal } from "@/lib/core/privacy/personal-data-vault";
 import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
@@ -101,7 +103,14 @@ function sendText(send: SendState, messageId: string | null): string | null {
  * external ref, whether its audience saw it), the run's other steps, the draft as it stands and as
  * drafted, where the send stands, and the history from the audit events of both runs.
  */
-export async function getCorrection({ actor, correctionId }: PersonRequest<{ correctionId: string }>): Promise<TCorrectionDetail> {
+export async function getCorrection(request: PersonRequest<{ correctionId: string }>): Promise<TCorrectionDetail> {
+  const view = await getCorrectionStored(request);
+  // Personal fields are stored sealed: opened here, or "erased on <date>" (lib/core/privacy/ARCHITECTURE.md).
+  // Not inside withDb: the reveal queues its one read of the keys on the same connection itself.
+  return revealPersonal(await getPrisma(), view);
+}
+
+async function getCorrectionStored({ actor, correctionId }: PersonRequest<{ correctionId: string }>): Promise<TCorrectionDetail> {
   assertCan(actor, "read");
   const id = ZCorrectionId.parse(correctionId);
   const first = await withDb((prisma) => prisma.correction.findUnique({ where: { id }, include: CORRECTION_INCLUDE }));

@@ -1,3 +1,5 @@
+import { getPrisma } from "@/lib/core/db/prisma";
+import { revealPersonal } from "@/lib/core/privacy/personal-data-vault";
 import type { Prisma } from "@/generated/prisma";
 import { stepStanding } from "@/lib/saga/step-standing";
 import { resolveAudience } from "@/lib/server/tools/audience";
@@ -42,7 +44,14 @@ function heldAudience(tool: string, args: Json, policy: ToolPolicyFacts | undefi
  * ref and what is still out there; whether the signed-in user holds the claim. Throws
  * ESCALATION_NOT_FOUND.
  */
-export async function getEscalation({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TEscalationDetail> {
+export async function getEscalation(request: PersonRequest<{ escalationId: string }>): Promise<TEscalationDetail> {
+  const view = await getEscalationStored(request);
+  // Personal fields are stored sealed: opened here, or "erased on <date>" (lib/core/privacy/ARCHITECTURE.md).
+  // Not inside withDb: the reveal queues its one read of the keys on the same connection itself.
+  return revealPersonal(await getPrisma(), view);
+}
+
+async function getEscalationStored({ actor, escalationId }: PersonRequest<{ escalationId: string }>): Promise<TEscalationDetail> {
   assertCan(actor, "read");
   const found = await withDb(async (prisma) => {
     const row = await prisma.escalation.findUnique({

@@ -1,3 +1,4 @@
+import { revealPersonal } from "@/lib/core/privacy/personal-data-vault";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan, can } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
@@ -59,7 +60,14 @@ function stagedEffect(step: StepRecord, policy: ToolPolicyFacts | undefined, dea
  * the commit plan with irreversible items marked and each tool's policy version then and now, and
  * the deadline. Throws PIVOT_NOT_FOUND.
  */
-export async function getPivotScreen({ actor, pivotId }: PersonRequest<{ pivotId: string }>): Promise<TPivotScreen> {
+export async function getPivotScreen(request: PersonRequest<{ pivotId: string }>): Promise<TPivotScreen> {
+  const view = await getPivotScreenStored(request);
+  // Personal fields are stored sealed: opened here, or "erased on <date>" (lib/core/privacy/ARCHITECTURE.md).
+  // Not inside withDb: the reveal queues its one read of the keys on the same connection itself.
+  return revealPersonal(await getPrisma(), view);
+}
+
+async function getPivotScreenStored({ actor, pivotId }: PersonRequest<{ pivotId: string }>): Promise<TPivotScreen> {
   assertCan(actor, "read");
   const store = sharedSagaStore(await getPrisma());
   const pivot = await store.getPivot(pivotId);

@@ -1,3 +1,5 @@
+import { getPrisma } from "@/lib/core/db/prisma";
+import { revealPersonal } from "@/lib/core/privacy/personal-data-vault";
 import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
@@ -26,7 +28,14 @@ const ZMetricFields = z.object({
 });
 
 /** One run with its whole history, as JSON. Throws SagaError RUN_NOT_FOUND when the run does not exist. */
-export async function getRunTimeline({ actor, runId }: PersonRequest<{ runId: string }>): Promise<RunTimelineView> {
+export async function getRunTimeline(request: PersonRequest<{ runId: string }>): Promise<RunTimelineView> {
+  const view = await getRunTimelineStored(request);
+  // Personal fields are stored sealed: opened here, or "erased on <date>" (lib/core/privacy/ARCHITECTURE.md).
+  // Not inside withDb: the reveal queues its one read of the keys on the same connection itself.
+  return revealPersonal(await getPrisma(), view);
+}
+
+async function getRunTimelineStored({ actor, runId }: PersonRequest<{ runId: string }>): Promise<RunTimelineView> {
   assertCan(actor, "read");
   const timeline = await readRunTimeline(runId);
   return JSON.parse(JSON.stringify(timeline)) as RunTimelineView;

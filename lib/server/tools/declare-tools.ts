@@ -57,6 +57,7 @@ function suggestedFields(entry: TDeclaredTool, compensator: string | null, isNew
     fields.correctionBody = entry.correction.body;
   }
   if (entry.description !== undefined) fields.description = entry.description;
+  if (entry.personalData !== undefined) fields.personalData = entry.personalData;
   return fields;
 }
 
@@ -79,6 +80,7 @@ function strictRow(entry: TDeclaredTool): TToolPolicyFields {
     revokeRoles: [...DEFAULT_REVOKE_ROLES],
     alwaysRequireApproval: false,
     reviewerEditableArgs: null,
+    personalData: null,
     correctionSubject: null,
     correctionBody: null,
     description: entry.description ?? null,
@@ -92,6 +94,7 @@ function rowData(fields: TToolPolicyFields) {
     ...fields,
     compensationArgs: fields.compensationArgs ?? Prisma.DbNull,
     reviewerEditableArgs: fields.reviewerEditableArgs ?? Prisma.DbNull,
+    personalData: fields.personalData ?? Prisma.DbNull,
   };
 }
 

@@ -18,6 +18,7 @@ import { checkToolPolicy, diffFields, fieldsOf, FIELD_LABELS, ZToolPolicyFields,
 import { recordToolVersion, ToolChange } from "./tool-versions";
 import { storedProposal, withProposal, type TToolProposal } from "./tool-proposal";
 import { toToolRow, type TToolEditResult } from "./views";
+import { sealExistingSteps } from "@/lib/server/privacy/seal-existing-steps";
 
 /** An admin's edit of one row, bound to the version their page loaded. */
 export const ZUpdateToolRequest = z.object({
@@ -123,6 +124,7 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
         compensationArgs: after.compensationArgs ?? Prisma.DbNull,
         revokeRoles: after.revokeRoles,
         reviewerEditableArgs: after.reviewerEditableArgs === null ? Prisma.DbNull : after.reviewerEditableArgs,
+        personalData: after.personalData ?? Prisma.DbNull,
         lookupAvailable,
         ...(remaining ? { proposal: remaining as Prisma.InputJsonValue } : { proposal: Prisma.DbNull, proposedBy: null, proposedAt: null }),
         policyVersion: { increment: 1 },
@@ -140,6 +142,8 @@ export async function editTool(prisma: PrismaClient, request: TUpdateToolRequest
   });
   if (!updated) return versionChanged(await prisma.toolPolicy.findUniqueOrThrow({ where: { name } }));
   if (change === ToolChange.reviewed) await resolveUnreviewedHolds(prisma, updated, actor);
+  // Fields newly declared personal are sealed in the rows already written (lib/core/privacy/ARCHITECTURE.md).
+  if (changed.includes("personalData") && updated.personalData !== null) await sealExistingSteps(prisma, name);
   return { ok: true, tool: toToolRow(updated, connectors), changed: changed.map((f) => FIELD_LABELS[f]) };
 }
 

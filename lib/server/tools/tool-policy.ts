@@ -45,6 +45,34 @@ const Seconds = z
   .max(MAX_SECONDS, "At most a year (31,622,400 s).")
   .nullable();
 
+/** A dotted path into a call's arguments or result (`to`, `customer.email`). */
+const ZFieldPath = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/, "A field name, or a dotted path into an object (customer.email).")
+  .max(120);
+
+/**
+ * Which fields of a tool's calls carry personal data (lib/core/privacy/ARCHITECTURE.md): stored
+ * sealed under the key of the subject the `subject` argument names, destroyed when that person is erased.
+ */
+export const ZPersonalData = z.object({
+  /** The argument whose value names the person (an email, a customer id); always personal itself. */
+  subject: ZFieldPath,
+  /** Other argument fields that are personal. */
+  args: z.array(ZFieldPath).max(40).default([]).transform((f) => [...new Set(f)]),
+  /** Result fields that are personal. */
+  result: z.array(ZFieldPath).max(40).default([]).transform((f) => [...new Set(f)]),
+});
+/** Which fields of a tool's calls carry personal data. */
+export type TPersonalData = z.output<typeof ZPersonalData>;
+
+/** The personal-data declaration stored in a row (anything malformed reads as none, and the edit page shows it). */
+export function storedPersonalData(value: unknown): TPersonalData | null {
+  const parsed = ZPersonalData.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
 /** The fields of a row that an admin edits. */
 export const ZToolPolicyFields = z.object({
   /** PURE, REVERSIBLE, COMPENSATABLE or IRREVERSIBLE. */
@@ -93,6 +121,11 @@ export const ZToolPolicyFields = z.object({
     .transform((args) => [...new Set(args)])
     .nullable()
     .optional(),
+  /**
+   * Which argument and result fields are personal, and which argument names the person: those are
+   * stored sealed under the person's key. Null: none. Optional in an edit.
+   */
+  personalData: ZPersonalData.nullable().optional(),
   /** Correction subject, with {{arg}} placeholders (irreversible tools). */
   correctionSubject: optionalText(300),
   /** Correction body, with {{arg}} placeholders (irreversible tools). */
@@ -126,6 +159,7 @@ export const FIELD_LABELS = {
   alwaysRequireApproval: "always require approval",
   twoApprovers: "two approvers",
   reviewerEditableArgs: "what a reviewer may change",
+  personalData: "personal data",
   correctionSubject: "correction subject",
   correctionBody: "correction body",
   description: "description",
@@ -160,6 +194,7 @@ export function fieldsOf(row: ToolPolicy): TToolPolicyFields {
     alwaysRequireApproval: row.alwaysRequireApproval,
     twoApprovers: row.twoApprovers,
     reviewerEditableArgs: storedEditableArgs(row.reviewerEditableArgs),
+    personalData: storedPersonalData(row.personalData),
     correctionSubject: row.correctionSubject,
     correctionBody: row.correctionBody,
     description: row.description,

@@ -24,6 +24,7 @@ const Fields = z.object({
   alwaysRequireApproval: z.boolean(),
   twoApprovers: z.boolean().optional(),
   reviewerEditableArgs: z.array(z.string()).nullable().optional(),
+  personalData: z.object({ subject: z.string(), args: z.array(z.string()), result: z.array(z.string()) }).nullable().optional(),
   correctionSubject: z.string().nullable(),
   correctionBody: z.string().nullable(),
   description: z.string().nullable(),
