@@ -21,7 +21,9 @@ async function signedInPage(browser: Browser, baseURL: string | undefined, user:
 /** Opens the screen; false when it did not render its content (an error page), which is reported, not measured. */
 async function visit(page: Page, screen: Screen): Promise<boolean> {
   await page.goto(screen.path);
+  // Inside the page itself: on a phone the header's links sit in a closed menu, and "Corrections" there is not the page.
   return page
+    .getByRole("main")
     .getByText(screen.ready)
     .first()
     .waitFor({ state: "visible", timeout: 10_000 })
