@@ -15,6 +15,8 @@ export const PAGE_ACTIONS = {
   "/admin/users": "users.manage",
   "/admin/tokens": "tokens.manage",
   "/admin/webhooks": "tokens.manage",
+  "/admin/operations": "users.manage",
+  "/admin/personal-data": "users.manage",
 } as const satisfies Record<string, Action>;
 
 /** The action the page at `pathname` requires. */
