@@ -58,27 +58,34 @@ test.describe("who saw an effect", () => {
     const customer = customerFor(tag);
     const engine = silentAgent(agent, world);
     const run = await engine.startRun({ title: `Charge ${customer} for order ${tag}`, agent: agent.name, onBehalfOf: customer });
-    // charge_card's table row states no audience (it depends on a receipt flag no rule can read).
-    expect((await run.call("charge_card", { customerId: "cus_bo", amount: 1800, currency: "eur", reason: `order ${tag}` })).status).toBe("ok");
-    const pivot = await run.requestPivot({ summary: `Tell ${customer}`, plan: [{ tool: "send_email", args: { to: customer, subject: `Charged ${tag}`, body: "We charged your card." } }] });
+    // A charge_card row that states no audience (the demo's table says "customer if receipt, else
+    // finance"; this test is about a row that says nothing, so it clears the rule and puts it back).
+    const seeded = (await db.toolPolicy.findUniqueOrThrow({ where: { name: "charge_card" } })).audienceRule;
+    await db.toolPolicy.update({ where: { name: "charge_card" }, data: { audienceRule: null } });
+    try {
+      expect((await run.call("charge_card", { customerId: "cus_bo", amount: 1800, currency: "eur", reason: `order ${tag}` })).status).toBe("ok");
+      const pivot = await run.requestPivot({ summary: `Tell ${customer}`, plan: [{ tool: "send_email", args: { to: customer, subject: `Charged ${tag}`, body: "We charged your card." } }] });
 
-    const charge = await db.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
-    expect(charge.audience).toEqual([]);
-    expect((await db.toolPolicy.findUniqueOrThrow({ where: { name: "charge_card" } })).audienceRule).toBeNull();
+      const charge = await db.step.findFirstOrThrow({ where: { runId: run.runId, tool: "charge_card" } });
+      expect(charge.audience).toEqual([]);
+      expect((await db.toolPolicy.findUniqueOrThrow({ where: { name: "charge_card" } })).audienceRule).toBeNull();
 
-    const rita = await seedUser("reviewer", { name: `Rita Reviewer ${tag}` });
-    await signIn(page, rita, `/pivots/${pivot.id}`);
-    const radius = page.getByLabel("Blast radius");
-    await expect(radius).toContainText("1 effect (audience unknown, counted as customer-facing)");
-    await expect(radius).not.toContainText("nobody");
-    await expect(radius.locator(".radius").first()).toHaveText(/customer/i);
-    await shootBothWidths(page, "audience-pivot");
+      const rita = await seedUser("reviewer", { name: `Rita Reviewer ${tag}` });
+      await signIn(page, rita, `/pivots/${pivot.id}`);
+      const radius = page.getByLabel("Blast radius");
+      await expect(radius).toContainText("1 effect (audience unknown, counted as customer-facing)");
+      await expect(radius).not.toContainText("nobody");
+      await expect(radius.locator(".radius").first()).toHaveText(/customer/i);
+      await shootBothWidths(page, "audience-pivot");
 
-    const admin = await seedUser("admin", { name: `Ada Admin ${tag}` });
-    await page.context().clearCookies();
-    await signIn(page, admin, "/admin/tools/send_email");
-    await expect(page.getByText("customer when the `to` argument is outside the company's domains").first()).toBeVisible();
-    await page.goto("/admin/tools/charge_card");
-    await expect(page.getByText("not stated: every effect counts as customer-facing").first()).toBeVisible();
+      const admin = await seedUser("admin", { name: `Ada Admin ${tag}` });
+      await page.context().clearCookies();
+      await signIn(page, admin, "/admin/tools/send_email");
+      await expect(page.getByText("customer when the `to` argument is outside the company's domains").first()).toBeVisible();
+      await page.goto("/admin/tools/charge_card");
+      await expect(page.getByText("not stated: every effect counts as customer-facing").first()).toBeVisible();
+    } finally {
+      await db.toolPolicy.update({ where: { name: "charge_card" }, data: { audienceRule: seeded } });
+    }
   });
 });

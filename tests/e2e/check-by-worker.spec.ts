@@ -8,6 +8,7 @@
 import { HttpSagaStore } from "@/lib/agent/client/http-store";
 import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
+import { settleToolProposal } from "@/lib/server/tools/settle-tool-proposal";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { ToolOutcomeUnknown } from "@/lib/saga/errors";
 import { SagaEngine } from "@/lib/saga/engine";
@@ -25,7 +26,10 @@ test("a lookup for a tool only a worker holds is asked of that worker, and its a
   const { secret } = await createAgentToken(db, { name: ns, tools: ["search_orders"], createdBy: "system:e2e" });
   const declared = await fetch(`${baseURL}/api/v1/tools/declarations`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify(TEAM_MANIFEST) });
   expect(declared.status).toBe(200);
-  // Accepted by an admin (admin-tools.spec does it through the screen); the row names its system.
+  // Accepted by an admin (admin-tools.spec does it through the screen): the declaration was only a
+  // proposal beside a row at its strictest; accepting it makes it the row. The row names its system.
+  const declaredRow = await db.toolPolicy.findUniqueOrThrow({ where: { name: tool } });
+  await settleToolProposal(db, { name: tool, expectedVersion: declaredRow.policyVersion, decision: "accept", reason: "checked against the team's connector" }, { type: "user", id: "admin@e2e" });
   await db.toolPolicy.update({ where: { name: tool }, data: { status: "REVIEWED", system: "rooms desk" } });
 
   // The case is opened, the answer is lost, and the team's search is down: a person must decide.
