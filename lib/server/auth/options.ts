@@ -19,7 +19,7 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "no
 import path from "node:path";
 import bcrypt from "bcryptjs";
 import type { NextAuthOptions, Session } from "next-auth";
-import CredentialsProvider from "next-auth/providers/credentials";
+import CredentialsModule from "next-auth/providers/credentials";
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
@@ -29,6 +29,13 @@ import { groupsOfClaim } from "@/lib/server/sso/group-roles";
 import { appendIdentityEvent, SSO_ACTOR, SSO_SCOPE } from "@/lib/server/sso/sso-audit";
 import { refusalPath } from "@/lib/server/sso/sso-refusal";
 import { endUserSession, SignInMethod, startUserSession } from "./user-sessions";
+
+/**
+ * next-auth's provider is a CommonJS module: a bundler (Next) hands its `default` export over, while
+ * Node loading this file as an ES module (a test's server process under tsx) hands the whole
+ * `module.exports`. Either way, the function.
+ */
+const CredentialsProvider = ((CredentialsModule as unknown as { default?: typeof CredentialsModule }).default ?? CredentialsModule) as typeof CredentialsModule;
 
 /** The provider id of email + password sign-in. */
 export const CREDENTIALS_PROVIDER_ID = "credentials";
