@@ -5,9 +5,10 @@
  * key that silently appeared would seal data nobody keeps a copy of).
  */
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { dataDirectory } from "@/lib/core/db/url";
+import { createSecretFileOnce } from "@/lib/core/secret-file";
 
 /** A master key and where it came from (for messages: never the key itself). */
 export interface MasterKey {
@@ -52,17 +53,7 @@ export function resolveMasterKey(env: NodeJS.ProcessEnv = process.env): MasterKe
     if (env.NODE_ENV === "production") {
       throw new Error(`No master key: set SAGABOARD_MASTER_KEY or SAGABOARD_MASTER_KEY_FILE (32 random bytes, base64). It seals personal data; keep a copy where the database's backups are not.`);
     }
-    // Created atomically: a temporary file hard-linked into place, which fails if another process won.
-    mkdirSync(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-    writeFileSync(temp, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
-    try {
-      linkSync(temp, file);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    } finally {
-      unlinkSync(temp);
-    }
+    createSecretFileOnce(file, `${randomBytes(32).toString("base64")}\n`);
     text = readFileSync(file, "utf8");
   }
   return { key: parseMasterKey(text, file), source: file };

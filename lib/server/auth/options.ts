@@ -15,7 +15,7 @@
  *   (next to the SQLite file: data/.nextauth-secret), so `npm start` works with zero config.
  */
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import bcrypt from "bcryptjs";
 import type { NextAuthOptions, Session } from "next-auth";
@@ -24,6 +24,7 @@ import type { OAuthConfig } from "next-auth/providers/oauth";
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { dataDirectory } from "@/lib/core/db/url";
+import { createSecretFileOnce } from "@/lib/core/secret-file";
 import { admitSsoPerson } from "@/lib/server/sso/admit-sso-person";
 import { groupsOfClaim } from "@/lib/server/sso/group-roles";
 import { appendIdentityEvent, SSO_ACTOR, SSO_SCOPE } from "@/lib/server/sso/sso-audit";
@@ -178,16 +179,7 @@ export function resolveAuthSecret(): string {
   };
   let secret = read();
   if (secret === undefined) {
-    mkdirSync(dir, { recursive: true });
-    const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-    writeFileSync(temp, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
-    try {
-      linkSync(temp, file);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    } finally {
-      unlinkSync(temp);
-    }
+    createSecretFileOnce(file, `${randomBytes(32).toString("base64url")}\n`);
     secret = read();
   }
   if (!secret || secret.length < 32) {
