@@ -10,7 +10,7 @@
  *   - the in-process gateway (`throughSagaboard`, no second process): the same read and write;
  *   - the raw two-commit floor on the same SQLite (one commit for an intent, one for an outcome).
  * Sagaboard is the built app (`next start`, built first when stale) on a throwaway SQLite file.
- * Flags: --calls N (2000 per cell; --quick: 200); --outcome-linger-ms N passes the gateway's flag (a
+ * Flags: --calls N (2000 per cell; --quick: 200); --clients N (one concurrency level); --outcome-linger-ms N passes the gateway's flag (a
  * write's outcome then goes to Sagaboard with the session's next call). Not part of `npm test`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -29,7 +29,8 @@ import { throughSagaboard } from "@/packages/mcp-gateway/src/in-process";
 
 const quick = hasFlag("quick");
 const CALLS = flag("calls", quick ? 200 : 2000);
-const LEVELS = [1, 8, 32];
+/** `--clients N`: only that concurrency (1, 8 and 32 by default). */
+const LEVELS = hasFlag("clients") ? [flag("clients", 1)] : [1, 8, 32];
 const LINGER = flag("outcome-linger-ms", 0);
 const ROOT = process.cwd();
 const children: ChildProcess[] = [];

@@ -41,7 +41,10 @@ export async function startApp(databaseUrl: string, port: number): Promise<App> 
   await syncToolPolicies(prisma, benchRegistry());
   const { secret } = await createAgentToken(prisma, { name: `bench-${Date.now().toString(36)}`, tools: ["bench_noop"], createdBy: "system:bench" });
   await prisma.$disconnect();
-  const child: ChildProcess = spawn(path.join("node_modules", ".bin", "next"), ["start", "-p", String(port)], {
+  // BENCH_PROFILE_DIR=DIR writes a V8 CPU profile of the app's process there when it stops (open it in
+  // Chrome's DevTools or speedscope) to see where a request's time goes.
+  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, path.join("node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port)], {
     env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: "production" },
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
