@@ -45,7 +45,12 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                     ...(can(user.role, "users.manage") ? [{ href: "/admin/users", label: "Users" }] : []),
                     ...(can(user.role, "tokens.manage") ? [{ href: "/admin/tokens", label: "Tokens" }, { href: "/admin/webhooks", label: "Notifications" }] : []),
                   ]}
-                  extra={<SignOutEverywhereButton full />}
+                  extra={
+                    <>
+                      <Link href="/me/notifications">My notifications</Link>
+                      <SignOutEverywhereButton full />
+                    </>
+                  }
                 />
               )}
               <UserMenu user={user} />

@@ -1,3 +1,4 @@
+import Link from "@/components/link";
 import { getCurrentUser, type CurrentUser } from "@/lib/server/auth/current-user";
 import styles from "./auth.module.css";
 import { SignOutButton, SignOutEverywhereButton } from "./sign-out-button";
@@ -11,9 +12,10 @@ export async function UserMenu({ user }: { user?: CurrentUser | null }) {
   if (!current) return null;
   return (
     <div className={styles.userMenu} data-testid="user-menu">
-      <span className={styles.userName} title={current.email}>
+      {/* The name opens the person's own page: what Sagaboard emails them about. */}
+      <Link href="/me/notifications" className={styles.userName} title={`${current.email}: my notifications`}>
         {current.name}
-      </span>
+      </Link>
       <span className={styles.role} data-testid="user-role">
         {current.role}
       </span>

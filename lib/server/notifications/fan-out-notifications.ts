@@ -10,6 +10,7 @@ import { randomIds } from "@/lib/saga/ids";
 import type { Json } from "@/lib/saga/tools";
 import { DeliveryChannel, DeliveryStatus, NotificationEventStatus, NotificationTopic } from "@/lib/core/outbox/vocabulary";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
+import { withPeoplesChoices } from "./my-notifications";
 
 function stringsOf(value: Prisma.JsonValue | null | undefined): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v.length > 0) : [];
@@ -47,7 +48,8 @@ export async function escalationOwnerOf(prisma: PrismaClient, escalationId: stri
 /**
  * Who is emailed about `event`: reviewers for pivots, the owner team for escalations (reviewers when
  * the team has no addresses, so an item is never announced to nobody), the backup team too on a
- * breach, support for corrections. Revokes go to webhooks only.
+ * breach, support for corrections, then each person's own choices (lib/server/notifications/my-notifications.ts):
+ * off takes them off, on adds them. Revokes go to webhooks only.
  */
 export async function emailRecipients(prisma: PrismaClient, event: Pick<NotificationEvent, "topic" | "subjectId" | "data">): Promise<string[]> {
   const owners = async (): Promise<string[]> => {
@@ -57,18 +59,22 @@ export async function emailRecipients(prisma: PrismaClient, event: Pick<Notifica
     }
     return addressesOfRole(prisma, "reviewer");
   };
-  switch (event.topic) {
-    case NotificationTopic.pivot_waiting:
-    case NotificationTopic.escalation_raised:
-    case NotificationTopic.sla_reminder:
-      return owners();
-    case NotificationTopic.sla_breached:
-      return [...new Set([...(await addressesOfTeam(prisma, field(event.data as Json, "backupTeam"))), ...(await owners())])];
-    case NotificationTopic.correction_waiting:
-      return addressesOfRole(prisma, "support");
-    default:
-      return [];
-  }
+  const byRole = async (): Promise<string[]> => {
+    switch (event.topic) {
+      case NotificationTopic.pivot_waiting:
+      case NotificationTopic.escalation_raised:
+      case NotificationTopic.sla_reminder:
+        return owners();
+      case NotificationTopic.sla_breached:
+        return [...new Set([...(await addressesOfTeam(prisma, field(event.data as Json, "backupTeam"))), ...(await owners())])];
+      case NotificationTopic.correction_waiting:
+        return addressesOfRole(prisma, "support");
+      default:
+        return [];
+    }
+  };
+  // Then what each person chose for themselves (/me/notifications).
+  return withPeoplesChoices(prisma, event.topic, await byRole());
 }
 
 /** How fan-out runs. */
