@@ -5,8 +5,7 @@ import styles from "./me.module.css";
 
 /** When a choice was made, in words (the page is read, not parsed). */
 function changed(at: Date | null, roleDefault: boolean): string {
-  const base = roleDefault ? "on for your role" : "off for your role";
-  return at ? `you changed it on ${at.toISOString().slice(0, 10)} (${base})` : `your role's default (${base})`;
+  return at ? `You chose this on ${at.toISOString().slice(0, 10)}; your role's default is ${roleDefault ? "on" : "off"}.` : "Your role's default.";
 }
 
 /**
@@ -28,6 +27,8 @@ export function MyNotifications({
   emailConfigured: boolean;
 }) {
   const choosable = topics.filter((t) => t.allowed);
+  // What the person can choose first; what their role cannot ask for after it, greyed.
+  const listed = [...choosable, ...topics.filter((t) => !t.allowed)];
   return (
     <>
       <BackLink href="/">Runs</BackLink>
@@ -58,7 +59,7 @@ export function MyNotifications({
       ) : null}
       <form action={save} className={styles.choices} aria-label="Email me about">
         <ul className={styles.topicList}>
-          {topics.map((t) => (
+          {listed.map((t) => (
             <li key={t.topic} className={t.allowed ? styles.topic : `${styles.topic} ${styles.notAllowed}`} data-testid={`topic-${t.topic}`}>
               {t.allowed && <input type="hidden" name="listed" value={t.topic} />}
               <label className={styles.topicLabel}>
