@@ -246,7 +246,7 @@ if (kind === "sqlite") {
 if (kind === "postgresql") {
   describe("PrismaSagaStore on PostgreSQL: migrations", () => {
     it("migratePostgres is idempotent and records each migration in _prisma_migrations as `prisma migrate deploy` does", async () => {
-      expect(await migratePostgres(url)).toMatchObject({ applied: [] });
+      expect(await migratePostgres(database.directUrl)).toMatchObject({ applied: [] });
       const client = await open();
       const rows = await client.$queryRawUnsafe<
         { id: string; checksum: string; migration_name: string; finished_at: Date | null; rolled_back_at: Date | null; logs: string | null; applied_steps_count: number }[]
@@ -277,11 +277,18 @@ if (kind === "postgresql") {
       ]);
     });
 
+    it("refuses to migrate through a pooler in transaction mode, and says to use the server's own URL", async () => {
+      // Its session lock would stay on whichever server connection took it (the next migration waits forever).
+      const pooled = new URL(database.directUrl);
+      pooled.searchParams.set("pgbouncer", "true");
+      await expect(migratePostgres(pooled.toString())).rejects.toThrow(/pooler in transaction mode \(pgbouncer=true\).*Set DATABASE_DIRECT_URL/);
+    });
+
     it("two migrators started at once (two app instances) apply each migration once, under Prisma's migration lock", async () => {
       const fresh = reserveTestDatabase("store-migrators", "postgresql");
       await fresh.create({ migrate: false });
       try {
-        const results = await Promise.all([migratePostgres(fresh.url), migratePostgres(fresh.url)]);
+        const results = await Promise.all([migratePostgres(fresh.directUrl), migratePostgres(fresh.directUrl)]);
         const counts = results.map((r) => r.applied.length).sort();
         expect(counts[0]).toBe(0);
         expect(counts[1]).toBeGreaterThan(0);

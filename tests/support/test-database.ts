@@ -46,6 +46,8 @@ export interface ThrowawayDatabase {
   kind: DatabaseKind;
   /** DATABASE_URL for it (known before `create`, so a test file can set the environment first). */
   url: string;
+  /** The same database without the test run's pooler (SAGABOARD_TEST_PG_POOLER_URL): for migrations, as DATABASE_DIRECT_URL. */
+  directUrl: string;
   /** Creates it and, unless told otherwise, applies this store's migrations. */
   create: (options?: { migrate?: boolean }) => Promise<void>;
   /** Throws it away (idempotent; connections still open are cut on PostgreSQL). */
@@ -78,6 +80,7 @@ export function reserveTestDatabase(label: string, kind: DatabaseKind = testStor
     return {
       kind,
       url: `file:${file}`,
+      directUrl: `file:${file}`,
       create: async ({ migrate = true } = {}) => {
         if (migrate) migrateSqlite(file);
         else new Database(file).close();
@@ -88,9 +91,19 @@ export function reserveTestDatabase(label: string, kind: DatabaseKind = testStor
   return postgresTestDatabase(`${TEST_DATABASE_PREFIX}${runTag()}_${randomBytes(6).toString("hex")}`, { shared: false });
 }
 
-/** The URL of the throwaway PostgreSQL database `name` on the test server. */
-export function testPostgresUrl(name: string): string {
-  const url = new URL(testPostgresAdminUrl());
+/**
+ * A pooler in front of the test server (SAGABOARD_TEST_PG_POOLER_URL, e.g. PgBouncer in transaction
+ * mode: `postgresql://postgres@127.0.0.1:6433/postgres?pgbouncer=true`, started by scripts/pgbouncer.ts):
+ * when set, the tests and their servers connect through it, while creating, migrating and dropping
+ * databases stays direct (SAGABOARD_TEST_PG_URL), as a deployment's DATABASE_DIRECT_URL does.
+ */
+export function testPostgresPoolerUrl(env: NodeJS.ProcessEnv = process.env): string | null {
+  return env.SAGABOARD_TEST_PG_POOLER_URL?.trim() || null;
+}
+
+/** The URL of the throwaway PostgreSQL database `name`: through the pooler when there is one, unless `direct`. */
+export function testPostgresUrl(name: string, { direct = false }: { direct?: boolean } = {}): string {
+  const url = new URL((!direct && testPostgresPoolerUrl()) || testPostgresAdminUrl());
   url.pathname = `/${name}`;
   return url.toString();
 }
@@ -116,13 +129,14 @@ export function postgresTestDatabase(name: string, { shared = true }: PostgresTe
   return {
     kind: "postgresql",
     url,
+    directUrl: testPostgresUrl(name, { direct: true }),
     create: async ({ migrate = true } = {}) => {
       await withAdmin(async (admin) => {
         if (shared) await admin.query(dropSql);
         await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
       });
       created = true;
-      if (migrate) await migratePostgres(url);
+      if (migrate) await migratePostgres(testPostgresUrl(name, { direct: true }));
     },
     drop: async () => {
       if (!created && !shared) return;

@@ -20,7 +20,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import type { MigrateResult } from "./migrate";
-import { redactUrl } from "./url";
+import { postgresTarget, redactUrl } from "./url";
 
 export type { MigrateResult };
 
@@ -89,6 +89,14 @@ async function connectCreatingDatabase(url: string): Promise<pg.Client> {
  * file changed since.
  */
 export async function migratePostgres(url: string, migrationsDir: string = DEFAULT_POSTGRES_MIGRATIONS_DIR): Promise<MigrateResult> {
+  if (postgresTarget(url).transactionPooled) {
+    // Through a pooler in transaction mode the lock below would stay on whichever server connection
+    // took it, and its unlock go to another: the next migration would wait on it forever.
+    throw new Error(
+      `${redactUrl(url)} goes through a pooler in transaction mode (pgbouncer=true), and migrations hold a session lock across their transactions. ` +
+        "Set DATABASE_DIRECT_URL to the PostgreSQL server itself (npm run db:migrate uses it), or run the migrations with the server's own URL.",
+    );
+  }
   const names = migrationNames(migrationsDir);
   let client: pg.Client;
   try {

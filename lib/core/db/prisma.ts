@@ -2,10 +2,10 @@ import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Prisma, PrismaClient } from "@/generated/prisma";
 import { Prisma as PostgresPrisma, PrismaClient as PostgresPrismaClient } from "@/generated/prisma-pg";
-import pg from "pg";
 import { registerRawDriver, type DatabaseObserver } from "./raw-driver";
 import { serializeConnections } from "./serialized-adapter";
 import { isPostgresUrl, postgresPoolIdleMs, postgresPoolSize, redactUrl, sqliteFilePath } from "./url";
+import { openPostgresPool } from "./postgres-pool";
 
 export { databaseKind } from "./dialect";
 
@@ -108,7 +108,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
   // idleTimeoutMillis: connections stay open between bursts of calls (postgresPoolIdleMs);
   // allowExitOnIdle: idle ones never keep a finished script's process alive for that long.
   // The pool is ours so that the saga log's hot writes can share it (lib/core/db/raw-driver.ts).
-  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSize(), connectionTimeoutMillis: 30_000, idleTimeoutMillis: postgresPoolIdleMs(), allowExitOnIdle: true });
+  const { pool, transactionPooled } = openPostgresPool(url, { max: postgresPoolSize(), connectionTimeoutMillis: 30_000, idleTimeoutMillis: postgresPoolIdleMs(), allowExitOnIdle: true });
   const adapter = new PrismaPg(pool, {
     // An idle pooled connection that breaks (server restart) is dropped by pg; say so, don't crash.
     onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`),
@@ -123,7 +123,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
     await client.$disconnect().catch(() => undefined);
     throw new Error(`Cannot reach PostgreSQL at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-  registerRawDriver(client, { kind: "postgresql", pool, observer: options.observer });
+  registerRawDriver(client, { kind: "postgresql", pool, observer: options.observer, transactionPooled });
   // The one cast (see above): same models, same model API.
   return client as unknown as PrismaClient;
 }

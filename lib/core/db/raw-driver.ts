@@ -41,7 +41,13 @@ export interface SentStatement {
 
 export type RawDriver =
   | { kind: "sqlite"; exclusive: <T>(fn: (db: Database.Database) => T) => Promise<T>; observer?: DatabaseObserver }
-  | { kind: "postgresql"; pool: pg.Pool; observer?: DatabaseObserver };
+  | {
+      kind: "postgresql";
+      pool: pg.Pool;
+      observer?: DatabaseObserver;
+      /** Behind a pooler in transaction mode (lib/core/db/url.ts postgresTarget): statements go unnamed, never prepared once per connection. */
+      transactionPooled?: boolean;
+    };
 
 /**
  * Kept on the client object under a registered symbol, not in a module-level map: a Next.js build

@@ -199,12 +199,23 @@ export class PostgresStepLog implements StepLogSql {
   constructor(
     private readonly pool: pg.Pool,
     private readonly observer: DatabaseObserver | undefined,
+    /**
+     * Behind a pooler in transaction mode: the statements go unnamed (parsed on every call), since a
+     * statement prepared on one server connection is unknown on the next one the pooler hands out, and
+     * PgBouncer 1.18 keeps no prepared statements of its own.
+     */
+    private readonly transactionPooled = false,
   ) {}
+
+  /** The statement as pg sends it: named (prepared once per connection) unless behind a transaction pooler. */
+  private statement(sql: Prepared, values: unknown[]): pg.QueryConfig {
+    return this.transactionPooled ? { text: sql.text, values, types: PG_UTC_TYPES } : { name: sql.name, text: sql.text, values, types: PG_UTC_TYPES };
+  }
 
   /** Runs one statement; a write on the pool is its own transaction (on a PoolClient it is inside underChainLock's). */
   private async query<R extends pg.QueryResultRow>(sql: Prepared, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool, write = false): Promise<pg.QueryResult<R>> {
     this.observer?.statement?.({ sql: sql.text, via: "driver" });
-    const result = await db.query<R>({ name: sql.name, text: sql.text, values, types: PG_UTC_TYPES });
+    const result = await db.query<R>(this.statement(sql, values));
     if (write && db === this.pool) this.observer?.commit?.();
     return result;
   }
@@ -278,7 +289,7 @@ export class PostgresStepLog implements StepLogSql {
       sent(lock);
       await client.query(lock, [this.lockKey(runId)]);
       sent(LAST_LINK_SQL.text);
-      const { rows } = await client.query<Link>({ name: LAST_LINK_SQL.name, text: LAST_LINK_SQL.text, values: [runScope(runId)] });
+      const { rows } = await client.query<Link>(this.statement(LAST_LINK_SQL, [runScope(runId)]));
       const result = await write(client, rows[0]);
       sent("COMMIT");
       await client.query("COMMIT");

@@ -72,3 +72,29 @@ function wholeNumberSetting(name: string, value: string | undefined, limits: { f
 export function redactUrl(url: string): string {
   return url.replace(/^(\w+:\/\/[^:/@]*:)[^@]*@/, "$1***@");
 }
+
+/** A PostgreSQL URL read for what it says about a pooler in front of the server. */
+export interface PostgresTarget {
+  /** The URL to connect with (the `pgbouncer` parameter taken out: it is ours, not the server's). */
+  connectionString: string;
+  /**
+   * Whether the URL names a pooler in transaction mode (`?pgbouncer=true`, the parameter Prisma uses
+   * for the same purpose): each transaction may run on another server connection, so nothing may
+   * outlive a transaction there (no named prepared statements, no session locks or settings).
+   */
+  transactionPooled: boolean;
+}
+
+/** What `url` says about a pooler (`?pgbouncer=true`): lib/core/db/prisma.ts and the migration runner read it. */
+export function postgresTarget(url: string): PostgresTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url, transactionPooled: false };
+  }
+  const flag = parsed.searchParams.get("pgbouncer");
+  if (flag === null) return { connectionString: url, transactionPooled: false };
+  parsed.searchParams.delete("pgbouncer");
+  return { connectionString: parsed.toString(), transactionPooled: flag === "true" || flag === "1" };
+}

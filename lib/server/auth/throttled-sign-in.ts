@@ -12,11 +12,11 @@
  * browser (lib/server/auth/sign-in-device.ts), which keeps the owner's way in during an attack.
  * The 429's url is built on NEXTAUTH_URL's origin, never on the request's Host or X-Forwarded-*.
  */
-import pg from "pg";
 import { ApiError } from "@/lib/protocol/errors";
 import { toErrorPayload } from "@/lib/core/error-response";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { isPostgresUrl } from "@/lib/core/db/url";
+import { openPostgresPool } from "@/lib/core/db/postgres-pool";
 import { clientAddress, trustedProxiesFromEnv, type TrustedProxies } from "./client-address";
 import { resolveAuthSecret } from "./options";
 import { rateLimitedSentence, rateLimitedSignInError } from "./rate-limited-code";
@@ -141,7 +141,7 @@ export function appSignInThrottle(): SignInThrottle {
   if (appThrottle) return appThrottle;
   const url = process.env.DATABASE_URL;
   appThrottle = new SignInThrottle({
-    ...(isPostgresUrl(url) ? { postgresPool: new pg.Pool({ connectionString: url, max: 3 }) } : {}),
+    ...(url && isPostgresUrl(url) ? { postgresPool: openPostgresPool(url, { max: 3 }).pool } : {}),
     onLockout: async (email, lockout) => {
       await recordSignInLockout(await getPrisma(), email, lockout);
     },
