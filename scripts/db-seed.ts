@@ -9,7 +9,7 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { ensureDemoUsers } from "@/lib/server/users/demo-users";
 import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";

@@ -1,7 +1,7 @@
 /**
- * Builds @sagaboard/client from the same source files the server runs (lib/saga, lib/agent/client,
- * lib/agent/adapters, lib/agent/worker.ts): one ESM bundle per entry, shared chunks, bundled type
- * declarations. zod is a dependency; the frameworks are optional peers, never bundled.
+ * Builds @sagaboard/client from its own folder (src/saga, src/protocol, src/agent: the same files the
+ * server imports), with its own tsconfig and no alias: one ESM bundle per entry, shared chunks,
+ * bundled type declarations. zod is a dependency; the frameworks are optional peers, never bundled.
  */
 import { defineConfig } from "tsup";
 
@@ -10,7 +10,7 @@ export default defineConfig({
   format: ["esm"],
   platform: "node",
   target: "node20",
-  dts: { resolve: [/^@\//] },
+  dts: true,
   splitting: true,
   clean: true,
   sourcemap: false,

@@ -16,20 +16,20 @@ import * as dismissRoute from "@/app/api/dashboard/corrections/[correctionId]/di
 import * as sendRoute from "@/app/api/dashboard/corrections/[correctionId]/send/route";
 import { runWithSessionReader } from "@/lib/server/auth/current-user";
 import type { Role } from "@/lib/server/auth/roles";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sendRunId } from "@/lib/desks/corrections/correction-view";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
-import { stepKey } from "@/lib/saga/keys";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { stepKey } from "@/packages/client/src/saga/keys";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import type { World } from "@/lib/demo/sim/world";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { createUser } from "@/lib/server/users/create-user";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { routeFetch } from "../support/api-router";
 import { call, type CallResult, useTestDatabase } from "./api-test-kit";
 

@@ -4,15 +4,15 @@
  * the pivot flow with a reviewer deciding on the server, and the server's own policy checks.
  */
 import { describe, expect, it, vi } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
-import { stepKey } from "@/lib/saga/keys";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { stepKey } from "@/packages/client/src/saga/keys";
 import { World } from "@/lib/demo/sim";
 import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";

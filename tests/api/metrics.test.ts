@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { createWebhook } from "@/lib/server/notifications/create-webhook";
@@ -15,9 +15,9 @@ import { Notifier } from "@/lib/server/notifications/notifier";
 import { webhookTargetPolicy } from "@/lib/server/notifications/webhook-target";
 import { sweepStuckRuns } from "@/lib/server/worker/sweep-stuck-runs";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { playSeed003 } from "../support/support-agent";
 import { requestCounts, routeFetch } from "../support/api-router";

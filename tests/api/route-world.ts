@@ -12,7 +12,7 @@ import type { PrismaClient } from "@/lib/core/db/prisma";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";

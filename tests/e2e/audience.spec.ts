@@ -6,8 +6,8 @@
  */
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { customerFor, expect, test, uniqueTag, type TestAgent } from "./agent";
 import { shootBothWidths, signIn } from "./fixtures";

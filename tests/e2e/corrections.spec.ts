@@ -4,15 +4,15 @@
  * ledger is the oracle: one message, however often Send is clicked or the request replayed.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { PrismaClient } from "@/generated/prisma";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { customerFor, effects, expect, sentTo, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

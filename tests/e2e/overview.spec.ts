@@ -7,7 +7,7 @@
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { readOverview } from "@/lib/desks/overview/get-overview";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
 

@@ -7,7 +7,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
 import type { Role } from "@/lib/server/auth/roles";
 import { customerFor, stageReship, type TestAgent } from "./agent";

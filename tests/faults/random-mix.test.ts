@@ -15,12 +15,12 @@
  * TRIALS: SAGABOARD_FAULT_TRIALS (default 50 per cell).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { SimulatedCrash } from "@/lib/saga/crash-points";
-import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { SagaEngine } from "@/lib/saga/engine";
-import type { RunContext } from "@/lib/saga/run-context";
-import type { StepRecord, EscalationRecord } from "@/lib/saga/store";
-import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import type { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { RunContext } from "@/packages/client/src/saga/run-context";
+import type { StepRecord, EscalationRecord } from "@/packages/client/src/saga/store";
+import { RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import type { Fault } from "@/lib/demo/sim/faults";
 import { makeScript, TOOLS_BY_CLASS, type ScriptCall } from "../support/fault-agent";
 import { addFigures, computeFigures, emptyFigures, figureLine, goalsMet, Prng, type FaultFigures } from "../support/fault-oracle";

@@ -28,7 +28,7 @@ import { findNotificationSettings } from "@/lib/server/notifications/find-webhoo
 import { Notifier } from "@/lib/server/notifications/notifier";
 import { replayDelivery } from "@/lib/server/notifications/replay-delivery";
 import { verifyWebhookSignature } from "@/lib/server/notifications/webhook-signature";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { saveNotificationTeam, saveSlaRule } from "@/lib/server/sla/save-sla-settings";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { addSupportTools, call, makeToken, useTestDatabase } from "../api/api-test-kit";

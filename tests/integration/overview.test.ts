@@ -11,10 +11,10 @@ import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { getOverview, readOverview, type Overview } from "@/lib/desks/overview/get-overview";
 import { foldAllOverviewDeltas, foldOverviewDeltas, overviewFoldEveryMs, startOverviewFoldDuty } from "@/lib/desks/overview/fold-overview-counts";
 import { openPrisma } from "@/lib/core/db/prisma";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { irreversibleBeforePivot } from "@/lib/saga/metrics";
-import type { Actor } from "@/lib/saga/store";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { irreversibleBeforePivot } from "@/packages/client/src/saga/metrics";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { useTestDatabase } from "../api/api-test-kit";
 

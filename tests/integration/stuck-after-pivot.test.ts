@@ -9,11 +9,11 @@ import { databaseKind } from "@/lib/core/db/dialect";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { stuckAfterPivotMs, stuckRunSweeper, sweepStuckRuns, DEFAULT_STUCK_AFTER_PIVOT_MS } from "@/lib/server/worker/sweep-stuck-runs";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { startStuckRunDuty, stuckSweepEveryMs } from "@/lib/server/worker/stuck-run-duty";
 import { reserveTestDatabase } from "../support/test-database";
 

@@ -14,8 +14,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { makeToken } from "../api/api-test-kit";
 
 export const ROOT = process.cwd();

@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { pullRunRevoke } from "@/lib/desks/revokes/pull-revoke";

@@ -14,9 +14,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { SagaErrorCode } from "@/lib/saga/errors";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { SagaErrorCode } from "@/packages/client/src/saga/errors";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { World } from "@/lib/demo/sim";
 import { editTool } from "@/lib/server/tools/edit-tool";
@@ -84,7 +84,7 @@ describe("the Python package", () => {
     expect(typed).toBe("True");
   });
 
-  it("raises SagaError for exactly the saga engine's codes (a copy of lib/saga/errors.ts's list that must not drift)", async () => {
+  it("raises SagaError for exactly the saga engine's codes (a copy of packages/client/src/saga/errors.ts's list that must not drift)", async () => {
     expect(installed.code, installed.out).toBe(0);
     const codes = await python(["-c", "import json, sagaboard; print(json.dumps(sorted(sagaboard.SAGA_ERROR_CODES)))"], {});
     expect(codes.code, codes.out).toBe(0);
@@ -171,7 +171,7 @@ describe("the Python package", () => {
 
     // "Check the real system" for a tool only the Python worker holds: a LOOKUP task it answers.
     const { enqueueTask } = await import("@/lib/server/worker/enqueue-task");
-    const { ZLookupResult } = await import("@/lib/protocol/tasks/lookup-task");
+    const { ZLookupResult } = await import("@/packages/client/src/protocol/tasks/lookup-task");
     const { task } = await enqueueTask(prisma, { kind: "LOOKUP", runId: email!.runId, stepId: email!.id, tools: [email!.tool], payload: { escalationId: "esc_grid", askedBy: "user:rita@example.com" }, dedupeKey: `lookup:${email!.id}:1` });
     const worked = await python([TRIP_AGENT, "worker", "python-lookup-worker"], env);
     expect(worked.code, worked.out).toBe(0);

@@ -7,11 +7,11 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import type { DatabaseKind } from "@/lib/core/db/url";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
-import { MemorySagaStore } from "@/lib/saga/memory-store";
-import type { SagaStore } from "@/lib/saga/store";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { MemorySagaStore } from "@/packages/client/src/saga/memory-store";
+import type { SagaStore } from "@/packages/client/src/saga/store";
 import { World } from "@/lib/demo/sim";
 import { createTestDatabase, testStoreKind } from "./test-database";
 

@@ -7,8 +7,8 @@ import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection } from "@/lib/core/db/transactions";
 import { sagaSpans } from "@/lib/core/observability/saga-spans";
-import { SagaEngine } from "@/lib/saga/engine";
-import type { ToolRegistry } from "@/lib/saga/tools";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { ToolRegistry } from "@/packages/client/src/saga/tools";
 
 /**
  * Runs `fn` on the process-wide client after every queued saga-store operation on it, so a

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { argsHash } from "@/lib/saga/keys";
-import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/messages";
-import type { PivotRecord, StepRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { argsHash } from "@/packages/client/src/saga/keys";
+import type { BeginCallAnswer, PlanItemAddress } from "@/packages/client/src/saga/messages";
+import type { PivotRecord, StepRecord } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { Gateway } from "./gateway";
 import type { Sagaboard } from "./sagaboard";
 import type { Upstream } from "./upstream";

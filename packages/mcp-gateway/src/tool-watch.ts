@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { definitionHash, type TDeclarationResult, type TToolManifest } from "@/lib/protocol/manifest";
+import { definitionHash, type TDeclarationResult, type TToolManifest } from "@/packages/client/src/protocol/manifest";
 import { localName, type ToolSource } from "./gateway";
 import type { Lookup } from "./lookups";
 
