@@ -14,6 +14,7 @@ import { ensureDemoTokens } from "@/lib/demo/seed/demo-tokens";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
@@ -30,7 +31,7 @@ if (!token) {
   await seedSupportToolTable(prisma, registry);
   token = (await ensureDemoTokens(prisma, dataDirectory(), registry.list().map((t) => t.name))).agent;
 }
-const reviewer = reviewerWith(new SagaEngine({ store: new PrismaSagaStore(prisma), registry }));
+const reviewer = reviewerWith(new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry }));
 
 const health = await fetch(`${url}/api/health`).catch(() => null);
 if (!health?.ok) {

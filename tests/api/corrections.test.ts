@@ -32,6 +32,7 @@ import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { Worker } from "@/packages/client/src/agent/worker";
 import { routeFetch } from "../support/api-router";
 import { call, type CallResult, useTestDatabase } from "./api-test-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("corrections");
 const users: Record<string, string> = {};
@@ -67,7 +68,7 @@ const send = (who: string, id: string, expectedVersion: number) => as(who, sendR
 /** A run that emails a customer after an approved pivot, then is unwound: its correction's id. */
 async function unwoundEmail(to: string, subject: string): Promise<string> {
   const prisma = await getPrisma();
-  const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world), recheckAfterMs: 50 });
+  const engine = new ReviewerEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world), recheckAfterMs: 50 });
   const run = await engine.startRun({ title: `Tell ${to} about ${subject}`, agent: "support-agent" });
   const args = { to, subject, body: "Your order ships tomorrow." };
   const pivot = await run.requestPivot({ summary: "email the customer", plan: [{ tool: "send_email", args }] });
@@ -83,7 +84,7 @@ async function worker(mode: "http" | "db" = "http"): Promise<Worker> {
   const prisma = await getPrisma();
   const registry = createSupportToolRegistry(world);
   if (mode === "db") {
-    return new Worker({ queue: prismaTaskQueue(prisma), engine: new SagaEngine({ store: new PrismaSagaStore(prisma), registry, recheckAfterMs: 50 }), workerId: "db-worker", tools: ["send_email"] });
+    return new Worker({ queue: prismaTaskQueue(prisma), engine: new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, recheckAfterMs: 50 }), workerId: "db-worker", tools: ["send_email"] });
   }
   const transport = { baseUrl: "http://sagaboard.test", token: workerSecret, fetch: routeFetch };
   return new Worker({ queue: new HttpTaskQueue(transport), engine: new SagaEngine({ store: new HttpSagaStore(transport), registry, recheckAfterMs: 50 }), workerId: "http-worker", tools: ["send_email"] });

@@ -19,6 +19,7 @@ import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";
 import * as outcomeRoute from "@/app/api/v1/steps/[stepId]/outcome/route";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("http-engine");
 const ALL_TOOLS = ["search_orders", "create_ticket", "create_ticket_draft", "create_email_draft", "charge_card", "authorize_payment", "capture_payment", "reship_order", "update_crm_record", "send_email"];
@@ -35,7 +36,7 @@ async function setup(tools = ALL_TOOLS) {
   const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
   const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
   // The dashboard's side: a reviewer decides with the server's own store.
-  const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+  const server = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, clock });
   return { world, engine, server, token, prisma };
 }
 
@@ -283,7 +284,7 @@ describe("one tool table for both deciding sides", () => {
   /** The same call in process (the engine on the server's own store) and over HTTP: what each answered, and the intents it left. */
   async function callBothWays(setupResult: Awaited<ReturnType<typeof setup>>, label: string) {
     const { engine, prisma, world } = setupResult;
-    const local = new SagaEngine({ store: new PrismaSagaStore(prisma), registry: createSupportToolRegistry(world), clock: new ManualClock() });
+    const local = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry: createSupportToolRegistry(world), clock: new ManualClock() });
     const answers: Record<string, unknown> = {};
     for (const [side, e] of [["in process", local], ["over HTTP", engine()]] as const) {
       const run = await e.startRun({ title: `${label} ${side}`, agent: "table-agent" });

@@ -23,6 +23,7 @@ import { playSeed003 } from "../support/support-agent";
 import { requestCounts, routeFetch } from "../support/api-router";
 import { makeToken, useTestDatabase } from "./api-test-kit";
 import * as metricsRoute from "@/app/api/metrics/route";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("metrics");
 const TOKEN = "scrape-secret-for-this-test";
@@ -78,7 +79,7 @@ describe("the metrics endpoint", () => {
     // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
     const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 });
     const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
-    const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+    const server = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, clock });
 
     const before = await scrape();
     const beginsBefore = requests("POST /api/v1/runs/:runId/calls");

@@ -27,6 +27,7 @@ import { createUser } from "@/lib/server/users/create-user";
 import { routeFetch } from "../support/api-router";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("tool-table");
 const users: Partial<Record<Role, string>> = {};
@@ -173,7 +174,7 @@ describe("what agents meet", () => {
     const world = new World();
     const registry = createSupportToolRegistry(world);
     const { engine } = await agentWith(registry, ["create_ticket_draft", "authorize_payment", "capture_payment"]);
-    const server = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry });
+    const server = new ReviewerEngine({ store: new PrismaSagaStore(await getPrisma()), registry });
     const run = await engine.startRun({ title: "stale approval", agent: "x" });
     const hold = await run.call("authorize_payment", { customerId: "cus_bo", amount: 1800, currency: "eur" });
     if (hold.status !== "ok" || !hold.externalRef) throw new Error(`authorisation should stage: ${JSON.stringify(hold)}`);

@@ -38,6 +38,7 @@ import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./tracing-receiver";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("tracing-people");
 const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -280,7 +281,7 @@ describe("the MCP gateway, tracing", () => {
     const held = await call(1);
     expect(held._meta?.["dev.sagaboard/held"]).toBe(true);
     const escalationId = held._meta?.["dev.sagaboard/escalationId"] as string;
-    await new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry() }).decideHeldCall(escalationId, { approve: true, actor: { type: "user", id: "rita-tracing@example.com" } });
+    await new ReviewerEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry() }).decideHeldCall(escalationId, { approve: true, actor: { type: "user", id: "rita-tracing@example.com" } });
     const sent = await call(2);
     expect(sent.isError, JSON.stringify(sent)).toBeFalsy();
     const spans = await flushed(from);

@@ -6,7 +6,6 @@
  * The engine drives real runs over the store; the fake system's effects are the oracle.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { SagaError } from "@/packages/client/src/saga/errors";
 import { editPivotPlanItem } from "@/packages/client/src/saga/edit-pivot-plan";
 import { attentionLeft, finishUnwoundRun } from "@/packages/client/src/saga/finish-unwound-run";
@@ -17,6 +16,7 @@ import { FakeSystem, fakeCompensator, fakeTools } from "@/packages/client/src/sa
 import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { EscalationKind, RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import type { ContractStore } from "./saga-store-contract";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const reviewer: Actor = { type: "user", id: "rita@example.com" };
 
@@ -27,7 +27,7 @@ export function describeReviewerStoreContract(name: string, makeStore: () => Pro
     let cleanup: (() => Promise<void>) | undefined;
     let sys: FakeSystem;
     let registry: ToolRegistry;
-    let engine: SagaEngine;
+    let engine: ReviewerEngine;
 
     beforeEach(async () => {
       const made = await makeStore();
@@ -35,7 +35,7 @@ export function describeReviewerStoreContract(name: string, makeStore: () => Pro
       cleanup = made.cleanup;
       sys = new FakeSystem();
       registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
-      engine = new SagaEngine({ store, registry, recheckAfterMs: 0, backoffMs: 1, maxAttempts: 1 });
+      engine = new ReviewerEngine({ store, registry, recheckAfterMs: 0, backoffMs: 1, maxAttempts: 1 });
     });
 
     afterEach(async () => {

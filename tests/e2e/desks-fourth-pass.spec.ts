@@ -26,10 +26,11 @@ import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { Worker } from "@/packages/client/src/agent/worker";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** A reviewer's engine in the test process (for approving what a test needs approved beforehand). */
-function reviewerEngine(db: PrismaClient, world: RemoteWorld): SagaEngine {
-  return new SagaEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
+function reviewerEngine(db: PrismaClient, world: RemoteWorld): ReviewerEngine {
+  return new ReviewerEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
 }
 
 test.describe("the desks, fourth pass", () => {

@@ -17,7 +17,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
 import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
-import type { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 import type { RunContext } from "@/packages/client/src/saga/run-context";
 import type { StepRecord, EscalationRecord } from "@/packages/client/src/saga/store";
 import { RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
@@ -81,7 +81,7 @@ function forwardFault(r: Prng, c: Counters): Fault {
 async function trial(sc: Scenario, seed: number, p: number, c: Counters): Promise<string> {
   const r = new Prng(seed ^ 0x5bd1e995);
   const script = makeScript(seed, MENU, { unwindChance: 0.3, minCalls: 2, maxCalls: 5 });
-  let engine: SagaEngine = sc.engine();
+  let engine: ReviewerEngine = sc.engine();
   let ctx: RunContext = await engine.startRun({ title: `random mix ${seed}`, agent: "fault-agent" });
   const runId = ctx.runId;
   const history: { tool: string; args: unknown }[] = [];

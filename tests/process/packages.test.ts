@@ -14,7 +14,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
@@ -303,7 +303,7 @@ afterAll(async () => {
 
 /** Approves each pivot and held call a line names, as a reviewer in the dashboard would. */
 async function reviewer(line: string): Promise<void> {
-  const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
+  const engine = new ReviewerEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
   if (line.startsWith("PIVOT ")) {
     const pivot = (await engine.deps.store!.getPivot(line.slice(6)))!;
     await engine.decidePivot(pivot.id, { approve: true, actor: REVIEWER, planHash: pivot.planHash });

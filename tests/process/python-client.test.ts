@@ -14,7 +14,6 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { SagaErrorCode } from "@/packages/client/src/saga/errors";
 import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
@@ -22,6 +21,7 @@ import { World } from "@/lib/demo/sim";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("python-client");
 const PACKAGE_DIR = path.join(process.cwd(), "clients", "python");
@@ -116,7 +116,7 @@ describe("the Python package", () => {
 
     // The reviewer: approves each pivot the agent hands over for review (after it has seen the pivot
     // pending), once, while the Python suite runs.
-    const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
+    const engine = new ReviewerEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
     let stop = false;
     const approved: string[] = [];
     const reviewer = (async () => {
@@ -202,7 +202,7 @@ describe("the Python package", () => {
     const store = sharedSagaStore(prisma);
     const sam = { type: "user" as const, id: "sam@example.com" };
     await store.createRun({ id: sendRun, title: "Correction: your trip to Faro", agent: "correction-desk", onBehalfOf: sam.id, metadata: {} }, { type: "run.started", actor: sam, data: {} });
-    const desk = new SagaEngine({ store, registry: createSupportToolRegistry(new World()) });
+    const desk = new ReviewerEngine({ store, registry: createSupportToolRegistry(new World()) });
     const sendPivot = await (await desk.resume(sendRun)).requestPivot({ summary: "Send the correction to both customers", plan: messages.map((args) => ({ tool: "send_email", args })) });
     await desk.decidePivot(sendPivot.id, { approve: true, actor: sam, planHash: sendPivot.planHash });
     const sendTask = (payload: { correctionId: string; messages: typeof messages }, dedupeKey: string) => enqueueTask(prisma, { kind: "SEND_CORRECTION", runId: sendRun, tools: ["send_email"], payload, dedupeKey });

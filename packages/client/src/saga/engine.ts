@@ -8,17 +8,15 @@ import { isSagaServer, type SagaServer } from "./agent-port";
 import { type AgentDeps } from "./deps";
 import type { SagaObserver } from "./observer";
 import type { ReconcileReport, UnwindReport } from "./messages";
-import { decidePivot } from "./decide-pivot";
 import { SagaError } from "./errors";
 import { randomIds, type IdGenerator } from "./ids";
 import { irreversibleBeforePivot } from "./metrics";
 import { lookUpStep } from "./reconcile";
-import type { Actor, EscalationRecord, PivotRecord, RunRecord, SagaStore, StepRecord } from "./store";
+import type { Actor, RunRecord, SagaStore, StepRecord } from "./store";
 import type { Json, ToolRegistry } from "./tools";
 import { type UnwindOptions } from "./unwind";
 import { RunContext } from "./run-context";
 import { compensateStepHere, reconcileHere, unwindHere } from "./unwind-here";
-import { EscalationKind, EscalationStatus, StepStatus, UNSETTLED_STATUSES, type PivotRejectionCode } from "./vocabulary";
 
 /** Options of an engine. */
 export interface SagaEngineOptions {
@@ -48,7 +46,12 @@ export interface SagaEngineOptions {
   observer?: SagaObserver;
 }
 
-/** The harness. One per process; it holds no run state besides what the store has. */
+/**
+ * The harness. One per process; it holds no run state besides what the store has. The decisions only
+ * people make (pivots, held calls, unknown outcomes) are not here: they are `ReviewerEngine`'s
+ * (reviewer-engine.ts), which needs the store itself; an agent's engine reaches a server that never
+ * lets it decide them.
+ */
 export class SagaEngine {
   readonly deps: AgentDeps;
 
@@ -71,15 +74,6 @@ export class SagaEngine {
   /** Where runs, steps and pivots are read: the server, or this process's store. */
   private get reader(): Pick<SagaServer, "createRun" | "getRun" | "getStep" | "listSteps"> {
     return this.deps.server ?? this.deps.store!;
-  }
-
-  /**
-   * This process's store, for the decisions only people make (pivots, held calls, escalations): the
-   * dashboard's engine has one; an engine on a Sagaboard server (an agent's, a worker's) never decides them.
-   */
-  private get reviewerStore(): SagaStore {
-    if (this.deps.store === null) throw new SagaError("CONFLICT", "People decide pivots, held calls and escalations, in the dashboard; an agent's engine cannot.");
-    return this.deps.store;
   }
 
   /** Starts a run for an agent. */
@@ -143,78 +137,5 @@ export class SagaEngine {
   /** Irreversible steps executed before the pivot without approval (must be 0). */
   async irreversibleBeforePivot(runId: string): Promise<number> {
     return irreversibleBeforePivot(await this.reader.listSteps(runId));
-  }
-
-  /**
-   * A reviewer's decision on a pivot, bound to the plan hash the reviewer saw (`decidePivot`,
-   * decide-pivot.ts): a rejection may carry a code for the agent. Refused with PIVOT_CONFLICT when it
-   * was already decided, the plan changed since, or the run stopped waiting.
-   */
-  async decidePivot(
-    pivotId: string,
-    decision: { approve: boolean; actor: Actor; planHash: string; reason?: string | null; reasonCode?: PivotRejectionCode | null },
-  ): Promise<PivotRecord> {
-    return decidePivot({ store: this.reviewerStore }, { pivotId, ...decision });
-  }
-
-  /** A reviewer approves or rejects a call held in the escalation queue (APPROVAL_REQUIRED). */
-  async decideHeldCall(escalationId: string, decision: { approve: boolean; actor: Actor; note?: string }): Promise<EscalationRecord> {
-    const escalation = await this.getOpenEscalation(escalationId, EscalationKind.APPROVAL_REQUIRED);
-    return this.resolve(escalation, decision.actor, { approved: decision.approve, note: decision.note ?? null });
-  }
-
-  /**
-   * A person settles an UNKNOWN outcome with evidence: CONFIRMED (with the external ref found) or
-   * NOT_EXECUTED (a retry may then reuse the key). Writes back to the saga log.
-   */
-  async settleUnknown(
-    escalationId: string,
-    decision: { outcome: "CONFIRMED" | "NOT_EXECUTED"; evidence: string; externalRef?: string | null; actor: Actor },
-  ): Promise<EscalationRecord> {
-    if (!decision.evidence.trim()) {
-      throw new SagaError("INVALID_ARGS", "Settling an unknown outcome needs evidence (what you saw in the real system).", [{ path: "evidence", message: "required" }]);
-    }
-    const escalation = await this.getOpenEscalation(escalationId, EscalationKind.OUTCOME_UNKNOWN);
-    if (!escalation.stepId) throw new SagaError("STEP_NOT_FOUND", `Escalation ${escalationId} names no step.`);
-    const patch =
-      decision.outcome === "CONFIRMED"
-        ? { status: StepStatus.CONFIRMED, externalRef: decision.externalRef ?? null, result: { settledBy: decision.actor.id, evidence: decision.evidence } }
-        : { status: StepStatus.NOT_EXECUTED };
-    const step = await this.reviewerStore.updateStep(escalation.stepId, { status: UNSETTLED_STATUSES }, patch, {
-      type: "step.settled",
-      actor: decision.actor,
-      data: { outcome: decision.outcome, evidence: decision.evidence, externalRef: decision.externalRef ?? null, escalationId },
-    });
-    if (!step) throw new SagaError("CONFLICT", `The step of escalation ${escalationId} is no longer unsettled; reload it.`);
-    return this.resolve(escalation, decision.actor, { outcome: decision.outcome, evidence: decision.evidence });
-  }
-
-  /** Records a manual resolution (a repaired compensation, a decided stuck step) with a note. */
-  async resolveEscalation(escalationId: string, decision: { actor: Actor; note: string; resolution?: Json }): Promise<EscalationRecord> {
-    if (!decision.note.trim()) throw new SagaError("INVALID_ARGS", "A resolution needs a note saying what was done.", [{ path: "note", message: "required" }]);
-    const escalation = await this.getOpenEscalation(escalationId, null);
-    return this.resolve(escalation, decision.actor, { note: decision.note, ...(decision.resolution && typeof decision.resolution === "object" && !Array.isArray(decision.resolution) ? decision.resolution : {}) });
-  }
-
-  private async getOpenEscalation(escalationId: string, kind: EscalationKind | null): Promise<EscalationRecord> {
-    const escalation = await this.reviewerStore.getEscalation(escalationId);
-    if (!escalation) throw new SagaError("ESCALATION_NOT_FOUND", `Escalation ${escalationId} does not exist.`);
-    if (kind && escalation.kind !== kind) {
-      throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalationId} is ${escalation.kind}, not ${kind}; use the resolution for its kind.`);
-    }
-    if (escalation.status === EscalationStatus.RESOLVED) {
-      throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalationId} was already resolved by ${escalation.resolvedBy ?? "someone"}.`);
-    }
-    return escalation;
-  }
-
-  private async resolve(escalation: EscalationRecord, actor: Actor, resolution: Json): Promise<EscalationRecord> {
-    const resolved = await this.reviewerStore.resolveEscalation(
-      escalation.id,
-      { resolvedBy: actor.id, resolution },
-      { type: "escalation.resolved", actor, data: { escalationId: escalation.id, kind: escalation.kind, resolution } },
-    );
-    if (!resolved) throw new SagaError("ESCALATION_CONFLICT", `Escalation ${escalation.id} was resolved by someone else first.`);
-    return resolved;
   }
 }

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ManualClock } from "./clock";
 import { CrashPoint, CrashPoints, SimulatedCrash } from "./crash-points";
-import { SagaEngine } from "./engine";
+import { ReviewerEngine } from "./reviewer-engine";
 import { ToolRejected } from "./errors";
 import { sequentialIds } from "./ids";
 import { MemorySagaStore } from "./memory-store";
@@ -208,7 +208,7 @@ export function setup(extraTools: (sys: FakeSystem) => ToolDefinition[] = () => 
   const registry = new ToolRegistry([...fakeTools(sys), ...extraTools(sys)], [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
   // One id generator for every engine on this store: a restarted engine must not reuse ids.
   const ids = sequentialIds();
-  const makeEngine = () => new SagaEngine({ store, registry, clock, ids, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
+  const makeEngine = () => new ReviewerEngine({ store, registry, clock, ids, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
   const engine = makeEngine();
   return {
     sys,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CrashPoint } from "./crash-points";
-import { SagaEngine } from "./engine";
+import type { SagaEngine } from "./engine";
+import type { ReviewerEngine } from "./reviewer-engine";
 import { SagaError, ToolOutcomeUnknown } from "./errors";
 import { recordReconcile } from "./calls";
 import { ToolRegistry } from "./tools";
@@ -13,7 +14,7 @@ import { T0, setup, rejection, stepAt } from "./testkit";
 const reviewer = { type: "user" as const, id: "rita@example.com" };
 
 /** Runs send_email through the held-call approval, so an IRREVERSIBLE step is CONFIRMED. */
-async function sendApprovedEmail(engine: SagaEngine, run: Awaited<ReturnType<SagaEngine["startRun"]>>, text: string) {
+async function sendApprovedEmail(engine: ReviewerEngine, run: Awaited<ReturnType<SagaEngine["startRun"]>>, text: string) {
   const held = await run.call("send_email", { text });
   if (held.status !== "approval_required" || !held.escalationId) throw new Error("expected a held call");
   await engine.decideHeldCall(held.escalationId, { approve: true, actor: reviewer });

@@ -19,6 +19,7 @@ import { makeToken, useTestDatabase } from "@/tests/api/api-test-kit";
 import { routeFetch } from "@/tests/support/api-router";
 import { currentSagaStep, SagaChat, sagaTool } from "./ai-sdk";
 import { TripWorld, ZBookHotelArgs, ZSendEmailArgs } from "./testkit";
+import { ReviewerEngine } from "../../saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("adapters-ai-sdk");
 const REVIEWER = { type: "user" as const, id: "rev@example.com" };
@@ -61,7 +62,7 @@ async function setup() {
   const token = await makeToken(["book_hotel", "send_email"]);
   const clock = new ManualClock();
   const engine = () => new SagaEngine({ store: new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch }), registry, clock, recheckAfterMs: 2000 });
-  const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+  const server = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, clock });
   const run = await engine().startRun({ title: "Lisbon trip in a chat", agent: "chat" });
   /** One request of the chat route: a fresh SagaChat, the history cleaned by Sagaboard, the SDK's loop. */
   const request = async (history: ModelMessage[], clean = true) => {

@@ -9,7 +9,6 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { Annotation, Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../saga/clock";
-import { SagaEngine } from "../../saga/engine";
 import { sequentialIds } from "../../saga/ids";
 import { stepKey } from "../../saga/keys";
 import { MemorySagaStore } from "../../saga/memory-store";
@@ -19,6 +18,7 @@ import { ToolClass } from "../../saga/vocabulary";
 import { storeFactories } from "@/tests/support/harness";
 import { currentSagaStep, SagaboardAnnotation, SagaGraphRun, sagaTool, wrapTool, type SagaGraphTool, type SagaInterrupt } from "./langgraph";
 import { ZBookHotelArgs, ZFindHotelsArgs, ZSendEmailArgs, TripWorld } from "./testkit";
+import { ReviewerEngine } from "../../saga/reviewer-engine";
 
 const REVIEWER = { type: "user" as const, id: "rev@example.com" };
 
@@ -86,7 +86,7 @@ function setup(store: SagaStore) {
   const processFor = (runId: string) => {
     const tools = tripTools(world);
     const registry = new ToolRegistry(tools.map((t) => t.definition), [world.cancelHotel()]);
-    const engine = new SagaEngine({ store, registry, clock, ids, recheckAfterMs: 2000 });
+    const engine = new ReviewerEngine({ store, registry, clock, ids, recheckAfterMs: 2000 });
     const saga = new SagaGraphRun({ engine, runId, tools });
     return { engine, saga, trip: tripGraph(saga, checkpointer), twoCities: twoCitiesGraph(saga, checkpointer) };
   };

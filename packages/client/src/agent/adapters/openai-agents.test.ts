@@ -6,7 +6,6 @@
 import { Agent, RunState, Runner, Usage, setTracingDisabled, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../saga/clock";
-import { SagaEngine } from "../../saga/engine";
 import { sequentialIds } from "../../saga/ids";
 import { MemorySagaStore } from "../../saga/memory-store";
 import { stepKey } from "../../saga/keys";
@@ -16,6 +15,7 @@ import { ToolClass } from "../../saga/vocabulary";
 import { storeFactories } from "@/tests/support/harness";
 import { currentSagaStep, SagaAgentRun, sagaTool, type SagaAgentTool } from "./openai-agents";
 import { ZBookHotelArgs, ZFindHotelsArgs, ZSendEmailArgs, TripWorld } from "./testkit";
+import { ReviewerEngine } from "../../saga/reviewer-engine";
 
 beforeAll(() => setTracingDisabled(true)); // nothing leaves the machine
 
@@ -91,7 +91,7 @@ function tripTools(world: TripWorld): SagaAgentTool[] {
 // ---- end of glue ----
 
 interface Process {
-  engine: SagaEngine;
+  engine: ReviewerEngine;
   saga: SagaAgentRun;
   agent: Agent;
   model: ScriptedTripModel;
@@ -106,7 +106,7 @@ function setup(store: SagaStore) {
   const processFor = (runId: string, plan = TRIP, parallel = false): Process => {
     const tools = tripTools(world);
     const registry = new ToolRegistry(tools.map((t) => t.definition), [world.cancelHotel()]);
-    const engine = new SagaEngine({ store, registry, clock, ids, recheckAfterMs: 2000 });
+    const engine = new ReviewerEngine({ store, registry, clock, ids, recheckAfterMs: 2000 });
     const saga = new SagaAgentRun({ engine, runId, tools });
     const model = new ScriptedTripModel(plan, parallel);
     const agent = new Agent({ name: "trip", instructions: "Book the trip, then tell the traveller.", model, tools: saga.tools });
@@ -190,7 +190,7 @@ describe.each(storeFactories)("OpenAI Agents SDK adapter on the $name store", (f
       lookup: (key) => world.findEmail(key),
       correction: (a) => ({ audience: ["customer"], subject: `Correction: ${a.subject}`, body: "Please disregard our last email." }),
     });
-    const engine = new SagaEngine({ store: handle.store, registry: new ToolRegistry([email.definition]), clock: new ManualClock(), ids: sequentialIds() });
+    const engine = new ReviewerEngine({ store: handle.store, registry: new ToolRegistry([email.definition]), clock: new ManualClock(), ids: sequentialIds() });
     const run = await engine.startRun({ title: "Namespaced email", agent: "team" });
     const saga = new SagaAgentRun({ engine, runId: run.runId, tools: [email] });
     expect(saga.tools.map((t) => t.name)).toEqual(["team_send_email"]); // what the SDK calls it

@@ -19,6 +19,7 @@ import { routeFetch } from "@/tests/support/api-router";
 import * as graphAdapter from "./langgraph";
 import * as sdkAdapter from "./openai-agents";
 import { ZBookHotelArgs, ZSendEmailArgs, TripWorld } from "./testkit";
+import { ReviewerEngine } from "../../saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("adapters-http");
 const REVIEWER = { type: "user" as const, id: "rev@example.com" };
@@ -65,7 +66,7 @@ async function sides(registry: ToolRegistry) {
   const token = await makeToken(["book_hotel", "send_email"]);
   const clock = new ManualClock();
   const agentEngine = () => new SagaEngine({ store: new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch }), registry, clock, recheckAfterMs: 2000 });
-  const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+  const server = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, clock });
   return { agentEngine, server };
 }
 
