@@ -72,6 +72,13 @@ module.exports = {
       to: { path: "^(lib|app|components|scripts|bench|tests|generated)/|^(proxy|instrumentation)\\.ts$" },
     },
     {
+      name: "gateway-uses-client-exports",
+      comment: "The MCP gateway uses @sagaboard/client as any team would: its public entry points (the root, /wire, /tracing, the adapters), never the files behind them.",
+      severity: "error",
+      from: { path: "^packages/mcp-gateway/" },
+      to: { path: "^packages/client/", pathNot: "^packages/client/src/(index|wire|tracing|openai-agents|langgraph|ai-sdk)\\.ts$" },
+    },
+    {
       name: "lib-in-layers",
       comment: "Every file of lib/ lives in one of the server's layers (core, server, demo, desks, delivery); the agent side's (saga, protocol, agent) are in packages/client/src.",
       severity: "error",

@@ -27,7 +27,7 @@ export default defineConfig(
     // its name (.dependency-cruiser.cjs refuses lib/ and app/ too); the package test
     // (tests/process/packages.test.ts) builds each from a copy of its folder and checks what it loads.
     // A later block wins for the same rule, so the saga engine's block repeats these patterns.
-    files: ["packages/client/src/**/*.ts"],
+    files: ["packages/*/src/**/*.ts"],
     ignores: ["**/*.test.ts"],
     rules: {
       "no-restricted-imports": [

@@ -6,19 +6,25 @@
  * server's answers.
  */
 import { createHash } from "node:crypto";
-import * as declarations from "@/packages/client/src/protocol/contracts/declarations";
-import * as calls from "@/packages/client/src/protocol/contracts/calls";
-import * as runs from "@/packages/client/src/protocol/contracts/runs";
-import { fillPath } from "@/packages/client/src/protocol/endpoint";
-import { DATE_FIELDS, fromWire } from "@/packages/client/src/protocol/schemas/saga";
-import { httpCallPort } from "@/packages/client/src/agent/client/http-calls";
-import { OutcomePipeline } from "@/packages/client/src/agent/client/outcome-pipeline";
-import { Transport, type TransportOptions } from "@/packages/client/src/agent/client/transport";
-import type { BeginCallAnswer, CallOutcomeReport, PlanItemAddress, ReconcileReport } from "@/packages/client/src/saga/messages";
-import type { Actor, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/packages/client/src/saga/store";
-import type { CallPort } from "@/packages/client/src/saga/agent-port";
-import type { CompensationPlan, Json } from "@/packages/client/src/saga/tools";
-import type { TDeclarationResult, TToolManifest } from "@/packages/client/src/protocol/manifest";
+import {
+  callsApi as calls,
+  declarationsApi as declarations,
+  DATE_FIELDS,
+  fillPath,
+  fromWire,
+  httpCallPort,
+  OutcomePipeline,
+  runsApi as runs,
+  Transport,
+  type BeginCallAnswer,
+  type CallOutcomeReport,
+  type CallPort,
+  type CompensationPlan,
+  type PlanItemAddress,
+  type ReconcileReport,
+  type TransportOptions,
+} from "@sagaboard/client/wire";
+import type { Actor, EscalationRecord, Json, PivotRecord, RunRecord, StepRecord, TDeclarationResult, TToolManifest } from "@sagaboard/client";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);

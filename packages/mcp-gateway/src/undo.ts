@@ -17,13 +17,8 @@
 import * as z from "zod";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { SagaEngine } from "@/packages/client/src/saga/engine";
-import { defineCompensator, defineTool, ToolRegistry, type CompensationContext, type Json } from "@/packages/client/src/saga/tools";
-import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
-import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
-import type { TransportOptions } from "@/packages/client/src/agent/client/transport";
-import { traceWorkerTask } from "@/packages/client/src/agent/worker-spans";
-import { Worker } from "@/packages/client/src/agent/worker";
+import { defineCompensator, defineTool, HttpSagaStore, HttpTaskQueue, SagaEngine, ToolRegistry, Worker, type CompensationContext, type Json, type TransportOptions } from "@sagaboard/client";
+import { traceWorkerTask } from "@sagaboard/client/tracing";
 import { openNodes, pathExists, preImage, readText, type Lookup } from "./lookups";
 import type { TableTool } from "./sagaboard";
 import { KEY_META } from "./upstream";
