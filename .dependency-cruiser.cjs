@@ -1,7 +1,8 @@
 /* global module */
 /**
- * The layers of lib/ (lib/ARCHITECTURE.md draws them), kept by `npm run lint`. Each layer imports
- * only the layers under it, and no file reaches itself again through its imports:
+ * The layers of Sagaboard (lib/ARCHITECTURE.md draws them), kept by `npm run lint`. Each layer imports
+ * only the layers under it, and no file reaches itself again through its imports. The three lowest
+ * are the source of @sagaboard/client (packages/client/src/): the server imports the same files.
  *
  *   delivery   routes and what wraps them: the API's routes, contracts and OpenAPI, sessions on a request
  *   desks      what people do at the dashboard: pivots, escalations, corrections, revokes, runs, audit, overview
@@ -13,11 +14,16 @@
  *   protocol   what agents and the server say to each other: contracts, schemas, errors, task payloads, trace context
  *   saga       the saga engine, its ports and vocabulary
  *
- * app/, components/, scripts/, bench/ and packages/ sit above lib/ and may import any of it.
+ * app/, components/, scripts/ and bench/ sit above lib/ and may import any of it; a package imports
+ * only itself and another package (a package is a folder that builds alone).
  */
 /** A test beside its code may set its world up from any layer; cycles count for tests too. */
 const TESTS = "\\.test\\.tsx?$";
 const LAYERS = ["saga", "protocol", "agent", "core", "server", "demo", "desks", "delivery"];
+/** Where each layer lives: the agent side's three in the client package, the server's in lib/. */
+const CLIENT_LAYERS = ["saga", "protocol", "agent"];
+const home = (layer) => (CLIENT_LAYERS.includes(layer) ? `packages/client/src/${layer}/` : `lib/${layer}/`);
+const anyLayer = `^(${LAYERS.map(home).join("|")})`;
 /** Which lower layers each layer may import (agent and core are siblings: neither needs the other). */
 const MAY_IMPORT = {
   saga: [],
@@ -34,10 +40,10 @@ const layerRules = LAYERS.map((layer) => {
   const allowed = [layer, ...MAY_IMPORT[layer]];
   return {
     name: `layer-${layer}`,
-    comment: `lib/${layer} may import only ${allowed.map((l) => `lib/${l}`).join(", ")}: move the shared part down a layer, or pass it in.`,
+    comment: `${home(layer)} may import only ${allowed.map(home).join(", ")}: move the shared part down a layer, or pass it in.`,
     severity: "error",
-    from: { path: `^lib/${layer}/`, pathNot: TESTS },
-    to: { path: "^lib/", pathNot: `^lib/(${allowed.join("|")})/` },
+    from: { path: `^${home(layer)}`, pathNot: TESTS },
+    to: { path: anyLayer, pathNot: `^(${allowed.map(home).join("|")})` },
   };
 });
 
@@ -53,16 +59,30 @@ module.exports = {
     ...layerRules,
     {
       name: "lib-not-above",
-      comment: "lib/ is what the app, the scripts and the packages are built from; it never imports them.",
+      comment: "lib/ is what the app and the scripts are built from; it never imports them, nor a package's files outside the client's layers (its entry points, the gateway).",
       severity: "error",
       from: { path: "^lib/", pathNot: TESTS },
-      to: { path: "^(app|components|scripts|bench|packages)/" },
+      to: { path: "^(app|components|scripts|bench|packages)/", pathNot: `^packages/client/src/(${CLIENT_LAYERS.join("|")})/` },
+    },
+    {
+      name: "packages-stand-alone",
+      comment: "A package is a folder that builds alone: it imports its own files and other packages by name, never lib/, app/ or the rest of the checkout.",
+      severity: "error",
+      from: { path: "^packages/", pathNot: TESTS },
+      to: { path: "^(lib|app|components|scripts|bench|tests|generated)/|^(proxy|instrumentation)\\.ts$" },
+    },
+    {
+      name: "gateway-uses-client-exports",
+      comment: "The MCP gateway uses @sagaboard/client as any team would: its public entry points (the root, /wire, /tracing, the adapters), never the files behind them.",
+      severity: "error",
+      from: { path: "^packages/mcp-gateway/" },
+      to: { path: "^packages/client/", pathNot: "^packages/client/src/(index|wire|tracing|openai-agents|langgraph|ai-sdk)\\.ts$" },
     },
     {
       name: "lib-in-layers",
-      comment: "Every file of lib/ lives in one of the layers (saga, protocol, agent, core, server, demo, desks, delivery).",
+      comment: "Every file of lib/ lives in one of the server's layers (core, server, demo, desks, delivery); the agent side's (saga, protocol, agent) are in packages/client/src.",
       severity: "error",
-      from: { path: "^lib/", pathNot: `^lib/(${LAYERS.join("|")})/|^lib/ARCHITECTURE` },
+      from: { path: "^lib/", pathNot: `^lib/(${LAYERS.filter((l) => !CLIENT_LAYERS.includes(l)).join("|")})/|^lib/ARCHITECTURE` },
       to: {},
     },
   ],

@@ -21,37 +21,41 @@ export default defineConfig(
     },
   },
   {
-    // The engine knows nothing of the framework or the database (lib/saga/ARCHITECTURE.md): it gets a
-    // store, a clock and ids, so it runs the same under Next.js, in the worker and in a test.
-    files: ["lib/saga/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            { group: ["next", "next/*", "react", "react/*", "react-dom", "react-dom/*"], message: "lib/saga is framework-free: no Next.js or React; the app calls the engine, never the other way." },
-            { group: ["next-auth", "next-auth/*"], message: "lib/saga is framework-free: who the actor is arrives as an Actor value, not a session." },
-            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/core/db/*"], message: "lib/saga is framework-free: persistence goes through the SagaStore port (store.ts); the Prisma store lives in lib/core/db." },
-            { group: ["@/app/*", "@/components/*", "@/lib/*", "!@/lib/saga", "!@/lib/saga/*"], message: "lib/saga imports only itself: move what it needs into lib/saga, or pass it in." },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // What @sagaboard/client bundles (packages/client): lib/agent and the protocol under it have no
-    // server in it. A file there that needs the database or the framework belongs to the server; the
-    // layer rule (.dependency-cruiser.cjs) keeps lib/core out of them, and the package test
-    // (tests/process/packages.test.ts) checks the whole import graph at run time too.
-    files: ["lib/agent/**/*.ts", "lib/protocol/**/*.ts", "packages/*/src/**/*.ts"],
-    ignores: ["**/*.test.ts", "lib/agent/adapters/testkit.ts"],
+    // What the packages ship (packages/*/src): no server in them. A file there that needs the database
+    // or the framework belongs to the server. A package is a folder that builds alone (its own tsconfig),
+    // so it reaches nothing through the app's `@/` alias: its own files relatively, another package by
+    // its name (.dependency-cruiser.cjs refuses lib/ and app/ too); the package test
+    // (tests/process/packages.test.ts) builds each from a copy of its folder and checks what it loads.
+    // A later block wins for the same rule, so the saga engine's block repeats these patterns.
+    files: ["packages/*/src/**/*.ts"],
+    ignores: ["**/*.test.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
             { group: ["next", "next/*", "next-auth", "next-auth/*", "react", "react/*"], message: "The agent-side client has no web framework in it: keep this in the server's files." },
-            { group: ["@prisma/*", "prisma", "@/generated/*", "@/lib/core/db/*", "pg", "better-sqlite3"], message: "The agent-side client has no database in it: talk to the server's commands, or move the server part out of this file." },
+            { group: ["@prisma/*", "prisma", "pg", "better-sqlite3"], message: "The agent-side client has no database in it: talk to the server's commands, or move the server part out of this file." },
+            { group: ["@/*"], message: "A package builds alone: import its own files relatively, and another package by its name (@sagaboard/client)." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The engine knows nothing of the framework or the database (packages/client/src/saga/ARCHITECTURE.md):
+    // it gets a store, a clock and ids, so it runs the same under Next.js, in the worker and in a test.
+    files: ["packages/client/src/saga/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["next", "next/*", "react", "react/*", "react-dom", "react-dom/*"], message: "The saga engine is framework-free: no Next.js or React; the app calls the engine, never the other way." },
+            { group: ["next-auth", "next-auth/*"], message: "The saga engine is framework-free: who the actor is arrives as an Actor value, not a session." },
+            { group: ["@prisma/*", "prisma", "pg", "better-sqlite3"], message: "The saga engine is framework-free: persistence goes through the SagaStore port (store.ts); the Prisma store lives in lib/core/db." },
+            { group: ["@/*", "../*"], message: "The saga engine imports only itself (./): move what it needs into saga/, or pass it in." },
           ],
         },
       ],

@@ -2,7 +2,15 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  resolve: { alias: { "@": fileURLToPath(new URL("./", import.meta.url)) } },
+  resolve: {
+    // @sagaboard/client from its source, as tsconfig.json's paths have it: the gateway imports the client
+    // by name, and the suites run without a build.
+    alias: [
+      { find: /^@sagaboard\/client$/, replacement: fileURLToPath(new URL("./packages/client/src/index.ts", import.meta.url)) },
+      { find: /^@sagaboard\/client\/([a-z-]+)$/, replacement: fileURLToPath(new URL("./packages/client/src/", import.meta.url)) + "$1.ts" },
+      { find: "@", replacement: fileURLToPath(new URL("./", import.meta.url)) },
+    ],
+  },
   test: {
     include: ["lib/**/*.test.ts", "packages/*/src/**/*.test.ts", "tests/integration/**/*.test.ts", "tests/api/**/*.test.ts", "tests/process/**/*.test.ts", "tests/faults/**/*.test.ts", "tests/mcp/**/*.test.ts", "tests/layout/**/*.test.ts"],
     environment: "node",

@@ -27,7 +27,7 @@ import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-use
 import { chainLink } from "@/lib/core/db/audit-chain";
 import { openPrisma, useProcessPrisma } from "@/lib/core/db/prisma";
 import type { DatabaseKind } from "@/lib/core/db/url";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { fileOf, flag, fmt, hasFlag, printTable, throwaway, writeResults } from "./lib/common";
 
 const VIEWER_ID = "usr_bench_audit_viewer";

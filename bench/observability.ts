@@ -12,8 +12,8 @@ import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opent
 import { openPrisma } from "@/lib/core/db/prisma";
 import { observeAgentRequest } from "@/lib/core/observability/agent-requests";
 import { sagaMetricFamilies } from "@/lib/core/observability/saga-metrics";
-import { startTracing, stopTracing, tracingOn } from "@/lib/protocol/tracing";
-import type { Json } from "@/lib/saga/tools";
+import { startTracing, stopTracing, tracingOn } from "@/packages/client/src/protocol/tracing";
+import type { Json } from "@/packages/client/src/saga/tools";
 
 const N = 20_000;
 const ROUNDS = 5;

@@ -19,7 +19,7 @@ import pg from "pg";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { rawDriverOf } from "@/lib/core/db/raw-driver";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { testPostgresAdminUrl } from "@/tests/support/test-database";
 import {
   benchRegistry,

@@ -8,7 +8,7 @@
  * - off: no OTLP endpoint (the hook times the request, nothing more);
  * - on: tracing on, spans batched to an exporter that drops them (the span's cost, not the network's);
  * - on + scoped: also an AsyncLocalStorage scope entered once before, as after a person's first
- *   decision in a tracing server (lib/protocol/trace-scope.ts): on Node 20 every promise of
+ *   decision in a tracing server (packages/client/src/protocol/trace-scope.ts): on Node 20 every promise of
  *   the process is then tracked.
  */
 import { spawnSync } from "node:child_process";
@@ -59,15 +59,15 @@ async function measure(mode: Mode): Promise<number[]> {
     const { getPrisma } = await import("@/lib/core/db/prisma");
     const { syncToolPolicies } = await import("@/lib/server/tools/sync-tool-policies");
     const { createAgentToken } = await import("@/lib/server/tokens/create-agent-token");
-    const { HttpSagaStore } = await import("@/lib/agent/client/http-store");
-    const { SagaEngine } = await import("@/lib/saga/engine");
-    const { startTracing } = await import("@/lib/protocol/tracing");
+    const { HttpSagaStore } = await import("@/packages/client/src/agent/client/http-store");
+    const { SagaEngine } = await import("@/packages/client/src/saga/engine");
+    const { startTracing } = await import("@/packages/client/src/protocol/tracing");
     const { benchRegistry } = await import("./lib/common");
     const prisma = await getPrisma();
     await syncToolPolicies(prisma, benchRegistry(), "system:bench");
     const { secret } = await createAgentToken(prisma, { name: "bench-agent", tools: ["bench_noop"], createdBy: "bench" });
     if (mode !== "off") startTracing({ processor: new BatchSpanProcessor({ exporter: dropping, maxQueueSize: 65_536, maxExportBatchSize: 4096, scheduledDelayMillis: 50 }) });
-    if (mode === "scoped") (await import("@/lib/protocol/trace-scope")).withTraceparent(AGENT, () => undefined);
+    if (mode === "scoped") (await import("@/packages/client/src/protocol/trace-scope")).withTraceparent(AGENT, () => undefined);
     const store = new HttpSagaStore({ baseUrl: "http://sagaboard.bench", token: secret, fetch: await routeFetch(), traceparent: () => AGENT });
     const engine = new SagaEngine({ store, registry: benchRegistry() });
     const round = async (steps: number): Promise<number> => {

@@ -16,7 +16,7 @@ const TONE_BY_STATUS: Record<string, Tone> = {
   UNKNOWN: "pending",
   FAILED: "bad",
   COMPENSATION_FAILED: "bad",
-  // StepStanding: a failed undo a person answered by hand (lib/saga/step-standing.ts)
+  // StepStanding: a failed undo a person answered by hand (packages/client/src/saga/step-standing.ts)
   REPAIRED_BY_HAND: "good",
   COMPENSATED: "done",
   NOT_EXECUTED: "done",

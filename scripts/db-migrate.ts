@@ -6,7 +6,8 @@
  * - PostgreSQL (`postgresql://` or `postgres://`): prisma/postgres/migrations with our runner
  *   (lib/core/db/migrate-postgres.ts), because Prisma's JS schema engine cannot introspect PostgreSQL; it
  *   records them in `_prisma_migrations` as `prisma migrate deploy` does, creating the database first
- *   if it does not exist.
+ *   if it does not exist. Behind a pooler in transaction mode (`?pgbouncer=true`), DATABASE_DIRECT_URL
+ *   names the server itself, for the migrations' session lock.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -16,9 +17,12 @@ import { databaseKindOfUrl, redactUrl, sqliteFilePath } from "@/lib/core/db/url"
 
 const url = process.env.DATABASE_URL;
 if (databaseKindOfUrl(url) === "postgresql" && url) {
-  const { applied, skipped } = await migratePostgres(url);
+  // Behind a pooler in transaction mode (DATABASE_URL ...?pgbouncer=true) the migrations go straight to
+  // the server: their lock is a session lock, which a transaction pooler cannot keep.
+  const direct = process.env.DATABASE_DIRECT_URL?.trim() || url;
+  const { applied, skipped } = await migratePostgres(direct);
   for (const name of applied) console.log(`db:migrate: applied ${name}`);
-  console.log(`db:migrate: ${redactUrl(url)} is up to date (${applied.length} applied, ${skipped.length} already applied).`);
+  console.log(`db:migrate: ${redactUrl(direct)} is up to date (${applied.length} applied, ${skipped.length} already applied).`);
 } else {
   const file = sqliteFilePath();
   mkdirSync(path.dirname(file), { recursive: true });

@@ -9,7 +9,7 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 import { World } from "@/lib/demo/sim";
 import { ensureDemoUsers } from "@/lib/server/users/demo-users";
 import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
@@ -28,7 +28,7 @@ try {
     const world = new World({ searchLagMs: 300 });
     const store = new PrismaSagaStore(prisma);
     const registry = createSupportToolRegistry(world);
-    const engine = () => new SagaEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
+    const engine = () => new ReviewerEngine({ store, registry, recheckAfterMs: 600, backoffMs: 100 });
     const runIds = await runDemoScenarios(engine, world, reviewerWith(engine()), (line) => console.log(line));
     console.log(`db:seed: recorded ${runIds.length} demo runs.`);
   }

@@ -6,14 +6,15 @@
  * plays a fresh agent process after a crash: it records nothing new and commits every approved plan
  * of its runs that nobody committed yet (the items are found by the pivot, so nothing is replayed).
  */
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { dataDirectory } from "@/lib/core/db/url";
 import { ensureDemoTokens } from "@/lib/demo/seed/demo-tokens";
 import { reviewerWith, runDemoScenarios } from "@/lib/demo/seed/scenarios";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 
@@ -30,7 +31,7 @@ if (!token) {
   await seedSupportToolTable(prisma, registry);
   token = (await ensureDemoTokens(prisma, dataDirectory(), registry.list().map((t) => t.name))).agent;
 }
-const reviewer = reviewerWith(new SagaEngine({ store: new PrismaSagaStore(prisma), registry }));
+const reviewer = reviewerWith(new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry }));
 
 const health = await fetch(`${url}/api/health`).catch(() => null);
 if (!health?.ok) {

@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { openPrisma } from "@/lib/core/db/prisma";
 import type { DatabaseObserver } from "@/lib/core/db/raw-driver";
-import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
+import { defineCompensator, defineTool, ToolRegistry } from "@/packages/client/src/saga/tools";
 import type { DatabaseKind } from "@/lib/core/db/url";
 import { reserveTestDatabase, type ThrowawayDatabase } from "@/tests/support/test-database";
 

@@ -9,8 +9,8 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import type { PrismaClient } from "@/generated/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import type { SagaStore } from "@/lib/saga/store";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { SagaStore } from "@/packages/client/src/saga/store";
 import { benchRegistry, fileOf, letterArgs, performance } from "./common";
 
 export const STEPS_PER_RUN = 10;

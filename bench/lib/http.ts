@@ -5,10 +5,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { needsBuild } from "@/scripts/lib/build";
 import { benchRegistry, performance } from "./common";

@@ -14,7 +14,7 @@ import { PivotFacts } from "@/components/dashboard/pivot/pivot-facts";
 import { PlanTable } from "@/components/dashboard/pivot/plan-table";
 import { StagedEffects } from "@/components/dashboard/pivot/staged-effects";
 import type { ApprovalConfirmation } from "@/lib/desks/approvals/get-approval-confirmation";
-import { PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
+import { PIVOT_REJECTION_CODES } from "@/packages/client/src/saga/vocabulary";
 
 /** What a used link did, in words. */
 function outcomeWords(outcome: string, subject: "pivot" | "escalation"): string {

@@ -19,7 +19,7 @@ export const SEND_LABELS: Record<SendState, string> = {
   confirmed: "sent",
 };
 
-/** Blast radius in words (lib/saga/vocabulary audienceRank). */
+/** Blast radius in words (packages/client/src/saga/vocabulary audienceRank). */
 export function rankLabel(rank: number): string {
   return rank >= 2 ? "customer" : rank === 1 ? "partner" : "internal";
 }

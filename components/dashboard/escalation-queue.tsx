@@ -13,7 +13,7 @@ import {
   type TEscalationQueue,
   type TEscalationQueueItem,
 } from "@/lib/desks/escalations/views";
-import { EscalationKind, PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
+import { EscalationKind, PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
 import { errorMessage, LiveMarker, postParsed, useLive } from "./live";
 import { kindLabel, REJECTION_CODE_LABELS, systemLabel } from "./labels";
 import styles from "./reviewer.module.css";

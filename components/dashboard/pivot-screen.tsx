@@ -7,7 +7,7 @@
 import Link from "@/components/link";
 import { useCallback, useRef, useState } from "react";
 import { ZPivotDecisionResult, ZPivotScreen, type TPivotDecisionResult, type TPivotScreen } from "@/lib/desks/pivots/views";
-import type { PivotRejectionCode } from "@/lib/saga/vocabulary";
+import type { PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
 import { errorMessage, postParsed, useLive } from "./live";
 import { ApprovalConfirmation, EditHistory, PlanItemEditor, mustConfirm } from "./pivot-decision";
 import { DecisionNotRecorded, ApprovalsSoFar, DecisionPanel } from "./pivot/decision-panel";

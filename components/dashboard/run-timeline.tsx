@@ -10,7 +10,7 @@ import { DetailHead, Meta, MetaList } from "@/components/detail-head";
 import { useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { ZManualRepairWire } from "@/lib/protocol/schemas/saga";
+import { ZManualRepairWire } from "@/packages/client/src/protocol/schemas/saga";
 
 /** How many hex characters of a hash identify it to a person. */
 const HASH_PREFIX = 12;

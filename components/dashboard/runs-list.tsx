@@ -3,7 +3,7 @@
 import Link from "@/components/link";
 import { StatusBadge, Time } from "@/components/saga-display";
 import { ZRunsPage, type TRunsPage, type TWaitingCounts } from "@/lib/desks/runs/views";
-import { RUN_STATUSES } from "@/lib/saga/vocabulary";
+import { RUN_STATUSES } from "@/packages/client/src/saga/vocabulary";
 import { LiveMarker, useLive } from "./live";
 import { kindLabel } from "./labels";
 import { dashboardUrl, DashboardPath } from "@/lib/delivery/dashboard-paths";

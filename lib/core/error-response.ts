@@ -4,8 +4,8 @@
  */
 import * as z from "zod";
 import { Prisma } from "@/generated/prisma";
-import { SagaError, type FieldIssue } from "@/lib/saga/errors";
-import { ApiError, validationError, zodIssuesToDetails, type TErrorBody, type ErrorExtra } from "@/lib/protocol/errors";
+import { SagaError, type FieldIssue } from "@/packages/client/src/saga/errors";
+import { ApiError, validationError, zodIssuesToDetails, type TErrorBody, type ErrorExtra } from "@/packages/client/src/protocol/errors";
 import { serverLog } from "@/lib/core/observability/log";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "./database-unavailable";
 

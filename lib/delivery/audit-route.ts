@@ -8,8 +8,8 @@
  * anything thrown becomes the one error body. The lib use case each handler calls checks again.
  */
 import type * as z from "zod";
-import type { Endpoint } from "@/lib/protocol/endpoint";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import type { Endpoint } from "@/packages/client/src/protocol/endpoint";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { toErrorResponse } from "@/lib/core/error-response";
 import { jsonResponse, readJsonBody, respond, withNoStore, type RouteHandler } from "@/lib/delivery/route";
 import { requireUser, type CurrentUser } from "@/lib/server/auth/current-user";

@@ -1,4 +1,4 @@
-import { fillPath } from "@/lib/protocol/endpoint";
+import { fillPath } from "@/packages/client/src/protocol/endpoint";
 
 /**
  * The paths of the dashboard API (app/api/dashboard/**), one per operation, apart from the endpoint

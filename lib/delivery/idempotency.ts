@@ -15,10 +15,10 @@
  */
 import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
-import { randomIds } from "@/lib/saga/ids";
-import { canonicalJson } from "@/lib/saga/keys";
-import type { Json } from "@/lib/saga/tools";
-import { ApiError } from "@/lib/protocol/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { canonicalJson } from "@/packages/client/src/saga/keys";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 import { serverLog } from "@/lib/core/observability/log";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";

@@ -5,8 +5,8 @@
  * recursive schemas end up in `components.schemas` and are referenced from the operations.
  */
 import * as z from "zod";
-import { toOpenApiPath, type AnyEndpoint } from "@/lib/protocol/endpoint";
-import { API_ERROR_HTTP_STATUS, ZErrorBody } from "@/lib/protocol/errors";
+import { toOpenApiPath, type AnyEndpoint } from "@/packages/client/src/protocol/endpoint";
+import { API_ERROR_HTTP_STATUS, ZErrorBody } from "@/packages/client/src/protocol/errors";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_METHODS } from "./idempotency";
 import { MAX_BODY_BYTES } from "./route";
 

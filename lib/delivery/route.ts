@@ -12,10 +12,10 @@
  */
 import * as z from "zod";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { authenticateAgent, authenticateAgentForGuardedWrite, verifiedAgent, type AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
-import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "@/lib/protocol/endpoint";
-import { ApiError, validationError, zodIssuesToDetails, type TErrorDetail } from "@/lib/protocol/errors";
+import type { Endpoint, EndpointAuth, ObjectSchema, Parsed } from "@/packages/client/src/protocol/endpoint";
+import { ApiError, validationError, zodIssuesToDetails, type TErrorDetail } from "@/packages/client/src/protocol/errors";
 import { retryAfterHeaders, toErrorPayload, toErrorResponse } from "@/lib/core/error-response";
 import {
   IDEMPOTENCY_KEY_HEADER,

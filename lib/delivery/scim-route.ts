@@ -8,7 +8,7 @@
  */
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { toErrorPayload } from "@/lib/core/error-response";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { publicBaseUrl } from "@/lib/server/notifications/compose-notification";
 import { findScimToken } from "@/lib/server/scim/scim-token";
 import { ScimError } from "@/lib/server/scim/scim-resources";

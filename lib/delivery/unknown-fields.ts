@@ -16,7 +16,7 @@
  * Type errors are left to the schema itself: the walk only looks at keys.
  */
 import * as z from "zod";
-import type { TErrorDetail } from "@/lib/protocol/errors";
+import type { TErrorDetail } from "@/packages/client/src/protocol/errors";
 
 /** A JSON Schema node as z.toJSONSchema produces it (the parts the walk reads). */
 type JsonSchemaNode = boolean | { [key: string]: unknown };

@@ -19,7 +19,7 @@
  * their own state (a pivot decided once, an escalation claimed once).
  */
 import type * as z from "zod";
-import type { Endpoint, ObjectSchema } from "@/lib/protocol/endpoint";
+import type { Endpoint, ObjectSchema } from "@/packages/client/src/protocol/endpoint";
 import {
   assertAuth,
   jsonResponse,

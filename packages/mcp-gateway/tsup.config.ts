@@ -1,8 +1,9 @@
 /**
- * Builds @sagaboard/mcp-gateway from its sources and the agent-side modules it shares with the
- * server (the call commands' wire contracts, the HTTP transport, the argument hash): one ESM bundle
- * for the command, one for `startGateway` and one for the in-process gateway (`throughSagaboard`). The MCP SDK, zod and OpenTelemetry (the gateway's own
- * spans, when OTEL_EXPORTER_OTLP_ENDPOINT is set) are dependencies, never bundled.
+ * Builds @sagaboard/mcp-gateway from its own folder: one ESM bundle for the command, one for
+ * `startGateway` and one for the in-process gateway (`throughSagaboard`). What it shares with agents
+ * (the call commands' contracts, the HTTP transport, the argument hash) it imports from
+ * `@sagaboard/client`'s public exports, a dependency like the MCP SDK, zod and OpenTelemetry (the
+ * gateway's own spans, when OTEL_EXPORTER_OTLP_ENDPOINT is set): none is bundled.
  */
 import { defineConfig } from "tsup";
 
@@ -11,10 +12,10 @@ export default defineConfig({
   format: ["esm"],
   platform: "node",
   target: "node20",
-  dts: { entry: { start: "src/start.ts", "in-process": "src/in-process.ts" }, resolve: [/^@\//] },
+  dts: { entry: { start: "src/start.ts", "in-process": "src/in-process.ts" } },
   splitting: true,
   clean: true,
   sourcemap: false,
   tsconfig: "tsconfig.json",
-  external: ["zod", /^@modelcontextprotocol\//, /^@opentelemetry\//],
+  external: ["zod", /^@sagaboard\/client/, /^@modelcontextprotocol\//, /^@opentelemetry\//],
 });

@@ -2,8 +2,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
-/** What the Next.js build is made of; tests/ and scripts/ are not part of it. */
-const BUILD_INPUTS = ["app", "components", "lib", "generated", "public", "next.config.js", "proxy.ts", "tsconfig.json", "package.json", "package-lock.json"];
+/** What the Next.js build is made of (the engine and the protocol are the client package's source); tests/ and scripts/ are not part of it. */
+const BUILD_INPUTS = ["app", "components", "lib", "packages/client/src", "generated", "public", "next.config.js", "proxy.ts", "tsconfig.json", "package.json", "package-lock.json"];
 
 /** The newest modification time (ms) of the files under `entry` that go into the build. */
 function newestMtime(entry: string): number {

@@ -1,7 +1,7 @@
 /** What the admin CLIs (token, user) share: usage errors, required flags, who runs them, and exit codes. */
 import os from "node:os";
 import { Prisma } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 
 /** Wrong words on the command line: printed with the usage, exit code 2. */

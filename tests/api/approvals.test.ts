@@ -25,7 +25,7 @@ import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { createUser } from "@/lib/server/users/create-user";

@@ -21,7 +21,7 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { chainLink } from "@/lib/core/db/audit-chain";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import type { Prisma } from "@/generated/prisma";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { getHostedWorld } from "@/lib/demo/sim/host";
 import { createUser } from "@/lib/server/users/create-user";
 import type { TUserView } from "@/lib/server/users/user";

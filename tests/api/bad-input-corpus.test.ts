@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { allEndpoints } from "@/lib/delivery/contracts";
-import { fillPath } from "@/lib/protocol/endpoint";
+import { fillPath } from "@/packages/client/src/protocol/endpoint";
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@/lib/delivery/route";
 import { useTestDatabase } from "./api-test-kit";
 import { changedTables, seedRouteWorld, send, snapshotTables, type Principal, type RouteRequest, type RouteWorld } from "./route-world";

@@ -16,22 +16,23 @@ import * as dismissRoute from "@/app/api/dashboard/corrections/[correctionId]/di
 import * as sendRoute from "@/app/api/dashboard/corrections/[correctionId]/send/route";
 import { runWithSessionReader } from "@/lib/server/auth/current-user";
 import type { Role } from "@/lib/server/auth/roles";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sendRunId } from "@/lib/desks/corrections/correction-view";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
-import { stepKey } from "@/lib/saga/keys";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { stepKey } from "@/packages/client/src/saga/keys";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import type { World } from "@/lib/demo/sim/world";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { createUser } from "@/lib/server/users/create-user";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { routeFetch } from "../support/api-router";
 import { call, type CallResult, useTestDatabase } from "./api-test-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("corrections");
 const users: Record<string, string> = {};
@@ -67,7 +68,7 @@ const send = (who: string, id: string, expectedVersion: number) => as(who, sendR
 /** A run that emails a customer after an approved pivot, then is unwound: its correction's id. */
 async function unwoundEmail(to: string, subject: string): Promise<string> {
   const prisma = await getPrisma();
-  const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world), recheckAfterMs: 50 });
+  const engine = new ReviewerEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world), recheckAfterMs: 50 });
   const run = await engine.startRun({ title: `Tell ${to} about ${subject}`, agent: "support-agent" });
   const args = { to, subject, body: "Your order ships tomorrow." };
   const pivot = await run.requestPivot({ summary: "email the customer", plan: [{ tool: "send_email", args }] });
@@ -83,7 +84,7 @@ async function worker(mode: "http" | "db" = "http"): Promise<Worker> {
   const prisma = await getPrisma();
   const registry = createSupportToolRegistry(world);
   if (mode === "db") {
-    return new Worker({ queue: prismaTaskQueue(prisma), engine: new SagaEngine({ store: new PrismaSagaStore(prisma), registry, recheckAfterMs: 50 }), workerId: "db-worker", tools: ["send_email"] });
+    return new Worker({ queue: prismaTaskQueue(prisma), engine: new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, recheckAfterMs: 50 }), workerId: "db-worker", tools: ["send_email"] });
   }
   const transport = { baseUrl: "http://sagaboard.test", token: workerSecret, fetch: routeFetch };
   return new Worker({ queue: new HttpTaskQueue(transport), engine: new SagaEngine({ store: new HttpSagaStore(transport), registry, recheckAfterMs: 50 }), workerId: "http-worker", tools: ["send_email"] });

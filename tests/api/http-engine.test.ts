@@ -4,21 +4,22 @@
  * the pivot flow with a reviewer deciding on the server, and the server's own policy checks.
  */
 import { describe, expect, it, vi } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { PrismaSagaStore, sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
-import { stepKey } from "@/lib/saga/keys";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { stepKey } from "@/packages/client/src/saga/keys";
 import { World } from "@/lib/demo/sim";
 import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 import * as callsRoute from "@/app/api/v1/runs/[runId]/calls/route";
 import * as outcomeRoute from "@/app/api/v1/steps/[stepId]/outcome/route";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("http-engine");
 const ALL_TOOLS = ["search_orders", "create_ticket", "create_ticket_draft", "create_email_draft", "charge_card", "authorize_payment", "capture_payment", "reship_order", "update_crm_record", "send_email"];
@@ -35,7 +36,7 @@ async function setup(tools = ALL_TOOLS) {
   const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch });
   const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
   // The dashboard's side: a reviewer decides with the server's own store.
-  const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+  const server = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, clock });
   return { world, engine, server, token, prisma };
 }
 
@@ -283,7 +284,7 @@ describe("one tool table for both deciding sides", () => {
   /** The same call in process (the engine on the server's own store) and over HTTP: what each answered, and the intents it left. */
   async function callBothWays(setupResult: Awaited<ReturnType<typeof setup>>, label: string) {
     const { engine, prisma, world } = setupResult;
-    const local = new SagaEngine({ store: new PrismaSagaStore(prisma), registry: createSupportToolRegistry(world), clock: new ManualClock() });
+    const local = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry: createSupportToolRegistry(world), clock: new ManualClock() });
     const answers: Record<string, unknown> = {};
     for (const [side, e] of [["in process", local], ["over HTTP", engine()]] as const) {
       const run = await e.startRun({ title: `${label} ${side}`, agent: "table-agent" });

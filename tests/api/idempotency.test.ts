@@ -5,12 +5,12 @@
  */
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { ApiError } from "@/lib/protocol/errors";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { DEFAULT_ABANDONED_AFTER_MS, requestHash } from "@/lib/delivery/idempotency";
 import { agentRoute } from "@/lib/delivery/route";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { randomIds } from "@/lib/saga/ids";
+import { randomIds } from "@/packages/client/src/saga/ids";
 import { serverLog } from "@/lib/core/observability/log";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { createWebhook } from "@/lib/server/notifications/create-webhook";
@@ -15,14 +15,15 @@ import { Notifier } from "@/lib/server/notifications/notifier";
 import { webhookTargetPolicy } from "@/lib/server/notifications/webhook-target";
 import { sweepStuckRuns } from "@/lib/server/worker/sweep-stuck-runs";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { playSeed003 } from "../support/support-agent";
 import { requestCounts, routeFetch } from "../support/api-router";
 import { makeToken, useTestDatabase } from "./api-test-kit";
 import * as metricsRoute from "@/app/api/metrics/route";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("metrics");
 const TOKEN = "scrape-secret-for-this-test";
@@ -78,7 +79,7 @@ describe("the metrics endpoint", () => {
     // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
     const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 });
     const engine = () => new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: 2000, backoffMs: 10 });
-    const server = new SagaEngine({ store: new PrismaSagaStore(prisma), registry, clock });
+    const server = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry, clock });
 
     const before = await scrape();
     const beginsBefore = requests("POST /api/v1/runs/:runId/calls");

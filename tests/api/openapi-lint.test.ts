@@ -9,10 +9,10 @@ import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { allEndpoints } from "@/lib/delivery/contracts";
-import { ApiErrorCode } from "@/lib/protocol/errors";
+import { ApiErrorCode } from "@/packages/client/src/protocol/errors";
 import { buildOpenApiDocument } from "@/lib/delivery/openapi";
-import { ApprovalReason } from "@/lib/saga/vocabulary";
-import { SagaErrorCode } from "@/lib/saga/errors";
+import { ApprovalReason } from "@/packages/client/src/saga/vocabulary";
+import { SagaErrorCode } from "@/packages/client/src/saga/errors";
 
 const doc = buildOpenApiDocument(allEndpoints);
 

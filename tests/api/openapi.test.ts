@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { GET } from "@/app/api/v1/openapi.json/route";
 import { allEndpoints } from "@/lib/delivery/contracts";
-import { defineEndpoint, fillPath, toOpenApiPath, type AnyEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint, fillPath, toOpenApiPath, type AnyEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { buildOpenApiDocument, type JsonObject } from "@/lib/delivery/openapi";
 import { call } from "./api-test-kit";
 

@@ -6,13 +6,13 @@
  * and a log that disagrees with the agent.
  */
 import { describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ManualClock } from "@/lib/saga/clock";
-import { SagaEngine } from "@/lib/saga/engine";
-import { SagaError } from "@/lib/saga/errors";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { SagaError } from "@/packages/client/src/saga/errors";
 import { World } from "@/lib/demo/sim";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";

@@ -12,20 +12,21 @@ import * as optionsRoute from "@/app/api/dashboard/runs/[runId]/revokes/route";
 import * as revokesRoute from "@/app/api/dashboard/revokes/route";
 import * as stepRevokeRoute from "@/app/api/dashboard/steps/[stepId]/revoke/route";
 import { runWithSessionReader } from "@/lib/server/auth/current-user";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { ManualClock } from "@/lib/saga/clock";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { createUser } from "@/lib/server/users/create-user";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { routeFetch } from "../support/api-router";
 import { call, makeToken, useTestDatabase, type CallResult } from "./api-test-kit";
 import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("revokes");
 const users: Record<string, string> = {};
@@ -59,7 +60,7 @@ async function setup() {
   // after a call (tests/api/pipelined-calls.test.ts covers the client's default, outcome with the next call).
   const store = new HttpSagaStore({ baseUrl: "http://sagaboard.test", token: token.secret, fetch: routeFetch, outcomeLingerMs: 0 });
   const engine = new SagaEngine({ store, registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
-  const workerEngine = new SagaEngine({ store: sharedSagaStore(prisma), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
+  const workerEngine = new ReviewerEngine({ store: sharedSagaStore(prisma), registry, clock: world.clock, recheckAfterMs: 10, backoffMs: 1 });
   const worker = new Worker({ queue: prismaTaskQueue(prisma), engine: workerEngine, workerId: `w-${Date.now()}`, tools: registry.list().map((t) => t.name) });
   return { world, engine, worker, prisma, token };
 }
@@ -127,7 +128,7 @@ describe("pulling back one step", () => {
     const run = await engine.startRun({ title: "email regret", agent: "x" });
     const mail = { to: "bo@example.com", subject: "Your refund", body: "We refunded you twice." };
     const pivot = await run.requestPivot({ summary: "Tell the customer.", plan: [{ tool: "send_email", args: mail }] });
-    await new SagaEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world) }).decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "rita@example.com" }, planHash: pivot.planHash });
+    await new ReviewerEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world) }).decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "rita@example.com" }, planHash: pivot.planHash });
     await run.awaitPivot(pivot.id, { timeoutMs: 2000, pollMs: 10 });
     expect(await run.call("send_email", mail)).toMatchObject({ status: "ok" });
     const step = await prisma.step.findFirstOrThrow({ where: { runId: run.runId, tool: "send_email" } });

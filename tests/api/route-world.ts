@@ -12,12 +12,12 @@ import type { PrismaClient } from "@/lib/core/db/prisma";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";
 import { createUser } from "@/lib/server/users/create-user";
 import { routeFetch } from "../support/api-router";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** Who calls. */
 export const PRINCIPALS = ["anonymous", "revoked", "agentB", "worker", "viewer", "support", "reviewer", "admin", "agentA"] as const;
@@ -60,7 +60,7 @@ export async function seedRouteWorld(prisma: PrismaClient, label: string): Promi
   const spareEmail = `spare-${label}@example.com`;
   await createUser(prisma, { email: spareEmail, name: "spare", role: "viewer", password: "correct horse battery", by: { type: "system", id: "test" } });
 
-  const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world), recheckAfterMs: 20 });
+  const engine = new ReviewerEngine({ store: sharedSagaStore(prisma), registry: createSupportToolRegistry(world), recheckAfterMs: 20 });
   // The open run: a step done, a pivot waiting, an escalation raised.
   const open = await engine.startRun({ title: "grid: open run", agent: agentAName });
   expect((await open.call("create_ticket_draft", { summary: "late parcel", orderId: "A-1001" })).status).toBe("ok");

@@ -5,10 +5,10 @@
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { Prisma } from "@/generated/prisma";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { ApiError, ZErrorBody } from "@/lib/protocol/errors";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
+import { ApiError, ZErrorBody } from "@/packages/client/src/protocol/errors";
 import { agentRoute, MAX_BODY_BYTES, publicRoute, withStatus } from "@/lib/delivery/route";
-import { SagaError } from "@/lib/saga/errors";
+import { SagaError } from "@/packages/client/src/saga/errors";
 import { serverLog } from "@/lib/core/observability/log";
 import { call, makeToken, useTestDatabase } from "./api-test-kit";
 

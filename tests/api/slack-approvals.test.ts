@@ -14,7 +14,7 @@ import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { SLACK_SCOPE } from "@/lib/desks/approvals/answer-slack-interaction";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { Notifier } from "@/lib/server/notifications/notifier";
 import { SlackAction } from "@/lib/server/slack/pivot-message";
 import { slackConfig } from "@/lib/server/slack/slack-config";

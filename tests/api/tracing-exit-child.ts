@@ -4,7 +4,7 @@
  * the signal itself, as the worker and the notifier do, and ends with process.exit after a pause.
  * Its span must reach the receiver either way, though the batch's own schedule is far off.
  */
-import { activeTracer } from "@/lib/protocol/tracing";
+import { activeTracer } from "@/packages/client/src/protocol/tracing";
 
 process.env.OTEL_BSP_SCHEDULE_DELAY = "60000";
 const tracer = activeTracer();

@@ -11,18 +11,18 @@
  * gate holds a `raise_escalation` span, and a person's unwind `compensate` spans under that person's span.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ManualClock, systemClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ManualClock, systemClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { recordRunTrace } from "@/lib/core/observability/run-trace";
 import { sagaSpans } from "@/lib/core/observability/saga-spans";
-import { withTraceparent } from "@/lib/protocol/trace-scope";
-import { startTracing, stopTracing } from "@/lib/protocol/tracing";
+import { withTraceparent } from "@/packages/client/src/protocol/trace-scope";
+import { startTracing, stopTracing } from "@/packages/client/src/protocol/tracing";
 import { playSeed003 } from "../support/support-agent";
 import { routeFetch } from "../support/api-router";
 import { makeToken, useTestDatabase } from "./api-test-kit";

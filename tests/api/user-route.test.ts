@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { buildOpenApiDocument } from "@/lib/delivery/openapi";
 import { getCurrentUser, requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { userRoute } from "@/lib/delivery/user-route";

@@ -6,17 +6,17 @@
  * The engine drives real runs over the store; the fake system's effects are the oracle.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SagaEngine } from "@/lib/saga/engine";
-import { SagaError } from "@/lib/saga/errors";
-import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
-import { attentionLeft, finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
-import { recordManualRepair } from "@/lib/saga/record-manual-repair";
-import { decidePivot } from "@/lib/saga/decide-pivot";
-import type { Actor, SagaStore } from "@/lib/saga/store";
-import { FakeSystem, fakeCompensator, fakeTools } from "@/lib/saga/testkit";
-import { ToolRegistry } from "@/lib/saga/tools";
-import { EscalationKind, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { editPivotPlanItem } from "@/packages/client/src/saga/edit-pivot-plan";
+import { attentionLeft, finishUnwoundRun } from "@/packages/client/src/saga/finish-unwound-run";
+import { recordManualRepair } from "@/packages/client/src/saga/record-manual-repair";
+import { decidePivot } from "@/packages/client/src/saga/decide-pivot";
+import type { Actor, SagaStore } from "@/packages/client/src/saga/store";
+import { FakeSystem, fakeCompensator, fakeTools } from "@/packages/client/src/saga/testkit";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
+import { EscalationKind, RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import type { ContractStore } from "./saga-store-contract";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const reviewer: Actor = { type: "user", id: "rita@example.com" };
 
@@ -27,7 +27,7 @@ export function describeReviewerStoreContract(name: string, makeStore: () => Pro
     let cleanup: (() => Promise<void>) | undefined;
     let sys: FakeSystem;
     let registry: ToolRegistry;
-    let engine: SagaEngine;
+    let engine: ReviewerEngine;
 
     beforeEach(async () => {
       const made = await makeStore();
@@ -35,7 +35,7 @@ export function describeReviewerStoreContract(name: string, makeStore: () => Pro
       cleanup = made.cleanup;
       sys = new FakeSystem();
       registry = new ToolRegistry(fakeTools(sys), [fakeCompensator(sys, "undo"), fakeCompensator(sys, "refund")]);
-      engine = new SagaEngine({ store, registry, recheckAfterMs: 0, backoffMs: 1, maxAttempts: 1 });
+      engine = new ReviewerEngine({ store, registry, recheckAfterMs: 0, backoffMs: 1, maxAttempts: 1 });
     });
 
     afterEach(async () => {

@@ -1,13 +1,13 @@
 /**
- * The SagaStore contract (lib/saga/store.ts), as one suite every implementation runs: the memory
- * store (lib/saga/memory-store.test.ts) and the Prisma store on SQLite and PostgreSQL, durable and
- * relaxed (tests/integration/prisma-store.test.ts). The HTTP client (lib/agent/client/) is held to the same
+ * The SagaStore contract (packages/client/src/saga/store.ts), as one suite every implementation runs: the memory
+ * store (packages/client/src/saga/memory-store.test.ts) and the Prisma store on SQLite and PostgreSQL, durable and
+ * relaxed (tests/integration/prisma-store.test.ts). The HTTP client (packages/client/src/agent/client/) is held to the same
  * behaviour end to end by tests/api. Each test writes its own uniquely named runs, so implementations
  * may share one database across tests.
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
+import { auditHash, compensationKey, stepKey } from "@/packages/client/src/saga/keys";
 import {
   actorLabel,
   auditHashedContent,
@@ -22,8 +22,8 @@ import {
   type NewPivot,
   type PlanItem,
   type SagaStore,
-} from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+} from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 
 /** What a store factory hands the suite. */
 export interface ContractStore {

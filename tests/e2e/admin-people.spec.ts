@@ -10,10 +10,10 @@
  * Each page is screenshotted at 1280 and 390 px wide for a person to look at.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { hashTokenSecret, tokenScope } from "@/lib/server/tokens/agent-token";
 import { userScope } from "@/lib/server/users/user";
 import { customerFor, effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";

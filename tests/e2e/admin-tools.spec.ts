@@ -9,11 +9,11 @@
  * Each test declares tools in its own namespace, so it never changes a row another test uses.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
-import { stepKey } from "@/lib/saga/keys";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { stepKey } from "@/packages/client/src/saga/keys";
 import { World } from "@/lib/demo/sim";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";

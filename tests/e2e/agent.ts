@@ -10,12 +10,12 @@
  * run, so assertions always filter it by this test's own keys, refs or recipient.
  */
 import { randomBytes } from "node:crypto";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import type { RunContext } from "@/lib/saga/run-context";
-import { SagaEngine } from "@/lib/saga/engine";
-import type { ToolRegistry } from "@/lib/saga/tools";
+import type { RunContext } from "@/packages/client/src/saga/run-context";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { ToolRegistry } from "@/packages/client/src/saga/tools";
 import type { LedgerEntry, LedgerFilter } from "@/lib/demo/sim/ledger";
 import { RemoteWorld, type WorldLike } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";

@@ -6,11 +6,12 @@
  */
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { customerFor, expect, test, uniqueTag, type TestAgent } from "./agent";
 import { shootBothWidths, signIn } from "./fixtures";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** The same agent, with connectors that state no audience: the server decides it from the tool table. */
 function silentAgent(agent: TestAgent, world: WorldLike): SagaEngine {
@@ -30,7 +31,7 @@ test.describe("who saw an effect", () => {
     const run = await engine.startRun({ title: `Tell ${customer} about order ${tag}`, agent: agent.name, onBehalfOf: customer });
     const mail = { to: customer, subject: `Order ${tag} ships today`, body: "Your order ships today." };
     const pivot = await run.requestPivot({ summary: "email the customer", plan: [{ tool: "send_email", args: mail }] });
-    await new SagaEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) }).decidePivot(pivot.id, {
+    await new ReviewerEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) }).decidePivot(pivot.id, {
       approve: true,
       actor: { type: "user", id: "rita@example.com" },
       planHash: pivot.planHash,

@@ -5,16 +5,16 @@
  * the LOOKUP task over the API, looks the key up with its own connector, and the page shows what it
  * found and who looked, without a reload. Nothing in the saga log changes until the person decides.
  */
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { settleToolProposal } from "@/lib/server/tools/settle-tool-proposal";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { TEAM_MANIFEST, teamRegistry } from "../support/team-connector";
 import { effects, expect, test, uniqueTag, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";

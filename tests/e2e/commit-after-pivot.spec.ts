@@ -10,7 +10,7 @@ import path from "node:path";
 import type { Page } from "@playwright/test";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import type { PivotRecord } from "@/lib/saga/store";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { sweepStuckRuns } from "@/lib/server/worker/sweep-stuck-runs";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";

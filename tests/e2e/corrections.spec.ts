@@ -4,24 +4,25 @@
  * ledger is the oracle: one message, however often Send is clicked or the request replayed.
  */
 import type { Page } from "@playwright/test";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { PrismaClient } from "@/generated/prisma";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { customerFor, effects, expect, sentTo, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** A run that emails `customer` after an approved pivot and is then unwound: its correction's id. */
 async function draftedCorrection(db: PrismaClient, agent: TestAgent, world: RemoteWorld, customer: string, tag: string): Promise<string> {
   const run = await agent.engine.startRun({ title: `Tell ${customer} about order ${tag}`, agent: agent.name, onBehalfOf: customer });
   const mail = { to: customer, subject: `Your order ${tag} ships today`, body: "Your order ships today." };
   const pivot = await run.requestPivot({ summary: "email the customer", plan: [{ tool: "send_email", args: mail }] });
-  const reviewer = new SagaEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
+  const reviewer = new ReviewerEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
   await reviewer.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: "rita@example.com" }, planHash: pivot.planHash });
   expect((await run.call("send_email", mail)).status).toBe("ok");
   await run.unwind("the order was cancelled after the email went out");

@@ -17,19 +17,20 @@
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
 import { AGENT_STORE, customerFor, expect, stageReship, test, uniqueTag } from "./agent";
 import { screenshotPath, shootBothWidths, signIn } from "./fixtures";
 import { rawWordsOn } from "./words";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
-import { Worker } from "@/lib/agent/worker";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** A reviewer's engine in the test process (for approving what a test needs approved beforehand). */
-function reviewerEngine(db: PrismaClient, world: RemoteWorld): SagaEngine {
-  return new SagaEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
+function reviewerEngine(db: PrismaClient, world: RemoteWorld): ReviewerEngine {
+  return new ReviewerEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
 }
 
 test.describe("the desks, fourth pass", () => {

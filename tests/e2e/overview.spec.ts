@@ -7,16 +7,16 @@
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { readOverview } from "@/lib/desks/overview/get-overview";
-import { SagaEngine } from "@/lib/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const apology = { to: "bo@example.com", subject: "Your replacement is on its way", body: "We re-shipped order 2001." };
 
 test("a viewer reads the overview: waiting items by kind and age, and run quality as charts, on a desktop and a phone", async ({ page, db, seedUser }) => {
   // Runs recorded in this process against a world of its own (their effects need no server).
   const world = new World({ searchLagMs: 0 });
-  const engine = new SagaEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world), recheckAfterMs: 10, backoffMs: 5 });
+  const engine = new ReviewerEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world), recheckAfterMs: 10, backoffMs: 5 });
   const person = { type: "user" as const, id: "rita@example.com" };
   const done = await engine.startRun({ title: "Overview: completed", agent: "overview-agent" });
   await done.call("create_email_draft", apology);

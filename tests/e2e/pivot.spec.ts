@@ -8,8 +8,8 @@
  * simulated systems, which records what really happened outside Sagaboard.
  */
 import type { Page } from "@playwright/test";
-import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
-import type { PivotRecord } from "@/lib/saga/store";
+import type { CallOutcome, RunContext } from "@/packages/client/src/saga/run-context";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
 import { customerFor, effects, expect, gate, sentTo, stageReship, test, uniqueTag, type StagedReship, type TestAgent } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

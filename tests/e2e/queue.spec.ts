@@ -8,7 +8,7 @@
  *   and the decision is written back to the saga log.
  */
 import type { Page } from "@playwright/test";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { customerFor, effects, expect, sentTo, test, uniqueTag } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";

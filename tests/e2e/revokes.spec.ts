@@ -6,13 +6,13 @@
  */
 import type { APIResponse } from "@playwright/test";
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { effects, expect, test, uniqueTag, type TestAgent, AGENT_STORE } from "./agent";
 import { screenshotPath, signIn } from "./fixtures";
 

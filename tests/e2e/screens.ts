@@ -7,10 +7,10 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
 import type { RemoteWorld } from "@/lib/demo/sim/remote";
 import type { Role } from "@/lib/server/auth/roles";
 import { customerFor, stageReship, type TestAgent } from "./agent";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** One screen and who reads it. */
 export interface Screen {
@@ -35,7 +35,7 @@ export interface SeededScreens {
 /** Seeds one of everything a screen shows, with titles carrying `tag`. */
 export async function seedScreens(db: PrismaClient, agent: TestAgent, world: RemoteWorld, tag: string): Promise<SeededScreens> {
   const customer = customerFor(tag);
-  const reviewer = new SagaEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
+  const reviewer = new ReviewerEngine({ store: new PrismaSagaStore(db), registry: createSupportToolRegistry(world) });
   const mail = { to: customer, subject: `Your replacement ships today (${tag})`, body: "We re-shipped order 2001 and waived the fee." };
 
   // A pivot waiting for a reviewer.

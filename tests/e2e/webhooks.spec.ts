@@ -10,7 +10,7 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { Notifier } from "@/lib/server/notifications/notifier";
 import { verifyWebhookSignature } from "@/lib/server/notifications/webhook-signature";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { expect, screenshotPath, signIn, test } from "./fixtures";
 

@@ -23,7 +23,7 @@
  * intents, no INTENDED/UNKNOWN row at rest. Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per fault).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { requireUser, runWithSessionReader, type CurrentUser } from "@/lib/server/auth/current-user";
 import { endAllUserSessions, startUserSession } from "@/lib/server/auth/user-sessions";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
@@ -32,10 +32,10 @@ import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import { rejectPivot } from "@/lib/desks/pivots/reject-pivot";
 import { decideHeldCalls } from "@/lib/desks/escalations/decide-held-calls";
-import { SagaEngine } from "@/lib/saga/engine";
-import { SagaError } from "@/lib/saga/errors";
-import type { RunContext } from "@/lib/saga/run-context";
-import { EscalationKind, PivotStatus, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import type { RunContext } from "@/packages/client/src/saga/run-context";
+import { EscalationKind, PivotStatus, RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import type { World } from "@/lib/demo/sim/world";
 import { escalationSla, loadSlaRules, pivotSla } from "@/lib/server/sla/sla-rules";

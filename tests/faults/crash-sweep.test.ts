@@ -32,10 +32,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { CrashPoint, type CrashPointName } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
-import type { EscalationRecord, StepRecord } from "@/lib/saga/store";
-import { RunStatus } from "@/lib/saga/vocabulary";
+import { CrashPoint, type CrashPointName } from "@/packages/client/src/saga/crash-points";
+import type { EscalationRecord, StepRecord } from "@/packages/client/src/saga/store";
+import { RunStatus } from "@/packages/client/src/saga/vocabulary";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { makeScript, TOOLS_BY_CLASS, type LoggedClass } from "../support/fault-agent";
@@ -43,6 +42,7 @@ import type { RunnerCommand } from "../support/fault-agent-runner";
 import { computeFigures, figureLine, goalsMet, Prng, storeLabel } from "../support/fault-oracle";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { testStoreKind } from "../support/test-database";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const SEEDS = Number(process.env.SAGABOARD_FAULT_SEEDS ?? "6");
 const LANES = Number(process.env.SAGABOARD_FAULT_LANES ?? "2");
@@ -227,7 +227,7 @@ describe("crash-point sweep with real processes", () => {
 
     // The reviewer: approves every pending pivot (the agents long-poll for the decision).
     const store = new PrismaSagaStore(prisma);
-    const reviewer = new SagaEngine({ store, registry });
+    const reviewer = new ReviewerEngine({ store, registry });
     let reviewing = true;
     const approvals = (async () => {
       while (reviewing) {

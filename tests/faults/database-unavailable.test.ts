@@ -33,20 +33,20 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma, openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { sqliteFilePath } from "@/lib/core/db/url";
-import { stepKey } from "@/lib/saga/keys";
-import { SagaEngine } from "@/lib/saga/engine";
-import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { stepKey } from "@/packages/client/src/saga/keys";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { World } from "@/lib/demo/sim";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { enqueueTask } from "@/lib/server/worker/enqueue-task";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { makeToken } from "../api/api-test-kit";
 import { routeFetch } from "../support/api-router";
 import { lockSqliteFile, type SqliteLock } from "../support/sqlite-locker";

@@ -8,7 +8,7 @@
  */
 import { appendFileSync } from "node:fs";
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import type { EscalationRecord, SagaStore, StepRecord } from "@/lib/saga/store";
+import type { EscalationRecord, SagaStore, StepRecord } from "@/packages/client/src/saga/store";
 import type { LedgerEntry } from "@/lib/demo/sim/ledger";
 import { computeFigures, type FaultFigures } from "../support/fault-oracle";
 import { testStoreKind } from "../support/test-database";

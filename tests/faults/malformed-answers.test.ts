@@ -19,8 +19,8 @@
  * Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per shape).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SagaError, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { EscalationKind, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { SagaError, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { EscalationKind, RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { MALFORMED_SHAPES, type MalformedShape } from "@/lib/demo/sim/faults";
 import { storeLabel } from "../support/fault-oracle";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";

@@ -27,19 +27,19 @@
  * the simulated systems' ledger). Trials: SAGABOARD_FAULT_MATRIX_TRIALS (2), 10+ with SAGABOARD_FAULT_FULL=1.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { databaseNow } from "@/lib/core/db/dialect";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { World } from "@/lib/demo/sim";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { enqueueTask } from "@/lib/server/worker/enqueue-task";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy";

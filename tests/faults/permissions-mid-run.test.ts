@@ -23,20 +23,20 @@
  * Trials: SAGABOARD_FAULT_MATRIX_TRIALS (default 2 per fault and moment).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { SagaboardApiError } from "@/lib/agent/client/transport";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { SagaboardApiError } from "@/packages/client/src/agent/client/transport";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import { getRunTimeline } from "@/lib/desks/runs/get-run-timeline";
-import { ManualClock } from "@/lib/saga/clock";
-import { SagaEngine } from "@/lib/saga/engine";
-import { SagaError } from "@/lib/saga/errors";
-import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { World } from "@/lib/demo/sim";
 import { revokeAgentToken } from "@/lib/server/tokens/revoke-agent-token";
 import { editTool } from "@/lib/server/tools/edit-tool";

@@ -15,12 +15,12 @@
  * TRIALS: SAGABOARD_FAULT_TRIALS (default 50 per cell).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { SimulatedCrash } from "@/lib/saga/crash-points";
-import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { SagaEngine } from "@/lib/saga/engine";
-import type { RunContext } from "@/lib/saga/run-context";
-import type { StepRecord, EscalationRecord } from "@/lib/saga/store";
-import { RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import type { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
+import type { RunContext } from "@/packages/client/src/saga/run-context";
+import type { StepRecord, EscalationRecord } from "@/packages/client/src/saga/store";
+import { RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import type { Fault } from "@/lib/demo/sim/faults";
 import { makeScript, TOOLS_BY_CLASS, type ScriptCall } from "../support/fault-agent";
 import { addFigures, computeFigures, emptyFigures, figureLine, goalsMet, Prng, type FaultFigures } from "../support/fault-oracle";
@@ -81,7 +81,7 @@ function forwardFault(r: Prng, c: Counters): Fault {
 async function trial(sc: Scenario, seed: number, p: number, c: Counters): Promise<string> {
   const r = new Prng(seed ^ 0x5bd1e995);
   const script = makeScript(seed, MENU, { unwindChance: 0.3, minCalls: 2, maxCalls: 5 });
-  let engine: SagaEngine = sc.engine();
+  let engine: ReviewerEngine = sc.engine();
   let ctx: RunContext = await engine.startRun({ title: `random mix ${seed}`, agent: "fault-agent" });
   const runId = ctx.runId;
   const history: { tool: string; args: unknown }[] = [];

@@ -8,15 +8,15 @@
  */
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ZodError } from "zod";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { EscalationKind } from "@/lib/saga/vocabulary";
-import { type RunContext } from "@/lib/saga/run-context";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { auditHash } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type AuditEventRecord } from "@/lib/saga/store";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { EscalationKind } from "@/packages/client/src/saga/vocabulary";
+import { type RunContext } from "@/packages/client/src/saga/run-context";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { auditHash } from "@/packages/client/src/saga/keys";
+import { auditHashedContent, GENESIS_HASH, type AuditEventRecord } from "@/packages/client/src/saga/store";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { approvePivot } from "@/lib/desks/pivots/approve-pivot";
@@ -42,7 +42,7 @@ process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
 const auth = vi.hoisted(() => ({ user: null as null | { id: string; email: string; name: string; role: "admin" | "reviewer" | "support" | "viewer" } }));
 
 vi.mock("@/lib/server/auth/current-user", async (importOriginal) => {
-  const { ApiError: Err } = await import("@/lib/protocol/errors");
+  const { ApiError: Err } = await import("@/packages/client/src/protocol/errors");
   const { can } = await import("@/lib/server/auth/roles");
   return {
     ...(await importOriginal<typeof import("@/lib/server/auth/current-user")>()),

@@ -28,17 +28,18 @@ import { findNotificationSettings } from "@/lib/server/notifications/find-webhoo
 import { Notifier } from "@/lib/server/notifications/notifier";
 import { replayDelivery } from "@/lib/server/notifications/replay-delivery";
 import { verifyWebhookSignature } from "@/lib/server/notifications/webhook-signature";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { saveNotificationTeam, saveSlaRule } from "@/lib/server/sla/save-sla-settings";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { addSupportTools, call, makeToken, useTestDatabase } from "../api/api-test-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("notifications");
 const BASE = "http://sagaboard.test";
 const apology = { to: "bo@example.com", subject: "Your replacement is on its way", body: "We re-shipped order 2001." };
 
 async function engine(): Promise<SagaEngine> {
-  return new SagaEngine({ store: sharedSagaStore(await getPrisma()), registry: createSupportToolRegistry(resetHostedWorld({ searchLagMs: 0 })), recheckAfterMs: 10, backoffMs: 5 });
+  return new ReviewerEngine({ store: sharedSagaStore(await getPrisma()), registry: createSupportToolRegistry(resetHostedWorld({ searchLagMs: 0 })), recheckAfterMs: 10, backoffMs: 5 });
 }
 
 async function notifier(id: string, options: Partial<ConstructorParameters<typeof Notifier>[0]> = {}): Promise<Notifier> {

@@ -11,12 +11,12 @@ import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { getOverview, readOverview, type Overview } from "@/lib/desks/overview/get-overview";
 import { foldAllOverviewDeltas, foldOverviewDeltas, overviewFoldEveryMs, startOverviewFoldDuty } from "@/lib/desks/overview/fold-overview-counts";
 import { openPrisma } from "@/lib/core/db/prisma";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { irreversibleBeforePivot } from "@/lib/saga/metrics";
-import type { Actor } from "@/lib/saga/store";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { irreversibleBeforePivot } from "@/packages/client/src/saga/metrics";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { resetHostedWorld } from "@/lib/demo/sim/host";
 import { useTestDatabase } from "../api/api-test-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("overview");
 const person: Actor = { type: "user", id: "rita@example.com" };
@@ -28,8 +28,8 @@ function percentile(sorted: number[], p: number): number | null {
 }
 
 let world = resetHostedWorld({ searchLagMs: 0 });
-async function engine(): Promise<SagaEngine> {
-  return new SagaEngine({ store: sharedSagaStore(await getPrisma()), registry: createSupportToolRegistry(world), recheckAfterMs: 10, backoffMs: 5 });
+async function engine(): Promise<ReviewerEngine> {
+  return new ReviewerEngine({ store: sharedSagaStore(await getPrisma()), registry: createSupportToolRegistry(world), recheckAfterMs: 10, backoffMs: 5 });
 }
 
 beforeAll(async () => {

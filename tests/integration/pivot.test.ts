@@ -4,8 +4,8 @@
  * every staged effect.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { SagaError } from "@/lib/saga/errors";
-import type { RunContext } from "@/lib/saga/run-context";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import type { RunContext } from "@/packages/client/src/saga/run-context";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";
 
 const reviewer = { type: "user" as const, id: "rita@example.com" };

@@ -15,8 +15,8 @@ import { DEFAULT_POSTGRES_MIGRATIONS_DIR, migrationChecksum, migratePostgres } f
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { sqliteFilePath } from "@/lib/core/db/url";
-import { stepKey } from "@/lib/saga/keys";
-import type { AuditInput, NewIntent } from "@/lib/saga/store";
+import { stepKey } from "@/packages/client/src/saga/keys";
+import type { AuditInput, NewIntent } from "@/packages/client/src/saga/store";
 import { describeSagaStoreContract } from "@/tests/contract/saga-store-contract";
 import { expectChainIntact } from "../support/audit-chain";
 import { releasedTogether } from "../support/released-together";
@@ -62,7 +62,7 @@ const WORKER_SOURCE = `
 import { createInterface } from "node:readline";
 import { openPrisma } from ${JSON.stringify(path.join(process.cwd(), "lib/core/db/prisma.ts"))};
 import { PrismaSagaStore } from ${JSON.stringify(path.join(process.cwd(), "lib/core/db/prisma-saga-store.ts"))};
-import { stepKey } from ${JSON.stringify(path.join(process.cwd(), "lib/saga/keys.ts"))};
+import { stepKey } from ${JSON.stringify(path.join(process.cwd(), "packages/client/src/saga/keys.ts"))};
 const [url, worker, mode, runId, count] = process.argv.slice(2);
 const client = await openPrisma(url);
 const store = new PrismaSagaStore(client);

@@ -5,8 +5,8 @@
  * rejects, the run unwinds. The ledgers are the oracle.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { CrashPoint, SimulatedCrash, type CrashPointName } from "@/lib/saga/crash-points";
-import { StepStatus } from "@/lib/saga/vocabulary";
+import { CrashPoint, SimulatedCrash, type CrashPointName } from "@/packages/client/src/saga/crash-points";
+import { StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { refundAndReship } from "../support/support-agent";
 import { makeScenario, storeFactories, type Scenario } from "../support/harness";
 import { expectChainIntact } from "../support/audit-chain";

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { CrashPoint, SimulatedCrash } from "@/lib/saga/crash-points";
-import { Worker } from "@/lib/agent/worker";
+import { CrashPoint, SimulatedCrash } from "@/packages/client/src/saga/crash-points";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { sweepSilentSteps } from "@/lib/server/worker/sweep-silent-steps";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { rawDriverOf } from "@/lib/core/db/raw-driver";
-import { auditHash, compensationKey, stepKey } from "@/lib/saga/keys";
-import { MemorySagaStore } from "@/lib/saga/memory-store";
-import { auditHashedContent, GENESIS_HASH, IntentGuardFailed, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/lib/saga/store";
+import { auditHash, compensationKey, stepKey } from "@/packages/client/src/saga/keys";
+import { MemorySagaStore } from "@/packages/client/src/saga/memory-store";
+import { auditHashedContent, GENESIS_HASH, IntentGuardFailed, type AuditEventRecord, type NewIntent, type SagaStore, type StepRecord } from "@/packages/client/src/saga/store";
 import { reserveTestDatabase, testPostgresPoolerUrl } from "../support/test-database";
 
 const database = reserveTestDatabase("steplog");

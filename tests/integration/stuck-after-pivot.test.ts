@@ -9,13 +9,14 @@ import { databaseKind } from "@/lib/core/db/dialect";
 import { openPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { World } from "@/lib/demo/sim";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { stuckAfterPivotMs, stuckRunSweeper, sweepStuckRuns, DEFAULT_STUCK_AFTER_PIVOT_MS } from "@/lib/server/worker/sweep-stuck-runs";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { startStuckRunDuty, stuckSweepEveryMs } from "@/lib/server/worker/stuck-run-duty";
 import { reserveTestDatabase } from "../support/test-database";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const database = reserveTestDatabase("stuck");
 let prisma: PrismaClient;
@@ -41,7 +42,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A run approved at its pivot whose agent ran the first plan item and then went quiet. */
 async function approvedQuietRun(title: string): Promise<{ runId: string; run: Awaited<ReturnType<SagaEngine["startRun"]>> }> {
-  const engine = new SagaEngine({ store: new PrismaSagaStore(prisma), registry });
+  const engine = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry });
   const run = await engine.startRun({ title, agent: "quiet-agent" });
   const mail = { to: "c@example.com", subject: title, body: "It ships today." };
   const pivot = await run.requestPivot({ summary: "tell the customer", plan: [{ tool: "create_ticket", args: { summary: title, orderId: "1" } }, { tool: "send_email", args: mail }] });
@@ -118,7 +119,7 @@ describe("the sweep for runs stuck after their pivot", () => {
       ({ id, client }) =>
         new Worker({
           queue: prismaTaskQueue(client),
-          engine: new SagaEngine({ store: new PrismaSagaStore(client), registry }),
+          engine: new ReviewerEngine({ store: new PrismaSagaStore(client), registry }),
           workerId: id,
           tools: [],
           pollMs: 50,

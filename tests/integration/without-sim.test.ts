@@ -16,14 +16,14 @@ import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { findRuns } from "@/lib/desks/runs/find-runs";
 import { getRunTimeline } from "@/lib/desks/runs/get-run-timeline";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { World } from "@/lib/demo/sim/world";
 import { findTools } from "@/lib/server/tools/find-tools";
 import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { useTestDatabase } from "../api/api-test-kit";
 
 /** The reviewer who works the dashboard in this file. */

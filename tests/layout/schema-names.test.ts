@@ -1,5 +1,5 @@
 /**
- * One naming rule for the shapes lib/ parses (lib/ARCHITECTURE.md, "Names"): an exported zod schema
+ * One naming rule for the shapes lib/ and the client package's source parse (lib/ARCHITECTURE.md, "Names"): an exported zod schema
  * is `Z<Name>`, and the type inferred from it, when exported, is `T<Name>` with the same name. The
  * exceptions are types an installed package exports under a domain name (renaming them would break
  * agents that import them) and input-side variants, each listed with its reason.
@@ -8,7 +8,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
-const LIB = path.join(process.cwd(), "lib");
+/** The server's layers and the client package's (saga, protocol, agent). */
+const SOURCES = [path.join(process.cwd(), "lib"), path.join(process.cwd(), "packages", "client", "src")];
 
 /** Types named for the domain on purpose. */
 const DOMAIN_NAMED: Record<string, string> = {
@@ -28,7 +29,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const files = sourceFiles(LIB).map((file) => ({ file: path.relative(process.cwd(), file), text: readFileSync(file, "utf8") }));
+const files = SOURCES.flatMap(sourceFiles).map((file) => ({ file: path.relative(process.cwd(), file), text: readFileSync(file, "utf8") }));
 
 describe("names of schemas and their types", () => {
   it("finds the schemas it checks", () => {

@@ -14,9 +14,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PrismaClient } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { makeToken } from "../api/api-test-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 export const ROOT = process.cwd();
 export const REVIEWER = { type: "user" as const, id: "rev@example.com" };
@@ -158,14 +158,14 @@ export function gatewayKit(getPrisma: () => Promise<PrismaClient>, url: () => st
 
   /** What the reviewer does on the escalation page: approve the held call. */
   async function approve(escalationId: string): Promise<void> {
-    const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
+    const engine = new ReviewerEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
     await engine.decideHeldCall(escalationId, { approve: true, actor: REVIEWER });
   }
 
   /** What the reviewer does on the pivot screen: approve the plan as loaded. */
   async function approvePivot(pivotId: string): Promise<void> {
     const store = new PrismaSagaStore(await getPrisma());
-    const engine = new SagaEngine({ store, registry: new ToolRegistry() });
+    const engine = new ReviewerEngine({ store, registry: new ToolRegistry() });
     const pivot = await store.getPivot(pivotId);
     if (!pivot) throw new Error(`no pivot ${pivotId}`);
     await engine.decidePivot(pivotId, { approve: true, planHash: pivot.planHash, actor: REVIEWER });

@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
 import { pullRunRevoke } from "@/lib/desks/revokes/pull-revoke";
@@ -19,6 +18,7 @@ import { createUser } from "@/lib/server/users/create-user";
 import { useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { ADMIN, entries, gatewayKit, ledgerServer, REVIEWER, ROOT, textOf, type Result } from "./gateway-kit";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("mcp-gateway");
 let server: TestServer;
@@ -358,7 +358,7 @@ describe("MCP gateway", () => {
       const creating = (await s.client.callTool({ name: "write_file", arguments: { path: path.join(box, "new.txt"), content: "hello" } })) as Result;
       expect(creating._meta?.["dev.sagaboard/held"], textOf(creating)).toBe(true);
       expect(existsSync(path.join(box, "new.txt"))).toBe(false);
-      const engine = new SagaEngine({ store: new PrismaSagaStore(prisma), registry: new ToolRegistry() });
+      const engine = new ReviewerEngine({ store: new PrismaSagaStore(prisma), registry: new ToolRegistry() });
       await engine.decideHeldCall(creating._meta!["dev.sagaboard/escalationId"] as string, { approve: false, actor: REVIEWER });
       expect(treeHashes(box)).not.toEqual(start);
 

@@ -13,9 +13,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import type { PivotRecord, StepRecord } from "@/lib/saga/store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { PivotRecord, StepRecord } from "@/packages/client/src/saga/store";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
@@ -27,6 +27,7 @@ import { getPrisma as appPrisma } from "@/lib/core/db/prisma";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
 import { launchScript } from "../support/script-process";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 /** The reviewer who decides the stuck run. */
 const rita = { id: "usr_rita", email: "rita@example.com", name: "Rita Reviewer", role: "reviewer" as const };
@@ -44,8 +45,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-async function dbEngine(): Promise<SagaEngine> {
-  return new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: createSupportToolRegistry(getHostedWorld()) });
+async function dbEngine(): Promise<ReviewerEngine> {
+  return new ReviewerEngine({ store: new PrismaSagaStore(await getPrisma()), registry: createSupportToolRegistry(getHostedWorld()) });
 }
 
 /** The demo's happy-path run of `agent` and its pending pivot. */

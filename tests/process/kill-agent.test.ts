@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { CrashPoint } from "@/lib/saga/crash-points";
+import { CrashPoint } from "@/packages/client/src/saga/crash-points";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";

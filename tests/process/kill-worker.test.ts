@@ -6,12 +6,12 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireUser, runWithSessionReader } from "@/lib/server/auth/current-user";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
 import { pullStepRevoke } from "@/lib/desks/revokes/pull-revoke";
-import { CrashPoint } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
+import { CrashPoint } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { createAgentToken } from "@/lib/server/tokens/create-agent-token";

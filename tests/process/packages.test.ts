@@ -1,6 +1,8 @@
 /**
- * @sagaboard/client as an outside team installs it: built (tsup), packed (`npm pack`), installed from
- * the tarball into an empty directory outside the checkout with `npm install --offline`, and run
+ * @sagaboard/client and @sagaboard/mcp-gateway as an outside team installs them: each built (tsup) and
+ * packed (`npm pack`) from a copy of its folder alone, with no checkout around it (a package that
+ * reached into the app through an alias or a path out of its folder fails to build there), installed
+ * from the tarballs into an empty directory outside the checkout with `npm ci --offline`, and run
  * against a real server as a four-tool trip agent (the plain client and the LangGraph.js adapter)
  * and through the OpenAI Agents SDK adapter (a namespaced, held tool). The installed tree holds no @prisma/client, next or server
  * module, checked from `npm ls` and from every module the agent processes actually loaded. Effects are
@@ -8,14 +10,14 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
@@ -23,8 +25,10 @@ import { startTestServer, type TestServer } from "../support/http-server";
 const exec = promisify(execFile);
 const getPrisma = useTestDatabase("packages");
 const ROOT = process.cwd();
-const PACKAGE_DIR = path.join(ROOT, "packages", "client");
+const PACKAGES = path.join(ROOT, "packages");
 const OUTSIDE = mkdtempSync(path.join(os.tmpdir(), "sagaboard-team-"));
+/** Where each package's folder is copied to be built alone, outside the checkout. */
+const BUILDS = mkdtempSync(path.join(os.tmpdir(), "sagaboard-build-"));
 const LEDGER = path.join(OUTSIDE, "ledger.json");
 const REVIEWER = { type: "user" as const, id: "rev@example.com" };
 let server: TestServer;
@@ -116,6 +120,23 @@ for (let i = 0; i < 300 && next.text !== "Told Ada."; i++) { await new Promise((
 console.log("RESULT " + JSON.stringify({ runId: run.runId, output: next.text }));
 `;
 
+// An agent that ends badly 10 ms after a confirmed call (an uncaught throw, or process.exit()), with
+// the client's default or with pipelining opted in (LINGER_MS): nothing it was told may be lost.
+const EXITING = `import { z } from "zod";
+import { defineCompensator, defineTool, HttpSagaStore, SagaEngine, ToolRegistry } from "@sagaboard/client";
+import { effect, find, release, released } from "./systems.mjs";
+const { URL: baseUrl, TOKEN: token, END, LINGER_MS } = process.env;
+const registry = new ToolRegistry([defineTool({ name: "trip.hold_car", class: "REVERSIBLE", args: z.object({ city: z.string() }),
+  call: async (a, c) => ({ externalRef: null, result: await effect("hold_car", c.stepKey, a) }), lookup: (key) => find("hold_car", key), compensation: { with: "trip.release_car", build: () => ({}) } })],
+  [defineCompensator({ name: "trip.release_car", args: z.object({}), run: (_a, c) => release("release_car", c), verify: (_a, c) => released(c) })]);
+const linger = LINGER_MS ? { outcomeLingerMs: Number(LINGER_MS) } : {};
+const engine = new SagaEngine({ store: new HttpSagaStore({ baseUrl, token, ...linger }), registry });
+const run = await engine.startRun({ title: "A car in Evora (the agent then ends badly)", agent: "trip" });
+await run.call("trip.hold_car", { city: "Evora" });
+console.log("RUN " + run.runId);
+setTimeout(() => { if (END === "throw") throw new Error("the team's own bug, 10 ms after a confirmed call"); process.exit(3); }, 10);
+`;
+
 // The OpenAI Agents SDK adapter: a namespaced irreversible tool the SDK renames; held, approved in Sagaboard, sent once.
 const OPENAI = `import { z } from "zod";
 import { Agent, Runner, Usage, setTracingDisabled } from "@openai/agents";
@@ -187,20 +208,47 @@ const TRACE_HOOKS = `import { appendFileSync } from "node:fs";
 export async function resolve(specifier, context, next) { const r = await next(specifier, context); appendFileSync(process.env.TRACE, r.url + "\\n"); return r; }
 `;
 
+/**
+ * Builds and packs one package from a copy of its folder alone (no node_modules, no dist), in a
+ * directory with no checkout around it: its own tsconfig, no alias into the app. The toolchain it
+ * compiles with (tsup, typescript, the types and peers it is checked against) is linked from this
+ * checkout's node_modules, as a team's install would provide it; `@sagaboard/*` is not linked, so a
+ * package needing another gets that one's packed tarball, unpacked. Returns the tarball's file name.
+ */
+async function buildFromCopy(name: string, needs: Record<string, string> = {}): Promise<string> {
+  const dir = path.join(BUILDS, name);
+  cpSync(path.join(PACKAGES, name), dir, { recursive: true, filter: (from) => !/[/\\](node_modules|dist)$/.test(from) });
+  const modules = path.join(dir, "node_modules");
+  mkdirSync(modules);
+  for (const entry of readdirSync(path.join(ROOT, "node_modules"))) {
+    if (entry !== "@sagaboard") symlinkSync(path.join(ROOT, "node_modules", entry), path.join(modules, entry));
+  }
+  for (const [pkg, tarball] of Object.entries(needs)) {
+    mkdirSync(path.join(modules, pkg), { recursive: true });
+    await exec("tar", ["xzf", path.join(OUTSIDE, tarball), "-C", path.join(modules, pkg), "--strip-components=1"]);
+  }
+  await exec("npx", ["tsup"], { cwd: dir });
+  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", OUTSIDE], { cwd: dir });
+  return (JSON.parse(stdout) as [{ filename: string }])[0].filename;
+}
+
 /** A lockfile entry, as package-lock.json v3 writes it. */
 type LockEntry = { version?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; [field: string]: unknown };
 
 /**
- * The team's lockfile: our tarball, plus every package `roots` need, copied from this checkout's
- * lockfile (the same versions and integrities, so npm finds each in its cache), resolved the way
- * Node resolves (the nearest node_modules up the tree).
+ * The team's lockfile: our tarballs (package name -> file name), plus every package they and the
+ * team's other dependencies need, copied from this checkout's lockfile (the same versions and
+ * integrities, so npm finds each in its cache), resolved the way Node resolves (the nearest
+ * node_modules up the tree).
  */
-function teamLockfile(tarball: string, dependencies: Record<string, string>): object {
+function teamLockfile(tarballs: Record<string, string>, dependencies: Record<string, string>): object {
   const ours = (JSON.parse(readFileSync(path.join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> }).packages;
-  const manifest = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as LockEntry & { license?: string };
+  const manifests = Object.fromEntries(
+    Object.keys(tarballs).map((name) => [name, JSON.parse(readFileSync(path.join(PACKAGES, name.replace("@sagaboard/", ""), "package.json"), "utf8")) as LockEntry & { license?: string }]),
+  );
   const packages: Record<string, LockEntry> = {};
-  const queue = Object.keys(dependencies).filter((name) => name !== "@sagaboard/client").map((name) => `node_modules/${name}`);
-  queue.push(...Object.keys(manifest.dependencies ?? {}).map((name) => `node_modules/${name}`));
+  const queue = Object.keys(dependencies).filter((name) => !(name in tarballs)).map((name) => `node_modules/${name}`);
+  for (const manifest of Object.values(manifests)) queue.push(...Object.keys(manifest.dependencies ?? {}).filter((name) => !(name in tarballs)).map((name) => `node_modules/${name}`));
   while (queue.length > 0) {
     const key = queue.shift()!;
     if (packages[key]) continue;
@@ -227,16 +275,19 @@ function teamLockfile(tarball: string, dependencies: Record<string, string>): ob
       if (found) queue.push(found); // a missing optional dependency (another platform's binary) is fine
     }
   }
-  const integrity = `sha512-${createHash("sha512").update(readFileSync(path.join(OUTSIDE, tarball))).digest("base64")}`;
-  packages["node_modules/@sagaboard/client"] = {
-    version: manifest.version,
-    resolved: `file:${tarball}`,
-    integrity,
-    ...(manifest.license ? { license: manifest.license } : {}),
-    dependencies: manifest.dependencies,
-    peerDependencies: manifest.peerDependencies,
-    peerDependenciesMeta: manifest.peerDependenciesMeta,
-  };
+  for (const [name, tarball] of Object.entries(tarballs)) {
+    const manifest = manifests[name]!;
+    packages[`node_modules/${name}`] = {
+      version: manifest.version,
+      resolved: `file:${tarball}`,
+      integrity: `sha512-${createHash("sha512").update(readFileSync(path.join(OUTSIDE, tarball))).digest("base64")}`,
+      ...(manifest.license ? { license: manifest.license } : {}),
+      ...(manifest.bin ? { bin: manifest.bin } : {}),
+      dependencies: manifest.dependencies,
+      peerDependencies: manifest.peerDependencies,
+      peerDependenciesMeta: manifest.peerDependenciesMeta,
+    };
+  }
   return { name: "team-trip", lockfileVersion: 3, requires: true, packages: { "": { name: "team-trip", dependencies }, ...packages } };
 }
 
@@ -270,14 +321,14 @@ function ledger(): { effects: { system: string; key: string }[]; undone: unknown
 
 beforeAll(async () => {
   server = await startTestServer();
-  await exec("npx", ["tsup"], { cwd: PACKAGE_DIR });
-  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", OUTSIDE], { cwd: PACKAGE_DIR });
-  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  const client = await buildFromCopy("client");
+  const gateway = await buildFromCopy("mcp-gateway", { "@sagaboard/client": client });
   // Offline: npm's cache holds the tarballs this checkout installed, not the registry's package
   // documents, so the team's lockfile is written here (the packages' entries copied from ours) and
   // `npm ci --offline` installs from the cache by integrity, asking no registry.
   const dependencies = {
-    "@sagaboard/client": `file:${filename}`,
+    "@sagaboard/client": `file:${client}`,
+    "@sagaboard/mcp-gateway": `file:${gateway}`,
     zod: installedVersion("zod"),
     "@openai/agents": installedVersion("@openai/agents"),
     "@langchain/core": installedVersion("@langchain/core"),
@@ -285,10 +336,11 @@ beforeAll(async () => {
     ai: installedVersion("ai"),
   };
   writeFileSync(path.join(OUTSIDE, "package.json"), JSON.stringify({ name: "team-trip", private: true, type: "module", dependencies }));
-  writeFileSync(path.join(OUTSIDE, "package-lock.json"), JSON.stringify(teamLockfile(filename, dependencies)));
+  writeFileSync(path.join(OUTSIDE, "package-lock.json"), JSON.stringify(teamLockfile({ "@sagaboard/client": client, "@sagaboard/mcp-gateway": gateway }, dependencies)));
   await exec("npm", ["ci", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: OUTSIDE });
   writeFileSync(path.join(OUTSIDE, "systems.mjs"), SYSTEMS);
   writeFileSync(path.join(OUTSIDE, "plain.mjs"), PLAIN);
+  writeFileSync(path.join(OUTSIDE, "exiting.mjs"), EXITING);
   writeFileSync(path.join(OUTSIDE, "openai.mjs"), OPENAI);
   writeFileSync(path.join(OUTSIDE, "aisdk.mjs"), AISDK);
   writeFileSync(path.join(OUTSIDE, "langgraph.mjs"), LANGGRAPH);
@@ -299,11 +351,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   rmSync(OUTSIDE, { recursive: true, force: true });
+  rmSync(BUILDS, { recursive: true, force: true });
 }, 120_000); // the team's node_modules (three agent frameworks) takes a while to delete on a busy machine
 
 /** Approves each pivot and held call a line names, as a reviewer in the dashboard would. */
 async function reviewer(line: string): Promise<void> {
-  const engine = new SagaEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
+  const engine = new ReviewerEngine({ store: new PrismaSagaStore(await getPrisma()), registry: new ToolRegistry() });
   if (line.startsWith("PIVOT ")) {
     const pivot = (await engine.deps.store!.getPivot(line.slice(6)))!;
     await engine.decidePivot(pivot.id, { approve: true, actor: REVIEWER, planHash: pivot.planHash });
@@ -326,14 +379,48 @@ async function heldAgent(script: string, token: string): Promise<{ held: { tool:
   return { held: JSON.parse(run.out.split("HELD ")[1]!.split("\n")[0]!) as { tool: string; reason: string }, result: JSON.parse(run.out.split("RESULT ")[1]!) as unknown, out: run.out };
 }
 
-describe("@sagaboard/client installed from its tarball outside the checkout", () => {
+describe("@sagaboard/client and @sagaboard/mcp-gateway built from copies of their folders, installed from their tarballs outside the checkout", () => {
   it("has no database, web framework or server module in the installed tree", async () => {
     const { stdout } = await exec("npm", ["ls", "--all", "--parseable"], { cwd: OUTSIDE }).catch((e: { stdout: string }) => ({ stdout: e.stdout }));
     const installed = stdout.split("\n").map((p) => path.relative(path.join(OUTSIDE, "node_modules"), p));
-    expect(installed).toContain(path.join("@sagaboard", "client"));
-    expect(installed.filter((p) => /(^|\/)(@prisma|prisma|next|next-auth|better-sqlite3|pg|react)(\/|$)/.test(p))).toEqual([]);
+    expect(installed).toEqual(expect.arrayContaining([path.join("@sagaboard", "client"), path.join("@sagaboard", "mcp-gateway")]));
+    expect(installed.filter((p) => /(^|\/)(@prisma|prisma|next|next-auth|better-sqlite3|pg|react|react-dom|bcryptjs|nodemailer|pino)(\/|$)/.test(p))).toEqual([]);
     const shipped = readdirSync(path.join(OUTSIDE, "node_modules", "@sagaboard", "client", "dist"));
     expect(shipped).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "openai-agents.js", "openai-agents.d.ts", "langgraph.js", "langgraph.d.ts", "ai-sdk.js", "ai-sdk.d.ts"]));
+  });
+
+  it("exports the agent's API at the root: no port between the engine and the server, no reviewer's decision", async () => {
+    const script = `const root = await import("@sagaboard/client");
+const engine = new root.SagaEngine({ store: new root.HttpSagaStore({ baseUrl: "http://127.0.0.1:9", token: "t" }), registry: new root.ToolRegistry() });
+const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(engine)).filter((m) => m !== "constructor");
+console.log(JSON.stringify({ names: Object.keys(root).sort(), methods }));`;
+    writeFileSync(path.join(OUTSIDE, "root-names.mjs"), script);
+    const { stdout } = await exec(process.execPath, ["root-names.mjs"], { cwd: OUTSIDE });
+    const { names, methods } = JSON.parse(stdout) as { names: string[]; methods: string[] };
+    console.log(`packages: @sagaboard/client's root exports ${names.length} values: ${names.join(", ")}`);
+    expect(names).toEqual(expect.arrayContaining(["SagaEngine", "defineTool", "ToolRegistry", "HttpSagaStore", "SagaError", "SagaboardApiError", "declareTools", "Worker"]));
+    expect(names).not.toContain("ReviewerEngine");
+    for (const reviewerOnly of ["decidePivot", "decideHeldCall", "settleUnknown", "resolveEscalation"]) expect(methods).not.toContain(reviewerOnly);
+    const declarations = readFileSync(path.join(OUTSIDE, "node_modules", "@sagaboard", "client", "dist", "index.d.ts"), "utf8");
+    const exported = [...declarations.matchAll(/export \{([^}]*)\}/g)].flatMap((m) => m[1]!.split(",")).map((n) => n.trim().replace(/^type /, "").split(" as ").pop()!).filter(Boolean);
+    console.log(`packages: with types, ${exported.length} names: ${[...exported].sort().join(", ")}`);
+    for (const port of ["SagaServer", "AgentPort", "CallPort", "PivotPort", "UnwindPort", "SagaStore"]) expect(exported).not.toContain(port);
+    expect(exported).toEqual(expect.arrayContaining(["HeldCall", "JournaledRun", "SagaToolPolicy", "Actor", "UnwindReport"]));
+  });
+
+  it("installs the MCP gateway beside the client, which it imports by name", async () => {
+    const script = `const start = await import("@sagaboard/mcp-gateway");
+const inProcess = await import("@sagaboard/mcp-gateway/in-process");
+console.log(JSON.stringify({ start: Object.keys(start).sort(), inProcess: Object.keys(inProcess).sort() }));`;
+    writeFileSync(path.join(OUTSIDE, "gateway-names.mjs"), script);
+    const { stdout } = await exec(process.execPath, ["gateway-names.mjs"], { cwd: OUTSIDE });
+    expect(JSON.parse(stdout)).toMatchObject({ start: expect.arrayContaining(["startGateway"]), inProcess: expect.arrayContaining(["throughSagaboard"]) });
+    const shipped = readdirSync(path.join(OUTSIDE, "node_modules", "@sagaboard", "mcp-gateway", "dist"));
+    for (const file of shipped.filter((f) => f.endsWith(".js"))) {
+      const code = readFileSync(path.join(OUTSIDE, "node_modules", "@sagaboard", "mcp-gateway", "dist", file), "utf8");
+      // The client is imported by name, not bundled a second time into the gateway.
+      expect(code, file).not.toMatch(/class OutcomePipeline|class HttpSagaStore/);
+    }
   });
 
   it("names the adapters' public types, so a team's own published declarations compile (no TS2742)", async () => {
@@ -386,6 +473,20 @@ export function journalOf(run: JournaledRun) { return run; }
     console.log(`packages: TypeScript glue for four tools with the plain client: ${glueLines(PLAIN)} lines`);
     expect(glueLines(PLAIN)).toBeLessThanOrEqual(20);
   }, 120_000);
+
+  for (const c of [{ end: "throw", code: 1 }, { end: "exit", code: 3 }, { end: "throw", code: 1, linger: "60000" }, { end: "exit", code: 3, linger: "60000" }]) {
+    it(`loses nothing when the installed client's agent ends with ${c.end} 10 ms after a confirmed call (${c.linger ? "pipelining on" : "the default"})`, async () => {
+      // After the plain client's test: the trip tools are declared and reviewed in the "trip" namespace.
+      const token = await makeToken(["trip.hold_car"], `trip-exit-${c.end}-${c.linger ? "pipelined" : "default"}`);
+      const ended = await agent("exiting.mjs", { URL: server.url, TOKEN: token.secret, END: c.end, ...(c.linger ? { LINGER_MS: c.linger } : {}) });
+      expect(ended.code, ended.out).toBe(c.code);
+      const runId = ended.out.split("RUN ")[1]!.split("\n")[0]!.trim();
+      const [step, ...more] = await (await getPrisma()).step.findMany({ where: { runId } });
+      expect(more).toHaveLength(0);
+      expect(step).toMatchObject({ tool: "trip.hold_car", status: "CONFIRMED" });
+      expect(ledger().effects.filter((e) => e.key === step!.stepKey)).toHaveLength(1);
+    }, 60_000);
+  }
 
   it("holds a namespaced tool through the OpenAI Agents SDK adapter, and sends it once after the approval", async () => {
     const token = await makeToken(["trip.send_itinerary"], "trip-openai");

@@ -14,14 +14,14 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaEngine } from "@/lib/saga/engine";
-import { SagaErrorCode } from "@/lib/saga/errors";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { SagaErrorCode } from "@/packages/client/src/saga/errors";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { World } from "@/lib/demo/sim";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";
 import { startTestServer, type TestServer } from "../support/http-server";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
 
 const getPrisma = useTestDatabase("python-client");
 const PACKAGE_DIR = path.join(process.cwd(), "clients", "python");
@@ -84,7 +84,7 @@ describe("the Python package", () => {
     expect(typed).toBe("True");
   });
 
-  it("raises SagaError for exactly the saga engine's codes (a copy of lib/saga/errors.ts's list that must not drift)", async () => {
+  it("raises SagaError for exactly the saga engine's codes (a copy of packages/client/src/saga/errors.ts's list that must not drift)", async () => {
     expect(installed.code, installed.out).toBe(0);
     const codes = await python(["-c", "import json, sagaboard; print(json.dumps(sorted(sagaboard.SAGA_ERROR_CODES)))"], {});
     expect(codes.code, codes.out).toBe(0);
@@ -116,7 +116,7 @@ describe("the Python package", () => {
 
     // The reviewer: approves each pivot the agent hands over for review (after it has seen the pivot
     // pending), once, while the Python suite runs.
-    const engine = new SagaEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
+    const engine = new ReviewerEngine({ store: sharedSagaStore(prisma), registry: new ToolRegistry([], []) });
     let stop = false;
     const approved: string[] = [];
     const reviewer = (async () => {
@@ -171,7 +171,7 @@ describe("the Python package", () => {
 
     // "Check the real system" for a tool only the Python worker holds: a LOOKUP task it answers.
     const { enqueueTask } = await import("@/lib/server/worker/enqueue-task");
-    const { ZLookupResult } = await import("@/lib/protocol/tasks/lookup-task");
+    const { ZLookupResult } = await import("@/packages/client/src/protocol/tasks/lookup-task");
     const { task } = await enqueueTask(prisma, { kind: "LOOKUP", runId: email!.runId, stepId: email!.id, tools: [email!.tool], payload: { escalationId: "esc_grid", askedBy: "user:rita@example.com" }, dedupeKey: `lookup:${email!.id}:1` });
     const worked = await python([TRIP_AGENT, "worker", "python-lookup-worker"], env);
     expect(worked.code, worked.out).toBe(0);
@@ -202,7 +202,7 @@ describe("the Python package", () => {
     const store = sharedSagaStore(prisma);
     const sam = { type: "user" as const, id: "sam@example.com" };
     await store.createRun({ id: sendRun, title: "Correction: your trip to Faro", agent: "correction-desk", onBehalfOf: sam.id, metadata: {} }, { type: "run.started", actor: sam, data: {} });
-    const desk = new SagaEngine({ store, registry: createSupportToolRegistry(new World()) });
+    const desk = new ReviewerEngine({ store, registry: createSupportToolRegistry(new World()) });
     const sendPivot = await (await desk.resume(sendRun)).requestPivot({ summary: "Send the correction to both customers", plan: messages.map((args) => ({ tool: "send_email", args })) });
     await desk.decidePivot(sendPivot.id, { approve: true, actor: sam, planHash: sendPivot.planHash });
     const sendTask = (payload: { correctionId: string; messages: typeof messages }, dedupeKey: string) => enqueueTask(prisma, { kind: "SEND_CORRECTION", runId: sendRun, tools: ["send_email"], payload, dedupeKey });

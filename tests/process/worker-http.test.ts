@@ -5,11 +5,11 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import { syncToolPolicies } from "@/lib/server/tools/sync-tool-policies";
-import { ToolCallFailed } from "@/lib/saga/errors";
-import { SagaEngine } from "@/lib/saga/engine";
+import { ToolCallFailed } from "@/packages/client/src/saga/errors";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { makeToken, useTestDatabase } from "../api/api-test-kit";

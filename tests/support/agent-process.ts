@@ -6,9 +6,9 @@
  *   KILL_AT, KILL_AT_NTH             SIGKILL this process at that named crash point (nth hit)
  * Prints one JSON line per event on stdout: {"run": id}, {"done": status}.
  */
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { refundAndReship } from "./support-agent";
 import { killingCrashPointsFromEnv } from "./killing-crash-points";

@@ -1,7 +1,7 @@
 /** Checks a run's audit chain link by link: seq from 1, each prevHash the previous hash, each hash its content's. */
 import { expect } from "vitest";
-import { auditHash } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type SagaStore } from "@/lib/saga/store";
+import { auditHash } from "@/packages/client/src/saga/keys";
+import { auditHashedContent, GENESIS_HASH, type AuditEventRecord, type SagaStore } from "@/packages/client/src/saga/store";
 
 /** The run's events, once every link has been checked. */
 export async function expectChainIntact(store: SagaStore, runId: string): Promise<AuditEventRecord[]> {

@@ -6,9 +6,9 @@
  *   END                              throw | reject | exit | sigterm
  * Prints {"run": id} once the call returned.
  */
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 
 const url = process.env.SAGABOARD_URL!;

@@ -9,13 +9,13 @@
  * stdout, one JSON line per event: {"ready":true}, {"id","run"}, {"id","done": status}, {"id","error"}.
  */
 import { createInterface } from "node:readline";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
-import type { CrashPointName } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
-import { type RunContext } from "@/lib/saga/run-context";
-import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
+import type { CrashPointName } from "@/packages/client/src/saga/crash-points";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { type RunContext } from "@/packages/client/src/saga/run-context";
+import { SagaError, ToolCallFailed, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { PivotStatus, RunStatus } from "@/packages/client/src/saga/vocabulary";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
 import { makeScript, TOOLS_BY_CLASS, type LoggedClass, type ScriptCall } from "./fault-agent";
 import { KillingCrashPoints } from "./killing-crash-points";

@@ -7,8 +7,8 @@
  * No vitest imports: process children and benches can use it too.
  */
 import type { LedgerEntry } from "@/lib/demo/sim/ledger";
-import type { EscalationRecord, StepRecord } from "@/lib/saga/store";
-import { EscalationKind, Phase, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import type { EscalationRecord, StepRecord } from "@/packages/client/src/saga/store";
+import { EscalationKind, Phase, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/packages/client/src/saga/vocabulary";
 
 /** mulberry32: a tiny seeded PRNG (no dependency); same seed, same sequence. */
 export class Prng {

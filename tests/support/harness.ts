@@ -7,11 +7,11 @@ import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
 import type { DatabaseKind } from "@/lib/core/db/url";
 import { openPrisma } from "@/lib/core/db/prisma";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { ManualClock } from "@/lib/saga/clock";
-import { CrashPoints } from "@/lib/saga/crash-points";
-import { SagaEngine } from "@/lib/saga/engine";
-import { MemorySagaStore } from "@/lib/saga/memory-store";
-import type { SagaStore } from "@/lib/saga/store";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { CrashPoints } from "@/packages/client/src/saga/crash-points";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
+import { MemorySagaStore } from "@/packages/client/src/saga/memory-store";
+import type { SagaStore } from "@/packages/client/src/saga/store";
 import { World } from "@/lib/demo/sim";
 import { createTestDatabase, testStoreKind } from "./test-database";
 
@@ -55,7 +55,7 @@ export interface Scenario {
   store: SagaStore;
   crashPoints: CrashPoints;
   /** A fresh engine on the same store and world: what a restarted process would build. */
-  engine: () => SagaEngine;
+  engine: () => ReviewerEngine;
   cleanup: () => Promise<void>;
 }
 
@@ -71,6 +71,6 @@ export async function makeScenario(
   const crashPoints = new CrashPoints();
   const registry = createSupportToolRegistry(world);
   const engine = () =>
-    new SagaEngine({ store, registry, clock, crashPoints, recheckAfterMs: options.recheckAfterMs ?? 2000, backoffMs: 50 });
+    new ReviewerEngine({ store, registry, clock, crashPoints, recheckAfterMs: options.recheckAfterMs ?? 2000, backoffMs: 50 });
   return { clock, world, store, crashPoints, engine, cleanup };
 }

@@ -3,7 +3,7 @@
  * armed from KILL_AT / KILL_AT_NTH, and a runner for such a process that collects its JSON lines.
  */
 import { spawn } from "node:child_process";
-import { CrashPoints, type CrashPointName } from "@/lib/saga/crash-points";
+import { CrashPoints, type CrashPointName } from "@/packages/client/src/saga/crash-points";
 
 /** Crash points that kill the process for real instead of throwing. */
 export class KillingCrashPoints extends CrashPoints {

@@ -2,11 +2,11 @@
  * A scripted support agent that imitates a model: it rephrases its arguments every time it retries,
  * and retries eagerly when told an outcome is unknown. It knows nothing of the log; the harness does.
  */
-import { SimulatedCrash } from "@/lib/saga/crash-points";
-import type { SagaEngine } from "@/lib/saga/engine";
-import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
-import type { UnwindReport } from "@/lib/saga/messages";
+import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
+import type { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolCallFailed, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import type { CallOutcome, RunContext } from "@/packages/client/src/saga/run-context";
+import type { UnwindReport } from "@/packages/client/src/saga/messages";
 import type { World } from "@/lib/demo/sim/world";
 
 /** How a model rewords the same ticket summary on each retry (seed 003). */

@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { sagaLabel } from "@/lib/demo/connectors/sim-tools";
-import { defineCompensator, defineTool, ToolRegistry } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { defineCompensator, defineTool, ToolRegistry } from "@/packages/client/src/saga/tools";
+import { ToolClass } from "@/packages/client/src/saga/vocabulary";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 
 /** The connector's registry over `world`. */

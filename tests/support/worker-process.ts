@@ -6,12 +6,12 @@
  *   KILL_AT, KILL_AT_NTH             SIGKILL this process at that named crash point (nth hit)
  * Prints one JSON line per task outcome on stdout.
  */
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
+import { HttpSagaStore } from "@/packages/client/src/agent/client/http-store";
+import { HttpTaskQueue } from "@/packages/client/src/agent/client/http-task-queue";
 import { createSupportToolRegistry } from "@/lib/demo/connectors/sim-tools";
-import { SagaEngine } from "@/lib/saga/engine";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
 import { RemoteWorld } from "@/lib/demo/sim/remote";
-import { Worker } from "@/lib/agent/worker";
+import { Worker } from "@/packages/client/src/agent/worker";
 import { killingCrashPointsFromEnv } from "./killing-crash-points";
 
 

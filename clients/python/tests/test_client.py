@@ -94,7 +94,7 @@ def test_a_refusal_carries_the_code_and_the_fields_under_the_typescript_clients_
         Sagaboard(url, "tok").start_run("")
     assert (refused.value.status, refused.value.code, refused.value.details) == (400, "VALIDATION_FAILED", [{"path": "title", "message": "required"}])
     assert not isinstance(refused.value, SagaError)  # the API's own check, not the engine's
-    # The engine's codes arrive as SagaError (as lib/agent/client does), with the body's other members kept.
+    # The engine's codes arrive as SagaError (as packages/client/src/agent/client does), with the body's other members kept.
     answers["POST /api/v1/runs/run_1/complete"] = (409, {"error": {"code": "RUN_NOT_SETTLED", "message": "step 2 is unknown: reconcile it first", "details": [], "stepId": "stp_2"}})
     with pytest.raises(SagaError) as unsettled:
         Run(Sagaboard(url, "tok"), "run_1").complete()

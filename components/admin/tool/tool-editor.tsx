@@ -10,7 +10,7 @@ import styles from "@/components/admin/tools.module.css";
 import { DEFAULT_WINDOW_SEC, DURATION_UNITS, durationDraftOf, secondsOfDraft, type DurationDraft, type DurationUnit } from "@/lib/server/tools/duration";
 import { FormError } from "@/components/section";
 import { Action, rolesThatCan } from "@/lib/server/auth/roles";
-import { TOOL_CLASSES } from "@/lib/saga/vocabulary";
+import { TOOL_CLASSES } from "@/packages/client/src/saga/vocabulary";
 import { changesOf, draftOf, type Draft } from "./tool-draft";
 import { useToolSave, type Outcome } from "./tool-save";
 

@@ -6,7 +6,7 @@
 
 import { useState, type FormEvent } from "react";
 import { ZResolveResult, type TEscalationDetail, type TRealSystemCheck, type TResolveResult } from "@/lib/desks/escalations/views";
-import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
+import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
 import { errorMessage, postParsed } from "@/components/dashboard/live";
 import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";
 import { ApprovalConfirmation, type ConfirmItem } from "@/components/dashboard/pivot-decision";

@@ -8,7 +8,7 @@ import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import type { Ref } from "react";
 import { StatusBadge, Time } from "@/components/saga-display";
 import type { TPivotDecisionResult, TPivotScreen, TPlanItemView } from "@/lib/desks/pivots/views";
-import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/lib/saga/vocabulary";
+import { PIVOT_REJECTION_CODES, type PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
 import { REJECTION_CODE_LABELS } from "@/components/dashboard/labels";
 import { FormError } from "@/components/section";
 import styles from "@/components/dashboard/reviewer.module.css";

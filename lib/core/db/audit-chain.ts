@@ -10,9 +10,9 @@
  */
 import type { Prisma } from "@/generated/prisma";
 import { recordNotification } from "@/lib/core/outbox/outbox";
-import { auditHash } from "@/lib/saga/keys";
-import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { auditHash } from "@/packages/client/src/saga/keys";
+import { actorLabel, auditHashedContent, GENESIS_HASH, type Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { auditChainLock, serializeOn } from "./dialect";
 
 /** One event to append. */

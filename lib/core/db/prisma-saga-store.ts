@@ -1,5 +1,5 @@
 /**
- * The Prisma implementation of the saga store port (lib/saga/store.ts): the only place where the
+ * The Prisma implementation of the saga store port (packages/client/src/saga/store.ts): the only place where the
  * saga log meets the database.
  *
  * Every mutation is one transaction that changes the state and appends its audit event. The two a
@@ -15,7 +15,7 @@
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { Run as RunRow } from "@/generated/prisma";
-import { SagaError } from "@/lib/saga/errors";
+import { SagaError } from "@/packages/client/src/saga/errors";
 import {
   actorLabel,
   IntentGuardFailed,
@@ -40,12 +40,12 @@ import {
   type StepFence,
   type StepPatch,
   type StepRecord,
-} from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import type { ManualRepair, PivotEdit } from "@/lib/saga/store";
-import { tableTool, type TableTool } from "@/lib/saga/tool-table";
-import { type PivotRejectionCode } from "@/lib/saga/vocabulary";
-import { CorrectionStatus, EscalationStatus, PivotStatus, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+} from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import type { ManualRepair, PivotEdit } from "@/packages/client/src/saga/store";
+import { tableTool, type TableTool } from "@/packages/client/src/saga/tool-table";
+import { type PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
+import { CorrectionStatus, EscalationStatus, PivotStatus, RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { rawDriverOf } from "./raw-driver";
 import { durabilityFromEnv, type Durability, type StepLogSql } from "./step-log-sql";
 import { PostgresStepLog } from "./step-log-postgres";

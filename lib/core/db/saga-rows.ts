@@ -24,10 +24,10 @@ import {
   type StepFence,
   type StepPatch,
   type StepRecord,
-} from "@/lib/saga/store";
-import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import type { ManualRepair, PivotEdit } from "@/lib/saga/store";
-import { PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
+} from "@/packages/client/src/saga/store";
+import type { CompensationPlan, CorrectionDraft, Json } from "@/packages/client/src/saga/tools";
+import type { ManualRepair, PivotEdit } from "@/packages/client/src/saga/store";
+import { PIVOT_REJECTION_CODES } from "@/packages/client/src/saga/vocabulary";
 import {
   CompensationState,
   CorrectionStatus,
@@ -40,7 +40,7 @@ import {
   StepStatus,
   TOOL_CLASSES,
   type ToolClass,
-} from "@/lib/saga/vocabulary";
+} from "@/packages/client/src/saga/vocabulary";
 import { type StepColumns } from "./step-log-sql";
 
 
@@ -135,7 +135,7 @@ function planOut(value: Prisma.JsonValue): PlanItem[] {
   });
 }
 
-/** Narrows a stored vocabulary string to its union, refusing values lib/saga does not define. */
+/** Narrows a stored vocabulary string to its union, refusing values packages/client/src/saga does not define. */
 function oneOf<T extends string>(values: readonly T[], value: unknown, what: string): T {
   if (typeof value === "string" && (values as readonly string[]).includes(value)) return value as T;
   throw corrupt(what);

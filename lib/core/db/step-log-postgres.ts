@@ -5,7 +5,7 @@
  * order: row first, then lock, so the two paths cannot deadlock; a Prisma writer of the same chain
  * waits for this statement and then reads its link). The intent guard and the step fence are part of
  * the statement's WHERE (the fence's SQL is shared with SQLite: `fenceConditions`; the same checks in
- * code, lib/saga/intent-guard.ts). Two things are known before the statement instead of read in it,
+ * code, packages/client/src/saga/intent-guard.ts). Two things are known before the statement instead of read in it,
  * because the link's hash covers them:
  * - the chain's last link, cached per chain after each append this process makes; a stale entry
  *   (another process appended since) makes the insert of the link fail on the (scope, seq) unique
@@ -16,9 +16,9 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
-import { runScope, type IntentGuard } from "@/lib/saga/store";
-import type { ToolTableRow } from "@/lib/saga/tool-table";
-import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { runScope, type IntentGuard } from "@/packages/client/src/saga/store";
+import type { ToolTableRow } from "@/packages/client/src/saga/tool-table";
+import { UNSETTLED_STATUSES } from "@/packages/client/src/saga/vocabulary";
 import { ADVISORY_LOCK_SPACE, advisoryKey, auditChainLock } from "./dialect";
 import type { DatabaseObserver } from "./raw-driver";
 import { PG_UTC_TYPES } from "./raw-read";

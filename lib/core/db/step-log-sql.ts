@@ -10,7 +10,7 @@
  * This file holds what both dialects share: the interface, the columns and their conversions, and
  * the step fence in SQL. Each dialect has its own file:
  * - lib/core/db/step-log-sqlite.ts: one `BEGIN IMMEDIATE` transaction on the adapter's own connection;
- *   the intent guard decided by lib/saga/intent-guard.ts on what it reads inside that transaction.
+ *   the intent guard decided by packages/client/src/saga/intent-guard.ts on what it reads inside that transaction.
  * - lib/core/db/step-log-postgres.ts: one statement per write, the guard in its WHERE.
  *
  * Durability "relaxed" (SAGABOARD_DURABILITY=relaxed): the outcome write (a transition out of INTENDED)
@@ -20,9 +20,9 @@
  * Intents are always durable.
  */
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
-import { runScope, type IntentGuard, type StepFence } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import type { ToolTableRow } from "@/lib/saga/tool-table";
+import { runScope, type IntentGuard, type StepFence } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import type { ToolTableRow } from "@/packages/client/src/saga/tool-table";
 import { chainLink, type ChainHead } from "./audit-chain";
 
 /** Whether outcome writes wait for the flush. */
@@ -192,7 +192,7 @@ export function activeTokenSql(p: SqlParams, tokenId: string): string {
  * The conditions of a fenced step UPDATE (its WHERE), the step named by `stepId`. `runId`, when the
  * caller knows the step's run, names the run by a parameter rather than by the row's column: a
  * one-time primary-key lookup that a cached PostgreSQL plan cannot turn into a hashed scan of every
- * run. The same checks in code: lib/saga/intent-guard.ts `stepFenceHolds`.
+ * run. The same checks in code: packages/client/src/saga/intent-guard.ts `stepFenceHolds`.
  */
 export function fenceConditions(p: SqlParams, stepId: string, fence: HotFence, runId: string | null): string[] {
   const where = [`"id" = ${p.one(stepId, "::text")}`];

@@ -4,15 +4,15 @@
  * the clock read inside it (SQLite's 'now' is this machine's clock: read in JavaScript, it costs no
  * statement) and the chain's last link cached or read inside it; all of it is synchronous, like
  * better-sqlite3. The write lock is held from BEGIN, so what the transaction reads before it writes
- * cannot change under it: the intent guard is decided in code (lib/saga/intent-guard.ts) on those
+ * cannot change under it: the intent guard is decided in code (packages/client/src/saga/intent-guard.ts) on those
  * reads, and the step fence is the UPDATE's WHERE (lib/core/db/step-log-sql.ts `fenceConditions`).
  */
 import type Database from "better-sqlite3";
 import type { Run as RunRow, Step as StepRow } from "@/generated/prisma";
-import { intentGuardHolds } from "@/lib/saga/intent-guard";
-import { runScope, type IntentGuard } from "@/lib/saga/store";
-import type { ToolTableRow } from "@/lib/saga/tool-table";
-import { UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { intentGuardHolds } from "@/packages/client/src/saga/intent-guard";
+import { runScope, type IntentGuard } from "@/packages/client/src/saga/store";
+import type { ToolTableRow } from "@/packages/client/src/saga/tool-table";
+import { UNSETTLED_STATUSES } from "@/packages/client/src/saga/vocabulary";
 import type { DatabaseObserver } from "./raw-driver";
 import {
   activeTokenSql,
@@ -62,7 +62,7 @@ function isChainClash(e: unknown): boolean {
 const RUN_INSERT = `INSERT INTO "Run" (${RUN_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${RUN_COLUMNS.map(() => "?").join(",")}) ON CONFLICT DO NOTHING`;
 const STEP_INSERT = `INSERT INTO "Step" (${STEP_COLUMNS.map((c) => `"${c}"`).join(",")}) VALUES (${STEP_COLUMNS.map(() => "?").join(",")})`;
 /**
- * The run an intent is written to, read once, with what its guard asks about (lib/saga/intent-guard.ts)
+ * The run an intent is written to, read once, with what its guard asks about (packages/client/src/saga/intent-guard.ts)
  * in the same statement: the last stepIdx and whether a step is unsettled (`appendOnly`), whether it
  * has a pivot (`noPivot`). A guard that does not ask never counts the run's steps.
  */

@@ -20,7 +20,7 @@
  * the write lock, waiting on busy_timeout), and only then reads.
  */
 import type { Prisma, PrismaClient } from "@/generated/prisma";
-import { runScope, type AuditInput } from "@/lib/saga/store";
+import { runScope, type AuditInput } from "@/packages/client/src/saga/store";
 import { appendAuditLink, type ChainHead } from "./audit-chain";
 import { databaseKind, databaseNow } from "./dialect";
 

@@ -9,15 +9,15 @@
  * pivot) keep the run's trace context for what people and workers do later (run-trace.ts).
  */
 import type { Logger } from "pino";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import type { SpanContext } from "@opentelemetry/api";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { serverLog } from "./log";
 import { traceEscalationRaised, actorAttributes } from "./people-spans";
 import { observeRequestSeconds } from "./request-latency";
 import { recordRunTrace } from "./run-trace";
-import { withTraceparent } from "@/lib/protocol/trace-scope";
-import { traceAgentAnswer, traceIdOf, traceparentOf, tracingOn } from "@/lib/protocol/tracing";
+import { withTraceparent } from "@/packages/client/src/protocol/trace-scope";
+import { traceAgentAnswer, traceIdOf, traceparentOf, tracingOn } from "@/packages/client/src/protocol/tracing";
 
 /** What a handler answered (the stored response: status and body). */
 export interface AgentAnswer {

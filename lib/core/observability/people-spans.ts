@@ -13,11 +13,11 @@
  */
 import { SpanKind, SpanStatusCode, type Attributes, type Span } from "@opentelemetry/api";
 import type { PrismaClient } from "@/generated/prisma";
-import type { EscalationSource } from "@/lib/saga/observer";
+import type { EscalationSource } from "@/packages/client/src/saga/observer";
 import { serverLog } from "./log";
 import { runTraceparent } from "./run-trace";
-import { currentTraceparent, withTraceparent } from "@/lib/protocol/trace-scope";
-import { activeTracer, contextOf, traceparentOf } from "@/lib/protocol/tracing";
+import { currentTraceparent, withTraceparent } from "@/packages/client/src/protocol/trace-scope";
+import { activeTracer, contextOf, traceparentOf } from "@/packages/client/src/protocol/tracing";
 
 /** The span names of people's actions (Sagaboard's own operations: the GenAI conventions name none of them). */
 export type RunActionSpan = "decide_pivot" | "raise_escalation" | "resolve_escalation" | "revoke";
@@ -94,7 +94,7 @@ export function escalationAttributes(escalation: EscalationFacts): Attributes {
 
 /**
  * A `raise_escalation` span for an escalation just raised (`source`: what raised it, an
- * EscalationSource of lib/saga/observer.ts), in the run's trace. Raising it again (same dedupe key)
+ * EscalationSource of packages/client/src/saga/observer.ts), in the run's trace. Raising it again (same dedupe key)
  * is no new span: callers trace only what they created.
  */
 export async function traceEscalationRaised(prisma: PrismaClient, escalation: EscalationFacts, source: EscalationSource, actor: Attributes): Promise<void> {

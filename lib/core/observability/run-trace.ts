@@ -23,7 +23,7 @@
  */
 import type { PrismaClient } from "@/generated/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
-import { isTraceparent } from "@/lib/protocol/trace-scope";
+import { isTraceparent } from "@/packages/client/src/protocol/trace-scope";
 
 /** Keeps `traceparent` as the trace context of `runId` (a malformed one is ignored: it would only break the later spans). */
 export async function recordRunTrace(prisma: PrismaClient, runId: string, traceparent: string | null | undefined): Promise<void> {

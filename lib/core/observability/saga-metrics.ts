@@ -9,7 +9,7 @@
  * then CONFIRMED), the figure is a gauge of what the rows say now.
  */
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import { EscalationKind, EscalationStatus, PivotStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { EscalationKind, EscalationStatus, PivotStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { bucketCounts, histogramSamples, type Family } from "./exposition";
 
 /** Pivot decision time buckets, seconds: a minute to a day and a half. */

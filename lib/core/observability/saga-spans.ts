@@ -1,5 +1,5 @@
 /**
- * The engine's observer (lib/saga/observer.ts) as spans, for what the saga records without an agent
+ * The engine's observer (packages/client/src/saga/observer.ts) as spans, for what the saga records without an agent
  * API answer to trace: an in-process engine's logged calls, reconciles and compensations (the
  * dashboard's unwinds and revokes, `npm run worker` beside the database) are the same
  * `execute_tool`, `reconcile` and `compensate` spans the agent API makes (tracing.ts's traceStep);
@@ -12,11 +12,11 @@
  * wrong here is a warning.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import type { SagaObserver } from "@/lib/saga/observer";
-import type { Actor } from "@/lib/saga/store";
+import type { SagaObserver } from "@/packages/client/src/saga/observer";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { serverLog } from "./log";
 import { actorAttributes, runSpanParent, traceEscalationRaised } from "./people-spans";
-import { activeTracer, contextOf, traceStep } from "@/lib/protocol/tracing";
+import { activeTracer, contextOf, traceStep } from "@/packages/client/src/protocol/tracing";
 
 /** Who raised an escalation, as span attributes: the actor's kind, never its id (an email, a worker's host). */
 function raisedBy(actor: Actor) {

@@ -6,8 +6,8 @@
  * not come through here.
  */
 import type { Prisma } from "@/generated/prisma";
-import { randomIds } from "@/lib/saga/ids";
-import type { Json } from "@/lib/saga/tools";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { NotificationEventStatus, NotificationTopic } from "./vocabulary";
 
 type Tx = Prisma.TransactionClient;

@@ -7,7 +7,7 @@ import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { rawDriverOf } from "@/lib/core/db/raw-driver";
 import { readOnConnection } from "@/lib/core/db/transactions";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
-import { randomIds } from "@/lib/saga/ids";
+import { randomIds } from "@/packages/client/src/saga/ids";
 import { resolveMasterKey, type MasterKey } from "./master-key";
 import { isSealed, keyFingerprint, newDataKey, openSealed, sealedKeyId, sealValue, subjectHash, unwrapKey, wrapKey, type JsonValue } from "./sealing";
 

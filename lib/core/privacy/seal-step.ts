@@ -7,8 +7,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { readOnConnection } from "@/lib/core/db/transactions";
 import { Recent } from "@/lib/core/db/step-log-sql";
-import type { NewIntent, PlanItem, StepPatch } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import type { NewIntent, PlanItem, StepPatch } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { personalDataVault, type PersonalDataVault, type PersonalFields } from "./personal-data-vault";
 import { isSealed, sealedKeyId, type JsonValue } from "./sealing";
 

@@ -7,7 +7,7 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { ZRole } from "@/lib/server/auth/roles";
 import { ZAgentTokenName, scopeFitsRole, ZTokenLifetime, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS } from "@/lib/server/tokens/token-fields";
 import { ZAdminTokenPage, ZCreatedAdminToken, ZRevokedAdminToken } from "@/lib/server/tokens/admin-views";

@@ -5,7 +5,7 @@
  * are served by app/api/dashboard/audit/export/route.ts (see lib/delivery/audit-route.ts).
  */
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { MAX_HEADS_FILE_BYTES } from "@/lib/desks/audit/check-chain-heads";
 import { ZAuditVerification, ZChainHeadsCheck, ZAuditEventsPage, ZChainHeadsFile } from "@/lib/desks/audit/views";
 import { ZFindAuditEventsRequest } from "@/lib/desks/audit/find-audit-events";

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { ZDismissCorrection } from "@/lib/desks/corrections/dismiss-correction";
 import { ZEditCorrection } from "@/lib/desks/corrections/edit-correction";
 import { ZFindCorrectionsRequest } from "@/lib/desks/corrections/find-corrections";

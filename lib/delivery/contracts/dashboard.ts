@@ -4,8 +4,8 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
-import { ZEscalationKind, ZPivotRejectionCode, ZRunStatus } from "@/lib/protocol/schemas/saga";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
+import { ZEscalationKind, ZPivotRejectionCode, ZRunStatus } from "@/packages/client/src/protocol/schemas/saga";
 import { ZDecideHeldCallsRequest } from "@/lib/desks/escalations/decide-held-calls";
 import { ZEditPlanItemRequest } from "@/lib/desks/pivots/edit-plan-item";
 import { ZEscalationResolution } from "@/lib/desks/escalations/resolve-escalation";

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { ZScimTokenName } from "@/lib/server/scim/scim-token";
 import { ZSavedGroupRoles, ZCreatedScimToken } from "@/lib/server/sso/sso-admin-views";
 import { ZSsoSettings } from "@/lib/server/sso/find-sso-settings";

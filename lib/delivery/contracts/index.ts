@@ -3,20 +3,20 @@
  * keeps its contracts in its own file (`defineEndpoint` from ../endpoint) and adds them here; those
  * files export only endpoint contracts, so Object.values lists them all.
  */
-import type { AnyEndpoint } from "@/lib/protocol/endpoint";
+import type { AnyEndpoint } from "@/packages/client/src/protocol/endpoint";
 import * as adminPeople from "./admin-people";
 import * as audit from "./audit";
-import * as calls from "@/lib/protocol/contracts/calls";
+import * as calls from "@/packages/client/src/protocol/contracts/calls";
 import * as corrections from "./corrections";
 import * as dashboard from "./dashboard";
 import * as identity from "./identity";
-import * as meta from "@/lib/protocol/contracts/meta";
+import * as meta from "@/packages/client/src/protocol/contracts/meta";
 import * as notifications from "./notifications";
 import * as revokes from "./revokes";
-import * as runs from "@/lib/protocol/contracts/runs";
-import * as declarations from "@/lib/protocol/contracts/declarations";
+import * as runs from "@/packages/client/src/protocol/contracts/runs";
+import * as declarations from "@/packages/client/src/protocol/contracts/declarations";
 import * as tools from "./tools";
-import * as worker from "@/lib/protocol/contracts/worker";
+import * as worker from "@/packages/client/src/protocol/contracts/worker";
 
 /** All endpoint contracts; the OpenAPI document (GET /api/v1/openapi.json) is built from this list. */
 export const allEndpoints: AnyEndpoint[] = [

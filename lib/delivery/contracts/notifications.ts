@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { ZSaveSlaRuleRequest } from "@/lib/server/sla/sla-rules";
 import { ZTeamInput } from "@/lib/server/sla/save-sla-settings";
 import { ZCreateWebhookRequest, ZCreatedWebhook, ZDeliveryView, ZNotificationSettings, ZWebhookView } from "@/lib/server/notifications/webhook-views";

@@ -4,7 +4,7 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { ZRevokePage } from "@/lib/desks/revokes/find-revokes";
 import { ZPullResult, ZRevokeOptions, RevokeOutcome } from "@/lib/desks/revokes/views";
 

@@ -4,7 +4,7 @@
  */
 import * as z from "zod";
 import { DashboardPath } from "@/lib/delivery/dashboard-paths";
-import { defineEndpoint } from "@/lib/protocol/endpoint";
+import { defineEndpoint } from "@/packages/client/src/protocol/endpoint";
 import { ZToolPolicyFields } from "@/lib/server/tools/tool-policy";
 import { ZToolDetail, ZToolEditResult, ZToolTable } from "@/lib/server/tools/views";
 

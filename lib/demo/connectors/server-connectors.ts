@@ -5,7 +5,7 @@
  * can run here. Off (a real deployment), the server holds no connector: the tools' credentials live
  * with the worker, and the dashboard says that no connector here holds the tool.
  */
-import { ToolRegistry } from "@/lib/saga/tools";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { getHostedWorld, hostedSearchLagMs, simEnabled } from "@/lib/demo/sim/host";
 import type { World } from "@/lib/demo/sim/world";
 import { createSupportToolRegistry } from "./sim-tools";

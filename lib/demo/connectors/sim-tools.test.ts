@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "@/lib/saga/clock";
-import { SagaEngine } from "@/lib/saga/engine";
-import { ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { MemorySagaStore } from "@/lib/saga/memory-store";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { SagaEngine } from "@/packages/client/src/saga/engine";
+import { ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { MemorySagaStore } from "@/packages/client/src/saga/memory-store";
 import { World } from "@/lib/demo/sim";
 import { createSupportToolRegistry } from "./sim-tools";
 

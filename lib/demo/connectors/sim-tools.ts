@@ -4,9 +4,9 @@
  * supports it and also as metadata/label/header/external id so reconcile can find it.
  */
 import { z } from "zod";
-import { ToolRejected } from "@/lib/saga/errors";
-import { defineCompensator, defineTool, ToolRegistry, type Json, type ToolEffect } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { ToolRejected } from "@/packages/client/src/saga/errors";
+import { defineCompensator, defineTool, ToolRegistry, type Json, type ToolEffect } from "@/packages/client/src/saga/tools";
+import { ToolClass } from "@/packages/client/src/saga/vocabulary";
 import { ProviderError, SAGA_KEY_HEADER } from "@/lib/demo/sim";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 import { checkedAnswer } from "./provider-answer";

@@ -4,11 +4,12 @@
  * a pivot waiting for a reviewer, a committed run, a held irreversible call, a failed compensation,
  * and an unwind that needs a customer-facing correction.
  */
-import { ToolCallFailed, ToolOutcomeUnknown } from "@/lib/saga/errors";
-import { SimulatedCrash } from "@/lib/saga/crash-points";
-import type { SagaEngine } from "@/lib/saga/engine";
-import type { CallOutcome, RunContext } from "@/lib/saga/run-context";
-import type { PivotRecord } from "@/lib/saga/store";
+import { ToolCallFailed, ToolOutcomeUnknown } from "@/packages/client/src/saga/errors";
+import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
+import type { SagaEngine } from "@/packages/client/src/saga/engine";
+import type { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
+import type { CallOutcome, RunContext } from "@/packages/client/src/saga/run-context";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
 import type { Fault } from "@/lib/demo/sim/faults";
 import type { WorldLike } from "@/lib/demo/sim/remote";
 
@@ -22,7 +23,7 @@ export type Say = (line: string) => void;
 export type DemoReviewer = (pivot: PivotRecord) => Promise<string>;
 
 /** A reviewer that approves with the server's own engine, as the dashboard would. */
-export function reviewerWith(engine: SagaEngine, reviewerId = "reviewer@sagaboard.local"): DemoReviewer {
+export function reviewerWith(engine: ReviewerEngine, reviewerId = "reviewer@sagaboard.local"): DemoReviewer {
   return async (pivot) => {
     await engine.decidePivot(pivot.id, { approve: true, actor: { type: "user", id: reviewerId }, planHash: pivot.planHash });
     return reviewerId;

@@ -4,7 +4,7 @@
  * tests' agent and the tests that read systems or audiences all start from it.
  */
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import type { ToolRegistry } from "@/lib/saga/tools";
+import type { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { SUPPORT_TOOL_AUDIENCES, SUPPORT_TOOL_SYSTEMS } from "@/lib/demo/connectors/tool-systems";
 import { fillAudienceRules } from "@/lib/server/tools/fill-audience-rules";
 import { fillToolSystems } from "@/lib/server/tools/fill-tool-systems";

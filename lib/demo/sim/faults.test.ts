@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "@/lib/saga/clock";
-import { SimulatedCrash } from "@/lib/saga/crash-points";
+import { ManualClock } from "@/packages/client/src/saga/clock";
+import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
 import { ProviderError, ProviderTimeout } from "./errors";
 import { World } from "./world";
 

@@ -1,5 +1,5 @@
 /** The effect ledger: the ground truth of what happened in the world, which tests assert against. */
-import { systemClock, type Clock } from "@/lib/saga/clock";
+import { systemClock, type Clock } from "@/packages/client/src/saga/clock";
 
 /** How an attempt ended; only "effect" changed the world. */
 export type Outcome = "effect" | "rejected" | "replayed" | "not_found";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "@/lib/saga/clock";
+import { ManualClock } from "@/packages/client/src/saga/clock";
 import { ProviderError } from "./errors";
 import { World } from "./world";
 

@@ -5,7 +5,7 @@
  * (`dispatchRpc`) and the client (`RemoteWorld`), so both sides agree on every shape.
  */
 import { z } from "zod";
-import { SimulatedCrash } from "@/lib/saga/crash-points";
+import { SimulatedCrash } from "@/packages/client/src/saga/crash-points";
 import { ProviderError, ProviderRejection, ProviderServerError, ProviderTimeout } from "./errors";
 import { MALFORMED_SHAPES, type Fault } from "./faults";
 import type { World } from "./world";

@@ -1,6 +1,6 @@
 /** What every simulated service shares: faults, ledger, search lag, native idempotency, id minting. */
-import { systemClock, type Clock } from "@/lib/saga/clock";
-import { CrashPoint, SimulatedCrash } from "@/lib/saga/crash-points";
+import { systemClock, type Clock } from "@/packages/client/src/saga/clock";
+import { CrashPoint, SimulatedCrash } from "@/packages/client/src/saga/crash-points";
 import { ProviderError, ProviderRejection, ProviderTimeout } from "./errors";
 import { errorBeforeEffect, FaultInjector, malformAnswer } from "./faults";
 import { Ledger, type Outcome } from "./ledger";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "@/lib/saga/clock";
+import { ManualClock } from "@/packages/client/src/saga/clock";
 import { World } from "./world";
 
 const labels = ["refund", "saga-k2"];

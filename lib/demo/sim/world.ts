@@ -1,5 +1,5 @@
 /** The simulated world of the demo and the tests: five services sharing one clock, ledger and fault set. */
-import { systemClock, type Clock } from "@/lib/saga/clock";
+import { systemClock, type Clock } from "@/packages/client/src/saga/clock";
 import { CrmSim } from "./crm";
 import { EmailSim } from "./email";
 import { FaultInjector } from "./faults";

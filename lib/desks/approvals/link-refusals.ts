@@ -5,7 +5,7 @@
 import type { ApprovalLink, PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import { runScope } from "@/lib/saga/store";
+import { runScope } from "@/packages/client/src/saga/store";
 import type { LinkEndReason } from "@/lib/server/approvals/approval-links";
 import { userActor, type CurrentUser } from "@/lib/server/auth/current-user";
 import type { TLinkRefusal } from "./views";

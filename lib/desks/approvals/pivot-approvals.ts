@@ -7,7 +7,7 @@
  */
 import type { Prisma, PrismaClient } from "@/generated/prisma";
 import type { Db } from "@/lib/core/db/dialect";
-import type { PivotRecord } from "@/lib/saga/store";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
 import type { TApprovalChannel, TPivotApprovals } from "./views";
 
 /** The approvals of `pivot`'s current plan, and how many it needs (the tool table as it is now). */

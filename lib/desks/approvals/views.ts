@@ -3,7 +3,7 @@
  * of an email link, and the outcome of an email or Slack decision. Plain JSON, dates as ISO strings.
  */
 import { z } from "zod";
-import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
 
 /** Where a person approved. */
 export const ZApprovalChannel = z.enum(["dashboard", "email", "slack"]);

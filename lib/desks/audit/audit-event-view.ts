@@ -4,7 +4,7 @@
  * The one mapper from the row, so the page, the JSON lines export and the CSV export cannot disagree.
  */
 import type { AuditEvent } from "@/generated/prisma";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import type { TAuditEventView } from "./views";
 
 /** The columns of an event, in export order (the CSV header). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { auditHash } from "@/lib/saga/keys";
-import { auditHashedContent, GENESIS_HASH } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { auditHash } from "@/packages/client/src/saga/keys";
+import { auditHashedContent, GENESIS_HASH } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { ChainVerifier, type ChainRow } from "./chain-verifier";
 
 let nextId = 1;

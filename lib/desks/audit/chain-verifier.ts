@@ -17,10 +17,10 @@
  * After a break the chain goes on from the broken link, so one tampered row is one break, not a
  * cascade. A full, consistent rewrite of a chain passes here: that is what saved heads catch.
  */
-import { auditHash } from "@/lib/saga/keys";
+import { auditHash } from "@/packages/client/src/saga/keys";
 import { ChainBreakKind, MAX_REPORTED_BREAKS } from "./views";
-import { auditHashedContent, GENESIS_HASH } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { auditHashedContent, GENESIS_HASH } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 
 
 /** The first broken link of a chain. */

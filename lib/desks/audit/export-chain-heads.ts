@@ -14,7 +14,7 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { databaseNow, type Db } from "@/lib/core/db/dialect";
-import { canonicalJson } from "@/lib/saga/keys";
+import { canonicalJson } from "@/packages/client/src/saga/keys";
 import { CHAIN_HEADS_FORMAT, type TChainHead, type TChainHeadsFile } from "./views";
 
 /**

@@ -17,7 +17,7 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import type { Db } from "@/lib/core/db/dialect";
-import { runScope } from "@/lib/saga/store";
+import { runScope } from "@/packages/client/src/saga/store";
 import { toAuditEventView } from "./audit-event-view";
 import { auditIdBounds, CLOCK_SLACK_MS, firstIdAtOrAfter } from "./audit-id-range";
 import { AUDIT_TIME_HINT, parseAuditTime } from "./audit-time";

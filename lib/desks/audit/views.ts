@@ -4,7 +4,7 @@
  * with the same schemas the server answers with.
  */
 import { z } from "zod";
-import { ZIsoDate, ZAuditEventWire } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate, ZAuditEventWire } from "@/packages/client/src/protocol/schemas/saga";
 
 /** An audit event, as JSON: the agent API's event (ZAuditEventWire) and the row's id. */
 export const ZAuditEventView = z.object({

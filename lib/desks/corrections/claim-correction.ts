@@ -3,7 +3,7 @@ import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName } from "@/lib/desks/escalations/claim-escalation";
-import { CorrectionStatus } from "@/lib/saga/vocabulary";
+import { CorrectionStatus } from "@/packages/client/src/saga/vocabulary";
 import { CORRECTION_INCLUDE, correctionState, queueItem } from "./correction-view";
 import { correctionNotFound, ZCorrectionId } from "./get-correction";
 import type { TCorrectionClaimResult } from "./views";

@@ -1,6 +1,6 @@
 /** Why a change to a correction is refused, in words that say what to do (shared by the commands). */
-import { ApiError } from "@/lib/protocol/errors";
-import { CorrectionStatus } from "@/lib/saga/vocabulary";
+import { ApiError } from "@/packages/client/src/protocol/errors";
+import { CorrectionStatus } from "@/packages/client/src/saga/vocabulary";
 
 /** What the guard reads of a correction. */
 export interface GuardedRow {

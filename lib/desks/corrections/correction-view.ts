@@ -1,7 +1,7 @@
 /** Shared by the correction use cases: a correction row as the queue and its page show it. */
 import type { Prisma } from "@/generated/prisma";
 import { UNKNOWN_AUDIENCE } from "@/lib/server/tools/audience";
-import { CorrectionStatus, StepStatus, UNSETTLED_STATUSES, type StepStatus as TStepStatus } from "@/lib/saga/vocabulary";
+import { CorrectionStatus, StepStatus, UNSETTLED_STATUSES, type StepStatus as TStepStatus } from "@/packages/client/src/saga/vocabulary";
 import { SendState, type CorrectionState, type TCorrectionQueueItem } from "./views";
 
 /** What a queue row reads besides the correction: its run's title and its original step. */

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
+import { finishUnwoundRun } from "@/packages/client/src/saga/finish-unwound-run";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { withDb } from "@/lib/desks/dashboard/context";
-import { CorrectionStatus } from "@/lib/saga/vocabulary";
+import { CorrectionStatus } from "@/packages/client/src/saga/vocabulary";
 import { assertHeldBy, assertNotClosed } from "./correction-guard";
 import { CORRECTION_INCLUDE, queueItem } from "./correction-view";
 import { correctionNotFound, ZCorrectionId } from "./get-correction";

@@ -6,7 +6,7 @@ import { withDb } from "@/lib/desks/dashboard/context";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { countOf, readRows } from "@/lib/core/db/raw-read";
 import { sharedReadPer } from "@/lib/core/db/shared-read";
-import { CorrectionStatus } from "@/lib/saga/vocabulary";
+import { CorrectionStatus } from "@/packages/client/src/saga/vocabulary";
 import { CORRECTION_INCLUDE, correctionState, namesByEmail, queueItem, recipientsOf, sendStateOf } from "./correction-view";
 import { sendStepsOf, settleCorrectionSends } from "./settle-correction-send";
 import { CorrectionState, type TCorrectionQueue } from "./views";

@@ -3,15 +3,15 @@ import { revealPersonal } from "@/lib/core/privacy/personal-data-vault";
 import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { withDb } from "@/lib/desks/dashboard/context";
-import { runScope } from "@/lib/saga/store";
+import { runScope } from "@/packages/client/src/saga/store";
 import { AudienceSource, resolveAudience } from "@/lib/server/tools/audience";
-import type { Json } from "@/lib/saga/tools";
-import { ZRunStatus, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { ZRunStatus, ZStepStatus, ZToolClass } from "@/packages/client/src/protocol/schemas/saga";
 import { CORRECTION_INCLUDE, namesByEmail, originalRecipients, queueItem, recipientsOf, sendRunId, sendStateOf } from "./correction-view";
 import { sendStepsOf, settleCorrectionSends } from "./settle-correction-send";
-import { stepStanding } from "@/lib/saga/step-standing";
+import { stepStanding } from "@/packages/client/src/saga/step-standing";
 import type { SendState, TCorrectionDetail, THistoryEntry } from "./views";
 
 /** A correction id from a caller. */

@@ -7,10 +7,10 @@
  */
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { finishUnwoundRun } from "@/lib/saga/finish-unwound-run";
+import { finishUnwoundRun } from "@/packages/client/src/saga/finish-unwound-run";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { withDb } from "@/lib/desks/dashboard/context";
-import { CorrectionStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { CorrectionStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import { sendRunId } from "./correction-view";
 
 /** The audit actor of a settled send: the log said so, nobody clicked. */

@@ -4,7 +4,7 @@
  * contracts (lib/delivery/contracts/corrections.ts) parse responses with these schemas.
  */
 import { z } from "zod";
-import { ZIsoDate, ZJson, ZRunStatus, ZStepStanding, ZStepStatus, ZToolClass } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate, ZJson, ZRunStatus, ZStepStanding, ZStepStatus, ZToolClass } from "@/packages/client/src/protocol/schemas/saga";
 import { ZAudienceRank } from "@/lib/desks/dashboard/views";
 
 /** Where a correction stands, as the desk names it (claimed is a draft someone holds). */
@@ -107,7 +107,7 @@ export const ZRunStepLine = z.object({
   tool: z.string(),
   toolClass: ZToolClass,
   status: ZStepStatus,
-  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (lib/saga/step-standing.ts). */
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (packages/client/src/saga/step-standing.ts). */
   standing: ZStepStanding,
   externalRef: z.string().nullable(),
   /** Who saw it. */

@@ -7,8 +7,8 @@ import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection } from "@/lib/core/db/transactions";
 import { sagaSpans } from "@/lib/core/observability/saga-spans";
-import { SagaEngine } from "@/lib/saga/engine";
-import type { ToolRegistry } from "@/lib/saga/tools";
+import { ReviewerEngine } from "@/packages/client/src/saga/reviewer-engine";
+import type { ToolRegistry } from "@/packages/client/src/saga/tools";
 
 /**
  * Runs `fn` on the process-wide client after every queued saga-store operation on it, so a
@@ -36,7 +36,7 @@ export function connectorRegistry(): ToolRegistry {
  * calls a tool; the registry is there because the engine needs one. The unwinds and revokes it runs
  * in process make the same spans the agent API makes (lib/core/observability/saga-spans.ts).
  */
-export async function dashboardEngine(): Promise<SagaEngine> {
+export async function dashboardEngine(): Promise<ReviewerEngine> {
   const prisma = await getPrisma();
-  return new SagaEngine({ store: sharedSagaStore(prisma), registry: connectorRegistry(), observer: sagaSpans(prisma) });
+  return new ReviewerEngine({ store: sharedSagaStore(prisma), registry: connectorRegistry(), observer: sagaSpans(prisma) });
 }

@@ -8,7 +8,7 @@ import { assertCan, can } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { DeliveryStatus } from "@/lib/core/outbox/vocabulary";
-import { ToolStatus } from "@/lib/saga/vocabulary";
+import { ToolStatus } from "@/packages/client/src/saga/vocabulary";
 
 /** One kind of thing waiting for an admin. */
 export interface AdminWait {

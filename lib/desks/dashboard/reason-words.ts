@@ -3,7 +3,7 @@
  * (PivotRejectionCode) and why a call was held (ApprovalReason). One place, read by the pivot screen,
  * the escalation desk and the audit log's labelled values, so no screen shows DO_NOT_PROCEED.
  */
-import type { ApprovalReason, PivotRejectionCode } from "@/lib/saga/vocabulary";
+import type { ApprovalReason, PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
 
 /** What a reviewer tells the agent to do with each rejection code, in words. */
 export const REJECTION_CODE_LABELS: Record<PivotRejectionCode, string> = {

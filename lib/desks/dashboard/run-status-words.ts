@@ -2,7 +2,7 @@
  * A run's status as the end of "The run is …", so every sentence that names a run's status reads
  * as English ("the run is waiting for people", never "the run is needs attention").
  */
-import type { RunStatus } from "@/lib/saga/vocabulary";
+import type { RunStatus } from "@/packages/client/src/saga/vocabulary";
 
 const RUN_STATUS_WORDS: Record<RunStatus, string> = {
   RUNNING: "running (its agent is staging)",

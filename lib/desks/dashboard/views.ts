@@ -3,12 +3,12 @@
  * named. Each desk's own views (what its use cases return) are in its `views.ts`.
  */
 import { z } from "zod";
-import { ZRunStatus } from "@/lib/protocol/schemas/saga";
+import { ZRunStatus } from "@/packages/client/src/protocol/schemas/saga";
 
 /** The external system a tool acts on. */
 export const ZExternalSystem = z.string().min(1);
 
-/** Blast radius of an audience (lib/saga/vocabulary audienceRank): 0 internal, 1 partner, 2 customer. */
+/** Blast radius of an audience (packages/client/src/saga/vocabulary audienceRank): 0 internal, 1 partner, 2 customer. */
 export const ZAudienceRank = z.number().int().min(0).max(2);
 
 /** A run, as the dashboard names it in headers and links. */

@@ -9,29 +9,29 @@
  * step's tool; a worker holding the connector claims it, runs the lookup (with the search-lag
  * recheck) and completes the task, and `getRealSystemCheck` reads its answer back.
  */
-import { reconcileBody, reconcileReport } from "@/lib/protocol/schemas/calls";
+import { reconcileBody, reconcileReport } from "@/packages/client/src/protocol/schemas/calls";
 import { serverSearchLagMs } from "@/lib/demo/connectors/server-connectors";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import type { ReconcileReport } from "@/lib/saga/messages";
-import type { Json } from "@/lib/saga/tools";
-import { systemClock } from "@/lib/saga/clock";
-import { SagaError } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
-import { lookUpStep } from "@/lib/saga/reconcile";
-import type { StepRecord } from "@/lib/saga/store";
+import type { ReconcileReport } from "@/packages/client/src/saga/messages";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { systemClock } from "@/packages/client/src/saga/clock";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { lookUpStep } from "@/packages/client/src/saga/reconcile";
+import type { StepRecord } from "@/packages/client/src/saga/store";
 import { enqueueTask } from "@/lib/server/worker/enqueue-task";
-import { ZLookupPayload, ZLookupResult, type TLookupPayload } from "@/lib/protocol/tasks/lookup-task";
+import { ZLookupPayload, ZLookupResult, type TLookupPayload } from "@/packages/client/src/protocol/tasks/lookup-task";
 import { jsonIn, toTaskRecord } from "@/lib/server/worker/task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
+import { WorkerTaskKind, WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
 import { ZEscalationId } from "./claim-escalation";
 import { connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
 import { assertEscalationWorker } from "./escalation-access";
 import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { systemInWords, systemOfTool } from "@/lib/server/tools/tool-systems";
 import type { TRealSystemCheck, TRealSystemCheckState } from "@/lib/desks/escalations/views";
-import { type WorkerTaskRecord } from "@/lib/protocol/tasks/task";
+import { type WorkerTaskRecord } from "@/packages/client/src/protocol/tasks/task";
 
 /** The longest pause before the second lookup (the engine's reconcile re-checks after 2 s). */
 const MAX_RECHECK_MS = 2_000;

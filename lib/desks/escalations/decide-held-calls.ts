@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { ApiError } from "@/lib/protocol/errors";
-import { EscalationKind, PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
+import { ApiError } from "@/packages/client/src/protocol/errors";
+import { EscalationKind, PIVOT_REJECTION_CODES } from "@/packages/client/src/saga/vocabulary";
 import { claimEscalation } from "./claim-escalation";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { escalationTool } from "./escalation-view";

@@ -4,11 +4,11 @@
  * (a name starting with "support", e.g. support-leads), except approving a held call, which changes
  * what the world sees next and stays with reviewers. One rule for the queue's buttons and the server.
  */
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import type { CurrentUser } from "@/lib/server/auth/current-user";
 import { assertCan, can, Role } from "@/lib/server/auth/roles";
-import { SagaError } from "@/lib/saga/errors";
-import { EscalationKind } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { EscalationKind } from "@/packages/client/src/saga/vocabulary";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { escalationOwner, toolSystems } from "./escalation-view";
 

@@ -1,14 +1,14 @@
 /** Shared by the escalation use cases: an escalation row as the queue shows it. */
 import type { Prisma } from "@/generated/prisma";
-import { ZEscalationKind, ZEscalationStatus } from "@/lib/protocol/schemas/saga";
+import { ZEscalationKind, ZEscalationStatus } from "@/packages/client/src/protocol/schemas/saga";
 import { connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
 import { audienceInWords } from "@/lib/desks/dashboard/audience-words";
 import { planAudience } from "@/lib/desks/pivots/pivot-view";
 import { callInWords } from "@/lib/desks/pivots/call-in-words";
-import type { Json } from "@/lib/saga/tools";
-import { EscalationKind } from "@/lib/saga/vocabulary";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { EscalationKind } from "@/packages/client/src/saga/vocabulary";
 import { systemOfTool } from "@/lib/server/tools/tool-systems";
-import { routedOwner } from "@/lib/saga/tool-table";
+import { routedOwner } from "@/packages/client/src/saga/tool-table";
 import type { TEscalationQueueItem } from "@/lib/desks/escalations/views";
 
 /** What a queue row reads besides the escalation: its run's title and its step. */

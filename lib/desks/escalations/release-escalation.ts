@@ -1,7 +1,7 @@
 import { assertEscalationWorker } from "./escalation-access";
 import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
-import { SagaError } from "@/lib/saga/errors";
-import { EscalationStatus } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { EscalationStatus } from "@/packages/client/src/saga/vocabulary";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { appendRunAudit, writeTransaction } from "@/lib/core/db/transactions";
 import { holderName, ZEscalationId } from "./claim-escalation";

@@ -15,7 +15,7 @@ import {
   ZStepStanding,
   ZStepStatus,
   ZToolClass,
-} from "@/lib/protocol/schemas/saga";
+} from "@/packages/client/src/protocol/schemas/saga";
 import { ZExternalSystem, ZRunRef } from "@/lib/desks/dashboard/views";
 
 /** One row of the escalation queue. */
@@ -95,7 +95,7 @@ export const ZEscalationStep = z.object({
   toolClass: ZToolClass,
   /** Where the row stands. */
   status: ZStepStatus,
-  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, lib/saga/step-standing.ts). */
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, packages/client/src/saga/step-standing.ts). */
   standing: ZStepStanding,
   /** The key the external system knows the effect by. */
   stepKey: z.string(),

@@ -2,8 +2,8 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { EscalationKind, EscalationStatus, RunStatus, StepStatus } from "@/lib/saga/vocabulary";
+import { WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { EscalationKind, EscalationStatus, RunStatus, StepStatus } from "@/packages/client/src/saga/vocabulary";
 import type { TOperations } from "./views";
 
 const HOUR_MS = 3_600_000;

@@ -3,7 +3,7 @@
  * (workers, the task queue, the notifier, stuck runs, the sweeps), not the agents' work (/overview).
  */
 import { z } from "zod";
-import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
 
 /** One worker, as its tasks show it (a worker is known by the id it claims tasks under). */
 export const ZOperationsWorker = z.object({

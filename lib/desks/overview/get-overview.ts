@@ -24,7 +24,7 @@ import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { summarizeRevokes } from "@/lib/desks/revokes/revoke-rules";
 import { RevokeOutcome } from "@/lib/desks/revokes/views";
-import { EscalationKind, RunStatus } from "@/lib/saga/vocabulary";
+import { EscalationKind, RunStatus } from "@/packages/client/src/saga/vocabulary";
 import { OVERVIEW_METRICS } from "./fold-overview-counts";
 
 /** The ranges a person can choose, and their bucket. */

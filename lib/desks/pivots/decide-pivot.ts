@@ -4,9 +4,9 @@
  */
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore, type PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaError } from "@/lib/saga/errors";
-import type { PivotRecord } from "@/lib/saga/store";
-import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
+import { PivotStatus, RunStatus, type PivotRejectionCode } from "@/packages/client/src/saga/vocabulary";
 import { dashboardEngine, connectorRegistry, withDb } from "@/lib/desks/dashboard/context";
 import { type CurrentUser, userActor } from "@/lib/server/auth/current-user";
 import { pivotSummary, readPlanItemViews } from "./pivot-view";

@@ -3,8 +3,8 @@ import { type PersonRequest, userActor } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { ZJson } from "@/lib/protocol/schemas/saga";
-import { editPivotPlanItem } from "@/lib/saga/edit-pivot-plan";
+import { ZJson } from "@/packages/client/src/protocol/schemas/saga";
+import { editPivotPlanItem } from "@/packages/client/src/saga/edit-pivot-plan";
 import { connectorRegistry } from "@/lib/desks/dashboard/context";
 import { getPivotScreen } from "./get-pivot-screen";
 import { lockedArgChanges, lockedArgMessage, storedEditableArgs } from "@/lib/server/tools/reviewer-edits";
@@ -27,7 +27,7 @@ export const ZEditPlanItemRequest = z.object({
 export type TEditPlanItemRequest = z.input<typeof ZEditPlanItemRequest>;
 
 /**
- * Edits one plan item of a pending pivot as the signed-in reviewer (lib/saga/edit-pivot-plan.ts):
+ * Edits one plan item of a pending pivot as the signed-in reviewer (packages/client/src/saga/edit-pivot-plan.ts):
  * the plan and its hash become the edited ones, the diff is recorded on the pivot and in the audit
  * log, and the screen comes back as it is now, so the reviewer decides on the edited plan. Refusals
  * a person can act on are values; arguments that do not fit the tool are a 400 naming the field.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FakeSystem, fakeCompensator, fakeTools } from "@/lib/saga/testkit";
-import { ToolRegistry } from "@/lib/saga/tools";
+import { FakeSystem, fakeCompensator, fakeTools } from "@/packages/client/src/saga/testkit";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { planItemViews } from "./pivot-view";
 import type { ToolPolicyFacts } from "@/lib/server/tools/tool-policies";
 

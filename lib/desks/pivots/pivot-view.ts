@@ -1,8 +1,8 @@
 /** Shared by the pivot use cases: a pivot's plan and summary as the screen shows them. */
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import type { PivotRecord, PlanItem } from "@/lib/saga/store";
-import type { ToolRegistry } from "@/lib/saga/tools";
-import { audienceRank, ToolClass } from "@/lib/saga/vocabulary";
+import type { PivotRecord, PlanItem } from "@/packages/client/src/saga/store";
+import type { ToolRegistry } from "@/packages/client/src/saga/tools";
+import { audienceRank, ToolClass } from "@/packages/client/src/saga/vocabulary";
 import { audienceFromRule } from "@/lib/server/tools/audience";
 import { mayEditArg } from "@/lib/server/tools/reviewer-edits";
 import { readToolPolicies, type ToolPolicyFacts } from "@/lib/server/tools/tool-policies";

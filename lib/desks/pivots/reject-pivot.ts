@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { PIVOT_REJECTION_CODES } from "@/lib/saga/vocabulary";
+import { PIVOT_REJECTION_CODES } from "@/packages/client/src/saga/vocabulary";
 import { decidePivotFor } from "./decide-pivot";
 import type { TPivotDecisionResult } from "@/lib/desks/pivots/views";
 

@@ -14,7 +14,7 @@ import {
   ZRunStatus,
   ZStepStatus,
   ZToolClass,
-} from "@/lib/protocol/schemas/saga";
+} from "@/packages/client/src/protocol/schemas/saga";
 import { ZExternalSystem, ZAudienceRank, ZRunRef } from "@/lib/desks/dashboard/views";
 import { ZPivotApprovals } from "@/lib/desks/approvals/views";
 

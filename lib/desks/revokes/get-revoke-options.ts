@@ -3,9 +3,9 @@ import { assertCan, can } from "@/lib/server/auth/roles";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
-import { SagaError } from "@/lib/saga/errors";
-import { StepStatus, ToolClass } from "@/lib/saga/vocabulary";
-import { stepStanding } from "@/lib/saga/step-standing";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { StepStatus, ToolClass } from "@/packages/client/src/saga/vocabulary";
+import { stepStanding } from "@/packages/client/src/saga/step-standing";
 import { revokeRolesOf, revokeWindow, summarizeRevokes, whatHappens } from "./revoke-rules";
 import { RevokeKind, RevokeState, type TRevokeOptions } from "./views";
 

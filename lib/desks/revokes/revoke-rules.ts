@@ -6,7 +6,7 @@ import type { Correction, Escalation, PrismaClient, Revoke, Step, ToolPolicy } f
 import { systemInWords, systemOfTool } from "@/lib/server/tools/tool-systems";
 import { onConnection } from "@/lib/core/db/transactions";
 import type { Role } from "@/lib/server/auth/roles";
-import { EscalationKind, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
+import { EscalationKind, StepStatus, ToolClass } from "@/packages/client/src/saga/vocabulary";
 import { DEFAULT_WINDOW_SEC } from "@/lib/server/tools/duration";
 import { DEFAULT_REVOKE_ROLES, storedRevokeRoles } from "@/lib/server/tools/tool-policy";
 import { toRevokeSummary, type TRevokeSummary } from "./views";

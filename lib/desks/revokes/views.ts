@@ -3,11 +3,11 @@
  * database clock), and how a pulled revoke ended. How it ended is read from the step, the escalation
  * or the correction it led to, never stored twice.
  */
-import { repairedByHand } from "@/lib/saga/step-standing";
+import { repairedByHand } from "@/packages/client/src/saga/step-standing";
 import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import * as z from "zod";
 import type { Correction, Escalation, Revoke, Step } from "@/generated/prisma";
-import { CompensationState, StepStatus } from "@/lib/saga/vocabulary";
+import { CompensationState, StepStatus } from "@/packages/client/src/saga/vocabulary";
 
 /** What a revoke row is. */
 export const RevokeKind = {

@@ -8,8 +8,8 @@
  */
 import { runStatusInWords } from "@/lib/desks/dashboard/run-status-words";
 import { z } from "zod";
-import { actorLabel } from "@/lib/saga/store";
-import { heldApprovalUsed } from "@/lib/saga/gate";
+import { actorLabel } from "@/packages/client/src/saga/store";
+import { heldApprovalUsed } from "@/packages/client/src/saga/gate";
 
 /** The agent's newest write to the run's chain. */
 export const ZLastContact = z.object({

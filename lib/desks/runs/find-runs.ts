@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Prisma } from "@/generated/prisma";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
-import { ZEscalationKind } from "@/lib/protocol/schemas/saga";
+import { ZEscalationKind } from "@/packages/client/src/protocol/schemas/saga";
 import { type TRunsPage, type TWaitingCounts } from "./views";
 import { containsIgnoringCaseSql, databaseKind, runSearchCandidates } from "@/lib/core/db/dialect";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
@@ -10,7 +10,7 @@ import type { DatabaseKind } from "@/lib/core/db/url";
 import { onConnection } from "@/lib/core/db/transactions";
 import { sharedReadPer } from "@/lib/core/db/shared-read";
 import { countOf, dateOf, readRows } from "@/lib/core/db/raw-read";
-import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
+import { CorrectionStatus, EscalationKind, EscalationStatus, PivotStatus, RunStatus } from "@/packages/client/src/saga/vocabulary";
 
 export { ZRunListItem, ZRunsPage, ZWaitingCounts, type TRunListItem, type TRunsPage, type TWaitingCounts } from "./views";
 

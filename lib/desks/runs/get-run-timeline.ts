@@ -4,19 +4,19 @@ import { z } from "zod";
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
 import { withDb } from "@/lib/desks/dashboard/context";
-import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
-import { irreversibleBeforePivot } from "@/lib/saga/metrics";
-import { runScope } from "@/lib/saga/store";
-import { Phase, StepStatus, ToolClass } from "@/lib/saga/vocabulary";
+import { SagaError, SagaErrorCode } from "@/packages/client/src/saga/errors";
+import { irreversibleBeforePivot } from "@/packages/client/src/saga/metrics";
+import { runScope } from "@/packages/client/src/saga/store";
+import { Phase, StepStatus, ToolClass } from "@/packages/client/src/saga/vocabulary";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { DEFAULT_STUCK_AFTER_PIVOT_MS, stuckAfterPivotMs } from "@/lib/server/worker/sweep-stuck-runs";
 import { describeRunProgress } from "./describe-run-progress";
-import { stepStanding } from "@/lib/saga/step-standing";
+import { stepStanding } from "@/packages/client/src/saga/step-standing";
 import { ZAudience, ZTimelineCompensation, ZPlan, type RunTimeline, type RunTimelineView } from "./views";
 
 export { ZRunTimelineView, type RunTimeline, type RunTimelineView, type TimelineStep, type TimelinePivot, type TimelineCorrection, type TTimelinePlanItem, type TTimelineCompensation, type Jsonified } from "./views";
 
-// The metric has one definition (lib/saga/metrics). Its input is the engine's vocabulary, so the
+// The metric has one definition (packages/client/src/saga/metrics). Its input is the engine's vocabulary, so the
 // database strings are read into it here; an unreadable value falls back to what keeps the count honest.
 const ZMetricFields = z.object({
   /** A class we cannot read is not IRREVERSIBLE. */

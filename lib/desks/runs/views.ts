@@ -2,10 +2,10 @@
  * The runs list's and the run page's data as JSON, with the schemas that check it: pure (zod and
  * types only), so the browser parses what it polls with the same schemas the endpoint contracts use.
  */
-import type { StepStanding } from "@/lib/saga/step-standing";
+import type { StepStanding } from "@/packages/client/src/saga/step-standing";
 import { z } from "zod";
 import type { AuditEvent, Correction, Escalation, Pivot, Run, Step } from "@/generated/prisma";
-import { ZEscalationKind, ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZEscalationKind, ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
 import { ZRunProgress, type TRunProgress } from "./describe-run-progress";
 
 /** One row of the runs list. */
@@ -91,7 +91,7 @@ export type TTimelinePlanItem = z.output<typeof ZTimelinePlanItem>;
 
 /** A saga log row with its JSON columns read. */
 export type TimelineStep = Omit<Step, "audience" | "compensation"> & {
-  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, lib/saga/step-standing.ts). */
+  /** Where it stands for a person: its status, or REPAIRED_BY_HAND (the one rule, packages/client/src/saga/step-standing.ts). */
   standing: StepStanding;
   /** Who could see the effect. */
   audience: string[];

@@ -3,13 +3,13 @@
  * `AgentCaller` with its own fields in one options object, and checks access through these helpers.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { sharedSagaStore, type PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { escalationSpans } from "@/lib/core/observability/saga-spans";
-import { SagaError } from "@/lib/saga/errors";
-import { observeStore } from "@/lib/saga/observer";
-import type { RunRecord, StepRecord } from "@/lib/saga/store";
-import { RunStatus } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { observeStore } from "@/packages/client/src/saga/observer";
+import type { RunRecord, StepRecord } from "@/packages/client/src/saga/store";
+import { RunStatus } from "@/packages/client/src/saga/vocabulary";
 import type { AgentPrincipal, GuardedAgent } from "@/lib/server/tokens/authenticate-agent";
 import { getTask } from "@/lib/server/worker/find-tasks";
 

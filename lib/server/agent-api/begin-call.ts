@@ -1,21 +1,21 @@
 /**
- * An agent begins a tool call (POST /runs/{id}/calls): the server side of lib/saga/calls.ts. The
+ * An agent begins a tool call (POST /runs/{id}/calls): the server side of packages/client/src/saga/calls.ts. The
  * agent names the tool and its arguments; everything else (the step, its key, the argument hash, the
  * class, compensator, audience and version from the tool table, the gate's decision) is the server's.
  */
-import { appendCall, beginCall, beginPlanItem, type BeginCallInput } from "@/lib/saga/calls";
-import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/messages";
-import { SagaError } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
-import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import { audienceRank, ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
+import { appendCall, beginCall, beginPlanItem, type BeginCallInput } from "@/packages/client/src/saga/calls";
+import type { BeginCallAnswer, PlanItemAddress } from "@/packages/client/src/saga/messages";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { CompensationPlan, CorrectionDraft, Json } from "@/packages/client/src/saga/tools";
+import { audienceRank, ToolClass, ToolStatus } from "@/packages/client/src/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
 import { audienceFromRule } from "@/lib/server/tools/audience";
 import { agentActor, assertToolInScope, getAgentRun, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
-import { assertToolEnabled } from "@/lib/saga/tool-table";
+import { assertToolEnabled } from "@/packages/client/src/saga/tool-table";
 import { assertArgsMatchDeclared, getToolPolicy, recentToolPolicy, tableCompensation, tableCorrection, type ToolPolicyView } from "./tool-policy-view";
 import { reportPreviousOutcome, type PreviousOutcomeRequest } from "./report-outcome";
-import type { StepRecord } from "@/lib/saga/store";
+import type { StepRecord } from "@/packages/client/src/saga/store";
 
 /** A call as the agent begins it. */
 export interface BeginCallRequest {

@@ -1,8 +1,8 @@
 /** A worker claims tasks (unwinds, compensations, lookups, corrections) for the tools its token holds. */
-import { payloadFits } from "@/lib/protocol/schemas/worker";
+import { payloadFits } from "@/packages/client/src/protocol/schemas/worker";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { assertWorker, type AgentCaller } from "./agent-access";
-import { type ClaimedTask } from "@/lib/protocol/tasks/task";
+import { type ClaimedTask } from "@/packages/client/src/protocol/tasks/task";
 
 /**
  * Claims tasks within the token's tool scope (and the worker's own list, if it names one). A task

@@ -1,7 +1,7 @@
 /** An agent finishes its run (POST /runs/{id}/complete): refused while a step is unsettled or a pivot waits. */
-import { completeRun } from "@/lib/saga/calls";
-import { randomIds } from "@/lib/saga/ids";
-import type { RunRecord, StepRecord } from "@/lib/saga/store";
+import { completeRun } from "@/packages/client/src/saga/calls";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { RunRecord, StepRecord } from "@/packages/client/src/saga/store";
 import { reportPreviousOutcome, type PreviousOutcomeRequest } from "./report-outcome";
 import { agentActor, getAgentRun, agentApiStore, verifiedPrincipal, type AgentCaller } from "./agent-access";
 

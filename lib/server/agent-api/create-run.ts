@@ -1,7 +1,7 @@
 /** An agent starts a run: the run's row and its run.started event, owned by the token's name. */
-import { randomIds } from "@/lib/saga/ids";
-import type { RunRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { RunRecord } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { agentActor, assertNotWorker, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** Input of a new run. */

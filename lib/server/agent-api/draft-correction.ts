@@ -1,10 +1,10 @@
 /** An agent (or a worker pulling a step back) drafts a correction message for a step of its run; support staff send it. */
 import type { PrismaClient } from "@/generated/prisma";
-import { SagaError } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
-import type { CorrectionRecord, NewCorrection } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { audienceRank } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { CorrectionRecord, NewCorrection } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { audienceRank } from "@/packages/client/src/saga/vocabulary";
 import type { AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
 import { agentActor, getAgentRun, getAgentStep, agentApiStore, type AgentCaller } from "./agent-access";
 

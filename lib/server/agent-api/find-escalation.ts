@@ -1,5 +1,5 @@
 /** The escalation with a dedupe key, if it is on a run the caller may act on (otherwise none). */
-import type { EscalationRecord } from "@/lib/saga/store";
+import type { EscalationRecord } from "@/packages/client/src/saga/store";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 export async function findEscalationForAgent({ prisma, principal, dedupeKey }: AgentCaller & { dedupeKey: string }): Promise<EscalationRecord | null> {

@@ -3,8 +3,8 @@
  * size (it had read each run again by id, one query per run).
  */
 import { toRunRecord } from "@/lib/core/db/saga-rows";
-import type { RunRecord } from "@/lib/saga/store";
-import type { RunStatus } from "@/lib/saga/vocabulary";
+import type { RunRecord } from "@/packages/client/src/saga/store";
+import type { RunStatus } from "@/packages/client/src/saga/vocabulary";
 import type { AgentCaller } from "./agent-access";
 
 export async function findRunsForAgent({

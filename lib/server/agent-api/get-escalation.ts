@@ -1,6 +1,6 @@
 /** One escalation by id, if it is on a run the caller may act on (otherwise not found). */
-import { SagaError } from "@/lib/saga/errors";
-import type { EscalationRecord } from "@/lib/saga/store";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import type { EscalationRecord } from "@/packages/client/src/saga/store";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 export async function getEscalationForAgent({ prisma, principal, escalationId }: AgentCaller & { escalationId: string }): Promise<EscalationRecord> {

@@ -1,7 +1,7 @@
 /** A pivot by id, long-polled: the agent waits here for the reviewer's decision. */
-import { SagaError } from "@/lib/saga/errors";
-import type { PivotRecord } from "@/lib/saga/store";
-import { PivotStatus } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
+import { PivotStatus } from "@/packages/client/src/saga/vocabulary";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** The longest a request may wait for a decision. */

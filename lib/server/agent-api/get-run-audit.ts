@@ -1,5 +1,5 @@
 /** The audit events of an agent's run, oldest first. */
-import type { AuditEventRecord } from "@/lib/saga/store";
+import type { AuditEventRecord } from "@/packages/client/src/saga/store";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 export async function getRunAuditForAgent({ prisma, principal, runId }: AgentCaller & { runId: string }): Promise<AuditEventRecord[]> {

@@ -1,5 +1,5 @@
 /** Everything an agent needs to resume a run, read from the log. */
-import type { CorrectionRecord, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
+import type { CorrectionRecord, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/packages/client/src/saga/store";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** Everything resume needs, read from the log. */

@@ -1,5 +1,5 @@
 /** The correction drafts of an agent's run. */
-import type { CorrectionRecord } from "@/lib/saga/store";
+import type { CorrectionRecord } from "@/packages/client/src/saga/store";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 export async function listCorrectionsForAgent({ prisma, principal, runId }: AgentCaller & { runId: string }): Promise<CorrectionRecord[]> {

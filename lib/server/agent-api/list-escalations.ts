@@ -1,6 +1,6 @@
 /** The escalations of an agent's run, optionally only those in some statuses. */
-import type { EscalationRecord } from "@/lib/saga/store";
-import type { EscalationStatus } from "@/lib/saga/vocabulary";
+import type { EscalationRecord } from "@/packages/client/src/saga/store";
+import type { EscalationStatus } from "@/packages/client/src/saga/vocabulary";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 export async function listEscalationsForAgent({

@@ -1,5 +1,5 @@
 /** The pivots of an agent's run, oldest first. */
-import type { PivotRecord } from "@/lib/saga/store";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
 import { getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 export async function listPivotsForAgent({ prisma, principal, runId }: AgentCaller & { runId: string }): Promise<PivotRecord[]> {

@@ -1,8 +1,8 @@
 /** The tool-table rows of the tools a token may use (GET /api/v1/tools), as calls are decided with them. */
-import { enforcedClass, routedOwner, storedStatus } from "@/lib/saga/tool-table";
-import { TOOL_CLASSES, ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
+import { enforcedClass, routedOwner, storedStatus } from "@/packages/client/src/saga/tool-table";
+import { TOOL_CLASSES, ToolClass, ToolStatus } from "@/packages/client/src/saga/vocabulary";
 import type { AgentCaller } from "./agent-access";
-import { definitionHash } from "@/lib/protocol/manifest";
+import { definitionHash } from "@/packages/client/src/protocol/manifest";
 
 export async function listToolsForAgent({ prisma, principal }: AgentCaller) {
   const rows = await prisma.toolPolicy.findMany({ where: { name: { in: principal.tools } }, orderBy: { name: "asc" } });

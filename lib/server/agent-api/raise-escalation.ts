@@ -4,13 +4,13 @@
  * routed to (and so who may claim, check and resolve it) is the tool table's owner of the step's tool;
  * a held call or a revoke is raised only by the server; the agent's `owner` is at most a note.
  */
-import { ApiError } from "@/lib/protocol/errors";
-import { SagaError } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
-import type { CreateEscalationResult, NewEscalation } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { routedOwner } from "@/lib/saga/tool-table";
-import { EscalationKind } from "@/lib/saga/vocabulary";
+import { ApiError } from "@/packages/client/src/protocol/errors";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { CreateEscalationResult, NewEscalation } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { routedOwner } from "@/packages/client/src/saga/tool-table";
+import { EscalationKind } from "@/packages/client/src/saga/vocabulary";
 import { agentActor, getAgentRun, getAgentStep, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** The kinds an agent may raise: what it saw go wrong. Approvals of held calls and revokes are the server's and people's. */

@@ -1,9 +1,9 @@
 /** An agent reports what a call it sent did (POST /steps/{id}/outcome): confirmed, failed, or unknown. */
-import { recordOutcome } from "@/lib/saga/calls";
-import type { CallOutcomeReport } from "@/lib/saga/messages";
-import { SagaError } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
-import type { StepRecord } from "@/lib/saga/store";
+import { recordOutcome } from "@/packages/client/src/saga/calls";
+import type { CallOutcomeReport } from "@/packages/client/src/saga/messages";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { StepRecord } from "@/packages/client/src/saga/store";
 import type { AgentPrincipal } from "@/lib/server/tokens/authenticate-agent";
 import { agentActor, assertToolInScope, getAgentStep, guardOf, agentApiStore, VIA_API, type AgentCaller } from "./agent-access";
 import { getToolPolicy, recentToolPolicy } from "./tool-policy-view";

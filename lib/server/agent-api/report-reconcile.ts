@@ -1,8 +1,8 @@
 /** An agent reports what its lookup of an unsettled step's key found (POST /steps/{id}/reconcile). */
-import { recordReconcile } from "@/lib/saga/calls";
-import type { ReconcileReport } from "@/lib/saga/messages";
-import { randomIds } from "@/lib/saga/ids";
-import type { StepRecord } from "@/lib/saga/store";
+import { recordReconcile } from "@/packages/client/src/saga/calls";
+import type { ReconcileReport } from "@/packages/client/src/saga/messages";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { StepRecord } from "@/packages/client/src/saga/store";
 import { agentActor, assertToolInScope, getAgentStep, agentApiStore, verifiedPrincipal, type AgentCaller } from "./agent-access";
 import { getToolPolicy } from "./tool-policy-view";
 

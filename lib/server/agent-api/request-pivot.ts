@@ -1,8 +1,8 @@
-/** An agent asks for its pivot: `requestPivot` (lib/saga/request-pivot.ts), the plan's classes and versions read from the tool table. */
-import { randomIds } from "@/lib/saga/ids";
-import { requestPivot } from "@/lib/saga/request-pivot";
-import type { PivotRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+/** An agent asks for its pivot: `requestPivot` (packages/client/src/saga/request-pivot.ts), the plan's classes and versions read from the tool table. */
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { requestPivot } from "@/packages/client/src/saga/request-pivot";
+import type { PivotRecord } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { agentActor, assertNotWorker, assertToolInScope, getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 import { getToolPolicy } from "./tool-policy-view";
 

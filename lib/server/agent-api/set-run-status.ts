@@ -1,9 +1,9 @@
 /** An agent moves its run's status: only the moves that are the agent's, and to a finished status only when the log says it is. */
-import { ApiError } from "@/lib/protocol/errors";
-import type { RunRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { assertRunSettled } from "@/lib/saga/run-settled";
-import { RunStatus } from "@/lib/saga/vocabulary";
+import { ApiError } from "@/packages/client/src/protocol/errors";
+import type { RunRecord } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { assertRunSettled } from "@/packages/client/src/saga/run-settled";
+import { RunStatus } from "@/packages/client/src/saga/vocabulary";
 import { agentActor, getAgentRun, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** The moves an agent may make on its run's status; pivots and people make the others. */

@@ -1,8 +1,8 @@
 /** A worker settles a task it claimed (done with a result, or failed: retried or given up) and, while it works, extends its lease. The queue fences each by attempt and worker. */
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { prismaTaskQueue } from "@/lib/server/worker/queue";
 import { getScopedTask, type AgentCaller } from "./agent-access";
-import { type ExtendLeaseResult, type SettleResult } from "@/lib/protocol/tasks/task";
+import { type ExtendLeaseResult, type SettleResult } from "@/packages/client/src/protocol/tasks/task";
 
 /** Which claim of which task settles. */
 interface TaskAttempt {

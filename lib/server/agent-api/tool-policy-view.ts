@@ -4,10 +4,10 @@
  */
 import * as z from "zod";
 import type { PrismaClient, ToolPolicy } from "@/generated/prisma";
-import { SagaError } from "@/lib/saga/errors";
-import { tableTool, type TableTool } from "@/lib/saga/tool-table";
-import type { CompensationPlan, CorrectionDraft, Json } from "@/lib/saga/tools";
-import { ToolClass } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { tableTool, type TableTool } from "@/packages/client/src/saga/tool-table";
+import type { CompensationPlan, CorrectionDraft, Json } from "@/packages/client/src/saga/tools";
+import { ToolClass } from "@/packages/client/src/saga/vocabulary";
 import { declaredArgsSchema } from "@/lib/server/tools/declared-args-schema";
 import { audiencesOf, buildCompensationArgs, fillTemplate, storedCompensationArgs } from "@/lib/server/tools/tool-policy";
 

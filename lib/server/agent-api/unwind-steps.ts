@@ -5,14 +5,14 @@
  * sends compensations, where the connectors are.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import { systemClock } from "@/lib/saga/clock";
-import { noCrashPoints } from "@/lib/saga/crash-points";
-import type { EngineDeps } from "@/lib/saga/deps";
-import { randomIds } from "@/lib/saga/ids";
-import type { StepRecord } from "@/lib/saga/store";
-import { ToolRegistry } from "@/lib/saga/tools";
-import { nextCompensateAction, nextUnwindAction, recordCompensation } from "@/lib/saga/unwind-commands";
-import type { CompensationReport, StepCompensateAction, UnwindAction } from "@/lib/saga/messages";
+import { systemClock } from "@/packages/client/src/saga/clock";
+import { noCrashPoints } from "@/packages/client/src/saga/crash-points";
+import type { EngineDeps } from "@/packages/client/src/saga/deps";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { StepRecord } from "@/packages/client/src/saga/store";
+import { ToolRegistry } from "@/packages/client/src/saga/tools";
+import { nextCompensateAction, nextUnwindAction, recordCompensation } from "@/packages/client/src/saga/unwind-commands";
+import type { CompensationReport, StepCompensateAction, UnwindAction } from "@/packages/client/src/saga/messages";
 import { agentActor, assertToolInScope, getAgentRun, getAgentStep, agentApiStore, type AgentCaller } from "./agent-access";
 
 /** The server's side of an unwind: its decisions need no connector, so no tool is registered here. */

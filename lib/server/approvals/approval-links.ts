@@ -13,8 +13,8 @@ import { createHash, randomBytes } from "node:crypto";
 import type { ApprovalLink, PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import { randomIds } from "@/lib/saga/ids";
-import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { EscalationKind, EscalationStatus, PivotStatus } from "@/packages/client/src/saga/vocabulary";
 import { can, isRole, type Action } from "@/lib/server/auth/roles";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints } from "@/lib/server/sla/sla-rules";
 

@@ -12,8 +12,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { getServerSession } from "next-auth/next";
 import { forbidden, redirect } from "next/navigation";
-import { ApiError } from "@/lib/protocol/errors";
-import type { Actor } from "@/lib/saga/store";
+import { ApiError } from "@/packages/client/src/protocol/errors";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { getPrisma, type PrismaClient } from "@/lib/core/db/prisma";
 import { authOptions, SignInError, sessionIdentity, type SessionIdentity } from "./options";
 import { pageAction } from "./page-actions";

@@ -9,7 +9,7 @@
  * X-Forwarded-Host) header itself and refuses a mismatch (serverActions.allowedOrigins widens it).
  * Agent routes (Bearer tokens) do not need it either: browsers never attach those by themselves.
  */
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 
 /** Methods that change something and so need the same-origin check. */
 export const MUTATING_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);

@@ -1,11 +1,11 @@
 /**
- * Who may do what in the dashboard: the four roles (lib/saga/ARCHITECTURE.md, "People and what they do") and one
+ * Who may do what in the dashboard: the four roles (packages/client/src/saga/ARCHITECTURE.md, "People and what they do") and one
  * permission map. Every route handler, server action, page and lib function asks `can` (through
  * `requireUser` / `requirePageUser`), never a role name, so the map is the one place to change.
  * Agents are not users: they hold API tokens (lib/server/tokens) and can never approve anything.
  */
 import * as z from "zod";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 
 /** A person's role; stored in User.role. */
 export const Role = {

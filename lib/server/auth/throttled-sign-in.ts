@@ -12,7 +12,7 @@
  * browser (lib/server/auth/sign-in-device.ts), which keeps the owner's way in during an attack.
  * The 429's url is built on NEXTAUTH_URL's origin, never on the request's Host or X-Forwarded-*.
  */
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { toErrorPayload } from "@/lib/core/error-response";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { isPostgresUrl } from "@/lib/core/db/url";

@@ -7,8 +7,8 @@
 import type { Prisma, PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { randomIds } from "@/lib/saga/ids";
-import type { Actor } from "@/lib/saga/store";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { userScope } from "@/lib/server/users/user";
 import { writeTransaction } from "@/lib/core/db/transactions";
 

@@ -3,7 +3,7 @@
  * at send time from the outbox row and the item as it stands, so a retry says what is true now.
  */
 import type { NotificationEvent, PrismaClient } from "@/generated/prisma";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { TOPIC_LABELS, type NotificationTopic } from "@/lib/core/outbox/vocabulary";
 import { escalationOwnerOf } from "./fan-out-notifications";
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
-import { randomIds } from "@/lib/saga/ids";
+import { ApiError } from "@/packages/client/src/protocol/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { toWebhookView } from "./find-webhooks";
 import { webhookScope } from "./set-webhook-enabled";

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { webhookScope } from "./set-webhook-enabled";
 import { DeliveryStatus } from "@/lib/core/outbox/vocabulary";

@@ -6,8 +6,8 @@
  */
 import { Prisma, type NotificationEvent, type PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
-import { randomIds } from "@/lib/saga/ids";
-import type { Json } from "@/lib/saga/tools";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { DeliveryChannel, DeliveryStatus, NotificationEventStatus, NotificationTopic } from "@/lib/core/outbox/vocabulary";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { withPeoplesChoices } from "./my-notifications";

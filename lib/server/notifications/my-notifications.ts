@@ -11,7 +11,7 @@
  * cannot decide. A disabled account gets nothing it opted into.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { NotificationTopic } from "@/lib/core/outbox/vocabulary";
 import { ACTION_PHRASES, can, ZRole, type Action, type Role } from "@/lib/server/auth/roles";
 

@@ -8,7 +8,7 @@
 import nodemailer from "nodemailer";
 import type { PrismaClient } from "@/generated/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
-import type { SagaStore } from "@/lib/saga/store";
+import type { SagaStore } from "@/packages/client/src/saga/store";
 import { sweepSlas, type SlaSweepReport } from "@/lib/server/sla/sweep-slas";
 import { publicBaseUrl } from "./compose-notification";
 import { deliverNotifications, type DeliverOptions, type DeliveryAttempt, type Mailer } from "./deliver-notifications";

@@ -1,5 +1,5 @@
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { onConnection } from "@/lib/core/db/transactions";
 import { toDeliveryView } from "./find-webhooks";

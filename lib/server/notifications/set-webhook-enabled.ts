@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { toWebhookView } from "./find-webhooks";
 import type { TWebhookView } from "./webhook-views";

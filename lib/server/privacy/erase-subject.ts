@@ -13,10 +13,10 @@ import { readOnConnection, writeTransaction, appendRunAudit } from "@/lib/core/d
 import { personalDataVault } from "@/lib/core/privacy/personal-data-vault";
 import { scrubFreedBytes, secureDelete } from "./scrub-freed-bytes";
 import { SEALED_PREFIX } from "@/lib/core/privacy/sealing";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { randomIds } from "@/lib/saga/ids";
-import { actorLabel, type Actor } from "@/lib/saga/store";
-import { CompensationState, EscalationKind, EscalationStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { actorLabel, type Actor } from "@/packages/client/src/saga/store";
+import { CompensationState, EscalationKind, EscalationStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/packages/client/src/saga/vocabulary";
 
 /** The audit chain erasures are recorded on. */
 export const PRIVACY_SCOPE = "privacy";

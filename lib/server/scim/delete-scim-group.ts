@@ -1,7 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { SCIM_SCOPE } from "@/lib/server/sso/sso-audit";
 import { scimGroupOrThrow } from "./get-scim-group";
 import { changeMembership, membersOf } from "./scim-people";

@@ -1,6 +1,6 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { applyForProvider, assertProviderMayChange, scimUserOrThrow } from "./scim-people";
 
 /**

@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient } from "@/generated/prisma";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { storedGroups } from "@/lib/server/sso/group-roles";
 import { scimGroupOrThrow } from "./get-scim-group";
 import { applyForProvider, changeMembership, membersOf } from "./scim-people";

@@ -1,6 +1,6 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import type { ProviderState } from "@/lib/server/sso/person-access";
 import { applyForProvider, assertProviderMayChange, scimUserOrThrow } from "./scim-people";
 import { displayNameOf, parseScim, ScimError, toScimUser, ZScimBoolean, ZScimPatch, type TScimPatchOperation } from "./scim-resources";

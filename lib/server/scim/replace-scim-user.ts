@@ -1,7 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { ZUserEmail } from "@/lib/server/users/user";
 import { applyForProvider, assertProviderMayChange, scimUserOrThrow } from "./scim-people";
 import { displayNameOf, parseScim, ScimError, toScimUser, ZScimUserInput } from "./scim-resources";

@@ -5,7 +5,7 @@
  */
 import type { Prisma, PrismaClient, User } from "@/generated/prisma";
 import type { Db } from "@/lib/core/db/dialect";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { readGroupRoles, storedGroups } from "@/lib/server/sso/group-roles";
 import { applyProviderState, UserSource, type AccessChange, type ProviderState } from "@/lib/server/sso/person-access";
 import { ScimError } from "./scim-resources";

@@ -9,10 +9,10 @@ import type { PrismaClient, ScimToken } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { ZIsoDate } from "@/lib/protocol/schemas/saga";
-import { randomIds } from "@/lib/saga/ids";
-import type { Actor } from "@/lib/saga/store";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
+import { ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { Actor } from "@/packages/client/src/saga/store";
 
 /** Every SCIM secret starts so, to recognise one in a leak scanner or a log. */
 export const SCIM_SECRET_PREFIX = "sgbscim_";

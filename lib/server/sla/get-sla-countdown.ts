@@ -1,7 +1,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { onConnection } from "@/lib/core/db/transactions";
-import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
+import { EscalationKind, EscalationStatus, PivotStatus } from "@/packages/client/src/saga/vocabulary";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints } from "./sla-rules";
 
 /** The SLA of one waiting item, for its countdown. */

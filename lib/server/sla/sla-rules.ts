@@ -8,7 +8,7 @@
  */
 import * as z from "zod";
 import type { PrismaClient, SlaRule } from "@/generated/prisma";
-import { EscalationKind } from "@/lib/saga/vocabulary";
+import { EscalationKind } from "@/packages/client/src/saga/vocabulary";
 
 /** One rule as lib/server/sla applies it. */
 export interface SlaPolicy {

@@ -10,9 +10,9 @@
 import { Prisma, type PrismaClient, type SlaRule } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { appendRunAudit, onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor, SagaStore } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { EscalationKind, EscalationStatus, PivotStatus } from "@/lib/saga/vocabulary";
+import type { Actor, SagaStore } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { EscalationKind, EscalationStatus, PivotStatus } from "@/packages/client/src/saga/vocabulary";
 import { actorAttributes, escalationAttributes, inRunSpan } from "@/lib/core/observability/people-spans";
 import { escalationSla, loadSlaRules, pivotSla, slaPoints, type SlaPolicy } from "./sla-rules";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";

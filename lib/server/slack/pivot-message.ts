@@ -4,7 +4,7 @@
  * hash, so a click decides only the plan the message showed), and a link to the pivot screen. Once
  * decided, the buttons give way to who decided what.
  */
-import type { PlanItem } from "@/lib/saga/store";
+import type { PlanItem } from "@/packages/client/src/saga/store";
 
 /** The action ids of the buttons and the reject modal's callback id. */
 export const SlackAction = {

@@ -1,8 +1,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { toPivotRecord } from "@/lib/core/db/saga-rows";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import { randomIds } from "@/lib/saga/ids";
-import { PivotStatus } from "@/lib/saga/vocabulary";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { PivotStatus } from "@/packages/client/src/saga/vocabulary";
 import { pendingPivotBlocks } from "./pivot-message";
 import { slackClient, type SlackConfig } from "./slack-config";
 

@@ -6,7 +6,7 @@
  */
 import type { PrismaClient } from "@/generated/prisma";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { randomIds } from "@/lib/saga/ids";
+import { randomIds } from "@/packages/client/src/saga/ids";
 import { appendUserAudit } from "@/lib/server/users/user";
 import { readGroupRoles, roleOfGroups } from "./group-roles";
 import { applyProviderState, UserSource } from "./person-access";

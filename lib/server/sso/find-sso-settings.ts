@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
 import { ZRole } from "@/lib/server/auth/roles";
 import { ZScimTokenView, toScimTokenView } from "@/lib/server/scim/scim-token";
 

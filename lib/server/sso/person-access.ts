@@ -15,7 +15,7 @@
  * Every change is an event on the person's audit chain, in the transaction that makes it.
  */
 import type { Prisma } from "@/generated/prisma";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";
 import type { Role } from "@/lib/server/auth/roles";
 import { appendUserAudit } from "@/lib/server/users/user";

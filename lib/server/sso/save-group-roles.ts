@@ -1,8 +1,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import type { Actor } from "@/lib/saga/store";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { readGroupRoles, ZGroupRoles, type TGroupRole } from "./group-roles";
 import { applyProviderState, type AccessChange } from "./person-access";
 import { SSO_SCOPE } from "./sso-audit";

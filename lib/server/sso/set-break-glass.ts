@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { appendUserAudit, toUserView, ZUserActor, ZUserEmail } from "@/lib/server/users/user";
 import type { ChangedUser } from "@/lib/server/users/set-user-role";
 

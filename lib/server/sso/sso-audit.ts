@@ -6,8 +6,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import type { Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 
 /** The chain of single sign-on events that name no account. */
 export const SSO_SCOPE = "identity-provider:sso";

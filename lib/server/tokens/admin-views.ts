@@ -4,7 +4,7 @@
  * The contracts in lib/delivery/contracts/admin-people.ts parse responses with these schemas.
  */
 import * as z from "zod";
-import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
 import { ZAgentTokenView, type TAgentTokenView } from "./token-fields";
 import type { CreatedAgentToken } from "./create-agent-token";
 import type { AgentTokenPage } from "./find-agent-tokens";

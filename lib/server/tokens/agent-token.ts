@@ -4,8 +4,8 @@
  */
 import { createHash } from "node:crypto";
 import type { AgentToken, Prisma } from "@/generated/prisma";
-import { type Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { type Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { storedRole, type TAgentTokenView } from "./token-fields";
 

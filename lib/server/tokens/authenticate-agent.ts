@@ -1,6 +1,6 @@
 import type { PrismaClient } from "@/generated/prisma";
-import type { Actor } from "@/lib/saga/store";
-import { ApiError } from "@/lib/protocol/errors";
+import type { Actor } from "@/packages/client/src/saga/store";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { hashTokenSecret, storedTools } from "./agent-token";
 import { storedRole, TOKEN_SECRET_PREFIX, type TTokenRole } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";

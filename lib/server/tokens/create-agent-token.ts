@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import { randomIds } from "@/lib/saga/ids";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
 import { appendTokenAudit, hashTokenSecret, toAgentTokenView } from "./agent-token";
 import { ZAgentTokenName, scopeFitsRole, TOKEN_PREFIX_LENGTH, TOKEN_SECRET_PREFIX, ZTokenLifetime, ZToolScope, ZTokenRole, WORKER_NEEDS_TOOLS, type TAgentTokenView } from "./token-fields";
 import { getDefaultTokenLifetime } from "./token-lifetime";

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { toAgentTokenView } from "./agent-token";
 import { type TAgentTokenView } from "./token-fields";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";

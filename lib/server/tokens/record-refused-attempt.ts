@@ -7,7 +7,7 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { serverLog } from "@/lib/core/observability/log";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { appendTokenAudit } from "./agent-token";
 import { agentActor, type AgentPrincipal } from "./authenticate-agent";
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { appendTokenAudit, toAgentTokenView } from "./agent-token";
 import { ZAgentTokenName, type TAgentTokenView } from "./token-fields";
 import { writeTransaction } from "@/lib/core/db/transactions";

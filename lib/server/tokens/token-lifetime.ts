@@ -6,8 +6,8 @@
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
-import type { Actor } from "@/lib/saga/store";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { ZTokenLifetime } from "./token-fields";
 
 /** The setting's key. */

@@ -5,7 +5,7 @@
  * compared with the company's domains (the SAGABOARD_COMPANY_DOMAINS setting). An audience nobody can
  * know counts as customer-facing everywhere: "nobody told us" must never read as "nobody saw it".
  */
-import { audienceRank } from "@/lib/saga/vocabulary";
+import { audienceRank } from "@/packages/client/src/saga/vocabulary";
 
 /** The word shown (and counted as customer-facing) for an effect whose audience nothing states. */
 export const UNKNOWN_AUDIENCE = "unknown";

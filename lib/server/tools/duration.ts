@@ -4,7 +4,7 @@
  * form never changes it (60 s reads "1 minute", not "0.02 hours" that saves back as 72 s).
  */
 
-import type { ToolClass } from "@/lib/saga/vocabulary";
+import type { ToolClass } from "@/packages/client/src/saga/vocabulary";
 
 /** Default revocation window per class, when a tool enters the table without one or changes class. */
 export const DEFAULT_WINDOW_SEC: Record<ToolClass, number | null> = { PURE: null, REVERSIBLE: 24 * 3600, COMPENSATABLE: 24 * 3600, IRREVERSIBLE: null };

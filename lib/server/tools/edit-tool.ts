@@ -5,11 +5,11 @@
  */
 import * as z from "zod";
 import { Prisma, type PrismaClient, type ToolPolicy } from "@/generated/prisma";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import { actorLabel, type Actor } from "@/lib/saga/store";
-import { EscalationKind, EscalationStatus, ToolStatus } from "@/lib/saga/vocabulary";
+import { actorLabel, type Actor } from "@/packages/client/src/saga/store";
+import { EscalationKind, EscalationStatus, ToolStatus } from "@/packages/client/src/saga/vocabulary";
 import { ZToolName } from "@/lib/server/tokens/token-fields";
 import { declaredArgsSchema } from "./declared-args-schema";
 import { registeredCompensators } from "./find-tools";

@@ -1,6 +1,6 @@
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan, can } from "@/lib/server/auth/roles";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { getPrisma } from "@/lib/core/db/prisma";
 import { onConnection } from "@/lib/core/db/transactions";
 import { declaredArgsSchema } from "./declared-args-schema";

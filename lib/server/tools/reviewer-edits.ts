@@ -2,7 +2,7 @@
  * Which arguments of a plan item a reviewer may change before approving. The tool table's
  * `reviewerEditableArgs` names them; when it names none, a reviewer may change anything but who or
  * what the call acts on (a recipient or a target): changing those is a different call, which the
- * agent must propose itself. (Raising an amount is refused separately, in lib/saga/edit-pivot-plan.ts.)
+ * agent must propose itself. (Raising an amount is refused separately, in packages/client/src/saga/edit-pivot-plan.ts.)
  */
 
 /** Argument names that say who or what a call acts on: never editable unless the tool table says so. */

@@ -6,12 +6,12 @@
  */
 import * as z from "zod";
 import { Prisma, type PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { ToolStatus } from "@/lib/saga/vocabulary";
+import type { Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { ToolStatus } from "@/packages/client/src/saga/vocabulary";
 import { ZToolName } from "@/lib/server/tokens/token-fields";
 import { registeredCompensators } from "./find-tools";
 import { toolNotFound } from "./get-tool";

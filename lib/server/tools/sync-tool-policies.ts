@@ -3,9 +3,9 @@
  * seed, the demo, a worker's boot): what a connector's code says about a tool becomes its first row.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import type { CorrectionDraft, ToolDefinition, ToolRegistry } from "@/lib/saga/tools";
+import type { CorrectionDraft, ToolDefinition, ToolRegistry } from "@/packages/client/src/saga/tools";
 import { DEFAULT_WINDOW_SEC } from "@/lib/server/tools/duration";
-import { ToolStatus } from "@/lib/saga/vocabulary";
+import { ToolStatus } from "@/packages/client/src/saga/vocabulary";
 import { recordToolVersion, ToolChange } from "@/lib/server/tools/tool-versions";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";

@@ -3,7 +3,7 @@
  * (approvals bind the version the plan was made with), its revocation window and owner.
  */
 import type { PrismaClient } from "@/lib/core/db/prisma";
-import type { ToolRegistry } from "@/lib/saga/tools";
+import type { ToolRegistry } from "@/packages/client/src/saga/tools";
 import { DEFAULT_WINDOW_SEC } from "./duration";
 import { storedEditableArgs } from "@/lib/server/tools/reviewer-edits";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildCompensationArgs, checkToolPolicy, diffFields, fillTemplate, type TToolPolicyFields } from "./tool-policy";
-import { ToolStatus } from "@/lib/saga/vocabulary";
+import { ToolStatus } from "@/packages/client/src/saga/vocabulary";
 
 const charge: TToolPolicyFields = {
   toolClass: "COMPENSATABLE",

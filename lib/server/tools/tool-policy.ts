@@ -10,10 +10,10 @@ import { storedEditableArgs } from "@/lib/server/tools/reviewer-edits";
 import * as z from "zod";
 import type { ToolPolicy } from "@/generated/prisma";
 import { can, isRole, rolesThatCan, ZRole, type Role } from "@/lib/server/auth/roles";
-import type { FieldIssue } from "@/lib/saga/errors";
-import { storedStatus } from "@/lib/saga/tool-table";
+import type { FieldIssue } from "@/packages/client/src/saga/errors";
+import { storedStatus } from "@/packages/client/src/saga/tool-table";
 import { DEFAULT_WINDOW_SEC } from "./duration";
-import { ToolClass, TOOL_CLASSES, ToolStatus, TOOL_STATUSES } from "@/lib/saga/vocabulary";
+import { ToolClass, TOOL_CLASSES, ToolStatus, TOOL_STATUSES } from "@/packages/client/src/saga/vocabulary";
 
 
 /** Who may pull a tool's revoke trigger when its row names nobody: everyone whose role can pull triggers. */

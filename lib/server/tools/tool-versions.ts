@@ -4,9 +4,9 @@
  */
 import type { Prisma, ToolPolicy } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
-import { randomIds } from "@/lib/saga/ids";
-import { actorLabel, type Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { actorLabel, type Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { diffFields, fieldsOf, type TToolPolicyFields } from "./tool-policy";
 
 /** What a version records about the change. */

@@ -7,9 +7,9 @@
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { onConnection, writeTransaction } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
+import type { Actor } from "@/packages/client/src/saga/store";
 import { ZAgentTokenName } from "@/lib/server/tokens/token-fields";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 
 /** The setting's key. */
 export const TRUSTED_READ_ONLY_KEY = "tools.trustReadOnlyHints";

@@ -5,7 +5,7 @@
 import * as z from "zod";
 import type { ToolPolicy, ToolPolicyVersion } from "@/generated/prisma";
 import { ZRole } from "@/lib/server/auth/roles";
-import { ToolClass, ToolStatus } from "@/lib/saga/vocabulary";
+import { ToolClass, ToolStatus } from "@/packages/client/src/saga/vocabulary";
 import { checkToolPolicy, FIELD_LABELS, fieldsOf, loosens, ZToolPolicyFields, type ConnectorFacts, type ToolPolicyField } from "./tool-policy";
 import { storedProposal, withProposal } from "./tool-proposal";
 import { describeAudienceRule } from "./audience";

@@ -4,7 +4,7 @@
  * contracts in lib/delivery/contracts/admin-people.ts parse responses with these schemas.
  */
 import * as z from "zod";
-import { ZIsoDate } from "@/lib/protocol/schemas/saga";
+import { ZIsoDate } from "@/packages/client/src/protocol/schemas/saga";
 import { isRole } from "@/lib/server/auth/roles";
 import type { CreatedUserWithPassword } from "./create-user-with-initial-password";
 import type { UserPage } from "./find-users";

@@ -1,8 +1,8 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { ZRole } from "@/lib/server/auth/roles";
-import { randomIds } from "@/lib/saga/ids";
+import { randomIds } from "@/packages/client/src/saga/ids";
 import { appendUserAudit, hashPassword, ZPassword, toUserView, ZUserActor, ZUserEmail, ZUserName, type TUserView } from "./user";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { writeTransaction } from "@/lib/core/db/transactions";

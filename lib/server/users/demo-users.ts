@@ -5,7 +5,7 @@
  * creating real accounts, or set SAGABOARD_DEMO_USERS=off before the first start.
  */
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { Role } from "@/lib/server/auth/roles";
 import { createUser } from "./create-user";
 

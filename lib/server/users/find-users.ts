@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { toUserView, type TUserView } from "./user";
 import { TX_OPTIONS } from "@/lib/core/db/transactions";
 

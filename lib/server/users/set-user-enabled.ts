@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { appendUserAudit, countActiveAdmins, toUserView, ZUserActor, ZUserEmail } from "./user";
 import type { ChangedUser } from "./set-user-role";
 import { endAllUserSessions, SessionEndReason } from "@/lib/server/auth/user-sessions";

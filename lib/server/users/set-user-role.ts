@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ApiError, validationError, zodIssuesToDetails } from "@/lib/protocol/errors";
+import { ApiError, validationError, zodIssuesToDetails } from "@/packages/client/src/protocol/errors";
 import { Role, ZRole } from "@/lib/server/auth/roles";
 import { appendUserAudit, countActiveAdmins, toUserView, ZUserActor, ZUserEmail, type TUserView } from "./user";
 import { writeTransaction } from "@/lib/core/db/transactions";

@@ -6,8 +6,8 @@ import bcrypt from "bcryptjs";
 import * as z from "zod";
 import type { Prisma, User } from "@/generated/prisma";
 import { serializeOn } from "@/lib/core/db/dialect";
-import { type Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import { type Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 
 /** The database clock (shared with the token use cases). */

@@ -9,12 +9,12 @@
  */
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import { auditChainLock, databaseKind, jsonStringsWithin, serializeOn, skipLockedRows, type Db } from "@/lib/core/db/dialect";
-import { runScope } from "@/lib/saga/store";
+import { runScope } from "@/packages/client/src/saga/store";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { appendTaskAudit, readTx, toTaskRecord, type Tx } from "./task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { workerActor, type ClaimedTask, ZClaimTasksRequest, type TClaimTasksRequest } from "@/lib/protocol/tasks/task";
+import { WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { workerActor, type ClaimedTask, ZClaimTasksRequest, type TClaimTasksRequest } from "@/packages/client/src/protocol/tasks/task";
 
 /** A claimable task as the candidate query saw it. */
 interface Candidate {

@@ -1,9 +1,9 @@
 /** Marks a claimed task DONE, fenced by its token: a holder that was taken over changes nothing. */
 import type { PrismaClient } from "@/generated/prisma";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { jsonIn, settleTask } from "./task-record";
-import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { type SettleResult, ZCompleteTaskRequest, type TCompleteTaskRequest } from "@/lib/protocol/tasks/task";
+import { WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { type SettleResult, ZCompleteTaskRequest, type TCompleteTaskRequest } from "@/packages/client/src/protocol/tasks/task";
 
 /**
  * `UPDATE ... SET status = 'DONE', result WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.

@@ -5,11 +5,11 @@
  */
 import type { PrismaClient } from "@/generated/prisma";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
-import { SagaError } from "@/lib/saga/errors";
-import type { Actor } from "@/lib/saga/store";
-import { PivotStatus, RunStatus } from "@/lib/saga/vocabulary";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import type { Actor } from "@/packages/client/src/saga/store";
+import { PivotStatus, RunStatus } from "@/packages/client/src/saga/vocabulary";
 import { enqueueTask, type EnqueueTaskResult } from "./enqueue-task";
-import { WorkerTaskKind } from "@/lib/protocol/tasks/vocabulary";
+import { WorkerTaskKind } from "@/packages/client/src/protocol/tasks/vocabulary";
 
 /** The dedupe key of a pivot's commit task: one per approved plan, whoever asks. */
 export function planCommitDedupeKey(pivotId: string): string {

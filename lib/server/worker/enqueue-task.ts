@@ -1,19 +1,19 @@
 /** Enqueues a worker task, once per purpose: the dedupe key's unique constraint, not a pre-check, decides. */
 import { z } from "zod";
 import type { PrismaClient } from "@/generated/prisma";
-import { ZJson } from "@/lib/protocol/schemas/saga";
-import { SagaError } from "@/lib/saga/errors";
-import { randomIds } from "@/lib/saga/ids";
-import type { Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { currentTraceparent, withTaskTrace } from "@/lib/protocol/trace-scope";
+import { ZJson } from "@/packages/client/src/protocol/schemas/saga";
+import { SagaError } from "@/packages/client/src/saga/errors";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import type { Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { currentTraceparent, withTaskTrace } from "@/packages/client/src/protocol/trace-scope";
 import { runTraceparent } from "@/lib/core/observability/run-trace";
-import { tracingOn } from "@/lib/protocol/tracing";
+import { tracingOn } from "@/packages/client/src/protocol/tracing";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
 import { appendTaskAudit, jsonIn, readTx, toTaskRecord } from "./task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayload, ZCommitPlanPayload } from "@/lib/protocol/tasks/task";
+import { WorkerTaskKind, WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { QUEUE_ACTOR, type WorkerTaskRecord, ZUnwindPayload, ZCommitPlanPayload } from "@/packages/client/src/protocol/tasks/task";
 
 const actorSchema = z.object({ type: z.enum(["agent", "user", "system"]), id: z.string().trim().min(1) });
 

@@ -2,8 +2,8 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { toTaskRecord } from "./task-record";
 import { writeTransaction } from "@/lib/core/db/transactions";
-import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { ZExtendLeaseRequest, type TExtendLeaseRequest, type ExtendLeaseResult } from "@/lib/protocol/tasks/task";
+import { WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { ZExtendLeaseRequest, type TExtendLeaseRequest, type ExtendLeaseResult } from "@/packages/client/src/protocol/tasks/task";
 
 /**
  * `UPDATE ... SET leaseUntil = now + leaseMs WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.

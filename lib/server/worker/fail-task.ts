@@ -1,9 +1,9 @@
 /** Gives a claimed task up (FAILED) or hands it back for another attempt (PENDING), fenced by its token. */
 import type { PrismaClient } from "@/generated/prisma";
-import type { Json } from "@/lib/saga/tools";
+import type { Json } from "@/packages/client/src/saga/tools";
 import { jsonIn, settleTask } from "./task-record";
-import { WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { type SettleResult, ZFailTaskRequest, type TFailTaskRequest } from "@/lib/protocol/tasks/task";
+import { WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { type SettleResult, ZFailTaskRequest, type TFailTaskRequest } from "@/packages/client/src/protocol/tasks/task";
 
 /**
  * `UPDATE ... SET status = 'PENDING' | 'FAILED', error WHERE id = ? AND attempt = ? AND status = 'CLAIMED'`.

@@ -2,8 +2,8 @@
 import { z } from "zod";
 import type { Prisma, PrismaClient } from "@/generated/prisma";
 import { readTx, toTaskRecord } from "./task-record";
-import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { type WorkerTaskRecord } from "@/lib/protocol/tasks/task";
+import { WorkerTaskKind, WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { type WorkerTaskRecord } from "@/packages/client/src/protocol/tasks/task";
 
 /** The largest page a caller may ask for. */
 export const MAX_TASKS_PAGE = 500;

@@ -8,7 +8,7 @@ import { claimTasks } from "./claim-tasks";
 import { completeTask } from "./complete-task";
 import { extendLease } from "./extend-lease";
 import { failTask } from "./fail-task";
-import type { TaskQueue } from "@/lib/protocol/tasks/task";
+import type { TaskQueue } from "@/packages/client/src/protocol/tasks/task";
 
 /** The queue in the database, for a worker that shares the app's database. */
 export function prismaTaskQueue(prisma: PrismaClient): TaskQueue {

@@ -19,12 +19,12 @@ import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { sharedSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { onConnection } from "@/lib/core/db/transactions";
-import { recordReconcile } from "@/lib/saga/calls";
-import { randomIds } from "@/lib/saga/ids";
-import { routedOwner } from "@/lib/saga/tool-table";
-import { runScope } from "@/lib/saga/store";
-import { EscalationStatus, RunStatus, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
-import { WorkerTaskKind, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
+import { recordReconcile } from "@/packages/client/src/saga/calls";
+import { randomIds } from "@/packages/client/src/saga/ids";
+import { routedOwner } from "@/packages/client/src/saga/tool-table";
+import { runScope } from "@/packages/client/src/saga/store";
+import { EscalationStatus, RunStatus, UNSETTLED_STATUSES } from "@/packages/client/src/saga/vocabulary";
+import { WorkerTaskKind, WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
 import { enqueueTask } from "./enqueue-task";
 
 /** How long a run may go without a word while a call is in flight, when nothing is configured: 5 minutes. */

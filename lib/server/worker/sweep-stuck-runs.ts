@@ -16,12 +16,12 @@
 import type { PrismaClient } from "@/generated/prisma";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { actorAttributes, traceEscalationRaised } from "@/lib/core/observability/people-spans";
-import { randomIds, type IdGenerator } from "@/lib/saga/ids";
-import { EscalationSource } from "@/lib/saga/observer";
-import { actorLabel, runScope, type SagaStore } from "@/lib/saga/store";
-import { EscalationKind, EscalationStatus, RunStatus } from "@/lib/saga/vocabulary";
-import { workerActor } from "@/lib/protocol/tasks/task";
-import type { WorkerSweep } from "@/lib/agent/worker";
+import { randomIds, type IdGenerator } from "@/packages/client/src/saga/ids";
+import { EscalationSource } from "@/packages/client/src/saga/observer";
+import { actorLabel, runScope, type SagaStore } from "@/packages/client/src/saga/store";
+import { EscalationKind, EscalationStatus, RunStatus } from "@/packages/client/src/saga/vocabulary";
+import { workerActor } from "@/packages/client/src/protocol/tasks/task";
+import type { WorkerSweep } from "@/packages/client/src/agent/worker";
 
 /** How long an approved run may go without its agent before it is raised, when nothing is configured: 15 minutes. */
 export const DEFAULT_STUCK_AFTER_PIVOT_MS = 15 * 60_000;

@@ -17,10 +17,10 @@
 import { Prisma, type PrismaClient } from "@/generated/prisma";
 import type { WorkerTask as WorkerTaskRow } from "@/generated/prisma";
 import { appendRunAudit, readOnConnection, writeTransaction, type Tx } from "@/lib/core/db/transactions";
-import type { Actor } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
-import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus } from "@/lib/protocol/tasks/vocabulary";
-import { workerActor, type WorkerTaskRecord, type TaskFence, type SettleResult } from "@/lib/protocol/tasks/task";
+import type { Actor } from "@/packages/client/src/saga/store";
+import type { Json } from "@/packages/client/src/saga/tools";
+import { WORKER_TASK_KINDS, WORKER_TASK_STATUSES, WorkerTaskStatus } from "@/packages/client/src/protocol/tasks/vocabulary";
+import { workerActor, type WorkerTaskRecord, type TaskFence, type SettleResult } from "@/packages/client/src/protocol/tasks/task";
 
 export type { Tx };
 

@@ -1,2 +1,2 @@
 /** The LangGraph.js adapter: Sagaboard-logged tools, held calls as graph interrupts. Needs `@langchain/core` and `@langchain/langgraph`. */
-export * from "@/lib/agent/adapters/langgraph";
+export * from "./agent/adapters/langgraph";

@@ -5,10 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { argsHash } from "@/lib/saga/keys";
-import type { BeginCallAnswer, PlanItemAddress } from "@/lib/saga/messages";
-import type { PivotRecord, StepRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import type { Json, PivotRecord, StepRecord } from "@sagaboard/client";
+import { argsHash, type BeginCallAnswer, type PlanItemAddress } from "@sagaboard/client/wire";
 import { Gateway } from "./gateway";
 import type { Sagaboard } from "./sagaboard";
 import type { Upstream } from "./upstream";

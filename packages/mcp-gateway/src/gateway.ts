@@ -5,12 +5,8 @@
  * recorded; a re-sent call is answered from the log. The server decides every call (the gate, the
  * keys, replay); the gateway only addresses it and carries it out. See README.md for the rules.
  */
-import { argsHash } from "@/lib/saga/keys";
-import type { BeginCallAnswer } from "@/lib/saga/messages";
-import type { StepRecord } from "@/lib/saga/store";
-import type { CompensationPlan, Json } from "@/lib/saga/tools";
-import { SagaboardApiError } from "@/lib/agent/client/transport";
-import { withTraceparent } from "@/lib/protocol/trace-scope";
+import { SagaboardApiError, type Json, type StepRecord } from "@sagaboard/client";
+import { argsHash, withTraceparent, type BeginCallAnswer, type CompensationPlan } from "@sagaboard/client/wire";
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { KEY_META, type RawAnswer, type Upstream } from "./upstream";
 import type { Lookup } from "./lookups";

@@ -11,7 +11,7 @@
  */
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { TransportOptions } from "@/lib/agent/client/transport";
+import type { TransportOptions } from "@sagaboard/client";
 import { PassThrough } from "./passthrough";
 import { connect, mcpServer, sessionGateway, type GatewayConfig } from "./start";
 

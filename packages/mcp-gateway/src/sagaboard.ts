@@ -6,19 +6,25 @@
  * server's answers.
  */
 import { createHash } from "node:crypto";
-import * as declarations from "@/lib/protocol/contracts/declarations";
-import * as calls from "@/lib/protocol/contracts/calls";
-import * as runs from "@/lib/protocol/contracts/runs";
-import { fillPath } from "@/lib/protocol/endpoint";
-import { DATE_FIELDS, fromWire } from "@/lib/protocol/schemas/saga";
-import { httpCallPort } from "@/lib/agent/client/http-calls";
-import { OutcomePipeline } from "@/lib/agent/client/outcome-pipeline";
-import { Transport, type TransportOptions } from "@/lib/agent/client/transport";
-import type { BeginCallAnswer, CallOutcomeReport, PlanItemAddress, ReconcileReport } from "@/lib/saga/messages";
-import type { Actor, EscalationRecord, PivotRecord, RunRecord, StepRecord } from "@/lib/saga/store";
-import type { CallPort } from "@/lib/saga/agent-port";
-import type { CompensationPlan, Json } from "@/lib/saga/tools";
-import type { TDeclarationResult, TToolManifest } from "@/lib/protocol/manifest";
+import {
+  callsApi as calls,
+  declarationsApi as declarations,
+  DATE_FIELDS,
+  fillPath,
+  fromWire,
+  httpCallPort,
+  OutcomePipeline,
+  runsApi as runs,
+  Transport,
+  type BeginCallAnswer,
+  type CallOutcomeReport,
+  type CallPort,
+  type CompensationPlan,
+  type PlanItemAddress,
+  type ReconcileReport,
+  type TransportOptions,
+} from "@sagaboard/client/wire";
+import type { Actor, EscalationRecord, Json, PivotRecord, RunRecord, StepRecord, TDeclarationResult, TToolManifest } from "@sagaboard/client";
 
 const step = (w: object) => fromWire<StepRecord>(w, DATE_FIELDS.step);
 const run = (w: object) => fromWire<RunRecord>(w, DATE_FIELDS.run);
@@ -45,7 +51,7 @@ const ACTOR: Actor = { type: "agent", id: "mcp-gateway" };
 export class Sagaboard {
   private readonly http: Transport;
   private readonly calls: CallPort;
-  /** Confirmed outcomes waiting to go with the session's next call (lib/agent/client/outcome-pipeline.ts). */
+  /** Confirmed outcomes waiting to go with the session's next call (packages/client/src/agent/client/outcome-pipeline.ts). */
   private readonly pipeline: OutcomePipeline;
 
   /** `outcomeLingerMs`: how long a confirmed call's outcome may wait for the session's next call (default 0: each in its own request, before the client is answered). */

@@ -10,8 +10,8 @@
  * gateway's process: then the client's traceparent is forwarded as it is, as before.
  */
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { isTraceparent } from "@/lib/protocol/trace-scope";
-import { activeTracer, contextOf, traceparentOf } from "@/lib/protocol/tracing";
+import { activeTracer, contextOf, traceparentOf } from "@sagaboard/client/tracing";
+import { isTraceparent } from "@sagaboard/client/wire";
 
 /** What a traced call answers: whether it is an error. */
 interface Answer {

@@ -16,9 +16,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { TransportOptions } from "@/lib/agent/client/transport";
-import type { RunRecord } from "@/lib/saga/store";
-import type { Json } from "@/lib/saga/tools";
+import type { Json, RunRecord, TransportOptions } from "@sagaboard/client";
 import { admit, loadClientTokens, MAX_BODY_BYTES, refusalBody, type RequestPolicy } from "./client-auth";
 import { Gateway, RUN_META, tableName, type CrashPoint } from "./gateway";
 import { PassThrough } from "./passthrough";

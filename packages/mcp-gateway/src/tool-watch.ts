@@ -9,7 +9,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { definitionHash, type TDeclarationResult, type TToolManifest } from "@/lib/protocol/manifest";
+import type { TDeclarationResult, TToolManifest } from "@sagaboard/client";
+import { definitionHash } from "@sagaboard/client/wire";
 import { localName, type ToolSource } from "./gateway";
 import type { Lookup } from "./lookups";
 

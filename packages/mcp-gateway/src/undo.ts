@@ -17,13 +17,8 @@
 import * as z from "zod";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { SagaEngine } from "@/lib/saga/engine";
-import { defineCompensator, defineTool, ToolRegistry, type CompensationContext, type Json } from "@/lib/saga/tools";
-import { HttpSagaStore } from "@/lib/agent/client/http-store";
-import { HttpTaskQueue } from "@/lib/agent/client/http-task-queue";
-import type { TransportOptions } from "@/lib/agent/client/transport";
-import { traceWorkerTask } from "@/lib/agent/worker-spans";
-import { Worker } from "@/lib/agent/worker";
+import { defineCompensator, defineTool, HttpSagaStore, HttpTaskQueue, SagaEngine, ToolRegistry, Worker, type CompensationContext, type Json, type TransportOptions } from "@sagaboard/client";
+import { traceWorkerTask } from "@sagaboard/client/tracing";
 import { openNodes, pathExists, preImage, readText, type Lookup } from "./lookups";
 import type { TableTool } from "./sagaboard";
 import { KEY_META } from "./upstream";

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { erasePersonalData } from "@/lib/desks/privacy/erase-personal-data";
 import { findErasures } from "@/lib/desks/privacy/find-erasures";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 
 export const dynamic = "force-dynamic";

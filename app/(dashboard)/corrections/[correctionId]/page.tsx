@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { CorrectionWorkbench } from "@/components/corrections/correction-workbench";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { can } from "@/lib/server/auth/roles";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { getCorrection } from "@/lib/desks/corrections/get-correction";
 
 export const dynamic = "force-dynamic";

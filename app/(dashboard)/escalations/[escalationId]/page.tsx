@@ -5,7 +5,7 @@ import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { getEscalation } from "@/lib/desks/escalations/get-escalation";
 import type { TEscalationDetail } from "@/lib/desks/escalations/views";
-import { SagaError } from "@/lib/saga/errors";
+import { SagaError } from "@/packages/client/src/saga/errors";
 
 export const dynamic = "force-dynamic";
 

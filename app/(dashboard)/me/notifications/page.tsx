@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { MyNotifications } from "@/components/me/my-notifications";
 import { getPrisma } from "@/lib/core/db/prisma";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { findMyNotifications, saveMyNotifications } from "@/lib/server/notifications/my-notifications";
 

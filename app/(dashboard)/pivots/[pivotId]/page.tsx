@@ -5,7 +5,7 @@ import { SlaCountdown } from "@/components/sla/sla-countdown";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { getPivotScreen } from "@/lib/desks/pivots/get-pivot-screen";
 import type { TPivotScreen } from "@/lib/desks/pivots/views";
-import { SagaError } from "@/lib/saga/errors";
+import { SagaError } from "@/packages/client/src/saga/errors";
 
 export const dynamic = "force-dynamic";
 

@@ -5,7 +5,7 @@ import { RevokePanel } from "@/components/revokes/revoke-panel";
 import { getRevokeOptions } from "@/lib/desks/revokes/get-revoke-options";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { getRunTimeline, type RunTimelineView } from "@/lib/desks/runs/get-run-timeline";
-import { SagaError, SagaErrorCode } from "@/lib/saga/errors";
+import { SagaError, SagaErrorCode } from "@/packages/client/src/saga/errors";
 
 export const dynamic = "force-dynamic";
 

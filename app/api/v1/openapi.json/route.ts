@@ -1,5 +1,5 @@
 import { allEndpoints } from "@/lib/delivery/contracts";
-import { getOpenApiDocument } from "@/lib/protocol/contracts/meta";
+import { getOpenApiDocument } from "@/packages/client/src/protocol/contracts/meta";
 import { buildOpenApiDocument, type OpenApiDocument } from "@/lib/delivery/openapi";
 import { publicRoute } from "@/lib/delivery/route";
 

@@ -1,4 +1,4 @@
-import * as api from "@/lib/protocol/contracts/runs";
+import * as api from "@/packages/client/src/protocol/contracts/runs";
 import { agentRoute } from "@/lib/delivery/route";
 import { listToolsForAgent } from "@/lib/server/agent-api/list-tools";
 

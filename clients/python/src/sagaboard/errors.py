@@ -1,6 +1,6 @@
 """What the client raises: the server's refusals, and a tool call's outcomes that are not a result.
 
-The names are the TypeScript client's (lib/agent/client/transport.ts, lib/saga/errors.ts), so a team
+The names are the TypeScript client's (packages/client/src/agent/client/transport.ts, packages/client/src/saga/errors.ts), so a team
 with agents in both languages reads one vocabulary. The names this package used before stay as
 aliases: SagaboardError, Rejected, ApprovalRequired.
 """
@@ -16,7 +16,7 @@ SAGA_ERROR_CODES = (
     "ESCALATION_CONFLICT", "TOOL_DISABLED", "STEP_NOT_IN_FLIGHT", "RUN_NOT_SETTLED", "PIVOT_NOT_APPROVED",
     "PLAN_ALREADY_COMMITTED", "PLAN_ITEM_MISMATCH", "PLAN_ORDER", "OUTCOME_CONFLICT",
 )
-"""The saga engine's closed list of codes (lib/saga/errors.ts's SagaErrorCode; npm test checks the two agree)."""
+"""The saga engine's closed list of codes (packages/client/src/saga/errors.ts's SagaErrorCode; npm test checks the two agree)."""
 
 
 class SagaboardApiError(Exception):

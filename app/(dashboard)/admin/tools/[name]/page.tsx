@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { ToolPage } from "@/components/admin/tool-page";
-import { ApiError } from "@/lib/protocol/errors";
+import { ApiError } from "@/packages/client/src/protocol/errors";
 import { requirePageUser } from "@/lib/server/auth/current-user";
 import { getTool } from "@/lib/server/tools/get-tool";
 

@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/runs";
+import * as api from "@/packages/client/src/protocol/contracts/runs";
 import { agentRoute } from "@/lib/delivery/route";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { getPivotForAgent } from "@/lib/server/agent-api/get-pivot";
 
 // Long-polling: the request waits (up to 30 s) while the pivot is PENDING; the decision lives in the

@@ -1,4 +1,4 @@
-import * as api from "@/lib/protocol/contracts/declarations";
+import * as api from "@/packages/client/src/protocol/contracts/declarations";
 import { agentRoute } from "@/lib/delivery/route";
 import { agentActor } from "@/lib/server/agent-api/agent-access";
 import { declareTools } from "@/lib/server/tools/declare-tools";

@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/runs";
+import * as api from "@/packages/client/src/protocol/contracts/runs";
 import { agentRoute } from "@/lib/delivery/route";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { getRunAuditForAgent } from "@/lib/server/agent-api/get-run-audit";
 
 export const GET = agentRoute(api.getRunAudit, async ({ prisma, principal, params }) => ({

@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/calls";
+import * as api from "@/packages/client/src/protocol/contracts/calls";
 import { agentRoute } from "@/lib/delivery/route";
-import { callAnswerWire, previousOutcome } from "@/lib/protocol/schemas/calls";
+import { callAnswerWire, previousOutcome } from "@/packages/client/src/protocol/schemas/calls";
 import { beginCallForAgent } from "@/lib/server/agent-api/begin-call";
 
 export const POST = agentRoute(

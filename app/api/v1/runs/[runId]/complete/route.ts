@@ -1,7 +1,7 @@
-import * as api from "@/lib/protocol/contracts/calls";
+import * as api from "@/packages/client/src/protocol/contracts/calls";
 import { agentRoute } from "@/lib/delivery/route";
-import { previousOutcome } from "@/lib/protocol/schemas/calls";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { previousOutcome } from "@/packages/client/src/protocol/schemas/calls";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { completeRunForAgent } from "@/lib/server/agent-api/complete-run";
 
 export const POST = agentRoute(api.completeRun, async ({ prisma, principal, activeToken, verified, params, body }) => {

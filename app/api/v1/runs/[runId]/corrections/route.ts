@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/runs";
+import * as api from "@/packages/client/src/protocol/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/delivery/route";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { draftCorrectionForAgent } from "@/lib/server/agent-api/draft-correction";
 import { listCorrectionsForAgent } from "@/lib/server/agent-api/list-corrections";
 

@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/runs";
+import * as api from "@/packages/client/src/protocol/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/delivery/route";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { listEscalationsForAgent } from "@/lib/server/agent-api/list-escalations";
 import { raiseEscalationForAgent } from "@/lib/server/agent-api/raise-escalation";
 

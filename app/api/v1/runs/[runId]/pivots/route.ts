@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/runs";
+import * as api from "@/packages/client/src/protocol/contracts/runs";
 import { agentRoute, withStatus } from "@/lib/delivery/route";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { listPivotsForAgent } from "@/lib/server/agent-api/list-pivots";
 import { requestPivotForAgent } from "@/lib/server/agent-api/request-pivot";
 

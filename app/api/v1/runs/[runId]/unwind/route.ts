@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/worker";
+import * as api from "@/packages/client/src/protocol/contracts/worker";
 import { agentRoute, withStatus } from "@/lib/delivery/route";
-import { taskToWire } from "@/lib/protocol/schemas/worker";
+import { taskToWire } from "@/packages/client/src/protocol/schemas/worker";
 import { requestUnwindForAgent } from "@/lib/server/agent-api/request-unwind";
 
 export const POST = agentRoute(api.requestUnwind, async ({ prisma, principal, params, body }) => {

@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/calls";
+import * as api from "@/packages/client/src/protocol/contracts/calls";
 import { agentRoute } from "@/lib/delivery/route";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { reportCompensationForAgent } from "@/lib/server/agent-api/unwind-steps";
 
 export const POST = agentRoute(api.reportCompensation, async ({ prisma, principal, params, body }) => ({

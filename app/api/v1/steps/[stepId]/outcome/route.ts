@@ -1,7 +1,7 @@
-import * as api from "@/lib/protocol/contracts/calls";
+import * as api from "@/packages/client/src/protocol/contracts/calls";
 import { agentRoute } from "@/lib/delivery/route";
-import { nextCursorAfter, outcomeReport } from "@/lib/protocol/schemas/calls";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { nextCursorAfter, outcomeReport } from "@/packages/client/src/protocol/schemas/calls";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { reportOutcomeForAgent } from "@/lib/server/agent-api/report-outcome";
 
 export const POST = agentRoute(

@@ -1,7 +1,7 @@
-import * as api from "@/lib/protocol/contracts/calls";
+import * as api from "@/packages/client/src/protocol/contracts/calls";
 import { agentRoute } from "@/lib/delivery/route";
-import { reconcileReport } from "@/lib/protocol/schemas/calls";
-import { toWire } from "@/lib/protocol/schemas/saga";
+import { reconcileReport } from "@/packages/client/src/protocol/schemas/calls";
+import { toWire } from "@/packages/client/src/protocol/schemas/saga";
 import { reportReconcileForAgent } from "@/lib/server/agent-api/report-reconcile";
 
 export const POST = agentRoute(api.reportReconcile, async ({ prisma, principal, params, body }) => ({

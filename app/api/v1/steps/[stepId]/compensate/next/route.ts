@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/calls";
+import * as api from "@/packages/client/src/protocol/contracts/calls";
 import { agentRoute } from "@/lib/delivery/route";
-import { stepCompensateActionWire } from "@/lib/protocol/schemas/calls";
+import { stepCompensateActionWire } from "@/packages/client/src/protocol/schemas/calls";
 import { nextCompensateActionForAgent } from "@/lib/server/agent-api/unwind-steps";
 
 export const POST = agentRoute(api.nextCompensateAction, async ({ prisma, principal, params, body }) =>

@@ -1,6 +1,6 @@
-import * as api from "@/lib/protocol/contracts/worker";
+import * as api from "@/packages/client/src/protocol/contracts/worker";
 import { agentRoute } from "@/lib/delivery/route";
-import { taskToWire } from "@/lib/protocol/schemas/worker";
+import { taskToWire } from "@/packages/client/src/protocol/schemas/worker";
 import { completeTaskForWorker } from "@/lib/server/agent-api/settle-task";
 
 export const POST = agentRoute(api.completeWorkerTask, async ({ prisma, principal, params, body }) => {
