@@ -9,10 +9,10 @@
  * - the archive verifies offline, and every single-byte edit of it is caught at the line it is on;
  * - bad input (a retention under a day, a file that is no archive) gets a clear error.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { writeTransaction } from "@/lib/core/db/transactions";
@@ -32,6 +32,7 @@ import { useTestDatabase } from "../api/api-test-kit";
 
 const getPrisma = useTestDatabase("retention");
 const archiveDir = mkdtempSync(path.join(tmpdir(), "sagaboard-archives-"));
+afterAll(() => rmSync(archiveDir, { recursive: true, force: true }));
 process.env.SAGABOARD_ARCHIVE_DIR = archiveDir;
 process.env.SAGABOARD_ARCHIVE_KEY_FILE = "";
 const admin = { type: "user" as const, id: "admin@example.com" };
@@ -49,13 +50,16 @@ async function makeRun(tool: string, status: "COMPLETED" | "RUNNING", ageDays: n
   const { step } = await store.insertIntent(
     {
       id: `stp_ret${Date.now().toString(36)}${seq}`, runId: id, stepIdx: 0, tool, toolClass: "REVERSIBLE", stepKey: stepKey(id, 0, tool),
-      args: { to: "x@example.com", subject: "Hi", body: "Hello" }, argsHash: "h", phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null,
+      args: { to: `zed${seq}@example.com`, subject: "Hi", body: `Dear Zed Number${seq}` }, argsHash: "h", phase: "STAGING", policyVersion: 1, approvalId: null, planItemIdx: null,
       compensation: { tool: "delete_email_draft", args: {} }, compensationKey: null, correction: null, audience: ["internal"],
     },
     { type: "step.intended", actor: system },
   );
   await store.updateStep(step.id, { status: ["INTENDED"] }, { status: "CONFIRMED", externalRef: `drf_${seq}` }, { type: "step.confirmed", actor: system });
   if (status === "COMPLETED") await store.setRunStatus(id, null, "COMPLETED", { type: "run.completed", actor: system });
+  // A correction the desk sent, kept in clear in the hot table (its words name the person).
+  await store.createCorrection({ id: `cor_ret${Date.now().toString(36)}${seq}`, runId: id, stepId: step.id, audience: ["customer"], rank: 2, subject: `About zed${seq}@example.com`, body: `We wrote to Zed Number${seq} by mistake.`, draftedBy: null }, { type: "correction.drafted", actor: system });
+  await prisma.correction.updateMany({ where: { runId: id }, data: { status: "SENT" } });
   const at = new Date(Date.now() - ageDays * DAY);
   await prisma.run.update({ where: { id }, data: { updatedAt: at } });
   await prisma.step.updateMany({ where: { runId: id }, data: { updatedAt: at } });
@@ -87,6 +91,8 @@ beforeAll(async () => {
   resetHostedWorld({ searchLagMs: 0 });
   await seedSupportToolTable(prisma, createSupportToolRegistry(getHostedWorld()));
   await setDefaultRetention(prisma, { seconds: 30 * 86_400, actor: admin });
+  const draft = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "create_email_draft" } });
+  await editTool(prisma, { name: draft.name, expectedVersion: draft.policyVersion, changes: { personalData: { subject: "to", args: ["body"], result: [] } } }, admin);
   const send = await prisma.toolPolicy.findUniqueOrThrow({ where: { name: "send_email" } });
   const edited = await editTool(prisma, { name: "send_email", expectedVersion: send.policyVersion, changes: { retentionSec: 90 * 86_400 }, reason: "letters are kept a quarter" }, admin);
   expect(edited.ok).toBe(true);
@@ -103,7 +109,7 @@ describe("retention", () => {
     expect(row.retentionSec).toBe(90 * 86_400);
     const version = await prisma.toolPolicyVersion.findUniqueOrThrow({ where: { toolName_version: { toolName: "send_email", version: row.policyVersion } } });
     expect(version.diff).toEqual({ retentionSec: { from: null, to: 90 * 86_400 } });
-    await expect(editTool(prisma, { name: "send_email", expectedVersion: row.policyVersion, changes: { retentionSec: 3600 } }, admin)).rejects.toThrow(/retention|At least a day/);
+    await expect(editTool(prisma, { name: "send_email", expectedVersion: row.policyVersion, changes: { retentionSec: 3600 } }, admin)).rejects.toThrow(/At least a day/);
     await expect(setDefaultRetention(prisma, { seconds: 60, actor: admin })).rejects.toThrow(/default retention/i);
   });
 
@@ -136,6 +142,12 @@ describe("retention", () => {
     expect(await prisma.archivedChain.findUnique({ where: { scope: `run:${old}` } })).toMatchObject({ archiveId: result.archive!.id });
     expect(await prisma.auditEvent.findFirst({ where: { scope: "archive", type: "runs.archived" } })).not.toBeNull();
 
+    // No personal value in clear in the file: the step's fields are stored sealed, and the desk's
+    // clear copy of the correction is sealed under the same key on its way into the archive.
+    const text = readFileSync(archiveFile, "utf8");
+    expect((await prisma.correction.findFirstOrThrow({ where: { runId: recent } })).body).toMatch(/Zed Number/); // what the check looks for, in clear in the hot table
+    expect(text).toContain('"type":"correction"');
+    for (const clear of [/zed\d+@example\.com/, /Zed Number/]) expect(clear.test(text), String(clear)).toBe(false);
     const offline = await verifyArchiveFile(archiveFile);
     expect(offline).toMatchObject({ ok: true, runs: 1, steps: 1 });
     const whole = await verifyAuditChains({ actor: person });

@@ -10,7 +10,7 @@
 import { mkdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Prisma, PrismaClient } from "@/generated/prisma";
+import type { Correction, Prisma, PrismaClient, Step } from "@/generated/prisma";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { databaseNow } from "@/lib/core/db/dialect";
 import { isUniqueViolation } from "@/lib/core/db/prisma-errors";
@@ -18,6 +18,8 @@ import { readOnConnection, writeTransaction } from "@/lib/core/db/transactions";
 import { dataDirectory } from "@/lib/core/db/url";
 import { ARCHIVE_FORMAT, ArchiveLineType, ArchiveWriter, verifyArchiveFile, type CheckpointHead } from "@/lib/core/archive/archive-file";
 import { resolveArchiveSigningKey } from "@/lib/core/archive/signing-key";
+import { personalDataVault, type PersonalDataVault } from "@/lib/core/privacy/personal-data-vault";
+import { isSealed, sealedKeyId, sealValue } from "@/lib/core/privacy/sealing";
 import { randomIds } from "@/lib/saga/ids";
 import { actorLabel, runScope, type Actor } from "@/lib/saga/store";
 import { CompensationState, CorrectionStatus, EscalationStatus, RunStatus, StepStatus, ToolClass, UNSETTLED_STATUSES } from "@/lib/saga/vocabulary";
@@ -171,8 +173,35 @@ async function releaseLease(prisma: PrismaClient, holder: string): Promise<void>
   await writeTransaction(prisma, (tx) => tx.setting.deleteMany({ where: { key: LEASE_KEY, updatedBy: holder } }));
 }
 
+/** The first sealed value's key id in a stored JSON value (null: nothing sealed). */
+function sealedKeyIn(value: unknown): string | null {
+  if (isSealed(value)) return sealedKeyId(value as string);
+  if (value !== null && typeof value === "object") {
+    for (const v of Object.values(value as Record<string, unknown>)) {
+      const id = sealedKeyIn(v);
+      if (id) return id;
+    }
+  }
+  return null;
+}
+
+/**
+ * A correction as archived: the desk's working copy is kept in clear in the hot table (support staff
+ * edit and send it; an erasure blanks it there), but a file cannot be blanked later, so the words
+ * and recipients of a correction whose step is sealed are sealed under the step's key before they are
+ * written (lib/core/privacy/ARCHITECTURE.md, invariant 1). A destroyed key: the erasure already blanked them.
+ */
+async function sealedCorrection(vault: PersonalDataVault, row: Correction, steps: readonly Step[]): Promise<Correction> {
+  const keyId = sealedKeyIn(steps.find((s) => s.id === row.stepId)?.args);
+  const key = keyId ? await vault.keyById(keyId) : null;
+  if (!key) return row;
+  const seal = <T,>(v: T): T | string => (v === null || v === undefined || isSealed(v) ? v : sealValue(key.key, key.id, v as never));
+  return { ...row, subject: seal(row.subject), body: seal(row.body), originalSubject: seal(row.originalSubject), originalBody: seal(row.originalBody), recipients: seal(row.recipients) as Correction["recipients"] };
+}
+
 /** Writes the due runs to `file`; returns the chains' heads (by scope) and the counts. */
 async function writeArchive(prisma: PrismaClient, writer: ArchiveWriter, runIds: readonly string[]): Promise<{ heads: Map<string, { seq: number; hash: string }>; runs: number; events: number }> {
+  const vault = personalDataVault(prisma);
   const heads = new Map<string, { seq: number; hash: string }>();
   let runs = 0;
   let events = 0;
@@ -193,7 +222,7 @@ async function writeArchive(prisma: PrismaClient, writer: ArchiveWriter, runIds:
     for (const row of rows.steps) writer.write(ArchiveLineType.step, { row });
     for (const row of rows.pivots) writer.write(ArchiveLineType.pivot, { row });
     for (const row of rows.escalations) writer.write(ArchiveLineType.escalation, { row });
-    for (const row of rows.corrections) writer.write(ArchiveLineType.correction, { row });
+    for (const row of rows.corrections) writer.write(ArchiveLineType.correction, { row: await sealedCorrection(vault, row, rows.steps) });
     for (const row of rows.revokes) writer.write(ArchiveLineType.revoke, { row });
     for (const row of rows.tasks) writer.write(ArchiveLineType.task, { row });
     for (const row of rows.events) {

@@ -52,7 +52,7 @@ const MAX_RETENTION_SEC = 3660 * 86_400;
 export const ZRetentionSec = z
   .number({ error: "A whole number of seconds, or empty for the server's default." })
   .int("A whole number of seconds.")
-  .min(86_400, "At least a day (86,400 s): a settled run's people need time to read it; leave it empty for the server's default.")
+  .min(86_400, "At least a day (86,400 s): people need time to read a settled run before it is archived.")
   .max(MAX_RETENTION_SEC, "At most ten years (316,224,000 s).");
 
 /** A dotted path into a call's arguments or result (`to`, `customer.email`). */
