@@ -9,12 +9,14 @@ import { hostname } from "node:os";
 import type { PrismaClient } from "@/generated/prisma";
 import { logSink, serverLog, type LogSink } from "@/lib/core/observability/log";
 import { dutyEveryMs } from "@/lib/server/worker/duty-interval";
-import { archiveSettledRuns, type ArchivePassResult } from "./archive-settled-runs";
+import { archiveSettledRuns, DEFAULT_MAX_RUNS, type ArchivePassResult } from "./archive-settled-runs";
 
 /** Daily. */
 export const DEFAULT_RETENTION_EVERY_MS = 24 * 3600_000;
 /** The environment variable that sets it (milliseconds; 0 turns the duty off in this process). */
 export const RETENTION_ENV = "SAGABOARD_RETENTION_MS";
+/** Passes one run of the duty makes at most (each archives up to DEFAULT_MAX_RUNS runs into its own file). */
+const MAX_PASSES = 50;
 /** The first pass waits this long after start (the server is busy starting). */
 const FIRST_PASS_MS = 60_000;
 
@@ -40,9 +42,14 @@ export function startRetentionDuty(options: { prisma: () => Promise<PrismaClient
   const runNow = async (): Promise<ArchivePassResult> => {
     if (running) return running;
     running = (async () => {
-      const result = await archiveSettledRuns(await options.prisma(), {}, { type: "system", id: `retention:${id}` });
-      if (result.archive || result.due > 0) log(`${id}: retention: ${result.message}`);
-      return result;
+      const prisma = await options.prisma();
+      // A pass takes at most DEFAULT_MAX_RUNS runs (one file); a backlog is worked off in several
+      // passes, a bounded number a day, so a deployment with more runs a day than one pass never falls behind.
+      for (let pass = 1; ; pass++) {
+        const result = await archiveSettledRuns(prisma, {}, { type: "system", id: `retention:${id}` });
+        if (result.archive || result.due > 0) log(`${id}: retention: ${result.message}`);
+        if (!result.archive || result.due < DEFAULT_MAX_RUNS || pass >= MAX_PASSES) return result;
+      }
     })();
     try {
       return await running;
