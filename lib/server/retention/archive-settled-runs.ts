@@ -247,7 +247,16 @@ async function removeBatch(prisma: PrismaClient, archiveId: string, ids: readonl
     const current = await tx.auditEvent.groupBy({ by: ["scope"], where: { scope: { in: scopes } }, _max: { seq: true }, orderBy: { scope: "asc" } });
     const currentSeq = new Map(current.map((c) => [c.scope, c._max.seq]));
     // A run whose chain grew after the file was written changed since: it stays for the next pass.
-    const fenced = ids.filter((id) => (currentSeq.get(runScope(id)) ?? null) === (heads.get(runScope(id))?.seq ?? null));
+    // So does one that is no longer settled as the file holds it (a revoke pulled between the first
+    // reading and the file): its open work is looked up again here, in the removal's transaction.
+    const open = new Set<string>([
+      ...(await tx.run.findMany({ where: { id: { in: [...ids] }, status: { notIn: [RunStatus.COMPLETED, RunStatus.UNWOUND] } }, select: { id: true } })).map((r) => r.id),
+      ...(await tx.step.findMany({ where: { runId: { in: [...ids] }, OR: [{ status: { in: [...UNSETTLED_STATUSES] } }, { compensationState: CompensationState.REQUESTED }] }, select: { runId: true } })).map((r) => r.runId),
+      ...(await tx.escalation.findMany({ where: { runId: { in: [...ids] }, status: { not: EscalationStatus.RESOLVED } }, select: { runId: true } })).map((r) => r.runId),
+      ...(await tx.correction.findMany({ where: { runId: { in: [...ids] }, status: { in: [CorrectionStatus.DRAFT, CorrectionStatus.SENDING] } }, select: { runId: true } })).map((r) => r.runId),
+      ...(await tx.workerTask.findMany({ where: { runId: { in: [...ids] }, status: { in: [WorkerTaskStatus.PENDING, WorkerTaskStatus.CLAIMED] } }, select: { runId: true } })).map((r) => r.runId),
+    ]);
+    const fenced = ids.filter((id) => !open.has(id) && (currentSeq.get(runScope(id)) ?? null) === (heads.get(runScope(id))?.seq ?? null));
     if (fenced.length === 0) return 0;
     const fencedScopes = fenced.map(runScope);
     const archived: Prisma.ArchivedChainCreateManyInput[] = fencedScopes.flatMap((scope) => {
