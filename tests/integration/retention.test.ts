@@ -7,12 +7,13 @@
  * - every audit chain still verifies afterwards, a heads file saved before still matches, and a link
  *   appended later to an archived chain continues from its archived head;
  * - the archive verifies offline, and every single-byte edit of it is caught at the line it is on;
+ * - a run that gets open work while the file is written stays (the removal looks again);
  * - bad input (a retention under a day, a file that is no archive) gets a clear error.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PrismaSagaStore } from "@/lib/core/db/prisma-saga-store";
 import { appendAuditLink } from "@/lib/core/db/audit-chain";
 import { writeTransaction } from "@/lib/core/db/transactions";
@@ -29,6 +30,19 @@ import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { stepKey } from "@/lib/saga/keys";
 import { useTestDatabase } from "../api/api-test-kit";
+
+// A hook into the pass between writing the file and removing the rows: the file is verified there.
+const hooks = vi.hoisted(() => ({ beforeVerify: null as null | (() => Promise<void>) }));
+vi.mock("@/lib/core/archive/archive-file", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/lib/core/archive/archive-file")>();
+  return {
+    ...actual,
+    verifyArchiveFile: async (...args: Parameters<typeof actual.verifyArchiveFile>) => {
+      await hooks.beforeVerify?.();
+      return actual.verifyArchiveFile(...args);
+    },
+  };
+});
 
 const getPrisma = useTestDatabase("retention");
 const archiveDir = mkdtempSync(path.join(tmpdir(), "sagaboard-archives-"));
@@ -201,6 +215,26 @@ describe("retention", () => {
     expect(notOne.ok).toBe(false);
     if (!notOne.ok) expect(notOne.message).toMatch(/line 1/);
     expect(existsSync(archiveFile)).toBe(true);
+  });
+
+  it("a run that gets open work after it was written to the file stays in the hot tables", async () => {
+    const prisma = await getPrisma();
+    const late = await makeRun("create_email_draft", "COMPLETED", 60);
+    // A revoke's task lands between the first reading and the removal (no new link in the run's chain).
+    hooks.beforeVerify = async () => {
+      await prisma.workerTask.create({ data: { id: `tsk_late${seq}`, kind: "COMPENSATE", runId: late, tools: ["create_email_draft"], status: "PENDING", dedupeKey: `late:${late}`, payload: {} } });
+    };
+    try {
+      const result = await archiveSettledRuns(prisma, {}, admin);
+      expect(result.archive?.runs).toBe(1);
+      expect(result.removed).toBe(0);
+      expect(result.message).toMatch(/1 changed while the file was written and stay/);
+    } finally {
+      hooks.beforeVerify = null;
+    }
+    expect(await prisma.run.findUnique({ where: { id: late } })).not.toBeNull();
+    expect(await prisma.archivedChain.findUnique({ where: { scope: `run:${late}` } })).toBeNull();
+    expect((await verifyAuditChains({ actor: person })).verified).toBe(true);
   });
 
   it("runs as a duty of the app process", async () => {
