@@ -54,6 +54,7 @@ function Verification({ result }: { result: TAuditVerification }) {
   const when = (
     <>
       Checked <Time at={result.checkedAt} /> UTC in {result.seconds.toLocaleString("en")} s{result.upToEventId !== null ? `, up to event #${result.upToEventId}` : ""}.
+      {result.archivedChains ? ` ${count(result.archivedChains, "chain's", "chains'")} earlier links are in archive files (npm run archive:verify); the table's links go on from the archived heads.` : ""}
     </>
   );
   if (result.verified) {
@@ -126,7 +127,7 @@ function HeadsCheck({ result }: { result: TChainHeadsCheck }) {
       )}
       {more > 0 && <p className={styles.resultNote}>…and {count(more, "more", "more")}.</p>}
       <p className={styles.resultNote}>
-        The file was {saved}; {count(result.matching, "head", "heads")} of {result.checked.toLocaleString("en")} still match.
+        The file was {saved}; {count(result.matching, "head", "heads")} of {result.checked.toLocaleString("en")} still match{result.archived ? ` (${count(result.archived, "head of a chain", "heads of chains")} archived since, checked against the archived heads)` : ""}.
       </p>
     </div>
   );

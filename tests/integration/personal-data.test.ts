@@ -7,7 +7,8 @@
  * - erasure: refused for bad input, an unknown subject, open work (naming the run) and a second time;
  *   with `now` the open step becomes an escalation; afterwards the subject's email and name appear
  *   nowhere in the database's bytes (the SQLite files; pg_dump), the fields read "erased on <date>",
- *   every audit chain still verifies, and another subject is untouched.
+ *   every audit chain still verifies, and another subject is untouched; with `whenSettled` it is
+ *   scheduled instead, and the app's sweep erases once the steps have settled.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -29,6 +30,7 @@ import { seedSupportToolTable } from "@/lib/demo/seed/support-tool-table";
 import { getHostedWorld, resetHostedWorld } from "@/lib/demo/sim/host";
 import { declareTools } from "@/lib/server/tools/declare-tools";
 import { editTool } from "@/lib/server/tools/edit-tool";
+import { startStuckRunDuty } from "@/lib/server/worker/stuck-run-duty";
 import { useTestDatabase } from "../api/api-test-kit";
 
 process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
@@ -283,6 +285,34 @@ describe("sealed fields and erasure", () => {
     expect(list[0]?.by).toBe("user:auditor@example.com");
     expect(JSON.stringify(list)).not.toContain(BOB.to);
     expect((await verifyAuditChains({ actor: viewer })).verified).toBe(true);
+  });
+
+  it("--when-settled schedules the erasure instead of refusing; the app's sweep erases once the step's window has closed", async () => {
+    const prisma = await getPrisma();
+    const run = await (await engine()).startRun({ title: "Draft a letter", agent: "support-agent" });
+    const cleo = "cleo.scheduled@example.com";
+    expect((await run.call("create_email_draft", { to: cleo, subject: "Hi", body: "Dear Cleo Scheduled" })).status).toBe("ok");
+    const scheduled = await eraseSubject(prisma, { subject: cleo, reason: "request 991", whenSettled: true }, admin);
+    expect(scheduled).toMatchObject({ ok: false, reason: "scheduled", runs: [run.runId] });
+    const waiting = () => prisma.setting.count({ where: { key: { startsWith: "privacy.scheduledErasure:" } } });
+    expect(await waiting()).toBe(1);
+    const duty = startStuckRunDuty({ prisma: getPrisma, everyMs: 3_600_000, log: () => undefined });
+    try {
+      expect(await duty.eraseScheduledNow()).toEqual({ erased: 0, waiting: 1 });
+      // A day passes: the draft's revocation window closes, nothing is left that needs the data.
+      await prisma.step.updateMany({ where: { runId: run.runId }, data: { updatedAt: new Date(Date.now() - 2 * 86_400_000) } });
+      expect(await duty.eraseScheduledNow()).toEqual({ erased: 1, waiting: 0 });
+    } finally {
+      duty.stop();
+    }
+    expect(await waiting()).toBe(0);
+    const [step] = await new PrismaSagaStore(prisma).listSteps(run.runId);
+    expect(step?.args).toMatchObject({ to: expect.stringMatching(/^erased on /) });
+    const events = await prisma.auditEvent.findMany({ where: { scope: "privacy" }, orderBy: { seq: "desc" }, take: 2 });
+    expect(events.map((e) => e.type)).toEqual(["SUBJECT_ERASED", "SUBJECT_ERASURE_SCHEDULED"]);
+    expect(events[0]?.actor).toContain("scheduled-erasure:user:admin@example.com");
+    expect((await verifyAuditChains({ actor: viewer })).verified).toBe(true);
+    for (const text of [cleo, "Cleo Scheduled"]) expect((await databaseBytes()).includes(text), text).toBe(false);
   });
 
   it("rotating the master key re-wraps every key: the new key reads the data, the old one is refused at start", async () => {

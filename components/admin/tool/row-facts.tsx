@@ -1,8 +1,10 @@
 // What the tool table's row says, as everyone reads it: class, undo, lookup, windows, owner, system,
-// audience, who may pull it back, what a reviewer may change, approval, correction template, checks.
+// audience, who may pull it back, what a reviewer may change, personal data, retention, approval,
+// correction template, checks.
 
-import { ClassBadge, Fact, Time } from "@/components/saga-display";
+import { ClassBadge, Fact, formatDuration, Time } from "@/components/saga-display";
 import type { TToolRow } from "@/lib/server/tools/views";
+import Link from "@/components/link";
 import { CLASS_MEANINGS, formatWindow, storedValueInWords, undoSummary } from "@/components/admin/tool-labels";
 import styles from "@/components/admin/tools.module.css";
 
@@ -30,6 +32,17 @@ export function RowFacts({ tool }: { tool: TToolRow }) {
       <Fact label="A reviewer may change">
         {tool.reviewerEditableArgs ? (tool.reviewerEditableArgs.length > 0 ? tool.reviewerEditableArgs.join(", ") : "nothing") : "any argument but a recipient or target; an amount only lower"}
       </Fact>
+      <Fact label="Personal data">
+        {tool.personalData ? (
+          <>
+            <code>{tool.personalData.subject}</code> names the person; sealed under their key: arguments {[tool.personalData.subject, ...tool.personalData.args].join(", ")}; result {tool.personalData.result.length > 0 ? tool.personalData.result.join(", ") : "none"}.{" "}
+            <Link href="/admin/personal-data">Erase a person</Link>
+          </>
+        ) : (
+          "none declared: its arguments and results are stored in clear (npm run tools -- personal-data NAME --subject ARG)"
+        )}
+      </Fact>
+      <Fact label="Retention">{tool.retentionSec ? `${formatDuration(tool.retentionSec)} after a run settles, then archived (a run keeps its tools' longest)` : "the server's default (npm run retention -- show)"}</Fact>
       <Fact label="Always require approval">{tool.alwaysRequireApproval ? "yes: every call is held for a person" : "no"}</Fact>
       <Fact label="Two approvers">{tool.twoApprovers ? "yes: a pivot whose plan holds it needs two different people's approvals" : "no: one approval decides"}</Fact>
       <Fact label="Correction template">

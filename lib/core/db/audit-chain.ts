@@ -48,7 +48,10 @@ export function chainLink(last: ChainHead | undefined, link: Omit<AuditLink, "ac
 export async function appendAuditLink(tx: Prisma.TransactionClient, now: Date, link: AuditLink): Promise<ChainHead> {
   // PostgreSQL: concurrent writers of one scope would read the same last link; serialise them.
   await serializeOn(tx, [auditChainLock(link.scope)]);
-  const last = await tx.auditEvent.findFirst({ where: { scope: link.scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
+  // A chain whose links retention moved to an archive goes on from the archived head (ArchivedChain).
+  const last =
+    (await tx.auditEvent.findFirst({ where: { scope: link.scope }, orderBy: { seq: "desc" }, select: { seq: true, hash: true } })) ??
+    (await tx.archivedChain.findUnique({ where: { scope: link.scope }, select: { seq: true, hash: true } }));
   const row = chainLink(last ?? undefined, { ...link, actor: actorLabel(link.actor) }, now);
   await tx.auditEvent.create({ data: { ...row, data: link.data as Prisma.InputJsonValue } });
   await recordNotification(tx, now, { scope: link.scope, seq: row.seq, runId: link.runId, stepId: link.stepId, type: link.type, data: link.data });

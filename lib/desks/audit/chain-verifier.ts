@@ -100,6 +100,12 @@ function utc(ms: number): string {
 /** Feeds links in id order; `result()` says what was found. */
 export class ChainVerifier {
   private readonly chains = new Map<string, ChainState>();
+
+  /**
+   * `startFrom`: the heads of chains whose earlier links were moved to an archive (ArchivedChain):
+   * such a chain's first link in the table must continue the archived head, not the genesis hash.
+   */
+  constructor(private readonly startFrom: ReadonlyMap<string, { seq: number; hash: string }> = new Map()) {}
   private readonly breaks: ChainBreak[] = [];
   private brokenChains = 0;
   private events = 0;
@@ -109,7 +115,7 @@ export class ChainVerifier {
   push(row: ChainRow): void {
     this.events++;
     this.lastEventId = row.id;
-    const state = this.chains.get(row.scope);
+    const state = this.chains.get(row.scope) ?? this.archivedHead(row.scope);
     if (state?.pending) this.decidePending(state, row.prevHash, row.at.getTime());
 
     const expectedSeq = (state?.seq ?? 0) + 1;
@@ -171,6 +177,15 @@ export class ChainVerifier {
     const next = this.chains.get(row.scope)!;
     next.pending = { brk: b, storedHash: row.hash, contentHash, prevAtMs };
     b.message = this.contentMessage(next.pending, row.at.getTime(), null, null);
+  }
+
+  /** The state of a chain not read yet that continues an archived head (null: it starts at genesis). */
+  private archivedHead(scope: string): ChainState | undefined {
+    const head = this.startFrom.get(scope);
+    if (!head) return undefined;
+    const state: ChainState = { seq: head.seq, hash: head.hash, altHash: null, atMs: 0, pending: null, events: 0, broken: false };
+    this.chains.set(scope, state);
+    return state;
   }
 
   /** What the links read so far say. */

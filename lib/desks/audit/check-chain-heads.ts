@@ -3,7 +3,8 @@
  * each saved head must still be in its chain: the link at the saved seq, with the saved hash. A chain
  * rewritten since (even consistently, every hash recomputed) has another hash there; a chain cut
  * short has no link there; a deleted chain has no links at all. Chains begun after the file was saved
- * are not in it; verification covers them.
+ * are not in it; verification covers them. A chain retention moved to an archive file since
+ * (ArchivedChain) is not deleted: its saved head is checked against the archived head.
  */
 import type { PersonRequest } from "@/lib/server/auth/current-user";
 import { assertCan } from "@/lib/server/auth/roles";
@@ -38,7 +39,7 @@ function changeOf(head: TChainHead, current: { hash: string } | undefined, lastS
   return { ...base, change: HeadChange.TRUNCATED, currentHash: null, currentSeq: lastSeq, message: `${head.scope} now ends at link ${lastSeq}: ${cut} deleted since the heads were saved.` };
 }
 
-async function checkBatch(db: Db, heads: readonly TChainHead[]): Promise<TChangedChain[]> {
+async function checkBatch(db: Db, heads: readonly TChainHead[]): Promise<{ changed: TChangedChain[]; archived: number }> {
   const links = await db.auditEvent.findMany({ where: { OR: heads.map((h) => ({ scope: h.scope, seq: h.seq })) }, select: { scope: true, seq: true, hash: true } });
   const found = new Map(links.map((l) => [`${l.seq}:${l.scope}`, l]));
   const missing = heads.filter((h) => !found.has(`${h.seq}:${h.scope}`));
@@ -47,7 +48,23 @@ async function checkBatch(db: Db, heads: readonly TChainHead[]): Promise<TChange
     const groups = await db.auditEvent.groupBy({ by: ["scope"], where: { scope: { in: missing.map((h) => h.scope) } }, _max: { seq: true }, orderBy: { scope: "asc" } });
     for (const g of groups) if (g._max.seq !== null) lastSeqs.set(g.scope, g._max.seq);
   }
-  return heads.flatMap((h) => changeOf(h, found.get(`${h.seq}:${h.scope}`), lastSeqs.get(h.scope) ?? null) ?? []);
+  // A chain retention archived since the heads were saved: its saved head is checked against the
+  // archived head when they are the same link; a later archived head is in the file (archive:verify).
+  const archivedHeads = new Map<string, { seq: number; hash: string }>();
+  const gone = missing.filter((h) => !lastSeqs.has(h.scope) || lastSeqs.get(h.scope)! < h.seq);
+  if (gone.length > 0) {
+    for (const a of await db.archivedChain.findMany({ where: { scope: { in: gone.map((h) => h.scope) } }, select: { scope: true, seq: true, hash: true } })) archivedHeads.set(a.scope, a);
+  }
+  let archived = 0;
+  const changed = heads.flatMap((h) => {
+    const a = archivedHeads.get(h.scope);
+    if (a && !found.has(`${h.seq}:${h.scope}`) && (a.seq > h.seq || (a.seq === h.seq && a.hash === h.hash))) {
+      archived++;
+      return [];
+    }
+    return changeOf(h, found.get(`${h.seq}:${h.scope}`), lastSeqs.get(h.scope) ?? null) ?? [];
+  });
+  return { changed, archived };
 }
 
 /** Checks `file` (already parsed with ZChainHeadsFile) against the log now. Changes nothing. */
@@ -56,11 +73,13 @@ export async function checkChainHeads({ actor, file }: PersonRequest<{ file: TCh
   const digestMatches = chainHeadsDigest(file.heads) === file.digest;
   const changed: TChangedChain[] = [];
   let changedCount = 0;
+  let archived = 0;
   for (let i = 0; i < file.heads.length; i += CHECK_BATCH) {
     const batch = file.heads.slice(i, i + CHECK_BATCH);
     const found = await withDb((prisma) => checkBatch(prisma, batch));
-    changedCount += found.length;
-    changed.push(...found.slice(0, MAX_REPORTED_CHANGES - changed.length));
+    changedCount += found.changed.length;
+    archived += found.archived;
+    changed.push(...found.changed.slice(0, MAX_REPORTED_CHANGES - changed.length));
   }
   return {
     matches: digestMatches && changedCount === 0,
@@ -68,6 +87,7 @@ export async function checkChainHeads({ actor, file }: PersonRequest<{ file: TCh
     savedAt: file.exportedAt,
     checked: file.heads.length,
     matching: file.heads.length - changedCount,
+    archived,
     changedCount,
     changed,
   };

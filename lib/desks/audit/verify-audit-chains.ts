@@ -36,7 +36,9 @@ export async function verifyAuditChains({ actor, ...request }: PersonRequest<TVe
     // The last id by the key's end (an aggregate would read every row on SQLite).
     upTo: (await prisma.auditEvent.findFirst({ ...(scope ? { where: { scope } } : {}), orderBy: { id: "desc" }, select: { id: true } }))?.id ?? null,
   }));
-  const verifier = new ChainVerifier();
+  // Chains retention archived start from their archived heads (lib/server/retention/ARCHITECTURE.md).
+  const archived = await withDb((prisma) => prisma.archivedChain.findMany({ ...(scope ? { where: { scope } } : {}), select: { scope: true, seq: true, hash: true } }));
+  const verifier = new ChainVerifier(new Map(archived.map((a) => [a.scope, { seq: a.seq, hash: a.hash }])));
   if (scope) {
     // One chain through its (scope, seq) index, then in id order: a link whose seq was changed
     // would otherwise be read out of its place. A chain is small (a run's events), so it is held whole.
@@ -61,6 +63,7 @@ export async function verifyAuditChains({ actor, ...request }: PersonRequest<TVe
     chainsByKind: found.chainsByKind,
     brokenChains: found.brokenChains,
     breaks: found.breaks,
+    archivedChains: archived.length,
     upToEventId: found.lastEventId,
     checkedAt: checkedAt.toISOString(),
     seconds: Math.round(performance.now() - started) / 1000,

@@ -125,6 +125,8 @@ export const ZAuditVerification = z.object({
   brokenChains: z.number().int(),
   /** The first broken link of each broken chain, in append order (at most MAX_REPORTED_BREAKS). */
   breaks: z.array(ZChainBreak).max(MAX_REPORTED_BREAKS),
+  /** Chains whose earlier links retention moved to archive files: the table's links continue their archived heads. */
+  archivedChains: z.number().int().optional(),
   /** The last event read: events after it were appended during the verification and are not covered. */
   upToEventId: z.number().int().nullable(),
   /** When it started (database clock). */
@@ -181,6 +183,8 @@ export const ZChainHeadsCheck = z.object({
   checked: z.number().int(),
   /** Heads still in their chains. */
   matching: z.number().int(),
+  /** Of those, heads of chains retention moved to archive files since (checked against the archived head; the file itself verifies with `npm run archive:verify`). */
+  archived: z.number().int().optional(),
   /** Chains that no longer match. */
   changedCount: z.number().int(),
   /** The first of them (at most MAX_REPORTED_CHANGES), in the file's order. */

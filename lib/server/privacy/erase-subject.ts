@@ -31,6 +31,8 @@ export const ZEraseSubjectRequest = z.object({
   reason: z.string({ error: "Say why: the erasure request's reference or the rule it answers (kept in the audit log)." }).trim().min(1, "Say why: the erasure request's reference or the rule it answers (kept in the audit log).").max(500),
   /** Erase even though some steps may still need compensating: they become escalations. */
   now: z.boolean().default(false),
+  /** With open work and without `now`: erase when the steps settle and their windows close, instead of refusing. */
+  whenSettled: z.boolean().default(false),
 });
 /** An erasure request. */
 export type TEraseSubjectRequest = z.input<typeof ZEraseSubjectRequest>;
@@ -66,7 +68,16 @@ export type TEraseSubjectResult =
     }
   | { ok: false; reason: "unknown_subject"; message: string }
   | { ok: false; reason: "already_erased"; message: string; erasedAt: Date }
-  | { ok: false; reason: "open_work"; message: string; runs: string[]; steps: OpenStep[] };
+  | { ok: false; reason: "open_work"; message: string; runs: string[]; steps: OpenStep[] }
+  | { ok: false; reason: "scheduled"; message: string; runs: string[] };
+
+/** The event a scheduled erasure appends (on the privacy chain, with the keyed hash, never the subject). */
+export const SUBJECT_ERASURE_SCHEDULED = "SUBJECT_ERASURE_SCHEDULED";
+/** Settings rows `<prefix><subject hash>` hold the erasures waiting for a subject's runs to settle. */
+export const SCHEDULED_ERASURE_PREFIX = "privacy.scheduledErasure:";
+
+/** What a scheduled erasure keeps: why, and who asked. */
+const ZScheduledErasure = z.object({ reason: z.string(), requestedBy: z.string() });
 
 interface SubjectStepRow {
   id: string;
@@ -122,9 +133,15 @@ const WHY_WORDS: Record<OpenStep["why"], string> = {
 export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectRequest, actor: Actor): Promise<TEraseSubjectResult> {
   const parsed = ZEraseSubjectRequest.safeParse(request);
   if (!parsed.success) throw validationError(zodIssuesToDetails(parsed.error), "The erasure");
-  const { subject, reason, now: eraseNow } = parsed.data;
+  const { subject, reason, now: eraseNow, whenSettled } = parsed.data;
+  const hash = await personalDataVault(prisma).subjectHashOf(subject);
+  return eraseSubjectHash(prisma, { hash, reason, eraseNow, whenSettled }, actor);
+}
+
+/** Erases the subject whose keyed hash is `hash` (eraseSubject, and the scheduled erasures' sweep). */
+async function eraseSubjectHash(prisma: PrismaClient, input: { hash: string; reason: string; eraseNow: boolean; whenSettled: boolean }, actor: Actor): Promise<TEraseSubjectResult> {
+  const { hash, reason, eraseNow, whenSettled } = input;
   const vault = personalDataVault(prisma);
-  const hash = await vault.subjectHashOf(subject);
   const keys = await readOnConnection(prisma, (db) => db.subjectKey.findMany({ where: { subjectHash: hash }, orderBy: { createdAt: "asc" } }));
   if (keys.length === 0) {
     return { ok: false, reason: "unknown_subject", message: `No personal data is stored for that subject. Subjects are matched trimmed and lower-cased against the value of each tool's subject field (npm run tools -- list shows which field that is); check the value, or whether its tool declares personal data.` };
@@ -140,12 +157,22 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
   if (open.length > 0 && !eraseNow) {
     const runs = [...new Set(open.map((o) => o.runId))];
     const list = open.map((o) => `${o.runId} step ${o.stepIdx} (${o.tool}: ${WHY_WORDS[o.why]})`).join("; ");
+    if (whenSettled) {
+      const by = actorLabel(actor);
+      await writeTransaction(prisma, async (tx, at) => {
+        const key = `${SCHEDULED_ERASURE_PREFIX}${hash}`;
+        const data = { value: { reason, requestedBy: by }, updatedBy: by, updatedAt: at };
+        await tx.setting.upsert({ where: { key }, create: { key, ...data }, update: data });
+        await appendAuditLink(tx, at, { scope: PRIVACY_SCOPE, runId: null, stepId: null, type: SUBJECT_ERASURE_SCHEDULED, actor, data: { subjectHash: hash, reason, runs } });
+      });
+      return { ok: false, reason: "scheduled", runs, message: `Scheduled: the subject's data is still needed by ${list}; it will be erased as soon as those steps settle and their revocation windows close (checked every half minute by the app server), with the reason given now.` };
+    }
     return {
       ok: false,
       reason: "open_work",
       runs,
       steps: open,
-      message: `Not erased: the subject's data may still be needed by ${list}. Wait until those steps settle and their revocation windows close, or erase now (--now): each of them then becomes an escalation, since it can no longer be compensated automatically.`,
+      message: `Not erased: the subject's data may still be needed by ${list}. Schedule the erasure for when those steps settle and their revocation windows close (--when-settled), or erase now (--now): each of them then becomes an escalation, since it can no longer be compensated automatically.`,
     };
   }
 
@@ -205,6 +232,7 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
       const body = databaseKind(tx) === "postgresql" ? Prisma.sql`"responseBody"::text` : Prisma.sql`"responseBody"`;
       await tx.$executeRaw(Prisma.sql`DELETE FROM "IdempotentRequest" WHERE ${Prisma.join(answers.map((id) => Prisma.sql`${body} LIKE ${`%${id}%`}`), " OR ")}`);
     }
+    await tx.setting.deleteMany({ where: { key: `${SCHEDULED_ERASURE_PREFIX}${hash}` } });
     await appendAuditLink(tx, at, {
       scope: PRIVACY_SCOPE,
       runId: null,
@@ -223,4 +251,33 @@ export async function eraseSubject(prisma: PrismaClient, request: TEraseSubjectR
   vault.forget();
   await scrubFreedBytes(prisma);
   return { ok: true, erasedAt: result.erasedAt, keyIds: liveIds, steps: steps.length, escalations: result.escalations };
+}
+
+/** What a sweep of scheduled erasures did. */
+export interface EraseScheduledResult {
+  /** Subjects erased now (their runs settled). */
+  erased: number;
+  /** Still waiting for their runs. */
+  waiting: number;
+}
+
+/**
+ * Erases the subjects whose erasure was scheduled (`whenSettled`) and whose steps have now settled,
+ * as the person who asked (recorded in the actor); a schedule whose subject is gone or already
+ * erased is dropped. Run by every app process beside the stuck-run sweep (stuck-run-duty.ts).
+ */
+export async function eraseScheduledSubjects(prisma: PrismaClient): Promise<EraseScheduledResult> {
+  const rows = await readOnConnection(prisma, (db) => db.setting.findMany({ where: { key: { startsWith: SCHEDULED_ERASURE_PREFIX } }, orderBy: { updatedAt: "asc" }, take: 100 }));
+  let erased = 0;
+  let waiting = 0;
+  for (const row of rows) {
+    const hash = row.key.slice(SCHEDULED_ERASURE_PREFIX.length);
+    const parsed = ZScheduledErasure.safeParse(row.value);
+    const scheduled = parsed.success ? parsed.data : { reason: "scheduled erasure", requestedBy: row.updatedBy };
+    const result = await eraseSubjectHash(prisma, { hash, reason: scheduled.reason, eraseNow: false, whenSettled: false }, { type: "system", id: `scheduled-erasure:${scheduled.requestedBy}` });
+    if (result.ok) erased++;
+    else if (result.reason === "open_work") waiting++;
+    else await writeTransaction(prisma, (tx) => tx.setting.deleteMany({ where: { key: row.key } }));
+  }
+  return { erased, waiting };
 }

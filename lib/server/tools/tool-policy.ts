@@ -45,6 +45,16 @@ const Seconds = z
   .max(MAX_SECONDS, "At most a year (31,622,400 s).")
   .nullable();
 
+/** The longest retention the table takes: ten years, in seconds. */
+const MAX_RETENTION_SEC = 3660 * 86_400;
+
+/** How long settled runs of a tool stay in the hot tables (lib/server/retention/ARCHITECTURE.md). */
+export const ZRetentionSec = z
+  .number({ error: "A whole number of seconds, or empty for the server's default." })
+  .int("A whole number of seconds.")
+  .min(86_400, "At least a day (86,400 s): people need time to read a settled run before it is archived.")
+  .max(MAX_RETENTION_SEC, "At most ten years (316,224,000 s).");
+
 /** A dotted path into a call's arguments or result (`to`, `customer.email`). */
 const ZFieldPath = z
   .string()
@@ -126,6 +136,11 @@ export const ZToolPolicyFields = z.object({
    * stored sealed under the person's key. Null: none. Optional in an edit.
    */
   personalData: ZPersonalData.nullable().optional(),
+  /**
+   * How long a settled run that called this tool stays in the hot tables before it is archived
+   * (seconds); a run keeps the longest of its tools'. Null: the server's default. Optional in an edit.
+   */
+  retentionSec: ZRetentionSec.nullable().optional(),
   /** Correction subject, with {{arg}} placeholders (irreversible tools). */
   correctionSubject: optionalText(300),
   /** Correction body, with {{arg}} placeholders (irreversible tools). */
@@ -160,6 +175,7 @@ export const FIELD_LABELS = {
   twoApprovers: "two approvers",
   reviewerEditableArgs: "what a reviewer may change",
   personalData: "personal data",
+  retentionSec: "retention",
   correctionSubject: "correction subject",
   correctionBody: "correction body",
   description: "description",
@@ -195,6 +211,7 @@ export function fieldsOf(row: ToolPolicy): TToolPolicyFields {
     twoApprovers: row.twoApprovers,
     reviewerEditableArgs: storedEditableArgs(row.reviewerEditableArgs),
     personalData: storedPersonalData(row.personalData),
+    retentionSec: row.retentionSec,
     correctionSubject: row.correctionSubject,
     correctionBody: row.correctionBody,
     description: row.description,

@@ -25,6 +25,7 @@ const Fields = z.object({
   twoApprovers: z.boolean().optional(),
   reviewerEditableArgs: z.array(z.string()).nullable().optional(),
   personalData: z.object({ subject: z.string(), args: z.array(z.string()), result: z.array(z.string()) }).nullable().optional(),
+  retentionSec: z.number().int().nullable().optional(),
   correctionSubject: z.string().nullable(),
   correctionBody: z.string().nullable(),
   description: z.string().nullable(),

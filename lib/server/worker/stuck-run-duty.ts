@@ -5,6 +5,9 @@
  * deployment whose workers are remote, an approved run whose agent died was never raised. The app
  * server is the one process every deployment has, so each instance sweeps (instrumentation.ts);
  * several instances sweeping at once raise one escalation per stuck run (the dedupe key is unique).
+ * The same tick erases the subjects whose erasure waits for their runs to settle
+ * (lib/server/privacy/erase-subject.ts `eraseScheduledSubjects`; an erasure is one fenced transaction,
+ * so two instances erase a subject once).
  */
 import { hostname } from "node:os";
 import type { PrismaClient } from "@/generated/prisma";
@@ -13,6 +16,7 @@ import { stuckAfterPivotMs, stuckRunSweeper, type StuckRunSweeper, type SweepStu
 import { logSink, serverLog, type LogSink } from "@/lib/core/observability/log";
 import { dutyEveryMs } from "./duty-interval";
 import { silentStepMs, sweepSilentSteps, type SweepSilentStepsResult } from "./sweep-silent-steps";
+import { eraseScheduledSubjects, type EraseScheduledResult } from "@/lib/server/privacy/erase-subject";
 
 /** How often an app process sweeps when nothing is configured: every 30 s. */
 export const DEFAULT_STUCK_SWEEP_EVERY_MS = 30_000;
@@ -42,6 +46,8 @@ export interface StuckRunDuty {
   sweepNow(): Promise<SweepStuckRunsResult>;
   /** Sweeps now for calls in flight whose agent went silent (tests; the timer does the same). */
   sweepSilentNow(): Promise<SweepSilentStepsResult>;
+  /** Erases now the scheduled subjects whose runs have settled (tests; the timer does the same). */
+  eraseScheduledNow(): Promise<EraseScheduledResult>;
   /** Stops the timer; a sweep in progress finishes. */
   stop(): void;
 }
@@ -97,10 +103,26 @@ export function startStuckRunDuty(options: StuckRunDutyOptions): StuckRunDuty {
     }
   };
 
+  let erasing: Promise<EraseScheduledResult> | null = null;
+  const eraseScheduledNow = async (): Promise<EraseScheduledResult> => {
+    if (erasing) return erasing;
+    erasing = (async () => {
+      const result = await eraseScheduledSubjects(await options.prisma());
+      if (result.erased > 0) log(`${sweeperId}: erased ${result.erased} subject(s) whose erasure waited for their runs to settle`);
+      return result;
+    })();
+    try {
+      return await erasing;
+    } finally {
+      erasing = null;
+    }
+  };
+
   const timer = setInterval(() => {
+    eraseScheduledNow().catch((e: unknown) => log(`${sweeperId}: the scheduled erasures failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
     sweepNow().catch((e: unknown) => log(`${sweeperId}: the stuck-run sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
     sweepSilentNow().catch((e: unknown) => log(`${sweeperId}: the silent-call sweep failed (${e instanceof Error ? e.message : String(e)}); trying again in ${everyMs} ms`, { level: "warn" }));
   }, everyMs);
   timer.unref();
-  return { sweepNow, sweepSilentNow, stop: () => clearInterval(timer) };
+  return { sweepNow, sweepSilentNow, eraseScheduledNow, stop: () => clearInterval(timer) };
 }

@@ -19,8 +19,8 @@ async function erase(form: FormData): Promise<void> {
   let message: string;
   let ok = false;
   try {
-    const result = await erasePersonalData({ actor: user, subject: String(form.get("subject") ?? ""), reason: String(form.get("reason") ?? ""), now: form.get("now") === "on" });
-    ok = result.ok;
+    const result = await erasePersonalData({ actor: user, subject: String(form.get("subject") ?? ""), reason: String(form.get("reason") ?? ""), now: form.get("when") === "now", whenSettled: form.get("when") === "settled" });
+    ok = result.ok || result.reason === "scheduled";
     message = result.ok ? `Erased on ${result.erasedAt.toISOString()}: ${result.steps} step(s) now read "erased on ${result.erasedAt.toISOString().slice(0, 10)}"${result.escalations.length ? `; ${result.escalations.length} escalation(s) raised for steps that can no longer be compensated automatically` : ""}.` : result.message;
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
@@ -52,9 +52,18 @@ export default async function PersonalDataPage({ searchParams }: { searchParams:
           Reason (kept in the audit log)
           <input name="reason" required maxLength={500} />
         </label>
-        <label>
-          <input type="checkbox" name="now" /> Erase now even if some of their steps could still need compensating (they become escalations)
-        </label>
+        <fieldset>
+          <legend>If some of their steps could still need their data (not settled, or still revocable)</legend>
+          <label>
+            <input type="radio" name="when" value="refuse" defaultChecked /> Refuse, naming the runs
+          </label>
+          <label>
+            <input type="radio" name="when" value="settled" /> Erase when those steps settle and their windows close
+          </label>
+          <label>
+            <input type="radio" name="when" value="now" /> Erase now (those steps become escalations: they can no longer be compensated automatically)
+          </label>
+        </fieldset>
         <button type="submit">Erase</button>
       </form>
       <h2>Erasures</h2>
