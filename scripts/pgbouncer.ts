@@ -3,7 +3,7 @@
  * transaction mode in front of a PostgreSQL server, the way managed PostgreSQL is run at scale, so
  * Sagaboard can be run and tested through it.
  *
- * - `start` writes a configuration under `--dir` (default: a folder in the system's temp dir), starts
+ * - `start` writes a configuration under `--dir` (default: a folder per port in the system's temp dir), starts
  *   PgBouncer on 127.0.0.1:`--port` (default 6433) in front of `--upstream` (default
  *   SAGABOARD_TEST_PG_URL or postgresql://postgres@127.0.0.1:5432/postgres), and prints the two URLs
  *   to give Sagaboard: DATABASE_URL through the pooler (`?pgbouncer=true`, so no statement outlives a
@@ -27,8 +27,8 @@ const option = (name: string, fallback: string): string => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
 };
-const DIR = path.resolve(option("dir", path.join(os.tmpdir(), "sagaboard-pgbouncer")));
 const PORT = Number(option("port", "6433"));
+const DIR = path.resolve(option("dir", path.join(os.tmpdir(), `sagaboard-pgbouncer-${PORT}`)));
 const UPSTREAM = new URL(option("upstream", process.env.SAGABOARD_TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres"));
 const BINARY = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].find((p) => existsSync(p));
 

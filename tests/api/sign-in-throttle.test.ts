@@ -19,6 +19,7 @@ import { SIGN_IN_DEVICE_COOKIE } from "@/lib/server/auth/sign-in-device";
 import { installPeerStamp, PEER_HEADER } from "@/lib/server/auth/socket-address";
 import { signInClientAddress, throttleCredentialsSignIn, type FetchHandler } from "@/lib/server/auth/throttled-sign-in";
 import { createUser } from "@/lib/server/users/create-user";
+import { openPostgresPool } from "@/lib/core/db/postgres-pool";
 import { useTestDatabase } from "./api-test-kit";
 import { testStoreKind } from "../support/test-database";
 
@@ -33,7 +34,7 @@ const throttles: SignInThrottle[] = [];
 
 /** A throttle as one app instance makes it: in memory on SQLite, in the shared table on PostgreSQL. */
 async function newThrottle(override: Partial<TSignInLimits> = {}): Promise<SignInThrottle> {
-  const pool = postgres ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 }) : undefined;
+  const pool = postgres ? openPostgresPool(process.env.DATABASE_URL!, { max: 2 }).pool : undefined;
   if (pool) pools.push(pool);
   const prisma = await getPrisma();
   const throttle = new SignInThrottle({ limits: { ...limits, ...override }, ...(pool ? { postgresPool: pool } : {}), onLockout: async (email, lockout) => void (await recordSignInLockout(prisma, email, lockout)) });
@@ -289,7 +290,7 @@ describe("the lockout figure", () => {
   it(`while 20 addresses fail the owner's password continuously (${attackSeconds} s), the owner signs in within seconds`, { timeout: (attackSeconds + 60) * 1000 }, async () => {
     // The default limits, but for the window's length.
     const defaults = ZSignInLimits.parse({});
-    const pool = postgres ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 }) : undefined;
+    const pool = postgres ? openPostgresPool(process.env.DATABASE_URL!, { max: 4 }).pool : undefined;
     if (pool) pools.push(pool);
     const real = new SignInThrottle({ limits: defaults, ...(pool ? { postgresPool: pool } : {}) });
     throttles.push(real);

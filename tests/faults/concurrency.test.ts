@@ -312,7 +312,7 @@ describe("concurrency faults", () => {
     const registry = createSupportToolRegistry(world);
     let admin: pg.Client | null = null;
     if (KIND === "postgresql") {
-      admin = new pg.Client({ connectionString: db.url });
+      admin = new pg.Client({ connectionString: db.directUrl });
       await admin.connect();
     }
     /** Cuts every connection of `prisma` to the database. */

@@ -304,7 +304,7 @@ describe("the database goes away", { timeout: 30_000 + TRIALS * 5_000 }, () => {
   });
 
   it.skipIf(!PG)("backend-killed (PostgreSQL only: SQLite has no server process to kill): the app's backend is terminated mid-statement; try later, nothing written, the agent resumes", async () => {
-    const locker = new pg.Client({ connectionString: db.url });
+    const locker = new pg.Client({ connectionString: db.directUrl });
     await locker.connect();
     try {
       await fault("backend-killed", async (t) => {

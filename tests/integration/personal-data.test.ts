@@ -32,6 +32,7 @@ import { declareTools } from "@/lib/server/tools/declare-tools";
 import { editTool } from "@/lib/server/tools/edit-tool";
 import { startStuckRunDuty } from "@/lib/server/worker/stuck-run-duty";
 import { useTestDatabase } from "../api/api-test-kit";
+import { directTestPostgresUrl } from "../support/test-database";
 
 process.env.SAGABOARD_SIM_SEARCH_LAG_MS = "0";
 const getPrisma = useTestDatabase("personal-data");
@@ -90,7 +91,7 @@ async function engine(): Promise<SagaEngine> {
 /** Everything the database holds, as text: the SQLite files' bytes, or pg_dump's output. */
 async function databaseBytes(): Promise<string> {
   const prisma = await getPrisma();
-  if (databaseKind(prisma) === "postgresql") return execFileSync("pg_dump", ["--no-owner", process.env.DATABASE_URL!], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  if (databaseKind(prisma) === "postgresql") return execFileSync("pg_dump", ["--no-owner", directTestPostgresUrl(process.env.DATABASE_URL!)], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const file = sqliteFilePath(process.env.DATABASE_URL);
   return [file, `${file}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f).toString("latin1")).join("\n");
 }

@@ -134,7 +134,7 @@ if (testStoreKind() === "postgresql") {
       const fromModel = reserveTestDatabase("drift", "postgresql");
       try {
         await fromModel.create({ migrate: false });
-        const client = new pg.Client({ connectionString: fromModel.url });
+        const client = new pg.Client({ connectionString: fromModel.directUrl });
         await client.connect();
         try {
           await client.query(scriptFromDatamodel(POSTGRES_SCHEMA));

@@ -108,6 +108,11 @@ export function testPostgresUrl(name: string, { direct = false }: { direct?: boo
   return url.toString();
 }
 
+/** The test server's own URL for the database `url` names (`url` may go through the pooler): for tools that need a session, such as pg_dump. */
+export function directTestPostgresUrl(url: string): string {
+  return testPostgresUrl(decodeURIComponent(new URL(url).pathname.slice(1)), { direct: true });
+}
+
 /** Options of `postgresTestDatabase`. */
 export interface PostgresTestDatabaseOptions {
   /**
