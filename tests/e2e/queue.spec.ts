@@ -49,6 +49,9 @@ test.describe("the escalation queue", () => {
     try {
       const robPage = await robContext.newPage();
       await Promise.all([signIn(page, rita, "/escalations"), signIn(robPage, rob, "/escalations")]);
+      // Only this test's row: under the full suite other specs' new escalations arrive with every refresh
+      // and moved it, so a click waited for a row that never held still (a 60 s timeout once in two runs).
+      for (const p of [page, robPage]) await p.getByLabel("Search this page").fill(tag);
       for (const p of [page, robPage]) await expect(queueRow(p, title).getByRole("button", { name: "Claim" })).toBeVisible();
       await page.screenshot({ path: screenshotPath("escalation-queue"), fullPage: true });
 
