@@ -20,6 +20,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { postgresTarget } from "@/lib/core/db/url";
 
 const argv = process.argv.slice(2);
 const command = argv[0];
@@ -117,7 +118,7 @@ async function start(): Promise<void> {
   const { default: pg } = await import("pg");
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const client = new pg.Client({ connectionString: pooledUrl().replace(/[?&]pgbouncer=true/, "") });
+    const client = new pg.Client({ connectionString: postgresTarget(pooledUrl()).connectionString });
     try {
       await client.connect();
       await client.query("SELECT 1");

@@ -34,7 +34,7 @@ const throttles: SignInThrottle[] = [];
 
 /** A throttle as one app instance makes it: in memory on SQLite, in the shared table on PostgreSQL. */
 async function newThrottle(override: Partial<TSignInLimits> = {}): Promise<SignInThrottle> {
-  const pool = postgres ? openPostgresPool(process.env.DATABASE_URL!, { max: 2 }).pool : undefined;
+  const pool = postgres ? openPostgresPool(process.env.DATABASE_URL!, { max: 2 }) : undefined;
   if (pool) pools.push(pool);
   const prisma = await getPrisma();
   const throttle = new SignInThrottle({ limits: { ...limits, ...override }, ...(pool ? { postgresPool: pool } : {}), onLockout: async (email, lockout) => void (await recordSignInLockout(prisma, email, lockout)) });
@@ -290,7 +290,7 @@ describe("the lockout figure", () => {
   it(`while 20 addresses fail the owner's password continuously (${attackSeconds} s), the owner signs in within seconds`, { timeout: (attackSeconds + 60) * 1000 }, async () => {
     // The default limits, but for the window's length.
     const defaults = ZSignInLimits.parse({});
-    const pool = postgres ? openPostgresPool(process.env.DATABASE_URL!, { max: 4 }).pool : undefined;
+    const pool = postgres ? openPostgresPool(process.env.DATABASE_URL!, { max: 4 }) : undefined;
     if (pool) pools.push(pool);
     const real = new SignInThrottle({ limits: defaults, ...(pool ? { postgresPool: pool } : {}) });
     throttles.push(real);

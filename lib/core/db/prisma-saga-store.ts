@@ -118,7 +118,7 @@ export class PrismaSagaStore implements SagaStore {
     if (!driver) {
       throw new Error("This Prisma client has no driver the saga log can write through: open it with lib/core/db/prisma.ts (openPrisma or getPrisma).");
     }
-    this.hot = driver.kind === "sqlite" ? new SqliteStepLog(driver.exclusive, driver.observer) : new PostgresStepLog(driver.pool, driver.observer, driver.transactionPooled === true);
+    this.hot = driver.kind === "sqlite" ? new SqliteStepLog(driver.exclusive, driver.observer) : new PostgresStepLog(driver.pool, driver.observer);
     this.durability = options.durability ?? durabilityFromEnv();
     this.sealer = new StepSealer(prisma);
   }

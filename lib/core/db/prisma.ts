@@ -108,7 +108,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
   // idleTimeoutMillis: connections stay open between bursts of calls (postgresPoolIdleMs);
   // allowExitOnIdle: idle ones never keep a finished script's process alive for that long.
   // The pool is ours so that the saga log's hot writes can share it (lib/core/db/raw-driver.ts).
-  const { pool, transactionPooled } = openPostgresPool(url, { max: postgresPoolSize(), connectionTimeoutMillis: 30_000, idleTimeoutMillis: postgresPoolIdleMs(), allowExitOnIdle: true });
+  const pool = openPostgresPool(url, { max: postgresPoolSize(), connectionTimeoutMillis: 30_000, idleTimeoutMillis: postgresPoolIdleMs(), allowExitOnIdle: true });
   const adapter = new PrismaPg(pool, {
     // An idle pooled connection that breaks (server restart) is dropped by pg; say so, don't crash.
     onPoolError: (e) => console.warn(`[db] idle PostgreSQL connection lost: ${e.message}`),
@@ -123,7 +123,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<PrismaCl
     await client.$disconnect().catch(() => undefined);
     throw new Error(`Cannot reach PostgreSQL at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-  registerRawDriver(client, { kind: "postgresql", pool, observer: options.observer, transactionPooled });
+  registerRawDriver(client, { kind: "postgresql", pool, observer: options.observer });
   // The one cast (see above): same models, same model API.
   return client as unknown as PrismaClient;
 }

@@ -41,13 +41,7 @@ export interface SentStatement {
 
 export type RawDriver =
   | { kind: "sqlite"; exclusive: <T>(fn: (db: Database.Database) => T) => Promise<T>; observer?: DatabaseObserver }
-  | {
-      kind: "postgresql";
-      pool: pg.Pool;
-      observer?: DatabaseObserver;
-      /** Behind a pooler in transaction mode (lib/core/db/url.ts postgresTarget): statements go unnamed, never prepared once per connection. */
-      transactionPooled?: boolean;
-    };
+  | { kind: "postgresql"; pool: pg.Pool; observer?: DatabaseObserver };
 
 /**
  * Kept on the client object under a registered symbol, not in a module-level map: a Next.js build

@@ -199,17 +199,11 @@ export class PostgresStepLog implements StepLogSql {
   constructor(
     private readonly pool: pg.Pool,
     private readonly observer: DatabaseObserver | undefined,
-    /**
-     * Behind a pooler in transaction mode: the statements go unnamed (parsed on every call), since a
-     * statement prepared on one server connection is unknown on the next one the pooler hands out, and
-     * PgBouncer 1.18 keeps no prepared statements of its own.
-     */
-    private readonly transactionPooled = false,
   ) {}
 
-  /** The statement as pg sends it: named (prepared once per connection) unless behind a transaction pooler. */
+  /** The statement as pg sends it, named so each connection prepares it once (behind a transaction pooler the pool's connections drop the name: lib/core/db/postgres-pool.ts). */
   private statement(sql: Prepared, values: unknown[]): pg.QueryConfig {
-    return this.transactionPooled ? { text: sql.text, values, types: PG_UTC_TYPES } : { name: sql.name, text: sql.text, values, types: PG_UTC_TYPES };
+    return { name: sql.name, text: sql.text, values, types: PG_UTC_TYPES };
   }
 
   /** Runs one statement; a write on the pool is its own transaction (on a PoolClient it is inside underChainLock's). */

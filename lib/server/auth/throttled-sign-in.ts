@@ -141,7 +141,7 @@ export function appSignInThrottle(): SignInThrottle {
   if (appThrottle) return appThrottle;
   const url = process.env.DATABASE_URL;
   appThrottle = new SignInThrottle({
-    ...(url && isPostgresUrl(url) ? { postgresPool: openPostgresPool(url, { max: 3 }).pool } : {}),
+    ...(url && isPostgresUrl(url) ? { postgresPool: openPostgresPool(url, { max: 3 }) } : {}),
     onLockout: async (email, lockout) => {
       await recordSignInLockout(await getPrisma(), email, lockout);
     },
